@@ -1,0 +1,191 @@
+//! Signed-in accounts and their tokens.
+
+use rusqlite::{params, OptionalExtension, Row};
+
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+
+/// One account row. Tokens are secrets: this type's `Debug` never prints them.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Account {
+    /// Local label (`--account NAME`).
+    pub name: String,
+    /// Graph user id (`/me` `id`): the limiter's user.
+    pub user_id: String,
+    /// `userPrincipalName` from `/me`.
+    pub user_principal_name: String,
+    /// `displayName` from `/me`, when given.
+    pub display_name: Option<String>,
+    /// The refresh token; `None` after logout.
+    pub refresh_token: Option<String>,
+    /// The last access token.
+    pub access_token: Option<String>,
+    /// When that access token expires (unix ms).
+    pub access_expires_at: Option<UnixMillis>,
+    /// When the account was first stored.
+    pub created_at: UnixMillis,
+    /// When the row last changed.
+    pub updated_at: UnixMillis,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account")
+            .field("name", &self.name)
+            .field("user_id", &self.user_id)
+            .field("user_principal_name", &self.user_principal_name)
+            .field("signed_in", &self.refresh_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Account {
+    /// Whether the account still holds a refresh token.
+    pub fn signed_in(&self) -> bool {
+        self.refresh_token.is_some()
+    }
+
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(Account {
+            name: r.get("name")?,
+            user_id: r.get("user_id")?,
+            user_principal_name: r.get("user_principal_name")?,
+            display_name: r.get("display_name")?,
+            refresh_token: r.get("refresh_token")?,
+            access_token: r.get("access_token")?,
+            access_expires_at: r.get("access_expires_at")?,
+            created_at: r.get("created_at")?,
+            updated_at: r.get("updated_at")?,
+        })
+    }
+}
+
+const COLUMNS: &str =
+    "name, user_id, user_principal_name, display_name, refresh_token, access_token, \
+                       access_expires_at, created_at, updated_at";
+
+impl Db {
+    /// Every account, signed in or not, by name.
+    pub fn accounts(&self) -> Result<Vec<Account>> {
+        self.read("listing accounts", |c| {
+            let mut st = c.prepare(&format!("SELECT {COLUMNS} FROM accounts ORDER BY name"))?;
+            let rows = st.query_map([], Account::from_row)?;
+            rows.collect()
+        })
+    }
+
+    /// One account by name.
+    pub fn account(&self, name: &str) -> Result<Option<Account>> {
+        self.read("reading an account", |c| {
+            c.query_row(
+                &format!("SELECT {COLUMNS} FROM accounts WHERE name = ?1"),
+                [name],
+                Account::from_row,
+            )
+            .optional()
+        })
+    }
+
+    /// Inserts or replaces an account with its tokens (one transaction).
+    pub fn save_account(&self, a: &Account) -> Result<()> {
+        self.write("storing an account", |tx| {
+            tx.execute(
+                "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
+                                      access_token, access_expires_at, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT(name) DO UPDATE SET
+                    user_id = excluded.user_id,
+                    user_principal_name = excluded.user_principal_name,
+                    display_name = excluded.display_name,
+                    refresh_token = excluded.refresh_token,
+                    access_token = excluded.access_token,
+                    access_expires_at = excluded.access_expires_at,
+                    updated_at = excluded.updated_at",
+                params![
+                    a.name,
+                    a.user_id,
+                    a.user_principal_name,
+                    a.display_name,
+                    a.refresh_token,
+                    a.access_token,
+                    a.access_expires_at,
+                    a.created_at,
+                    a.updated_at
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Stores refreshed tokens for an account (the rotated refresh token replaces the old one at once).
+    pub fn update_tokens(
+        &self,
+        name: &str,
+        refresh_token: &str,
+        access_token: &str,
+        access_expires_at: UnixMillis,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("storing refreshed tokens", |tx| {
+            tx.execute(
+                "UPDATE accounts SET refresh_token = ?2, access_token = ?3, access_expires_at = ?4,
+                        updated_at = ?5 WHERE name = ?1",
+                params![name, refresh_token, access_token, access_expires_at, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Forgets an account's tokens; its inventory and jobs stay. Returns whether it existed.
+    pub fn forget_tokens(&self, name: &str, now: UnixMillis) -> Result<bool> {
+        self.write("forgetting tokens", |tx| {
+            let n = tx.execute(
+                "UPDATE accounts SET refresh_token = NULL, access_token = NULL,
+                        access_expires_at = NULL, updated_at = ?2 WHERE name = ?1",
+                params![name, now],
+            )?;
+            Ok(n > 0)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alice() -> Account {
+        Account {
+            name: "alice".into(),
+            user_id: "u-1".into(),
+            user_principal_name: "alice@contoso.com".into(),
+            display_name: Some("Alice".into()),
+            refresh_token: Some("rt-secret-1".into()),
+            access_token: Some("at-secret-1".into()),
+            access_expires_at: Some(10),
+            created_at: 1,
+            updated_at: 1,
+        }
+    }
+
+    #[test]
+    fn save_update_forget_round_trip() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        db.save_account(&alice()).unwrap();
+        assert_eq!(db.account("alice").unwrap().unwrap(), alice());
+        db.update_tokens("alice", "rt-2", "at-2", 99, 5).unwrap();
+        let a = db.account("alice").unwrap().unwrap();
+        assert_eq!(a.refresh_token.as_deref(), Some("rt-2"));
+        assert_eq!(a.created_at, 1);
+        assert!(db.forget_tokens("alice", 6).unwrap());
+        let a = db.account("alice").unwrap().unwrap();
+        assert!(!a.signed_in() && a.access_token.is_none());
+        assert!(!db.forget_tokens("nobody", 7).unwrap());
+    }
+
+    #[test]
+    fn debug_never_prints_tokens() {
+        let text = format!("{:?}", alice());
+        assert!(!text.contains("secret"), "{text}");
+    }
+}

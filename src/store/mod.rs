@@ -1,0 +1,381 @@
+//! The SQLite state: opening, securing and migrating the database file.
+//!
+//! One file holds accounts and tokens, the OneNote inventory, the job queue, the Notion ids of what was
+//! migrated and the limiter's ledger. It is opened once per process and shared (`Arc<Db>`). Every state
+//! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
+
+pub mod accounts;
+
+use std::fs::OpenOptions;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use crate::exit::{Exit, ExitClass};
+
+/// The schema, one entry per version, in order. Entries are never edited once released, removed or
+/// reordered; a change is a new file appended here.
+pub const MIGRATIONS: &[(&str, &str)] = &[(
+    "0001_initial",
+    include_str!("../../migrations/0001_initial.sql"),
+)];
+
+/// How long a writer waits for another process's transaction before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Errors of the state database. Each names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The file or its folder could not be created or secured.
+    #[error("state database {path}: {action}: {source}")]
+    Io {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        action: &'static str,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// SQLite refused an operation.
+    #[error("state database {path}: {action}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// What was being done.
+        action: String,
+        /// SQLite's error.
+        source: rusqlite::Error,
+    },
+    /// The file was written by a newer notebridge; we refuse to touch it.
+    #[error(
+        "state database {path} has schema version {found}, but this notebridge knows only up to \
+         version {known}: it was written by a newer notebridge. Upgrade notebridge, or point --db / \
+         NOTEBRIDGE_DB at another file. The file was not modified."
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// The version found in the file.
+        found: i64,
+        /// The newest version this build knows.
+        known: i64,
+    },
+}
+
+impl ExitClass for StoreError {
+    fn exit_class(&self) -> Option<Exit> {
+        match self {
+            StoreError::NewerSchema { .. } => Some(Exit::Usage),
+            StoreError::Io { .. } => Some(Exit::Usage),
+            StoreError::Sqlite { .. } => None,
+        }
+    }
+}
+
+/// Result alias for store operations.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// The open state database.
+#[derive(Debug)]
+pub struct Db {
+    path: PathBuf,
+    conn: Mutex<Connection>,
+}
+
+impl Db {
+    /// Opens (creating when missing, with mode 0600 in a folder created when missing) and migrates the
+    /// database at `path`. A database from a newer notebridge is refused and left untouched.
+    pub fn open(path: &Path) -> Result<Db> {
+        Self::open_to(path, MIGRATIONS.len())
+    }
+
+    /// Opens and migrates only up to `version` (tests use it to write databases of earlier versions).
+    pub fn open_to(path: &Path, version: usize) -> Result<Db> {
+        let io = |action: &'static str| {
+            let path = path.to_owned();
+            move |source| StoreError::Io {
+                path,
+                action,
+                source,
+            }
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.exists() {
+                create_private_dir(dir).map_err(io("creating its folder"))?;
+            }
+        }
+        // Create the file ourselves so it is 0600 from its first byte, not after a chmod.
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(0o600)
+                .open(path)
+                .map_err(io("creating the file"))?;
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(sql(path, "opening"))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(sql(path, "setting the busy timeout"))?;
+
+        // Check the version before anything writes to the file (even switching to WAL does).
+        let found: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(path, "reading the schema version"))?;
+        let known = MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(StoreError::NewerSchema {
+                path: path.to_owned(),
+                found,
+                known,
+            });
+        }
+
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(sql(path, "enabling WAL"))?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(sql(path, "setting synchronous"))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sql(path, "enabling foreign keys"))?;
+
+        let mut db = Db {
+            path: path.to_owned(),
+            conn: Mutex::new(conn),
+        };
+        db.migrate(version)?;
+        Ok(db)
+    }
+
+    /// Applies every migration above the file's version, up to `target`, in one exclusive transaction.
+    fn migrate(&mut self, target: usize) -> Result<()> {
+        let path = self.path.clone();
+        let conn = self.conn.get_mut().expect("db mutex poisoned");
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Exclusive)
+            .map_err(sql(&path, "starting the schema migration"))?;
+        // Re-read inside the lock: another process may have migrated meanwhile.
+        let current: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(sql(&path, "reading the schema version"))?;
+        if current > MIGRATIONS.len() as i64 {
+            return Err(StoreError::NewerSchema {
+                path,
+                found: current,
+                known: MIGRATIONS.len() as i64,
+            });
+        }
+        for (i, (name, sql_text)) in MIGRATIONS.iter().enumerate().take(target) {
+            let version = i as i64 + 1;
+            if version <= current {
+                continue;
+            }
+            tx.execute_batch(sql_text).map_err(|e| StoreError::Sqlite {
+                path: path.clone(),
+                action: format!("applying migration {name}"),
+                source: e,
+            })?;
+            tx.pragma_update(None, "user_version", version)
+                .map_err(sql(&path, "recording the schema version"))?;
+        }
+        tx.commit()
+            .map_err(sql(&path, "committing the schema migration"))?;
+        Ok(())
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version of the open file.
+    pub fn schema_version(&self) -> Result<i64> {
+        self.read("reading the schema version", |c| {
+            c.query_row("PRAGMA user_version", [], |r| r.get(0))
+        })
+    }
+
+    /// Locks the connection for a sequence of reads (keep it short: other tasks wait on it).
+    pub fn conn(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().expect("db mutex poisoned")
+    }
+
+    /// Runs `f` on the connection; `action` names it in errors.
+    pub fn read<T>(
+        &self,
+        action: &str,
+        f: impl FnOnce(&Connection) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let conn = self.conn();
+        f(&conn).map_err(|e| StoreError::Sqlite {
+            path: self.path.clone(),
+            action: action.to_owned(),
+            source: e,
+        })
+    }
+
+    /// Runs `f` in one immediate (write-locked) transaction and commits it: one state change.
+    pub fn write<T>(
+        &self,
+        action: &str,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn();
+        let err = |e| StoreError::Sqlite {
+            path: self.path.clone(),
+            action: action.to_owned(),
+            source: e,
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        let out = f(&tx).map_err(err)?;
+        tx.commit().map_err(err)?;
+        Ok(out)
+    }
+}
+
+fn sql<'a>(path: &'a Path, action: &'a str) -> impl Fn(rusqlite::Error) -> StoreError + 'a {
+    move |source| StoreError::Sqlite {
+        path: path.to_owned(),
+        action: action.to_owned(),
+        source,
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn creates_folder_and_file_with_private_modes() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("a/b/state.db");
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let dmode = std::fs::metadata(path.parent().unwrap())
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(dmode, 0o700);
+    }
+
+    #[test]
+    fn wal_foreign_keys_and_busy_timeout_are_on() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let c = db.conn();
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let fk: i64 = c
+            .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(fk, 1);
+        let bt: i64 = c
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(bt, BUSY_TIMEOUT.as_millis() as i64);
+    }
+
+    #[test]
+    fn reopening_is_idempotent() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("s.db");
+        drop(Db::open(&p).unwrap());
+        let db = Db::open(&p).unwrap();
+        assert_eq!(db.schema_version().unwrap(), MIGRATIONS.len() as i64);
+    }
+
+    #[test]
+    fn newer_database_is_refused_and_untouched() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("s.db");
+        {
+            let c = Connection::open(&p).unwrap();
+            c.execute_batch("CREATE TABLE future(x); PRAGMA user_version = 999;")
+                .unwrap();
+        }
+        let before = std::fs::read(&p).unwrap();
+        let err = Db::open(&p).unwrap_err();
+        assert!(matches!(err, StoreError::NewerSchema { found: 999, .. }));
+        assert_eq!(err.exit_class(), Some(Exit::Usage));
+        assert!(err.to_string().contains("newer notebridge"));
+        assert_eq!(std::fs::read(&p).unwrap(), before, "file modified");
+        assert!(!t.path().join("s.db-wal").exists());
+    }
+
+    #[test]
+    fn every_earlier_version_migrates_forward_keeping_data() {
+        for v in 1..=MIGRATIONS.len() {
+            let t = tempfile::tempdir().unwrap();
+            let p = t.path().join("s.db");
+            {
+                let db = Db::open_to(&p, v).unwrap();
+                assert_eq!(db.schema_version().unwrap(), v as i64);
+                db.write("seed", |tx| {
+                    tx.execute(
+                        "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
+                         VALUES('alice','u1','alice@example.com',1,1)",
+                        [],
+                    )
+                })
+                .unwrap();
+            }
+            let db = Db::open(&p).unwrap();
+            assert_eq!(db.schema_version().unwrap(), MIGRATIONS.len() as i64);
+            let upn: String = db
+                .read("check", |c| {
+                    c.query_row(
+                        "SELECT user_principal_name FROM accounts WHERE name='alice'",
+                        [],
+                        |r| r.get(0),
+                    )
+                })
+                .unwrap();
+            assert_eq!(upn, "alice@example.com");
+        }
+    }
+
+    #[test]
+    fn a_failed_transaction_changes_nothing() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let r: Result<()> = db.write("half", |tx| {
+            tx.execute(
+                "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
+                 VALUES('a','u','a@x',1,1)",
+                [],
+            )?;
+            tx.execute("INSERT INTO nonexistent VALUES(1)", [])?;
+            Ok(())
+        });
+        assert!(r.is_err());
+        let n: i64 = db
+            .read("count", |c| {
+                c.query_row("SELECT count(*) FROM accounts", [], |r| r.get(0))
+            })
+            .unwrap();
+        assert_eq!(n, 0);
+    }
+}
