@@ -5,6 +5,7 @@
 //! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
 
 pub mod accounts;
+pub mod inventory;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
