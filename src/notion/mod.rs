@@ -1,1 +1,5 @@
-//! (being written)
+//! Notion: the API client, its pacing, and the writer that turns converted pages into Notion pages
+//! exactly once.
+
+pub mod client;
+pub mod rate;

@@ -1,0 +1,549 @@
+//! The Notion HTTP client: bearer token, pinned version, every request paced by [`NotionRate`], and the
+//! retry rules. Writes that may have been applied (a 5xx or a lost answer) are never retried here:
+//! they come back as [`NotionError::Ambiguous`] so the writer can look at what Notion holds first.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::rate::NotionRate;
+use crate::clock::Jitter;
+
+/// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
+/// replaced `after`) and `in_trash` (which replaced `archived`), the only parts that changed for us.
+pub const NOTION_VERSION: &str = "2026-03-11";
+
+/// How many times a retryable failure is tried before giving up.
+const MAX_ATTEMPTS: u32 = 8;
+
+/// Errors from Notion, each naming the request.
+#[derive(Debug, thiserror::Error)]
+pub enum NotionError {
+    /// A 400: our request was wrong (a bug in our output). Permanent for that item.
+    #[error("Notion rejected {what}: {status} {code}: {message}")]
+    Rejected {
+        /// What we were doing.
+        what: String,
+        /// HTTP status.
+        status: u16,
+        /// Notion's error code (`validation_error`...).
+        code: String,
+        /// Notion's message (names the path in the body).
+        message: String,
+    },
+    /// 401/403/404: the token is wrong or the page is not shared with the integration.
+    #[error(
+        "Notion refused {what}: {status} {code}: {message}. Check NOTION_TOKEN and share the target \
+         page with the integration (page menu > Connections)"
+    )]
+    NoAccess {
+        /// What we were doing.
+        what: String,
+        /// HTTP status.
+        status: u16,
+        /// Notion's error code.
+        code: String,
+        /// Notion's message.
+        message: String,
+    },
+    /// A write whose outcome is unknown (5xx or the answer was lost): look before writing again.
+    #[error("Notion answered {what} with {detail}; the write may or may not have been applied")]
+    Ambiguous {
+        /// What we were doing.
+        what: String,
+        /// Status or transport error.
+        detail: String,
+    },
+    /// Retryable failures went on past the attempt limit.
+    #[error("Notion kept failing {what} after {attempts} attempts: {last}")]
+    GaveUp {
+        /// What we were doing.
+        what: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        last: String,
+    },
+    /// The answer was not the JSON we expected.
+    #[error("Notion's answer to {what} was not understood: {problem}")]
+    BadAnswer {
+        /// What we were doing.
+        what: String,
+        /// What was wrong.
+        problem: String,
+    },
+}
+
+impl NotionError {
+    /// Whether the error is permanent for the item (the run goes on with the next one).
+    pub fn is_rejection(&self) -> bool {
+        matches!(self, NotionError::Rejected { .. })
+    }
+}
+
+/// Counters for the run summary.
+#[derive(Debug, Default)]
+pub struct NotionStats {
+    /// Requests sent (every attempt).
+    pub requests: AtomicU64,
+    /// 429/529 answers received.
+    pub throttled: AtomicU64,
+    /// Retries after 5xx/409/transport errors.
+    pub retries: AtomicU64,
+}
+
+/// A snapshot of [`NotionStats`].
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct NotionCounts {
+    /// Requests sent.
+    pub requests: u64,
+    /// 429/529 received.
+    pub throttled: u64,
+    /// Retries.
+    pub retries: u64,
+}
+
+/// Whether a request may be repeated blindly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retry {
+    /// Reads, and writes that are harmless to repeat.
+    Safe,
+    /// Writes that would duplicate content if applied twice.
+    Unsafe,
+}
+
+/// The Notion API client for one integration token.
+#[derive(Clone)]
+pub struct NotionClient {
+    http: reqwest::Client,
+    base: String,
+    token: Arc<str>,
+    rate: Arc<NotionRate>,
+    jitter: Jitter,
+    stats: Arc<NotionStats>,
+    backoff_base: Duration,
+}
+
+impl std::fmt::Debug for NotionClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NotionClient")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+enum Body {
+    None,
+    Json(Value),
+    Multipart(Box<dyn Fn() -> reqwest::multipart::Form + Send + Sync>),
+}
+
+impl NotionClient {
+    /// A client for `base` (e.g. `https://api.notion.com`) with `token`, paced by `rate`.
+    pub fn new(base: &str, token: &str, rate: Arc<NotionRate>, jitter: Jitter) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .connect_timeout(Duration::from_secs(20))
+            .build()
+            .expect("reqwest client builds");
+        Self {
+            http,
+            base: base.trim_end_matches('/').to_owned(),
+            token: token.into(),
+            rate,
+            jitter,
+            stats: Arc::new(NotionStats::default()),
+            backoff_base: Duration::from_millis(500),
+        }
+    }
+
+    /// Shortens the retry backoff (tests against the local test server).
+    pub fn with_backoff_base(mut self, d: Duration) -> Self {
+        self.backoff_base = d;
+        self
+    }
+
+    /// The counters so far.
+    pub fn counts(&self) -> NotionCounts {
+        NotionCounts {
+            requests: self.stats.requests.load(Ordering::Relaxed),
+            throttled: self.stats.throttled.load(Ordering::Relaxed),
+            retries: self.stats.retries.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The shared pacing.
+    pub fn rate(&self) -> &Arc<NotionRate> {
+        &self.rate
+    }
+
+    /// `GET /v1/users/me`: the bot, which also proves the token works.
+    pub async fn me(&self) -> Result<Value, NotionError> {
+        self.call(
+            Method::GET,
+            "/v1/users/me",
+            Body::None,
+            Retry::Safe,
+            "reading the integration",
+        )
+        .await
+    }
+
+    /// `GET /v1/pages/{id}`.
+    pub async fn page(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::GET,
+            &format!("/v1/pages/{id}"),
+            Body::None,
+            Retry::Safe,
+            &format!("reading page {id}"),
+        )
+        .await
+    }
+
+    /// `POST /v1/pages` under a page parent, with a title and up to one request's worth of children.
+    pub async fn create_page(
+        &self,
+        parent: &str,
+        title: &str,
+        children: &[Value],
+    ) -> Result<Value, NotionError> {
+        let mut body = json!({
+            "parent": {"page_id": parent},
+            "properties": {"title": {"title": title_rich_text(title)}},
+        });
+        if !children.is_empty() {
+            body["children"] = Value::Array(children.to_vec());
+        }
+        self.call(
+            Method::POST,
+            "/v1/pages",
+            Body::Json(body),
+            Retry::Unsafe,
+            &format!("creating a page under {parent}"),
+        )
+        .await
+    }
+
+    /// Moves a page to the trash.
+    pub async fn trash_page(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/pages/{id}"),
+            Body::Json(json!({"in_trash": true})),
+            Retry::Safe,
+            &format!("trashing page {id}"),
+        )
+        .await
+    }
+
+    /// Every direct child block of `id` (all cursor pages).
+    pub async fn children(&self, id: &str) -> Result<Vec<Value>, NotionError> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let mut path = format!("/v1/blocks/{id}/children?page_size=100");
+            if let Some(c) = &cursor {
+                path.push_str(&format!("&start_cursor={c}"));
+            }
+            let v = self
+                .call(
+                    Method::GET,
+                    &path,
+                    Body::None,
+                    Retry::Safe,
+                    &format!("listing the children of {id}"),
+                )
+                .await?;
+            if let Some(items) = v["results"].as_array() {
+                out.extend(items.iter().cloned());
+            }
+            match (v["has_more"].as_bool(), v["next_cursor"].as_str()) {
+                (Some(true), Some(c)) => cursor = Some(c.to_owned()),
+                _ => return Ok(out),
+            }
+        }
+    }
+
+    /// `PATCH /v1/blocks/{id}/children` at the end; returns the created first-level blocks.
+    pub async fn append(&self, id: &str, children: &[Value]) -> Result<Vec<Value>, NotionError> {
+        let v = self
+            .call(
+                Method::PATCH,
+                &format!("/v1/blocks/{id}/children"),
+                Body::Json(json!({"children": children, "position": {"type": "end"}})),
+                Retry::Unsafe,
+                &format!("appending {} blocks to {id}", children.len()),
+            )
+            .await?;
+        Ok(v["results"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// `PATCH /v1/blocks/{id}`: replaces a block's content (used to rewrite links). Safe to repeat.
+    pub async fn update_block(&self, id: &str, body: Value) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/blocks/{id}"),
+            Body::Json(body),
+            Retry::Safe,
+            &format!("updating block {id}"),
+        )
+        .await
+    }
+
+    /// `POST /v1/file_uploads`. Creating an upload that is never attached costs nothing lasting, so it
+    /// is safe to repeat.
+    pub async fn create_upload(
+        &self,
+        filename: &str,
+        content_type: &str,
+        parts: Option<u32>,
+    ) -> Result<Value, NotionError> {
+        let mut body = json!({"filename": filename, "content_type": content_type});
+        match parts {
+            Some(n) => {
+                body["mode"] = json!("multi_part");
+                body["number_of_parts"] = json!(n);
+            }
+            None => body["mode"] = json!("single_part"),
+        }
+        self.call(
+            Method::POST,
+            "/v1/file_uploads",
+            Body::Json(body),
+            Retry::Safe,
+            &format!("creating an upload for {filename}"),
+        )
+        .await
+    }
+
+    /// `POST /v1/file_uploads/{id}/send` with one part (multipart/form-data). Re-sending a part
+    /// replaces it, so it is safe to repeat.
+    pub async fn send_upload(
+        &self,
+        id: &str,
+        filename: &str,
+        content_type: &str,
+        bytes: bytes::Bytes,
+        part_number: Option<u32>,
+    ) -> Result<Value, NotionError> {
+        let filename = filename.to_owned();
+        let content_type = content_type.to_owned();
+        let form = move || {
+            let part = reqwest::multipart::Part::stream(bytes.clone())
+                .file_name(filename.clone())
+                .mime_str(&content_type)
+                .unwrap_or_else(|_| reqwest::multipart::Part::stream(bytes.clone()));
+            let mut f = reqwest::multipart::Form::new().part("file", part);
+            if let Some(n) = part_number {
+                f = f.text("part_number", n.to_string());
+            }
+            f
+        };
+        self.call(
+            Method::POST,
+            &format!("/v1/file_uploads/{id}/send"),
+            Body::Multipart(Box::new(form)),
+            Retry::Safe,
+            &format!("sending upload {id}"),
+        )
+        .await
+    }
+
+    /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads).
+    pub async fn complete_upload(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::POST,
+            &format!("/v1/file_uploads/{id}/complete"),
+            Body::None,
+            Retry::Safe,
+            &format!("completing upload {id}"),
+        )
+        .await
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Body,
+        retry: Retry,
+        what: &str,
+    ) -> Result<Value, NotionError> {
+        let url = format!("{}{}", self.base, path);
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            self.rate.acquire().await;
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            let mut req = self
+                .http
+                .request(method.clone(), &url)
+                .bearer_auth(&*self.token)
+                .header("Notion-Version", NOTION_VERSION);
+            req = match &body {
+                Body::None => req,
+                Body::Json(v) => req.json(v),
+                Body::Multipart(f) => req.multipart(f()),
+            };
+            let failure = match req.send().await {
+                Err(e) => {
+                    let detail = format!("a transport error ({})", transport_kind(&e));
+                    if retry == Retry::Unsafe {
+                        return Err(NotionError::Ambiguous {
+                            what: what.to_owned(),
+                            detail,
+                        });
+                    }
+                    detail
+                }
+                Ok(resp) => {
+                    let status = resp.status();
+                    let retry_after = resp
+                        .headers()
+                        .get(reqwest::header::RETRY_AFTER)
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .filter(|s| s.is_finite() && *s >= 0.0)
+                        .map(Duration::from_secs_f64);
+                    let text = match resp.text().await {
+                        Ok(t) => t,
+                        Err(e) => {
+                            let detail = format!("a lost answer ({})", transport_kind(&e));
+                            if retry == Retry::Unsafe {
+                                return Err(NotionError::Ambiguous {
+                                    what: what.to_owned(),
+                                    detail,
+                                });
+                            }
+                            self.backoff(attempt, what, &detail).await?;
+                            continue;
+                        }
+                    };
+                    if status.is_success() {
+                        return serde_json::from_str(&text).map_err(|e| NotionError::BadAnswer {
+                            what: what.to_owned(),
+                            problem: e.to_string(),
+                        });
+                    }
+                    let err: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                    let code = err["code"].as_str().unwrap_or("").to_owned();
+                    let message = err["message"].as_str().unwrap_or("").to_owned();
+                    match status.as_u16() {
+                        429 | 529 => {
+                            // Not applied: safe to repeat any request after the shared pause.
+                            self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                            let wait = retry_after.unwrap_or(Duration::from_secs(1));
+                            tracing::info!(
+                                status = status.as_u16(),
+                                wait_s = wait.as_secs_f64(),
+                                "Notion asked us to wait"
+                            );
+                            self.rate.pause_for(wait).await;
+                            if attempt >= MAX_ATTEMPTS * 4 {
+                                return Err(NotionError::GaveUp {
+                                    what: what.to_owned(),
+                                    attempts: attempt,
+                                    last: format!("{status}"),
+                                });
+                            }
+                            continue;
+                        }
+                        400 | 413 => {
+                            return Err(NotionError::Rejected {
+                                what: what.to_owned(),
+                                status: status.as_u16(),
+                                code,
+                                message,
+                            })
+                        }
+                        401 | 403 | 404 => {
+                            return Err(NotionError::NoAccess {
+                                what: what.to_owned(),
+                                status: status.as_u16(),
+                                code,
+                                message,
+                            })
+                        }
+                        409 => format!("{status} {code}"),
+                        500 | 502 | 503 | 504 => {
+                            if retry == Retry::Unsafe {
+                                return Err(NotionError::Ambiguous {
+                                    what: what.to_owned(),
+                                    detail: format!("{status} {code}"),
+                                });
+                            }
+                            format!("{status} {code}")
+                        }
+                        _ => {
+                            return Err(NotionError::Rejected {
+                                what: what.to_owned(),
+                                status: status.as_u16(),
+                                code,
+                                message,
+                            })
+                        }
+                    }
+                }
+            };
+            self.backoff(attempt, what, &failure).await?;
+        }
+    }
+
+    async fn backoff(&self, attempt: u32, what: &str, last: &str) -> Result<(), NotionError> {
+        if attempt >= MAX_ATTEMPTS {
+            return Err(NotionError::GaveUp {
+                what: what.to_owned(),
+                attempts: attempt,
+                last: last.to_owned(),
+            });
+        }
+        self.stats.retries.fetch_add(1, Ordering::Relaxed);
+        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
+        let wait = self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5);
+        tracing::debug!(
+            attempt,
+            wait_ms = wait.as_millis() as u64,
+            "retrying a Notion request after {last}"
+        );
+        tokio::time::sleep(wait).await;
+        Ok(())
+    }
+
+    /// Backs off as the client does between attempts at an ambiguous write (used by the writer).
+    pub async fn pause_before_retry(&self, attempt: u32) {
+        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
+        tokio::time::sleep(self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5)).await;
+    }
+}
+
+fn transport_kind(e: &reqwest::Error) -> &'static str {
+    if e.is_timeout() {
+        "timeout"
+    } else if e.is_connect() {
+        "connection failed"
+    } else if e.is_body() || e.is_decode() {
+        "connection dropped"
+    } else {
+        "request failed"
+    }
+}
+
+/// A title as rich text, split into 2000-character runs.
+pub fn title_rich_text(title: &str) -> Value {
+    let title = if title.trim().is_empty() {
+        "Untitled"
+    } else {
+        title
+    };
+    let chars: Vec<char> = title.chars().collect();
+    let runs: Vec<Value> = chars
+        .chunks(2000)
+        .map(|c| json!({"type": "text", "text": {"content": c.iter().collect::<String>()}}))
+        .collect();
+    Value::Array(runs)
+}
