@@ -1,0 +1,226 @@
+//! Splitting a block tree into requests Notion accepts: at most 100 children per array, two levels of
+//! nesting per request, 1000 block elements and 500 KB per request.
+//!
+//! A block goes out together with its children when none of them has children of its own (and none
+//! is a table, whose rows would be a third level). Otherwise it goes out bare and its children are
+//! appended to the id Notion returns for it, by the same rule. Listing children to learn ids is never
+//! needed, so a chain of depth d costs d - 1 requests and a flat page of N blocks ceil(N / 100).
+
+use serde_json::Value;
+
+/// Most children in one array.
+pub const MAX_CHILDREN: usize = 100;
+/// Most block elements in one request.
+pub const MAX_BLOCKS_PER_REQUEST: usize = 1000;
+/// Largest request body we send (Notion's limit is 500 KB; keep headroom for the envelope).
+pub const MAX_REQUEST_BYTES: usize = 480 * 1000;
+
+/// A block prepared for one request, and what must follow it once Notion has given it an id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prepared {
+    /// The block as it goes in this request (children included or removed).
+    pub block: Value,
+    /// Children to append to this block's id afterwards (empty when none).
+    pub deferred: Vec<Value>,
+}
+
+/// The type payload of a block (`block[block.type]`), if well formed.
+fn payload(block: &Value) -> Option<&Value> {
+    let t = block_type(block)?;
+    block.get(t)
+}
+
+/// The block's type name: `type` when present, else the one key that is not `object`/`type`.
+pub fn block_type(block: &Value) -> Option<&str> {
+    if let Some(t) = block.get("type").and_then(Value::as_str) {
+        return Some(t);
+    }
+    block
+        .as_object()?
+        .keys()
+        .find(|k| *k != "object" && *k != "type")
+        .map(String::as_str)
+}
+
+/// The block's children as given in the tree (empty when none).
+pub fn children(block: &Value) -> &[Value] {
+    payload(block)
+        .and_then(|p| p.get("children"))
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn has_children(block: &Value) -> bool {
+    !children(block).is_empty()
+}
+
+fn set_children(block: &mut Value, kids: Option<Vec<Value>>) {
+    let Some(t) = block_type(block).map(str::to_owned) else {
+        return;
+    };
+    if let Some(p) = block.get_mut(&t).and_then(Value::as_object_mut) {
+        match kids {
+            Some(k) => {
+                p.insert("children".into(), Value::Array(k));
+            }
+            None => {
+                p.remove("children");
+            }
+        }
+    }
+}
+
+/// Tables carry their rows in the same request (rows cannot be appended to a table later), so a table
+/// always goes as a first-level block with its rows.
+fn is_table(block: &Value) -> bool {
+    block_type(block) == Some("table")
+}
+
+/// Prepares one first-level block of a request.
+pub fn prepare(block: &Value) -> Prepared {
+    let kids = children(block);
+    if kids.is_empty() || is_table(block) {
+        return Prepared {
+            block: block.clone(),
+            deferred: Vec::new(),
+        };
+    }
+    let shallow = kids.iter().all(|k| !has_children(k) && !is_table(k));
+    let mut b = block.clone();
+    if shallow {
+        let (now, later) = kids.split_at(kids.len().min(MAX_CHILDREN));
+        set_children(&mut b, Some(now.to_vec()));
+        Prepared {
+            block: b,
+            deferred: later.to_vec(),
+        }
+    } else {
+        set_children(&mut b, None);
+        Prepared {
+            block: b,
+            deferred: kids.to_vec(),
+        }
+    }
+}
+
+/// Counts the block elements of a prepared block (itself and what it carries).
+pub fn element_count(block: &Value) -> usize {
+    1 + children(block).iter().map(element_count).sum::<usize>()
+}
+
+/// Groups prepared blocks into requests within every per-request limit, keeping order.
+pub fn chunk(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut blocks = 0;
+    let mut bytes = 0;
+    for (i, p) in prepared.iter().enumerate() {
+        let n = element_count(&p.block);
+        let b = p.block.to_string().len() + 1;
+        let full = i - start >= MAX_CHILDREN
+            || blocks + n > MAX_BLOCKS_PER_REQUEST
+            || bytes + b > MAX_REQUEST_BYTES;
+        if full && i > start {
+            out.push(start..i);
+            start = i;
+            blocks = 0;
+            bytes = 0;
+        }
+        blocks += n;
+        bytes += b;
+    }
+    if start < prepared.len() {
+        out.push(start..prepared.len());
+    }
+    out
+}
+
+/// The depth of the deepest nesting under `block` (a leaf is 1).
+pub fn depth(block: &Value) -> usize {
+    1 + children(block).iter().map(depth).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn para(t: &str) -> Value {
+        json!({"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {"content": t}}]}})
+    }
+
+    fn item(t: &str, kids: Vec<Value>) -> Value {
+        let mut b = json!({"type": "bulleted_list_item", "bulleted_list_item": {"rich_text": [{"type": "text", "text": {"content": t}}]}});
+        if !kids.is_empty() {
+            b["bulleted_list_item"]["children"] = Value::Array(kids);
+        }
+        b
+    }
+
+    #[test]
+    fn shallow_children_travel_with_their_parent() {
+        let b = item("a", vec![para("x"), para("y")]);
+        let p = prepare(&b);
+        assert_eq!(p.block, b);
+        assert!(p.deferred.is_empty());
+    }
+
+    #[test]
+    fn deep_children_are_deferred_whole() {
+        let b = item("a", vec![item("b", vec![para("c")]), para("d")]);
+        let p = prepare(&b);
+        assert_eq!(children(&p.block).len(), 0);
+        assert_eq!(p.deferred.len(), 2);
+        // and the deferred ones follow the same rule
+        let q = prepare(&p.deferred[0]);
+        assert_eq!(children(&q.block).len(), 1);
+    }
+
+    #[test]
+    fn more_than_100_children_spill_into_later_appends() {
+        let kids: Vec<Value> = (0..250).map(|i| para(&i.to_string())).collect();
+        let p = prepare(&item("a", kids));
+        assert_eq!(children(&p.block).len(), 100);
+        assert_eq!(p.deferred.len(), 150);
+    }
+
+    #[test]
+    fn tables_keep_their_rows_and_are_never_second_level() {
+        let table = json!({"type": "table", "table": {"table_width": 1, "has_column_header": false, "has_row_header": false,
+            "children": [{"type": "table_row", "table_row": {"cells": [[]]}}]}});
+        let p = prepare(&table);
+        assert_eq!(children(&p.block).len(), 1);
+        let holder = item("a", vec![table.clone()]);
+        let p = prepare(&holder);
+        assert!(children(&p.block).is_empty());
+        assert_eq!(p.deferred, vec![table]);
+    }
+
+    #[test]
+    fn chunks_respect_count_elements_and_bytes() {
+        let flat: Vec<Prepared> = (0..250).map(|i| prepare(&para(&i.to_string()))).collect();
+        let c = chunk(&flat);
+        assert_eq!(c, vec![0..100, 100..200, 200..250]);
+
+        // 100 items with 10 children each = 1100 elements: must split by elements
+        let heavy: Vec<Prepared> = (0..100)
+            .map(|_| prepare(&item("x", (0..10).map(|_| para("y")).collect())))
+            .collect();
+        let c = chunk(&heavy);
+        assert!(c.len() >= 2);
+        for r in &c {
+            let n: usize = heavy[r.clone()].iter().map(|p| element_count(&p.block)).sum();
+            assert!(n <= MAX_BLOCKS_PER_REQUEST);
+        }
+
+        // big text: bytes bound
+        let big: Vec<Prepared> = (0..100)
+            .map(|_| prepare(&para(&"z".repeat(1999))))
+            .collect();
+        for r in chunk(&big) {
+            let bytes: usize = big[r].iter().map(|p| p.block.to_string().len()).sum();
+            assert!(bytes <= MAX_REQUEST_BYTES);
+        }
+    }
+}
