@@ -295,6 +295,18 @@ impl NotionClient {
         .await
     }
 
+    /// `DELETE /v1/blocks/{id}` (moves it to the trash). Safe to repeat.
+    pub async fn delete_block(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::DELETE,
+            &format!("/v1/blocks/{id}"),
+            Body::None,
+            Retry::Safe,
+            &format!("deleting block {id}"),
+        )
+        .await
+    }
+
     /// `POST /v1/file_uploads`. Creating an upload that is never attached costs nothing lasting, so it
     /// is safe to repeat.
     pub async fn create_upload(

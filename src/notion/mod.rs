@@ -4,3 +4,4 @@
 pub mod client;
 pub mod rate;
 pub mod split;
+pub mod writer;

@@ -210,7 +210,10 @@ mod tests {
         let c = chunk(&heavy);
         assert!(c.len() >= 2);
         for r in &c {
-            let n: usize = heavy[r.clone()].iter().map(|p| element_count(&p.block)).sum();
+            let n: usize = heavy[r.clone()]
+                .iter()
+                .map(|p| element_count(&p.block))
+                .sum();
             assert!(n <= MAX_BLOCKS_PER_REQUEST);
         }
 
