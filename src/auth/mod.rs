@@ -124,7 +124,7 @@ pub enum AuthError {
         account: String,
         /// The store error.
         #[source]
-        source: StoreError,
+        source: Box<StoreError>,
     },
 }
 

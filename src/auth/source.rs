@@ -94,7 +94,7 @@ impl TokenSource {
             .account(account)
             .map_err(|source| AuthError::Store {
                 account: account.to_owned(),
-                source,
+                source: Box::new(source),
             })?
             .filter(Account::signed_in)
             .ok_or_else(|| AuthError::NoAccount {
@@ -165,7 +165,7 @@ impl TokenSource {
             .update_tokens(&a.name, &rt, access.secret(), access.expires_at(), now)
             .map_err(|source| AuthError::Store {
                 account: a.name.clone(),
-                source,
+                source: Box::new(source),
             })?;
         info!(account = %a.name, expires_in_s = lifetime.as_secs(), "access token refreshed");
         Ok(access)

@@ -72,7 +72,7 @@ async fn login(
         .save_sign_in(&account, args.force)
         .map_err(|source| AuthError::Store {
             account: args.account.clone(),
-            source,
+            source: Box::new(source),
         })?;
     if let SignInSaved::RefusedOtherUser { existing } = &saved {
         return Err(AuthError::DifferentUser {

@@ -354,8 +354,13 @@ fn bad_request(error: &str, aadsts: u32, text: &str) -> Response {
     entra_error(StatusCode::BAD_REQUEST, error, aadsts, text)
 }
 
+/// A refusal from a request check (boxed: responses are large).
+fn refuse(error: &str, aadsts: u32, text: &str) -> Box<Response> {
+    Box::new(bad_request(error, aadsts, text))
+}
+
 /// The form fields of a POST, refusing anything that is not `application/x-www-form-urlencoded`.
-fn form(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Response> {
+fn form(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Box<Response>> {
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -364,7 +369,7 @@ fn form(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Re
         .to_ascii_lowercase()
         .starts_with("application/x-www-form-urlencoded")
     {
-        return Err(bad_request(
+        return Err(refuse(
             "invalid_request",
             900144,
             "The request body must contain the following parameter: 'grant_type'.",
@@ -373,7 +378,7 @@ fn form(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Re
     let mut out = HashMap::new();
     for (k, v) in url::form_urlencoded::parse(body) {
         if out.insert(k.to_string(), v.to_string()).is_some() {
-            return Err(bad_request(
+            return Err(refuse(
                 "invalid_request",
                 90014,
                 &format!("The parameter '{k}' is duplicated."),
@@ -383,10 +388,10 @@ fn form(headers: &HeaderMap, body: &Bytes) -> Result<HashMap<String, String>, Re
     Ok(out)
 }
 
-fn required<'a>(f: &'a HashMap<String, String>, name: &str) -> Result<&'a str, Response> {
+fn required<'a>(f: &'a HashMap<String, String>, name: &str) -> Result<&'a str, Box<Response>> {
     match f.get(name).map(String::as_str) {
         Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(bad_request(
+        _ => Err(refuse(
             "invalid_request",
             900144,
             &format!("The request body must contain the following parameter: '{name}'."),
@@ -394,10 +399,10 @@ fn required<'a>(f: &'a HashMap<String, String>, name: &str) -> Result<&'a str, R
     }
 }
 
-fn check_client(st: &ServerState, f: &HashMap<String, String>) -> Result<(), Response> {
+fn check_client(st: &ServerState, f: &HashMap<String, String>) -> Result<(), Box<Response>> {
     let id = required(f, "client_id")?;
     if id != st.cfg.client_id {
-        return Err(bad_request(
+        return Err(refuse(
             "unauthorized_client",
             700016,
             &format!(
@@ -406,7 +411,7 @@ fn check_client(st: &ServerState, f: &HashMap<String, String>) -> Result<(), Res
         ));
     }
     if f.contains_key("client_secret") || f.contains_key("client_assertion") {
-        return Err(bad_request(
+        return Err(refuse(
             "invalid_client",
             700025,
             "Client is public so neither 'client_assertion' nor 'client_secret' should be presented.",
@@ -423,15 +428,15 @@ async fn devicecode(
 ) -> Response {
     let f = match form(&headers, &body) {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let mut st = state.lock().expect("auth server state poisoned");
     if let Err(r) = check_client(&st, &f) {
-        return r;
+        return *r;
     }
     let scopes: Vec<String> = match required(&f, "scope") {
         Ok(s) => s.split_whitespace().map(str::to_owned).collect(),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let script = st
         .cfg
@@ -481,15 +486,15 @@ async fn token(
 ) -> Response {
     let f = match form(&headers, &body) {
         Ok(f) => f,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let mut st = state.lock().expect("auth server state poisoned");
     let grant = match required(&f, "grant_type") {
         Ok(g) => g.to_owned(),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     if let Err(r) = check_client(&st, &f) {
-        return r;
+        return *r;
     }
     match grant.as_str() {
         "urn:ietf:params:oauth:grant-type:device_code" => poll(&mut st, &f),
@@ -505,7 +510,7 @@ async fn token(
 fn poll(st: &mut ServerState, f: &HashMap<String, String>) -> Response {
     let dc = match required(f, "device_code") {
         Ok(d) => d.to_owned(),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     st.counters.polls += 1;
     let now = Instant::now();
@@ -584,7 +589,7 @@ fn poll(st: &mut ServerState, f: &HashMap<String, String>) -> Response {
 fn refresh(st: &mut ServerState, f: &HashMap<String, String>) -> Response {
     let rt = match required(f, "refresh_token") {
         Ok(r) => r.to_owned(),
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     // Rotation: the presented token is spent whether or not the request succeeds further on.
     let Some(grant) = st.refresh.remove(&rt) else {
