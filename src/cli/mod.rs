@@ -2,6 +2,7 @@
 //! message and an exit code. Each subcommand lives in its own file with a `run` function.
 
 mod accounts;
+mod login;
 pub mod output;
 
 use std::io::IsTerminal;
@@ -49,6 +50,8 @@ pub struct GlobalArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Sign in to a Microsoft account with a device code.
+    Login(login::LoginArgs),
     /// List signed-in accounts.
     Accounts(accounts::AccountsArgs),
     /// Forget an account's tokens (its inventory and jobs are kept).
@@ -88,6 +91,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
     };
     let settings = Settings::load(&flags)?;
     match cli.command {
+        Command::Login(a) => login::run(&settings, printer, a),
         Command::Accounts(a) => accounts::run_list(&settings, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings, printer, a),
     }

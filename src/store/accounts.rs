@@ -60,6 +60,25 @@ impl Account {
     }
 }
 
+/// What [`Db::save_sign_in`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignInSaved {
+    /// A new account.
+    Created,
+    /// The same user signed in again: tokens replaced.
+    Renewed,
+    /// Another user took over the name (`--force`).
+    ReplacedOtherUser {
+        /// The principal name that was replaced.
+        previous: String,
+    },
+    /// Another user holds the name; nothing was written.
+    RefusedOtherUser {
+        /// The principal name stored under the name.
+        existing: String,
+    },
+}
+
 const COLUMNS: &str =
     "name, user_id, user_principal_name, display_name, refresh_token, access_token, \
                        access_expires_at, created_at, updated_at";
@@ -114,6 +133,53 @@ impl Db {
                 ],
             )?;
             Ok(())
+        })
+    }
+
+    /// Stores a fresh sign-in under `a.name` in one transaction. An existing account of the same user
+    /// gets the new tokens; one of another user is left untouched unless `replace_other_user`.
+    pub fn save_sign_in(&self, a: &Account, replace_other_user: bool) -> Result<SignInSaved> {
+        self.write("storing a sign-in", |tx| {
+            let existing: Option<(String, String)> = tx
+                .query_row(
+                    "SELECT user_id, user_principal_name FROM accounts WHERE name = ?1",
+                    [&a.name],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            let outcome = match existing {
+                None => SignInSaved::Created,
+                Some((uid, _)) if uid == a.user_id => SignInSaved::Renewed,
+                Some((_, upn)) if !replace_other_user => {
+                    return Ok(SignInSaved::RefusedOtherUser { existing: upn })
+                }
+                Some((_, upn)) => SignInSaved::ReplacedOtherUser { previous: upn },
+            };
+            tx.execute(
+                "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
+                                      access_token, access_expires_at, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT(name) DO UPDATE SET
+                    user_id = excluded.user_id,
+                    user_principal_name = excluded.user_principal_name,
+                    display_name = excluded.display_name,
+                    refresh_token = excluded.refresh_token,
+                    access_token = excluded.access_token,
+                    access_expires_at = excluded.access_expires_at,
+                    updated_at = excluded.updated_at",
+                params![
+                    a.name,
+                    a.user_id,
+                    a.user_principal_name,
+                    a.display_name,
+                    a.refresh_token,
+                    a.access_token,
+                    a.access_expires_at,
+                    a.created_at,
+                    a.updated_at
+                ],
+            )?;
+            Ok(outcome)
         })
     }
 
@@ -181,6 +247,46 @@ mod tests {
         let a = db.account("alice").unwrap().unwrap();
         assert!(!a.signed_in() && a.access_token.is_none());
         assert!(!db.forget_tokens("nobody", 7).unwrap());
+    }
+
+    #[test]
+    fn sign_in_replaces_same_user_and_refuses_another_without_force() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        assert_eq!(
+            db.save_sign_in(&alice(), false).unwrap(),
+            SignInSaved::Created
+        );
+        let mut again = alice();
+        again.refresh_token = Some("rt-new".into());
+        again.created_at = 50;
+        assert_eq!(
+            db.save_sign_in(&again, false).unwrap(),
+            SignInSaved::Renewed
+        );
+        let a = db.account("alice").unwrap().unwrap();
+        assert_eq!(
+            (a.refresh_token.as_deref(), a.created_at),
+            (Some("rt-new"), 1)
+        );
+        let mut bob = alice();
+        bob.user_id = "u-2".into();
+        bob.user_principal_name = "bob@contoso.com".into();
+        bob.refresh_token = Some("rt-bob".into());
+        assert_eq!(
+            db.save_sign_in(&bob, false).unwrap(),
+            SignInSaved::RefusedOtherUser {
+                existing: "alice@contoso.com".into()
+            }
+        );
+        assert_eq!(db.account("alice").unwrap().unwrap().user_id, "u-1");
+        assert_eq!(
+            db.save_sign_in(&bob, true).unwrap(),
+            SignInSaved::ReplacedOtherUser {
+                previous: "alice@contoso.com".into()
+            }
+        );
+        assert_eq!(db.account("alice").unwrap().unwrap().user_id, "u-2");
     }
 
     #[test]

@@ -1,0 +1,193 @@
+//! Access tokens for Graph calls: from the database while fresh, refreshed ahead of expiry and once
+//! more after a 401, one refresh at a time per account.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use oauth2::basic::BasicErrorResponseType;
+use oauth2::{RefreshToken, RequestTokenError, TokenResponse};
+use tracing::{debug, info};
+
+use super::device::DEFAULT_LIFETIME;
+use super::identity::{describe, transport_detail, Identity};
+use super::{AccessToken, AuthError};
+use crate::clock::{Clock, UnixMillis};
+use crate::settings::Settings;
+use crate::store::accounts::Account;
+use crate::store::Db;
+
+/// The most a token is refreshed ahead of its expiry.
+const MAX_MARGIN: Duration = Duration::from_secs(300);
+
+/// Hands out access tokens per account. Cheap to clone; clones share the single-flight locks.
+#[derive(Clone, Debug)]
+pub struct TokenSource {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    db: Arc<Db>,
+    id: Identity,
+    clock: Clock,
+    /// One async lock per account: whoever holds it refreshes, the rest wait and reuse the result.
+    flights: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl TokenSource {
+    /// A token source over the accounts in `db`, for the configured app.
+    pub fn new(db: Arc<Db>, settings: &Settings, clock: Clock) -> Result<TokenSource, AuthError> {
+        Ok(TokenSource {
+            inner: Arc::new(Inner {
+                db,
+                id: Identity::from_settings(settings)?,
+                clock,
+                flights: Mutex::new(HashMap::new()),
+            }),
+        })
+    }
+
+    /// A valid access token for `account`, refreshed when it expires soon.
+    pub async fn access_token(&self, account: &str) -> Result<AccessToken, AuthError> {
+        let flight = self.flight(account);
+        let _turn = flight.lock().await;
+        let acct = self.load(account)?;
+        if let Some(t) = self.usable(&acct) {
+            return Ok(t);
+        }
+        self.refresh(&acct).await
+    }
+
+    /// A new access token after Graph answered 401 to `rejected`. When another caller already replaced
+    /// that token, its replacement is returned without a second refresh.
+    pub async fn refresh_after_401(
+        &self,
+        account: &str,
+        rejected: &AccessToken,
+    ) -> Result<AccessToken, AuthError> {
+        let flight = self.flight(account);
+        let _turn = flight.lock().await;
+        let acct = self.load(account)?;
+        if acct.access_token.as_deref() != Some(rejected.secret()) {
+            if let Some(t) = self.usable(&acct) {
+                debug!(account, "token already replaced by another request");
+                return Ok(t);
+            }
+        }
+        self.refresh(&acct).await
+    }
+
+    fn flight(&self, account: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.inner
+            .flights
+            .lock()
+            .expect("token flights poisoned")
+            .entry(account.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    fn load(&self, account: &str) -> Result<Account, AuthError> {
+        self.inner
+            .db
+            .account(account)
+            .map_err(|source| AuthError::Store {
+                account: account.to_owned(),
+                source: Box::new(source),
+            })?
+            .filter(Account::signed_in)
+            .ok_or_else(|| AuthError::NoAccount {
+                account: account.to_owned(),
+            })
+    }
+
+    /// The stored access token when it is not within its refresh margin.
+    fn usable(&self, a: &Account) -> Option<AccessToken> {
+        let (tok, exp) = (a.access_token.as_ref()?, a.access_expires_at?);
+        let now = self.inner.clock.now_ms();
+        (now < exp - refresh_margin(exp, a.updated_at)).then(|| AccessToken::new(tok.clone(), exp))
+    }
+
+    async fn refresh(&self, a: &Account) -> Result<AccessToken, AuthError> {
+        let id = &self.inner.id;
+        let old = RefreshToken::new(a.refresh_token.clone().unwrap_or_default());
+        debug!(account = %a.name, "refreshing the access token");
+        let resp = id
+            .client
+            .exchange_refresh_token(&old)
+            .add_scopes(id.scopes())
+            .request_async(&id.http)
+            .await
+            .map_err(|e| match &e {
+                RequestTokenError::ServerResponse(r) => match r.error() {
+                    BasicErrorResponseType::InvalidGrant => AuthError::RefreshRejected {
+                        account: a.name.clone(),
+                        reason: describe(r),
+                    },
+                    BasicErrorResponseType::Extension(x)
+                        if x == "interaction_required" || x == "consent_required" =>
+                    {
+                        AuthError::RefreshRejected {
+                            account: a.name.clone(),
+                            reason: describe(r),
+                        }
+                    }
+                    BasicErrorResponseType::UnauthorizedClient
+                    | BasicErrorResponseType::InvalidClient => AuthError::ClientRejected {
+                        client_id: id.client_id.clone(),
+                        reason: describe(r),
+                    },
+                    _ => AuthError::Service {
+                        during: "refreshing an access token",
+                        reason: describe(r),
+                    },
+                },
+                _ => AuthError::Transport {
+                    during: "refreshing an access token",
+                    detail: transport_detail(&e),
+                },
+            })?;
+        let now = self.inner.clock.now_ms();
+        let lifetime = resp.expires_in().unwrap_or(DEFAULT_LIFETIME);
+        let access = AccessToken::new(
+            resp.access_token().secret().clone(),
+            now + lifetime.as_millis() as i64,
+        );
+        // The old refresh token is spent: the new one is stored with the access token in one
+        // transaction before anyone can use either.
+        let rt = resp
+            .refresh_token()
+            .map(|r| r.secret().clone())
+            .unwrap_or_else(|| old.secret().clone());
+        self.inner
+            .db
+            .update_tokens(&a.name, &rt, access.secret(), access.expires_at(), now)
+            .map_err(|source| AuthError::Store {
+                account: a.name.clone(),
+                source: Box::new(source),
+            })?;
+        info!(account = %a.name, expires_in_s = lifetime.as_secs(), "access token refreshed");
+        Ok(access)
+    }
+}
+
+/// How long before expiry a token counts as stale: a fifth of its lifetime (from when it was stored,
+/// `updated_at`), at most five minutes, so both hour-long real tokens and seconds-long test tokens
+/// are refreshed ahead of time without refreshing on every call.
+fn refresh_margin(expires_at: UnixMillis, stored_at: UnixMillis) -> i64 {
+    let lifetime = (expires_at - stored_at).max(0);
+    (lifetime / 5).min(MAX_MARGIN.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn margin_is_a_fifth_capped_at_five_minutes() {
+        assert_eq!(refresh_margin(10_000, 0), 2_000);
+        assert_eq!(refresh_margin(3_600_000, 0), 300_000);
+        assert_eq!(refresh_margin(0, 10), 0);
+    }
+}
