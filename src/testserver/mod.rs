@@ -5,6 +5,7 @@
 //! them. A server more lenient than the real service hides bugs: rules are never loosened for a test.
 
 pub mod auth;
+pub mod notion;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
