@@ -4,6 +4,9 @@
 //! They live in the library (not under `tests/`) because both the test suite and the offline demo use
 //! them. A server more lenient than the real service hides bugs: rules are never loosened for a test.
 
+pub mod generator;
+pub mod graph;
+
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;

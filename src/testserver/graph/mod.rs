@@ -1,0 +1,3 @@
+//! Microsoft Graph OneNote test server.
+
+pub mod model;
