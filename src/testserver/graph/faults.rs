@@ -78,12 +78,14 @@ impl Faults {
     /// The next `n` requests fail with `status` (500, 502, 503 or 504).
     pub fn fail_next(&self, n: u32, status: u16) {
         let mut p = self.plan();
-        p.status_next.extend(std::iter::repeat_n(status, n as usize));
+        p.status_next
+            .extend(std::iter::repeat_n(status, n as usize));
     }
 
     /// From now on a share `ratio` of requests fail with a status drawn from `statuses`.
     pub fn fail_ratio(&self, ratio: f64, statuses: &[u16]) {
-        self.plan().status_ratio = (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
+        self.plan().status_ratio =
+            (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
     }
 
     /// The next `n` requests are answered only after `hold` (longer than the client's timeout).
@@ -106,7 +108,8 @@ impl Faults {
     /// From now on a share `ratio` of inner `$batch` requests fail with a status drawn from `statuses`
     /// (429, 502, 503, 504), while the batch itself still answers 200.
     pub fn batch_inner_failures(&self, ratio: f64, statuses: &[u16]) {
-        self.plan().inner_ratio = (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
+        self.plan().inner_ratio =
+            (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
     }
 
     /// Collection responses leave out `@odata.nextLink` even when more data exists (reported for the

@@ -79,7 +79,10 @@ impl ScopeState {
 
     fn prune(&mut self, now: Instant) {
         for (w, q) in &mut self.windows {
-            while q.front().is_some_and(|t| now.duration_since(*t) >= w.length) {
+            while q
+                .front()
+                .is_some_and(|t| now.duration_since(*t) >= w.length)
+            {
                 q.pop_front();
             }
         }
@@ -285,10 +288,7 @@ mod tests {
         let now = Instant::now();
         t.admit("a", now).unwrap();
         t.admit("a", now).unwrap();
-        assert_eq!(
-            t.admit("a", now),
-            Err(Rejection::Concurrency(Scope::User))
-        );
+        assert_eq!(t.admit("a", now), Err(Rejection::Concurrency(Scope::User)));
         t.admit("b", now).unwrap();
         assert_eq!(
             t.admit("b", now),
