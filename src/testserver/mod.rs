@@ -6,6 +6,8 @@
 
 pub mod auth;
 pub mod notion;
+pub mod generator;
+pub mod graph;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,0 +1,186 @@
+//! Faults a test switches on while the server runs: server errors, slow responses, dropped connections,
+//! 401s, failing inner batch requests and throttling caused by "another client". Random choices come
+//! from a seeded generator so a test sees the same faults on every run.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::time::Instant;
+
+use super::throttle::Throttle;
+
+/// What to do to one outer request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OuterFault {
+    /// Answer 401 `InvalidAuthenticationToken`.
+    Unauthorized,
+    /// Close the connection without a response.
+    Drop,
+    /// Hold the response this long, then answer normally.
+    Delay(Duration),
+    /// Answer with this status (500, 502, 503 or 504) and a Graph error body.
+    Status(u16),
+}
+
+/// Who the external throttle hits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExternalScope {
+    /// One user's budget.
+    User(String),
+    /// The app's budget.
+    Application,
+}
+
+#[derive(Debug)]
+struct Plan {
+    rng: StdRng,
+    unauthorized_next: u32,
+    drop_next: u32,
+    delay_next: u32,
+    delay: Duration,
+    status_next: Vec<u16>,
+    status_ratio: Option<(f64, Vec<u16>)>,
+    inner_ratio: Option<(f64, Vec<u16>)>,
+    omit_next_links: bool,
+}
+
+/// The fault switchboard of one server; cheap to clone, usable from any task.
+#[derive(Clone, Debug)]
+pub struct Faults {
+    plan: Arc<Mutex<Plan>>,
+    throttle: Arc<Mutex<Throttle>>,
+}
+
+impl Faults {
+    pub(crate) fn new(seed: u64, throttle: Arc<Mutex<Throttle>>) -> Self {
+        Self {
+            plan: Arc::new(Mutex::new(Plan {
+                rng: StdRng::seed_from_u64(seed ^ 0xfa17),
+                unauthorized_next: 0,
+                drop_next: 0,
+                delay_next: 0,
+                delay: Duration::ZERO,
+                status_next: Vec::new(),
+                status_ratio: None,
+                inner_ratio: None,
+                omit_next_links: false,
+            })),
+            throttle,
+        }
+    }
+
+    fn plan(&self) -> std::sync::MutexGuard<'_, Plan> {
+        self.plan.lock().expect("fault plan poisoned")
+    }
+
+    /// The next `n` requests fail with `status` (500, 502, 503 or 504).
+    pub fn fail_next(&self, n: u32, status: u16) {
+        let mut p = self.plan();
+        p.status_next
+            .extend(std::iter::repeat_n(status, n as usize));
+    }
+
+    /// From now on a share `ratio` of requests fail with a status drawn from `statuses`.
+    pub fn fail_ratio(&self, ratio: f64, statuses: &[u16]) {
+        self.plan().status_ratio =
+            (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
+    }
+
+    /// The next `n` requests are answered only after `hold` (longer than the client's timeout).
+    pub fn delay_next(&self, n: u32, hold: Duration) {
+        let mut p = self.plan();
+        p.delay_next += n;
+        p.delay = hold;
+    }
+
+    /// The next `n` requests have their connection closed without a response.
+    pub fn drop_next(&self, n: u32) {
+        self.plan().drop_next += n;
+    }
+
+    /// The next `n` requests get 401 even with a valid token.
+    pub fn unauthorized_next(&self, n: u32) {
+        self.plan().unauthorized_next += n;
+    }
+
+    /// From now on a share `ratio` of inner `$batch` requests fail with a status drawn from `statuses`
+    /// (429, 502, 503, 504), while the batch itself still answers 200.
+    pub fn batch_inner_failures(&self, ratio: f64, statuses: &[u16]) {
+        self.plan().inner_ratio =
+            (ratio > 0.0 && !statuses.is_empty()).then(|| (ratio, statuses.to_vec()));
+    }
+
+    /// Collection responses leave out `@odata.nextLink` even when more data exists (reported for the
+    /// real service), so clients must fall back to `$skip`.
+    pub fn omit_next_links(&self, on: bool) {
+        self.plan().omit_next_links = on;
+    }
+
+    /// Another client used the budget: `scope` refuses every request for `length` from now (and the
+    /// refused requests count, as any other).
+    pub fn throttle_externally(&self, scope: ExternalScope, length: Duration) {
+        let until = Instant::now() + length;
+        let mut t = self.throttle.lock().expect("throttle poisoned");
+        match scope {
+            ExternalScope::User(u) => t.block(Some(&u), until),
+            ExternalScope::Application => t.block(None, until),
+        }
+    }
+
+    /// Switches every fault off.
+    pub fn clear(&self) {
+        let mut p = self.plan();
+        p.unauthorized_next = 0;
+        p.drop_next = 0;
+        p.delay_next = 0;
+        p.status_next.clear();
+        p.status_ratio = None;
+        p.inner_ratio = None;
+        p.omit_next_links = false;
+    }
+
+    /// The fault for the next outer request, if any (one per request, most disruptive first).
+    pub(crate) fn next_outer(&self) -> Option<OuterFault> {
+        let mut p = self.plan();
+        if p.unauthorized_next > 0 {
+            p.unauthorized_next -= 1;
+            return Some(OuterFault::Unauthorized);
+        }
+        if p.drop_next > 0 {
+            p.drop_next -= 1;
+            return Some(OuterFault::Drop);
+        }
+        if p.delay_next > 0 {
+            p.delay_next -= 1;
+            return Some(OuterFault::Delay(p.delay));
+        }
+        if !p.status_next.is_empty() {
+            return Some(OuterFault::Status(p.status_next.remove(0)));
+        }
+        if let Some((ratio, statuses)) = p.status_ratio.clone() {
+            if p.rng.random_bool(ratio.clamp(0.0, 1.0)) {
+                let i = p.rng.random_range(0..statuses.len());
+                return Some(OuterFault::Status(statuses[i]));
+            }
+        }
+        None
+    }
+
+    /// The injected status of the next inner batch request, if any.
+    pub(crate) fn next_inner(&self) -> Option<u16> {
+        let mut p = self.plan();
+        let (ratio, statuses) = p.inner_ratio.clone()?;
+        if p.rng.random_bool(ratio.clamp(0.0, 1.0)) {
+            let i = p.rng.random_range(0..statuses.len());
+            Some(statuses[i])
+        } else {
+            None
+        }
+    }
+
+    pub(crate) fn omitting_next_links(&self) -> bool {
+        self.plan().omit_next_links
+    }
+}

@@ -1,0 +1,374 @@
+//! In-memory OneNote content for the Graph test server: flat tables with parent ids, so moves and
+//! deletes are a field change, as they are for the real service's ids.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+/// A notebook.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notebook {
+    /// Graph id.
+    pub id: String,
+    /// `displayName`.
+    pub display_name: String,
+    /// `createdDateTime`.
+    pub created: DateTime<Utc>,
+    /// `lastModifiedDateTime`.
+    pub modified: DateTime<Utc>,
+    /// `isDefault`.
+    pub is_default: bool,
+}
+
+/// A section group, inside a notebook or another section group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SectionGroup {
+    /// Graph id.
+    pub id: String,
+    /// `displayName`.
+    pub display_name: String,
+    /// `createdDateTime`.
+    pub created: DateTime<Utc>,
+    /// `lastModifiedDateTime`.
+    pub modified: DateTime<Utc>,
+    /// The notebook it belongs to (at any depth).
+    pub notebook_id: String,
+    /// The section group directly above it, if any.
+    pub parent_group: Option<String>,
+}
+
+/// A section.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    /// Graph id.
+    pub id: String,
+    /// `displayName`.
+    pub display_name: String,
+    /// `createdDateTime`.
+    pub created: DateTime<Utc>,
+    /// `lastModifiedDateTime`.
+    pub modified: DateTime<Utc>,
+    /// The notebook it belongs to (at any depth).
+    pub notebook_id: String,
+    /// The section group directly above it; `None` for a top-level section.
+    pub parent_group: Option<String>,
+    /// `isDefault`.
+    pub is_default: bool,
+}
+
+/// A page: metadata plus what the generator needs to render its HTML on request.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page {
+    /// Graph id.
+    pub id: String,
+    /// `title`.
+    pub title: String,
+    /// `createdDateTime`.
+    pub created: DateTime<Utc>,
+    /// `lastModifiedDateTime`.
+    pub modified: DateTime<Utc>,
+    /// The section it is in.
+    pub section_id: String,
+    /// Indent level 0..=2 (subpages).
+    pub level: u8,
+    /// Position within the section.
+    pub order: u32,
+    /// Seed of the page body, so the HTML is the same on every request.
+    pub content_seed: u64,
+    /// Resource ids the body refers to, in document order.
+    pub resources: Vec<String>,
+}
+
+/// What a resource is to the page that holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ResourceKind {
+    /// An `img` (width/height in CSS px as OneNote reports them).
+    Image {
+        /// `width`.
+        width: u32,
+        /// `height`.
+        height: u32,
+    },
+    /// An `object` attachment.
+    Attachment {
+        /// `data-attachment`.
+        file_name: String,
+    },
+}
+
+/// A binary resource. Its bytes are computed from `seed` on demand, never stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Resource {
+    /// Graph id.
+    pub id: String,
+    /// MIME type (`data-src-type` / `type`).
+    pub mime: String,
+    /// Image or attachment.
+    pub kind: ResourceKind,
+    /// Length in bytes.
+    pub len: u64,
+    /// Seed of the bytes.
+    pub seed: u64,
+}
+
+/// Everything one user owns.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UserNotes {
+    /// Notebooks.
+    pub notebooks: Vec<Notebook>,
+    /// Section groups at every depth.
+    pub section_groups: Vec<SectionGroup>,
+    /// Sections at every depth.
+    pub sections: Vec<Section>,
+    /// Pages of every section.
+    pub pages: Vec<Page>,
+    /// Resources by id.
+    pub resources: HashMap<String, Resource>,
+}
+
+/// Why a mutation could not be applied.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ModelError {
+    /// No such item for this user.
+    #[error("no {kind} with id {id} for user {user}")]
+    NotFound {
+        /// "page", "section", ...
+        kind: &'static str,
+        /// The id asked for.
+        id: String,
+        /// The user.
+        user: String,
+    },
+}
+
+impl UserNotes {
+    /// A notebook by id.
+    pub fn notebook(&self, id: &str) -> Option<&Notebook> {
+        self.notebooks.iter().find(|n| n.id == id)
+    }
+
+    /// A section group by id.
+    pub fn section_group(&self, id: &str) -> Option<&SectionGroup> {
+        self.section_groups.iter().find(|g| g.id == id)
+    }
+
+    /// A section by id.
+    pub fn section(&self, id: &str) -> Option<&Section> {
+        self.sections.iter().find(|s| s.id == id)
+    }
+
+    /// A page by id.
+    pub fn page(&self, id: &str) -> Option<&Page> {
+        self.pages.iter().find(|p| p.id == id)
+    }
+
+    /// Sections directly in a notebook (`parent_group` = None) or directly in a section group,
+    /// sorted by name as the service does.
+    pub fn sections_in(&self, notebook: Option<&str>, group: Option<&str>) -> Vec<&Section> {
+        let mut v: Vec<&Section> = self
+            .sections
+            .iter()
+            .filter(|s| match (notebook, group) {
+                (Some(nb), None) => s.notebook_id == nb && s.parent_group.is_none(),
+                (_, Some(g)) => s.parent_group.as_deref() == Some(g),
+                (None, None) => true,
+            })
+            .collect();
+        v.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+        v
+    }
+
+    /// Section groups directly in a notebook or a section group, sorted by name.
+    pub fn groups_in(&self, notebook: Option<&str>, group: Option<&str>) -> Vec<&SectionGroup> {
+        let mut v: Vec<&SectionGroup> = self
+            .section_groups
+            .iter()
+            .filter(|g| match (notebook, group) {
+                (Some(nb), None) => g.notebook_id == nb && g.parent_group.is_none(),
+                (_, Some(p)) => g.parent_group.as_deref() == Some(p),
+                (None, None) => true,
+            })
+            .collect();
+        v.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+        v
+    }
+
+    /// Pages of a section in the service's default order (`lastModifiedDateTime desc`).
+    pub fn pages_in(&self, section: &str) -> Vec<&Page> {
+        let mut v: Vec<&Page> = self
+            .pages
+            .iter()
+            .filter(|p| p.section_id == section)
+            .collect();
+        v.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.order.cmp(&b.order)));
+        v
+    }
+
+    /// Notebooks sorted by name.
+    pub fn notebooks_sorted(&self) -> Vec<&Notebook> {
+        let mut v: Vec<&Notebook> = self.notebooks.iter().collect();
+        v.sort_by(|a, b| a.display_name.cmp(&b.display_name));
+        v
+    }
+
+    /// Appends another generated set (a second notebook for the same user, say).
+    pub fn merge(&mut self, other: UserNotes) {
+        self.notebooks.extend(other.notebooks);
+        self.section_groups.extend(other.section_groups);
+        self.sections.extend(other.sections);
+        self.pages.extend(other.pages);
+        self.resources.extend(other.resources);
+    }
+
+    /// The latest modification time anywhere, so mutations move time forward deterministically.
+    fn next_stamp(&self) -> DateTime<Utc> {
+        let latest = self
+            .pages
+            .iter()
+            .map(|p| p.modified)
+            .chain(self.sections.iter().map(|s| s.modified))
+            .chain(self.notebooks.iter().map(|n| n.modified))
+            .max()
+            .unwrap_or_default();
+        latest + chrono::Duration::minutes(1)
+    }
+
+    fn not_found(kind: &'static str, id: &str, user: &str) -> ModelError {
+        ModelError::NotFound {
+            kind,
+            id: id.to_owned(),
+            user: user.to_owned(),
+        }
+    }
+
+    /// Renames a page (its HTML `title` follows) and bumps its modification time.
+    pub fn rename_page(&mut self, user: &str, id: &str, title: &str) -> Result<(), ModelError> {
+        let stamp = self.next_stamp();
+        let p = self
+            .pages
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| Self::not_found("page", id, user))?;
+        p.title = title.to_owned();
+        p.modified = stamp;
+        Ok(())
+    }
+
+    /// Renames a section.
+    pub fn rename_section(&mut self, user: &str, id: &str, name: &str) -> Result<(), ModelError> {
+        let stamp = self.next_stamp();
+        let s = self
+            .sections
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| Self::not_found("section", id, user))?;
+        s.display_name = name.to_owned();
+        s.modified = stamp;
+        Ok(())
+    }
+
+    /// Deletes a page and the resources only it used.
+    pub fn delete_page(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
+        let i = self
+            .pages
+            .iter()
+            .position(|p| p.id == id)
+            .ok_or_else(|| Self::not_found("page", id, user))?;
+        let page = self.pages.remove(i);
+        for r in page.resources {
+            self.resources.remove(&r);
+        }
+        Ok(())
+    }
+
+    /// Deletes a section with its pages.
+    pub fn delete_section(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
+        if self.section(id).is_none() {
+            return Err(Self::not_found("section", id, user));
+        }
+        let doomed: Vec<String> = self
+            .pages
+            .iter()
+            .filter(|p| p.section_id == id)
+            .map(|p| p.id.clone())
+            .collect();
+        for p in doomed {
+            self.delete_page(user, &p)?;
+        }
+        self.sections.retain(|s| s.id != id);
+        Ok(())
+    }
+
+    /// Moves a page to the end of another section (same id, as OneNote keeps it).
+    pub fn move_page(&mut self, user: &str, id: &str, to_section: &str) -> Result<(), ModelError> {
+        if self.section(to_section).is_none() {
+            return Err(Self::not_found("section", to_section, user));
+        }
+        let next_order = self
+            .pages
+            .iter()
+            .filter(|p| p.section_id == to_section)
+            .map(|p| p.order + 1)
+            .max()
+            .unwrap_or(0);
+        let stamp = self.next_stamp();
+        let p = self
+            .pages
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| Self::not_found("page", id, user))?;
+        p.section_id = to_section.to_owned();
+        p.order = next_order;
+        p.level = 0;
+        p.modified = stamp;
+        Ok(())
+    }
+
+    /// Moves a section into a notebook's top level (`to_group` None) or into a section group.
+    pub fn move_section(
+        &mut self,
+        user: &str,
+        id: &str,
+        to_notebook: &str,
+        to_group: Option<&str>,
+    ) -> Result<(), ModelError> {
+        if self.notebook(to_notebook).is_none() {
+            return Err(Self::not_found("notebook", to_notebook, user));
+        }
+        if let Some(g) = to_group {
+            if self.section_group(g).is_none() {
+                return Err(Self::not_found("section group", g, user));
+            }
+        }
+        let stamp = self.next_stamp();
+        let s = self
+            .sections
+            .iter_mut()
+            .find(|s| s.id == id)
+            .ok_or_else(|| Self::not_found("section", id, user))?;
+        s.notebook_id = to_notebook.to_owned();
+        s.parent_group = to_group.map(str::to_owned);
+        s.modified = stamp;
+        Ok(())
+    }
+
+    /// Adds a page (built by the generator) to its section, stamped as the newest change.
+    pub fn add_page(
+        &mut self,
+        user: &str,
+        mut page: Page,
+        resources: Vec<Resource>,
+    ) -> Result<(), ModelError> {
+        if self.section(&page.section_id).is_none() {
+            return Err(Self::not_found("section", &page.section_id, user));
+        }
+        let stamp = self.next_stamp();
+        page.created = stamp;
+        page.modified = stamp;
+        for r in resources {
+            self.resources.insert(r.id.clone(), r);
+        }
+        self.pages.push(page);
+        Ok(())
+    }
+}
