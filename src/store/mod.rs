@@ -17,10 +17,16 @@ use crate::exit::{Exit, ExitClass};
 
 /// The schema, one entry per version, in order. Entries are never edited once released, removed or
 /// reordered; a change is a new file appended here.
-pub const MIGRATIONS: &[(&str, &str)] = &[(
-    "0001_initial",
-    include_str!("../../migrations/0001_initial.sql"),
-)];
+pub const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "0001_initial",
+        include_str!("../../migrations/0001_initial.sql"),
+    ),
+    (
+        "0002_limiter",
+        include_str!("../../migrations/0002_limiter.sql"),
+    ),
+];
 
 /// How long a writer waits for another process's transaction before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
