@@ -210,7 +210,7 @@ impl Limiter {
                 lease_ms: (2 * shortest).max(1_000),
                 poll_ms: (shortest / 50).clamp(5, 1_000),
                 longest_ms: ul.max(al),
-                last_prune: AtomicI64::new(i64::MIN),
+                last_prune: AtomicI64::new(0),
                 user_policy: CooldownPolicy::for_windows(us, ul),
                 app_policy: CooldownPolicy::for_windows(as_, al),
                 limits,
@@ -311,7 +311,10 @@ impl Limiter {
                             return Err(LimiterError::WouldWait { until, reason });
                         }
                     }
-                    let wake = inner.wake_at(&b, now);
+                    let mut wake = inner.wake_at(&b, now);
+                    if let Some(d) = deadline {
+                        wake = wake.min(d);
+                    }
                     tracing::debug!(user, ?lane, wait_ms = wake - now, reason = %reason, "Graph request waits");
                     inner.waits.lock().expect("limiter waits poisoned").insert(
                         n,
@@ -426,8 +429,9 @@ impl Inner {
         now: UnixMillis,
         waiter_id: &str,
     ) -> rusqlite::Result<Decision> {
-        ledger::expire(c, now)?;
+        // Refresh first: this process is alive, so its own slots must not expire under it.
         ledger::refresh_leases(c, &self.owner, now + self.lease_ms)?;
+        ledger::expire(c, now)?;
         if now - self.last_prune.load(Ordering::Relaxed) >= self.longest_ms / 16 {
             ledger::prune(c, now - self.longest_ms)?;
             self.last_prune.store(now, Ordering::Relaxed);
