@@ -176,11 +176,11 @@ proptest! {
                 assert_window(&all, w, w.count, "app");
                 assert_window(&all_bg, w, lane_limit(w.count, share), "app background");
             }
-            for u in 0..USERS.len() {
+            for (u, name) in USERS.iter().enumerate() {
                 let mine: Vec<i64> = s.grants.iter().filter(|g| g.0 == u).map(|g| g.2).collect();
                 let mine_bg: Vec<i64> = s.grants.iter().filter(|g| g.0 == u && g.1).map(|g| g.2).collect();
                 for w in &lims.user_windows {
-                    assert_window(&mine, w, w.count, USERS[u]);
+                    assert_window(&mine, w, w.count, name);
                     assert_window(&mine_bg, w, lane_limit(w.count, share), "user background");
                 }
             }
