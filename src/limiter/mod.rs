@@ -1,1 +1,874 @@
-//! (being written)
+//! The Graph limiter: every Graph request of every process on one state database asks it for a slot.
+//!
+//! It models the service's limits instead of guessing them: per user and per app, every sliding window
+//! and concurrency cap from the settings, two lanes (foreground may use everything, background only its
+//! share), a shared circuit breaker per scope and a soft brake from the service's hints. All of it lives
+//! in SQLite and every grant is one IMMEDIATE transaction (decision + ledger row together), so two
+//! processes never over-grant. A request that must wait is told exactly until when: the max over every
+//! layer that blocks it.
+
+pub mod breaker;
+pub mod headers;
+pub mod ledger;
+pub mod state;
+pub mod window;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rusqlite::Connection;
+use serde::Serialize;
+use tokio::sync::Notify;
+
+pub use headers::{parse_limit_percentage, parse_retry_after, parse_scope_header, ThrottleScope};
+pub use state::{
+    BreakerState, LimiterSnapshot, Scope, ScopeState, WaitReason, WaitState, WindowUse,
+};
+
+use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::exit::{Exit, ExitClass};
+use crate::settings::{GraphLimits, Window};
+use crate::store::{Db, StoreError};
+use window::{brake_interval_ms, lane_limit, CooldownPolicy};
+
+/// Which lane a request travels in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    /// Scans and interactive look-ups: may use every window and cap in full, and go first.
+    Foreground,
+    /// Migration: at most `background_share` of every window and cap.
+    Background,
+}
+
+impl Lane {
+    /// The lane's number in the ledger (0 foreground, 1 background).
+    pub fn code(self) -> i64 {
+        match self {
+            Lane::Foreground => 0,
+            Lane::Background => 1,
+        }
+    }
+}
+
+/// Errors of the limiter.
+#[derive(Debug, thiserror::Error)]
+pub enum LimiterError {
+    /// The state database failed.
+    #[error("Graph limiter: {0}")]
+    Store(#[from] StoreError),
+    /// `acquire_before`: the next slot comes after the deadline.
+    #[error("Graph limiter: the next request could start only at {until} (unix ms), after the deadline: {reason}")]
+    WouldWait {
+        /// When the request could start at the earliest.
+        until: UnixMillis,
+        /// Why.
+        reason: WaitReason,
+    },
+    /// The limits cannot be modelled.
+    #[error("Graph limiter: invalid limits: {0}")]
+    InvalidLimits(String),
+}
+
+impl ExitClass for LimiterError {
+    fn exit_class(&self) -> Option<Exit> {
+        match self {
+            LimiterError::WouldWait { .. } => Some(Exit::WorkRemaining),
+            LimiterError::InvalidLimits(_) => Some(Exit::Usage),
+            LimiterError::Store(e) => e.exit_class(),
+        }
+    }
+}
+
+/// The limiter, shared by every task of the process (cheap to clone).
+#[derive(Clone)]
+pub struct Limiter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: Arc<Db>,
+    limits: GraphLimits,
+    clock: Clock,
+    jitter: Jitter,
+    /// `pid:token`: owns this process's slots, probes and waiter rows.
+    owner: String,
+    /// Woken whenever a slot of this process frees or a breaker changes.
+    notify: Notify,
+    /// One FIFO turn per (user, lane): only its head polls the database, the rest queue in order.
+    turns: Mutex<HashMap<(String, Lane), Turn>>,
+    waits: Mutex<HashMap<u64, WaitState>>,
+    next_waiter: AtomicU64,
+    /// How long a slot, probe or waiter row outlives its last sign of life.
+    lease_ms: i64,
+    /// How often to re-check a block held by another process (its release does not wake us).
+    poll_ms: i64,
+    longest_ms: i64,
+    last_prune: AtomicI64,
+    user_policy: CooldownPolicy,
+    app_policy: CooldownPolicy,
+}
+
+/// A FIFO queue position for one (user, lane).
+type Turn = Arc<tokio::sync::Mutex<()>>;
+
+/// What a grant transaction decided.
+enum Decision {
+    Granted(Vec<(i64, Vec<String>)>),
+    Wait(Blocked),
+}
+
+/// Everything that blocks one request, folded by the max rule.
+#[derive(Default)]
+struct Blocked {
+    /// The latest instant some timed blocker (window, breaker, brake) lifts, and its reason.
+    timed: Option<(UnixMillis, WaitReason)>,
+    /// A blocker without a known end (cap, probe, foreground first).
+    untimed: Option<WaitReason>,
+    /// An untimed blocker is held by another process: poll for it.
+    remote: bool,
+    app_blocked: bool,
+}
+
+impl Blocked {
+    fn timed(&mut self, until: UnixMillis, reason: WaitReason, app: bool) {
+        self.app_blocked |= app;
+        if self.timed.as_ref().is_none_or(|(t, _)| until > *t) {
+            self.timed = Some((until, reason));
+        }
+    }
+    fn untimed(&mut self, reason: WaitReason, remote: bool, app: bool) {
+        self.app_blocked |= app;
+        self.remote |= remote;
+        if self.untimed.is_none() {
+            self.untimed = Some(reason);
+        }
+    }
+    fn any(&self) -> bool {
+        self.timed.is_some() || self.untimed.is_some()
+    }
+    fn reason(&self) -> WaitReason {
+        match (&self.timed, &self.untimed) {
+            (Some((_, r)), _) => r.clone(),
+            (None, Some(r)) => r.clone(),
+            (None, None) => WaitReason::ForegroundFirst,
+        }
+    }
+}
+
+impl Limiter {
+    /// Opens the limiter on the state database with the given limits and seams.
+    pub fn open(
+        db: Arc<Db>,
+        limits: GraphLimits,
+        clock: Clock,
+        jitter: Jitter,
+    ) -> Result<Limiter, LimiterError> {
+        let check = |name: &str, ws: &[Window], cap: u32| {
+            if ws.is_empty() {
+                return Err(LimiterError::InvalidLimits(format!("no {name} windows")));
+            }
+            if cap == 0 {
+                return Err(LimiterError::InvalidLimits(format!(
+                    "{name} concurrency is 0"
+                )));
+            }
+            Ok(())
+        };
+        check("user", &limits.user_windows, limits.user_concurrency)?;
+        check("app", &limits.app_windows, limits.app_concurrency)?;
+        if !(limits.background_share > 0.0 && limits.background_share <= 1.0) {
+            return Err(LimiterError::InvalidLimits(format!(
+                "background share {} is not in (0, 1]",
+                limits.background_share
+            )));
+        }
+        let ms = |w: &Window| w.length.as_millis() as i64;
+        let span = |ws: &[Window]| {
+            let min = ws.iter().map(ms).min().unwrap_or(1);
+            let max = ws.iter().map(ms).max().unwrap_or(1);
+            (min, max)
+        };
+        let (us, ul) = span(&limits.user_windows);
+        let (as_, al) = span(&limits.app_windows);
+        let shortest = us.min(as_);
+        let owner = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
+        Ok(Limiter {
+            inner: Arc::new(Inner {
+                db,
+                clock,
+                jitter,
+                owner,
+                notify: Notify::new(),
+                turns: Mutex::new(HashMap::new()),
+                waits: Mutex::new(HashMap::new()),
+                next_waiter: AtomicU64::new(1),
+                // Two shortest windows (2 min by default): long enough for a slow response, short
+                // enough that a killed process's slots come back soon.
+                lease_ms: (2 * shortest).max(1_000),
+                poll_ms: (shortest / 50).clamp(5, 1_000),
+                longest_ms: ul.max(al),
+                last_prune: AtomicI64::new(0),
+                user_policy: CooldownPolicy::for_windows(us, ul),
+                app_policy: CooldownPolicy::for_windows(as_, al),
+                limits,
+            }),
+        })
+    }
+
+    /// The limits this limiter models.
+    pub fn limits(&self) -> &GraphLimits {
+        &self.inner.limits
+    }
+
+    /// Waits until one request of `user` in `lane` may start, records it in the ledger, returns the slot.
+    pub async fn acquire(&self, user: &str, lane: Lane) -> Result<Permit, LimiterError> {
+        let mut v = self.acquire_inner(user, lane, 1, None).await?;
+        Ok(v.remove(0))
+    }
+
+    /// For `$batch`: waits for at least one slot, then grants as many as are free right now, up to
+    /// `max` (at least 1).
+    pub async fn acquire_up_to(
+        &self,
+        user: &str,
+        lane: Lane,
+        max: usize,
+    ) -> Result<Vec<Permit>, LimiterError> {
+        self.acquire_inner(user, lane, max.max(1), None).await
+    }
+
+    /// Like [`Limiter::acquire`], but returns [`LimiterError::WouldWait`] instead of waiting past
+    /// `deadline` (unix ms).
+    pub async fn acquire_before(
+        &self,
+        user: &str,
+        lane: Lane,
+        deadline: UnixMillis,
+    ) -> Result<Permit, LimiterError> {
+        let mut v = self.acquire_inner(user, lane, 1, Some(deadline)).await?;
+        Ok(v.remove(0))
+    }
+
+    async fn acquire_inner(
+        &self,
+        user: &str,
+        lane: Lane,
+        max: usize,
+        deadline: Option<UnixMillis>,
+    ) -> Result<Vec<Permit>, LimiterError> {
+        let inner = &self.inner;
+        let turn = {
+            let mut turns = inner.turns.lock().expect("limiter turns poisoned");
+            turns
+                .entry((user.to_owned(), lane))
+                .or_insert_with(|| Arc::new(tokio::sync::Mutex::new(())))
+                .clone()
+        };
+        let _turn = turn.lock().await;
+        let n = inner.next_waiter.fetch_add(1, Ordering::Relaxed);
+        let guard = WaiterGuard {
+            inner: inner.clone(),
+            n,
+            id: format!("{}:{n}", inner.owner),
+            registered: false,
+        };
+        let mut guard = guard;
+        loop {
+            let notified = inner.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let now = inner.clock.now_ms();
+            let decision = inner.db.write("granting a Graph request slot", |tx| {
+                inner.decide(tx, user, lane, max, now, &guard.id)
+            })?;
+            match decision {
+                Decision::Granted(ids) => {
+                    guard.registered = false; // the grant transaction deleted the row
+                    let permits = ids
+                        .into_iter()
+                        .map(|(id, probe_scopes)| Permit {
+                            inner: inner.clone(),
+                            id,
+                            user: user.to_owned(),
+                            lane,
+                            granted_at: now,
+                            probe_scopes,
+                            done: false,
+                        })
+                        .collect();
+                    return Ok(permits);
+                }
+                Decision::Wait(b) => {
+                    guard.registered = lane == Lane::Foreground;
+                    let reason = b.reason();
+                    let timed_until = b.timed.as_ref().map(|(t, _)| *t);
+                    if let Some(d) = deadline {
+                        let until = timed_until.unwrap_or(now);
+                        if until > d || now >= d {
+                            return Err(LimiterError::WouldWait { until, reason });
+                        }
+                    }
+                    let mut wake = inner.wake_at(&b, now);
+                    if let Some(d) = deadline {
+                        wake = wake.min(d);
+                    }
+                    tracing::debug!(user, ?lane, wait_ms = wake - now, reason = %reason, "Graph request waits");
+                    inner.waits.lock().expect("limiter waits poisoned").insert(
+                        n,
+                        WaitState {
+                            user: user.to_owned(),
+                            lane,
+                            until: timed_until.unwrap_or(wake),
+                            message: reason.to_string(),
+                            reason,
+                        },
+                    );
+                    tokio::select! {
+                        _ = inner.clock.sleep_until_ms(wake) => {}
+                        _ = notified => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Live state for `status`, progress bars and logs.
+    pub fn snapshot(&self) -> Result<LimiterSnapshot, LimiterError> {
+        let inner = &self.inner;
+        let now = inner.clock.now_ms();
+        let scopes = inner.db.read("reading the Graph limiter's state", |c| {
+            inner.scopes_state(c, now)
+        })?;
+        let mut waits: Vec<WaitState> = inner
+            .waits
+            .lock()
+            .expect("limiter waits poisoned")
+            .values()
+            .cloned()
+            .collect();
+        waits.sort_by(|a, b| b.until.cmp(&a.until).then(a.user.cmp(&b.user)));
+        Ok(LimiterSnapshot {
+            at: now,
+            scopes,
+            waits,
+        })
+    }
+}
+
+/// Cleans up a waiting request's traces when it is granted, fails or is cancelled.
+struct WaiterGuard {
+    inner: Arc<Inner>,
+    n: u64,
+    id: String,
+    registered: bool,
+}
+
+impl Drop for WaiterGuard {
+    fn drop(&mut self) {
+        self.inner
+            .waits
+            .lock()
+            .expect("limiter waits poisoned")
+            .remove(&self.n);
+        if self.registered {
+            let r = self.inner.db.write("removing a foreground waiter", |tx| {
+                ledger::delete_waiter(tx, &self.id)
+            });
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "could not remove a foreground waiter (its lease ends it)");
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn windows(&self, scope: &Scope) -> &[Window] {
+        match scope {
+            Scope::App => &self.limits.app_windows,
+            Scope::User(_) => &self.limits.user_windows,
+        }
+    }
+
+    fn cap(&self, scope: &Scope) -> u32 {
+        match scope {
+            Scope::App => self.limits.app_concurrency,
+            Scope::User(_) => self.limits.user_concurrency,
+        }
+    }
+
+    fn policy(&self, scope: &Scope) -> CooldownPolicy {
+        match scope {
+            Scope::App => self.app_policy,
+            Scope::User(_) => self.user_policy,
+        }
+    }
+
+    fn share(&self, n: u32) -> u32 {
+        lane_limit(n, self.limits.background_share)
+    }
+
+    fn wake_at(&self, b: &Blocked, now: UnixMillis) -> UnixMillis {
+        match (&b.timed, b.untimed.is_some()) {
+            (Some((t, _)), _) => *t,
+            // Local blockers wake us through `notify`; the lease bounds a leaked local slot.
+            (None, true) if b.remote => now + self.poll_ms,
+            _ => now + self.lease_ms,
+        }
+    }
+
+    /// The grant decision, inside one IMMEDIATE transaction.
+    fn decide(
+        &self,
+        c: &Connection,
+        user: &str,
+        lane: Lane,
+        max: usize,
+        now: UnixMillis,
+        waiter_id: &str,
+    ) -> rusqlite::Result<Decision> {
+        // Refresh first: this process is alive, so its own slots must not expire under it.
+        ledger::refresh_leases(c, &self.owner, now + self.lease_ms)?;
+        ledger::expire(c, now)?;
+        if now - self.last_prune.load(Ordering::Relaxed) >= self.longest_ms / 16 {
+            ledger::prune(c, now - self.longest_ms)?;
+            self.last_prune.store(now, Ordering::Relaxed);
+        }
+
+        let mut blocked = Blocked::default();
+        let mut free = max as u32;
+        let mut probe_scopes = Vec::new();
+        for scope in [Scope::User(user.to_owned()), Scope::App] {
+            let app = scope == Scope::App;
+            let u = match &scope {
+                Scope::User(u) => Some(u.as_str()),
+                Scope::App => None,
+            };
+            let key = scope.key();
+            if let Some(br) = breaker::load(c, &key)? {
+                if now < br.open_until {
+                    let reason = WaitReason::BreakerOpen {
+                        scope: scope.clone(),
+                        trips: br.trips,
+                    };
+                    blocked.timed(br.open_until, reason, app);
+                } else if br.probe_id.is_some() {
+                    let remote = br.probe_owner.as_deref() != Some(self.owner.as_str());
+                    let reason = WaitReason::ProbeInFlight {
+                        scope: scope.clone(),
+                    };
+                    blocked.untimed(reason, remote, app);
+                } else {
+                    probe_scopes.push(key.clone());
+                    free = free.min(1);
+                }
+            }
+            for w in self.windows(&scope) {
+                let len = w.length.as_millis() as i64;
+                let since = now - len;
+                let n = ledger::window_counts(c, u, since)?;
+                let full = |bg_share: bool| WaitReason::WindowFull {
+                    scope: scope.clone(),
+                    window: w.to_string(),
+                    background_share: bg_share,
+                };
+                if n.total >= w.count {
+                    let t = ledger::nth_oldest(c, u, None, since, n.total - w.count)?;
+                    blocked.timed(t.unwrap_or(now) + len, full(false), app);
+                } else {
+                    free = free.min(w.count - n.total);
+                }
+                if lane == Lane::Background {
+                    let k = self.share(w.count);
+                    if n.background >= k {
+                        let t = ledger::nth_oldest(
+                            c,
+                            u,
+                            Some(Lane::Background),
+                            since,
+                            n.background - k,
+                        )?;
+                        blocked.timed(t.unwrap_or(now) + len, full(true), app);
+                    } else {
+                        free = free.min(k - n.background);
+                    }
+                }
+            }
+            let cap = self.cap(&scope);
+            let f = ledger::in_flight(c, u, &self.owner)?;
+            let cap_reason = |in_flight, cap| WaitReason::ConcurrencyCap {
+                scope: scope.clone(),
+                in_flight,
+                cap,
+            };
+            if f.total >= cap {
+                blocked.untimed(cap_reason(f.total, cap), f.remote > 0, app);
+            } else {
+                free = free.min(cap - f.total);
+            }
+            if lane == Lane::Background {
+                let k = self.share(cap);
+                if f.background >= k {
+                    blocked.untimed(cap_reason(f.background, k), f.remote > 0, app);
+                } else {
+                    free = free.min(k - f.background);
+                }
+            }
+            if let Some(u) = u {
+                self.check_brake(c, u, now, &mut blocked, &mut free)?;
+            }
+        }
+        if lane == Lane::Background {
+            let (same_user, app_wide) = ledger::foreground_waiting(c, user)?;
+            if same_user || app_wide {
+                // A foreground waiter's grant does not notify us; poll.
+                blocked.untimed(WaitReason::ForegroundFirst, true, false);
+            }
+        }
+
+        if blocked.any() {
+            if lane == Lane::Foreground {
+                let wake = self.wake_at(&blocked, now);
+                ledger::upsert_waiter(
+                    c,
+                    waiter_id,
+                    user,
+                    blocked.app_blocked,
+                    wake + self.lease_ms,
+                )?;
+            }
+            return Ok(Decision::Wait(blocked));
+        }
+        if lane == Lane::Foreground {
+            ledger::delete_waiter(c, waiter_id)?;
+        }
+        let lease = now + self.lease_ms;
+        let mut grants = Vec::with_capacity(free as usize);
+        for i in 0..free.max(1) {
+            let id = ledger::insert_grant(c, user, lane, now, &self.owner, lease)?;
+            let probes = if i == 0 {
+                for key in &probe_scopes {
+                    breaker::claim_probe(c, key, id, &self.owner, lease)?;
+                }
+                std::mem::take(&mut probe_scopes)
+            } else {
+                Vec::new()
+            };
+            grants.push((id, probes));
+        }
+        Ok(Decision::Granted(grants))
+    }
+
+    /// The soft brake: above 0.8 pace the user's remaining budget over its shortest window; at 1.0 and
+    /// above hold until the oldest of its requests slides out, then one at a time until a new hint.
+    fn check_brake(
+        &self,
+        c: &Connection,
+        user: &str,
+        now: UnixMillis,
+        blocked: &mut Blocked,
+        free: &mut u32,
+    ) -> rusqlite::Result<()> {
+        let Some(b) = ledger::brake(c, user)? else {
+            return Ok(());
+        };
+        let w = self.shortest_user_window();
+        let len = w.length.as_millis() as i64;
+        if now - b.at >= len {
+            // A whole window has passed since the hint: it says nothing about now.
+            return ledger::clear_brake(c, user);
+        }
+        let reason = WaitReason::SoftBrake {
+            user: user.to_owned(),
+            percentage: b.percentage,
+        };
+        let paced_from = ledger::last_granted(c, user)?.unwrap_or(b.at);
+        let next = if b.percentage >= 1.0 {
+            if paced_from < b.hold_until {
+                b.hold_until
+            } else {
+                // One request went after the hold; the next waits for the hint its answer brings.
+                paced_from + len
+            }
+        } else {
+            paced_from + brake_interval_ms(b.percentage, w.count, len)
+        };
+        let next = next.max(b.hold_until);
+        if now < next {
+            blocked.timed(next, reason, false);
+        } else {
+            *free = (*free).min(1);
+        }
+        Ok(())
+    }
+
+    fn shortest_user_window(&self) -> Window {
+        *self
+            .limits
+            .user_windows
+            .iter()
+            .min_by_key(|w| w.length)
+            .expect("validated: at least one window")
+    }
+
+    /// How long until every window of `scope` has room for a foreground request (the model's own
+    /// Retry-After).
+    fn model_wait(&self, c: &Connection, scope: &Scope, now: UnixMillis) -> rusqlite::Result<i64> {
+        let u = match scope {
+            Scope::User(u) => Some(u.as_str()),
+            Scope::App => None,
+        };
+        let mut until = now;
+        for w in self.windows(scope) {
+            let len = w.length.as_millis() as i64;
+            let n = ledger::window_counts(c, u, now - len)?;
+            if n.total >= w.count {
+                if let Some(t) = ledger::nth_oldest(c, u, None, now - len, n.total - w.count)? {
+                    until = until.max(t + len);
+                }
+            }
+        }
+        Ok(until - now)
+    }
+
+    fn finish(&self, p: &Permit, outcome: Outcome) {
+        let now = self.clock.now_ms();
+        let r = self.db.write("recording a Graph request's outcome", |c| {
+            ledger::complete(c, p.id, now)?;
+            match outcome {
+                Outcome::Succeeded(pct) => {
+                    for key in &p.probe_scopes {
+                        breaker::close_if_probe(c, key, p.id)?;
+                    }
+                    match pct {
+                        Some(pct) if pct > 0.8 => {
+                            let w = self.shortest_user_window();
+                            let len = w.length.as_millis() as i64;
+                            let oldest = ledger::nth_oldest(c, Some(&p.user), None, now - len, 0)?;
+                            let hold_until = if pct >= 1.0 {
+                                oldest.unwrap_or(now) + len
+                            } else {
+                                now
+                            };
+                            let brake = ledger::Brake {
+                                percentage: pct,
+                                at: now,
+                                hold_until,
+                            };
+                            ledger::set_brake(c, &p.user, brake)?;
+                        }
+                        _ => ledger::clear_brake(c, &p.user)?,
+                    }
+                }
+                Outcome::Throttled(scope, retry_after) => {
+                    let scopes: Vec<Scope> = match scope {
+                        ThrottleScope::User => vec![Scope::User(p.user.clone())],
+                        ThrottleScope::Application => vec![Scope::App],
+                        ThrottleScope::Unknown => vec![Scope::User(p.user.clone()), Scope::App],
+                    };
+                    for s in &scopes {
+                        self.trip(c, s, p, now, retry_after)?;
+                    }
+                    for key in &p.probe_scopes {
+                        if !scopes.iter().any(|s| &s.key() == key) {
+                            breaker::release_probe(c, key, p.id)?;
+                        }
+                    }
+                }
+                Outcome::Failed | Outcome::Dropped => {
+                    for key in &p.probe_scopes {
+                        breaker::release_probe(c, key, p.id)?;
+                    }
+                }
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            tracing::warn!(error = %e, user = %p.user, "could not record a Graph request's outcome; its slot lease will end it");
+        }
+        self.notify.notify_waiters();
+    }
+
+    /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`.
+    fn trip(
+        &self,
+        c: &Connection,
+        scope: &Scope,
+        p: &Permit,
+        now: UnixMillis,
+        retry_after: Option<Duration>,
+    ) -> rusqlite::Result<()> {
+        let key = scope.key();
+        let model = self.model_wait(c, scope, now)?;
+        let ra = retry_after.map(|d| d.as_millis() as i64).unwrap_or(0);
+        let policy = self.policy(scope);
+        let existing = breaker::load(c, &key)?;
+        let trips = match &existing {
+            Some(b) if b.probe_id == Some(p.id) => b.trips + 1,
+            Some(b) if p.granted_at < b.opened_at => {
+                // Sent before the breaker opened: it says nothing new about the cooldown.
+                return breaker::extend(c, &key, now + model.max(ra));
+            }
+            Some(b) => b.trips + 1,
+            None => 1,
+        };
+        let cooldown = policy.cooldown_ms(trips, self.jitter.fraction(), model, retry_after);
+        tracing::info!(scope = %scope, trips, cooldown_ms = cooldown, "Graph throttled: breaker open");
+        breaker::store(
+            c,
+            &breaker::Breaker {
+                scope: key,
+                opened_at: now,
+                open_until: now + cooldown,
+                trips,
+                cooldown_ms: cooldown,
+                probe_id: None,
+                probe_owner: None,
+            },
+        )
+    }
+
+    fn scopes_state(&self, c: &Connection, now: UnixMillis) -> rusqlite::Result<Vec<ScopeState>> {
+        let mut scopes = vec![Scope::App];
+        scopes.extend(ledger::known_users(c)?.into_iter().map(Scope::User));
+        let breakers: HashMap<String, breaker::Breaker> = breaker::load_all(c)?
+            .into_iter()
+            .map(|b| (b.scope.clone(), b))
+            .collect();
+        let mut out = Vec::new();
+        for scope in scopes {
+            let u = match &scope {
+                Scope::User(u) => Some(u.as_str()),
+                Scope::App => None,
+            };
+            let mut windows = Vec::new();
+            for w in self.windows(&scope) {
+                let len = w.length.as_millis() as i64;
+                let n = ledger::window_counts(c, u, now - len)?;
+                windows.push(WindowUse {
+                    window: w.to_string(),
+                    length_ms: len,
+                    limit: w.count,
+                    background_limit: self.share(w.count),
+                    foreground: n.total - n.background,
+                    background: n.background,
+                });
+            }
+            let f = ledger::in_flight(c, u, &self.owner)?;
+            let breaker = match breakers.get(&scope.key()) {
+                None => BreakerState::Closed,
+                Some(b) if now < b.open_until => BreakerState::Open {
+                    until: b.open_until,
+                    trips: b.trips,
+                },
+                Some(b) => BreakerState::HalfOpen {
+                    probe_in_flight: b.probe_id.is_some(),
+                    trips: b.trips,
+                },
+            };
+            let brake = match u {
+                Some(u) => ledger::brake(c, u)?.map(|b| b.percentage),
+                None => None,
+            };
+            out.push(ScopeState {
+                windows,
+                in_flight_foreground: f.total - f.background,
+                in_flight_background: f.background,
+                concurrency: self.cap(&scope),
+                background_concurrency: self.share(self.cap(&scope)),
+                breaker,
+                brake,
+                foreground_waiting: ledger::waiter_count(c, u)?,
+                scope,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Outcome {
+    Succeeded(Option<f64>),
+    Throttled(ThrottleScope, Option<Duration>),
+    Failed,
+    Dropped,
+}
+
+/// One granted request. Exactly one outcome per permit; dropping it without one counts it as sent
+/// (it is in the ledger already) and releases its slot.
+pub struct Permit {
+    inner: Arc<Inner>,
+    id: i64,
+    user: String,
+    lane: Lane,
+    granted_at: UnixMillis,
+    probe_scopes: Vec<String>,
+    done: bool,
+}
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permit")
+            .field("id", &self.id)
+            .field("user", &self.user)
+            .field("lane", &self.lane)
+            .field("granted_at", &self.granted_at)
+            .field("probe", &!self.probe_scopes.is_empty())
+            .finish()
+    }
+}
+
+impl Permit {
+    /// The user the request is counted for.
+    pub fn user(&self) -> &str {
+        &self.user
+    }
+
+    /// The lane it was granted in.
+    pub fn lane(&self) -> Lane {
+        self.lane
+    }
+
+    /// When it was granted (unix ms).
+    pub fn granted_at(&self) -> UnixMillis {
+        self.granted_at
+    }
+
+    /// Whether it is a breaker's half-open probe.
+    pub fn is_probe(&self) -> bool {
+        !self.probe_scopes.is_empty()
+    }
+
+    /// A 2xx (or a client error that is not a throttle); `limit_percentage` is
+    /// `x-ms-throttle-limit-percentage` when present.
+    pub fn succeeded(mut self, limit_percentage: Option<f64>) {
+        self.finish(Outcome::Succeeded(limit_percentage));
+    }
+
+    /// A 429 or a body error code 20166: opens the breaker of `scope`; `retry_after` is never
+    /// undercut.
+    pub fn throttled(mut self, scope: ThrottleScope, retry_after: Option<Duration>) {
+        self.finish(Outcome::Throttled(scope, retry_after));
+    }
+
+    /// A 5xx or network failure: counted, but not a throttle.
+    pub fn failed(mut self) {
+        self.finish(Outcome::Failed);
+    }
+
+    fn finish(&mut self, outcome: Outcome) {
+        if !self.done {
+            self.done = true;
+            let inner = self.inner.clone();
+            inner.finish(self, outcome);
+        }
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.finish(Outcome::Dropped);
+    }
+}

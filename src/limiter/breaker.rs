@@ -1,0 +1,123 @@
+//! Circuit breakers, one per scope, stored in the database so every process waits on the same one.
+//!
+//! Closed = no row. Open = `now < open_until`. Half-open = cooldown over: the next request becomes the
+//! one probe (`probe_id`); its success deletes the row, another 429 re-opens it with a longer cooldown.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::clock::UnixMillis;
+
+/// One breaker row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breaker {
+    /// `app` or `user:<id>`.
+    pub scope: String,
+    /// When it last (re)opened.
+    pub opened_at: UnixMillis,
+    /// No request of the scope before this.
+    pub open_until: UnixMillis,
+    /// Consecutive 429s without a successful probe in between.
+    pub trips: u32,
+    /// The cooldown it was opened with.
+    pub cooldown_ms: i64,
+    /// The in-flight probe, if one is out.
+    pub probe_id: Option<i64>,
+    /// The process that sent the probe.
+    pub probe_owner: Option<String>,
+}
+
+fn from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Breaker> {
+    Ok(Breaker {
+        scope: r.get(0)?,
+        opened_at: r.get(1)?,
+        open_until: r.get(2)?,
+        trips: r.get::<_, i64>(3)? as u32,
+        cooldown_ms: r.get(4)?,
+        probe_id: r.get(5)?,
+        probe_owner: r.get(6)?,
+    })
+}
+
+const COLUMNS: &str = "scope, opened_at, open_until, trips, cooldown_ms, probe_id, probe_owner";
+
+/// The breaker of `scope`, if it is not closed.
+pub fn load(c: &Connection, scope: &str) -> rusqlite::Result<Option<Breaker>> {
+    c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM limiter_breakers WHERE scope = ?1"
+    ))?
+    .query_row(params![scope], from_row)
+    .optional()
+}
+
+/// Every breaker that is not closed.
+pub fn load_all(c: &Connection) -> rusqlite::Result<Vec<Breaker>> {
+    let mut st = c.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM limiter_breakers ORDER BY scope"
+    ))?;
+    let rows = st.query_map([], from_row)?;
+    rows.collect()
+}
+
+/// Marks request `id` of process `owner` as the half-open probe of `scope`.
+pub fn claim_probe(
+    c: &Connection,
+    scope: &str,
+    id: i64,
+    owner: &str,
+    lease_until: UnixMillis,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE limiter_breakers SET probe_id = ?2, probe_owner = ?3, probe_lease_until = ?4
+         WHERE scope = ?1",
+    )?
+    .execute(params![scope, id, owner, lease_until])?;
+    Ok(())
+}
+
+/// Closes `scope` if request `id` is its probe (its success proves the scope has room again).
+pub fn close_if_probe(c: &Connection, scope: &str, id: i64) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_breakers WHERE scope = ?1 AND probe_id = ?2")?
+        .execute(params![scope, id])?;
+    Ok(())
+}
+
+/// Frees the probe of `scope` if it is `id` (it failed without a throttle): another may probe.
+pub fn release_probe(c: &Connection, scope: &str, id: i64) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE limiter_breakers SET probe_id = NULL, probe_owner = NULL, probe_lease_until = NULL
+         WHERE scope = ?1 AND probe_id = ?2",
+    )?
+    .execute(params![scope, id])?;
+    Ok(())
+}
+
+/// Writes `b` (insert or replace), clearing its probe.
+pub fn store(c: &Connection, b: &Breaker) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO limiter_breakers(scope, opened_at, open_until, trips, cooldown_ms, probe_id,
+                                      probe_owner, probe_lease_until)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL, NULL)
+         ON CONFLICT(scope) DO UPDATE SET opened_at = excluded.opened_at,
+             open_until = excluded.open_until, trips = excluded.trips,
+             cooldown_ms = excluded.cooldown_ms, probe_id = NULL, probe_owner = NULL,
+             probe_lease_until = NULL",
+    )?
+    .execute(params![
+        b.scope,
+        b.opened_at,
+        b.open_until,
+        b.trips as i64,
+        b.cooldown_ms
+    ])?;
+    Ok(())
+}
+
+/// Keeps `scope` open at least until `until`, without touching its trips or probe: for a 429 of a
+/// request sent before the breaker opened, which says nothing new about the cooldown.
+pub fn extend(c: &Connection, scope: &str, until: UnixMillis) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE limiter_breakers SET open_until = max(open_until, ?2) WHERE scope = ?1",
+    )?
+    .execute(params![scope, until])?;
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! The limiter's SQLite rows: the request ledger, in-flight slots, foreground waiters and soft brakes.
+//! Every function runs inside the caller's transaction; none commits.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::Lane;
+use crate::clock::UnixMillis;
+
+/// Requests counted in a window: all of them and the background ones.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Counts {
+    /// Both lanes.
+    pub total: u32,
+    /// Background lane only.
+    pub background: u32,
+}
+
+/// Ledger counts of `user` (or the whole app when `None`) with `at > since`.
+pub fn window_counts(
+    c: &Connection,
+    user: Option<&str>,
+    since: UnixMillis,
+) -> rusqlite::Result<Counts> {
+    let row = |r: &rusqlite::Row<'_>| {
+        Ok(Counts {
+            total: r.get::<_, i64>(0)? as u32,
+            background: r.get::<_, Option<i64>>(1)?.unwrap_or(0) as u32,
+        })
+    };
+    match user {
+        Some(u) => c
+            .prepare_cached(
+                "SELECT count(*), sum(lane) FROM limiter_ledger WHERE user_id = ?1 AND at > ?2",
+            )?
+            .query_row(params![u, since], row),
+        None => c
+            .prepare_cached("SELECT count(*), sum(lane) FROM limiter_ledger WHERE at > ?1")?
+            .query_row(params![since], row),
+    }
+}
+
+/// The counted instant of the `offset`-th oldest (0-based) ledger row with `at > since`, for `user`
+/// (or the app) and, when given, only `lane`.
+pub fn nth_oldest(
+    c: &Connection,
+    user: Option<&str>,
+    lane: Option<Lane>,
+    since: UnixMillis,
+    offset: u32,
+) -> rusqlite::Result<Option<UnixMillis>> {
+    // lane -1 matches every row.
+    let lane = lane.map(Lane::code).unwrap_or(-1);
+    let sql_user = "SELECT at FROM limiter_ledger WHERE user_id = ?1 AND at > ?2 \
+                    AND (?3 < 0 OR lane = ?3) ORDER BY at LIMIT 1 OFFSET ?4";
+    let sql_app = "SELECT at FROM limiter_ledger WHERE ?1 IS NULL AND at > ?2 \
+                   AND (?3 < 0 OR lane = ?3) ORDER BY at LIMIT 1 OFFSET ?4";
+    c.prepare_cached(if user.is_some() { sql_user } else { sql_app })?
+        .query_row(params![user, since, lane, offset], |r| r.get(0))
+        .optional()
+}
+
+/// In-flight counts of `user` (or the app), and how many of them other processes own.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct InFlight {
+    /// Both lanes.
+    pub total: u32,
+    /// Background lane only.
+    pub background: u32,
+    /// Held by other processes (their release does not notify us).
+    pub remote: u32,
+}
+
+/// In-flight slots of `user` (or the app), seen from process `me`.
+pub fn in_flight(c: &Connection, user: Option<&str>, me: &str) -> rusqlite::Result<InFlight> {
+    c.prepare_cached(
+        "SELECT count(*), coalesce(sum(lane), 0), coalesce(sum(owner <> ?2), 0)
+         FROM limiter_inflight WHERE (?1 IS NULL OR user_id = ?1)",
+    )?
+    .query_row(params![user, me], |r| {
+        Ok(InFlight {
+            total: r.get::<_, i64>(0)? as u32,
+            background: r.get::<_, i64>(1)? as u32,
+            remote: r.get::<_, i64>(2)? as u32,
+        })
+    })
+}
+
+/// Records one granted request: a ledger row and its in-flight slot (same id).
+pub fn insert_grant(
+    c: &Connection,
+    user: &str,
+    lane: Lane,
+    now: UnixMillis,
+    owner: &str,
+    lease_until: UnixMillis,
+) -> rusqlite::Result<i64> {
+    c.prepare_cached(
+        "INSERT INTO limiter_ledger(user_id, lane, granted_at, at) VALUES (?1, ?2, ?3, ?3)",
+    )?
+    .execute(params![user, lane.code(), now])?;
+    let id = c.last_insert_rowid();
+    c.prepare_cached(
+        "INSERT INTO limiter_inflight(id, user_id, lane, owner, lease_until) VALUES (?1,?2,?3,?4,?5)",
+    )?
+    .execute(params![id, user, lane.code(), owner, lease_until])?;
+    Ok(id)
+}
+
+/// Ends request `id`: frees its slot and counts it from `now` (its completion), never earlier.
+pub fn complete(c: &Connection, id: i64, now: UnixMillis) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_inflight WHERE id = ?1")?
+        .execute(params![id])?;
+    c.prepare_cached("UPDATE limiter_ledger SET at = max(at, ?2) WHERE id = ?1")?
+        .execute(params![id, now])?;
+    Ok(())
+}
+
+/// Drops what a dead process left behind: expired slots, waiters and probes.
+pub fn expire(c: &Connection, now: UnixMillis) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_inflight WHERE lease_until <= ?1")?
+        .execute(params![now])?;
+    c.prepare_cached("DELETE FROM limiter_fg_waiters WHERE lease_until <= ?1")?
+        .execute(params![now])?;
+    c.prepare_cached(
+        "UPDATE limiter_breakers SET probe_id = NULL, probe_owner = NULL, probe_lease_until = NULL
+         WHERE probe_lease_until <= ?1",
+    )?
+    .execute(params![now])?;
+    Ok(())
+}
+
+/// Extends the leases of every slot and probe process `owner` holds: it is alive.
+pub fn refresh_leases(c: &Connection, owner: &str, until: UnixMillis) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE limiter_inflight SET lease_until = ?2 WHERE owner = ?1 AND lease_until < ?2",
+    )?
+    .execute(params![owner, until])?;
+    c.prepare_cached(
+        "UPDATE limiter_breakers SET probe_lease_until = ?2
+         WHERE probe_owner = ?1 AND probe_lease_until < ?2",
+    )?
+    .execute(params![owner, until])?;
+    Ok(())
+}
+
+/// Deletes ledger rows that no window can see any more.
+pub fn prune(c: &Connection, before: UnixMillis) -> rusqlite::Result<usize> {
+    c.prepare_cached(
+        "DELETE FROM limiter_ledger WHERE at <= ?1 AND id NOT IN (SELECT id FROM limiter_inflight)",
+    )?
+    .execute(params![before])
+}
+
+/// When `user`'s latest request was granted.
+pub fn last_granted(c: &Connection, user: &str) -> rusqlite::Result<Option<UnixMillis>> {
+    c.prepare_cached("SELECT max(granted_at) FROM limiter_ledger WHERE user_id = ?1")?
+        .query_row(params![user], |r| r.get(0))
+}
+
+/// Registers (or refreshes) a waiting foreground request.
+pub fn upsert_waiter(
+    c: &Connection,
+    id: &str,
+    user: &str,
+    app_blocked: bool,
+    lease_until: UnixMillis,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO limiter_fg_waiters(id, user_id, app_blocked, lease_until) VALUES (?1,?2,?3,?4)
+         ON CONFLICT(id) DO UPDATE SET app_blocked = excluded.app_blocked,
+                                       lease_until = excluded.lease_until",
+    )?
+    .execute(params![id, user, app_blocked, lease_until])?;
+    Ok(())
+}
+
+/// Removes a foreground waiter (granted or cancelled).
+pub fn delete_waiter(c: &Connection, id: &str) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_fg_waiters WHERE id = ?1")?
+        .execute(params![id])?;
+    Ok(())
+}
+
+/// Whether a live foreground waiter holds back background work of `user`: one of the same user, or
+/// one blocked on the app scope. Returns (user-scope, app-scope) hold-backs.
+pub fn foreground_waiting(c: &Connection, user: &str) -> rusqlite::Result<(bool, bool)> {
+    c.prepare_cached(
+        "SELECT coalesce(max(user_id = ?1), 0), coalesce(max(app_blocked), 0)
+         FROM limiter_fg_waiters",
+    )?
+    .query_row(params![user], |r| {
+        Ok((r.get::<_, i64>(0)? != 0, r.get::<_, i64>(1)? != 0))
+    })
+}
+
+/// Number of live foreground waiters (for the snapshot).
+pub fn waiter_count(c: &Connection, user: Option<&str>) -> rusqlite::Result<u32> {
+    c.prepare_cached("SELECT count(*) FROM limiter_fg_waiters WHERE (?1 IS NULL OR user_id = ?1)")?
+        .query_row(params![user], |r| r.get::<_, i64>(0).map(|n| n as u32))
+}
+
+/// A user's soft brake from `x-ms-throttle-limit-percentage`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Brake {
+    /// The reported share of a limit (0.8 to 1.8).
+    pub percentage: f64,
+    /// When it was reported.
+    pub at: UnixMillis,
+    /// At 1.0 and above: no request before this.
+    pub hold_until: UnixMillis,
+}
+
+/// The brake of `user`, if any.
+pub fn brake(c: &Connection, user: &str) -> rusqlite::Result<Option<Brake>> {
+    c.prepare_cached("SELECT percentage, at, hold_until FROM limiter_brakes WHERE user_id = ?1")?
+        .query_row(params![user], |r| {
+            Ok(Brake {
+                percentage: r.get(0)?,
+                at: r.get(1)?,
+                hold_until: r.get(2)?,
+            })
+        })
+        .optional()
+}
+
+/// Sets (or replaces) the brake of `user`.
+pub fn set_brake(c: &Connection, user: &str, b: Brake) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO limiter_brakes(user_id, percentage, at, hold_until) VALUES (?1,?2,?3,?4)
+         ON CONFLICT(user_id) DO UPDATE SET percentage = excluded.percentage, at = excluded.at,
+                                            hold_until = excluded.hold_until",
+    )?
+    .execute(params![user, b.percentage, b.at, b.hold_until])?;
+    Ok(())
+}
+
+/// Releases the brake of `user`.
+pub fn clear_brake(c: &Connection, user: &str) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_brakes WHERE user_id = ?1")?
+        .execute(params![user])?;
+    Ok(())
+}
+
+/// Users with any ledger row, slot, breaker or brake (for the snapshot).
+pub fn known_users(c: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut st = c.prepare_cached(
+        "SELECT user_id FROM limiter_ledger UNION SELECT user_id FROM limiter_inflight
+         UNION SELECT substr(scope, 6) FROM limiter_breakers WHERE scope LIKE 'user:%'
+         UNION SELECT user_id FROM limiter_brakes ORDER BY 1",
+    )?;
+    let rows = st.query_map([], |r| r.get(0))?;
+    rows.collect()
+}
