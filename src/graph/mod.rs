@@ -1,1 +1,669 @@
-//! (being written)
+//! The Microsoft Graph OneNote client. Every request goes through the [`Limiter`] with its account's
+//! user and lane; the client never sleeps on throttling timers of its own (the limiter's breaker and
+//! windows decide when the next request may go). Transient failures are retried with jittered
+//! backoff, a 401 refreshes the token once, and a 403/404 fails only the item it concerns.
+
+pub mod batch;
+pub mod model;
+pub mod scan;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use reqwest::header::HeaderMap;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::auth::{AccessToken, AuthError, TokenSource};
+use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::exit::{Exit, ExitClass};
+use crate::limiter::{
+    parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
+    Permit, ThrottleScope,
+};
+use crate::settings::Settings;
+use crate::store::Db;
+
+/// Attempts at a request that keeps failing transiently (5xx, resets, timeouts).
+const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
+/// Throttled answers tolerated for one request before giving up (the limiter paces them).
+const MAX_THROTTLED_ATTEMPTS: u32 = 60;
+/// Largest response body read into memory (a resource bigger than this is refused, not truncated).
+pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
+
+/// Who a request is for: the account (for tokens and messages), its Graph user (for the limiter), and
+/// the lane.
+#[derive(Clone, Debug)]
+pub struct Caller {
+    /// Local account name.
+    pub account: String,
+    /// Graph user id: the limiter's user.
+    pub user_id: String,
+    /// Foreground (scan) or background (migration).
+    pub lane: Lane,
+    /// Give up instead of waiting past this time (unix ms): `migrate --max-duration`.
+    pub deadline: Option<UnixMillis>,
+}
+
+/// Errors of Graph calls. Each names the account and the OneNote item.
+#[derive(Debug, thiserror::Error)]
+pub enum GraphError {
+    /// 403/404: this item cannot be read; the rest can.
+    #[error("{account}: {item}: Graph answered {status}: {message}")]
+    Item {
+        /// Account name.
+        account: String,
+        /// The OneNote item (kind, title and id).
+        item: String,
+        /// HTTP status.
+        status: u16,
+        /// Graph's error message.
+        message: String,
+    },
+    /// Transient failures went on past the retry limit.
+    #[error("{account}: {item}: gave up after {attempts} attempts: {last}")]
+    GaveUp {
+        /// Account name.
+        account: String,
+        /// The OneNote item.
+        item: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last failure.
+        last: String,
+    },
+    /// The answer could not be understood.
+    #[error("{account}: {item}: unexpected answer from Graph: {problem}")]
+    BadAnswer {
+        /// Account name.
+        account: String,
+        /// The OneNote item.
+        item: String,
+        /// What was wrong.
+        problem: String,
+    },
+    /// Tokens could not be had (sign-in required).
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    /// The limiter failed, or would wait past the deadline.
+    #[error(transparent)]
+    Limiter(#[from] LimiterError),
+}
+
+impl GraphError {
+    /// Whether only this item failed and the run should go on.
+    pub fn is_item_failure(&self) -> bool {
+        matches!(
+            self,
+            GraphError::Item { .. } | GraphError::GaveUp { .. } | GraphError::BadAnswer { .. }
+        )
+    }
+}
+
+impl ExitClass for GraphError {
+    fn exit_class(&self) -> Option<Exit> {
+        match self {
+            GraphError::Auth(e) => crate::auth::exit_class_of(e),
+            GraphError::Limiter(e) => e.exit_class(),
+            _ => None,
+        }
+    }
+}
+
+/// Request counters for reports.
+#[derive(Debug, Default)]
+struct Stats {
+    requests: AtomicU64,
+    throttled: AtomicU64,
+    retries: AtomicU64,
+    batches: AtomicU64,
+    bytes: AtomicU64,
+}
+
+/// A snapshot of the client's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct GraphCounts {
+    /// Requests sent to Graph, inner `$batch` requests counted one by one.
+    pub requests: u64,
+    /// 429s (or 20166 errors) received.
+    pub throttled: u64,
+    /// Retries after transient failures.
+    pub retries: u64,
+    /// `$batch` envelopes sent.
+    pub batches: u64,
+    /// Response bytes read.
+    pub bytes: u64,
+}
+
+/// The Graph client (cheap to clone).
+#[derive(Clone)]
+pub struct GraphClient {
+    http: reqwest::Client,
+    base: Arc<str>,
+    limiter: Limiter,
+    tokens: TokenSource,
+    clock: Clock,
+    jitter: Jitter,
+    stats: Arc<Stats>,
+    backoff_base: Duration,
+}
+
+/// One answer that reached us: status, headers and body.
+struct Answer {
+    status: u16,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+impl Caller {
+    /// The caller for a stored, signed-in account.
+    pub fn for_account(db: &Db, account: &str, lane: Lane) -> Result<Caller, GraphError> {
+        let no_account = || AuthError::NoAccount {
+            account: account.to_owned(),
+        };
+        let a = db
+            .account(account)
+            .map_err(|e| GraphError::BadAnswer {
+                account: account.to_owned(),
+                item: "the account".into(),
+                problem: e.to_string(),
+            })?
+            .filter(|a| a.signed_in())
+            .ok_or_else(no_account)?;
+        Ok(Caller {
+            account: a.name,
+            user_id: a.user_id,
+            lane,
+            deadline: None,
+        })
+    }
+}
+
+impl GraphClient {
+    /// The client for the configured Graph, with its limiter and token source on `db`.
+    pub fn open(
+        db: Arc<Db>,
+        settings: &Settings,
+        clock: Clock,
+        jitter: Jitter,
+    ) -> Result<GraphClient, GraphError> {
+        let limiter = Limiter::open(
+            db.clone(),
+            settings.graph.clone(),
+            clock.clone(),
+            jitter.clone(),
+        )?;
+        let tokens = TokenSource::new(db, settings, clock.clone())?;
+        Ok(GraphClient::new(
+            &settings.graph_url,
+            limiter,
+            tokens,
+            clock,
+            jitter,
+        ))
+    }
+
+    /// A client for `base` (e.g. `https://graph.microsoft.com/v1.0`).
+    pub fn new(
+        base: &str,
+        limiter: Limiter,
+        tokens: TokenSource,
+        clock: Clock,
+        jitter: Jitter,
+    ) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .connect_timeout(Duration::from_secs(20))
+            .build()
+            .expect("reqwest client builds");
+        Self {
+            http,
+            base: base.trim_end_matches('/').into(),
+            limiter,
+            tokens,
+            clock,
+            jitter,
+            stats: Arc::new(Stats::default()),
+            backoff_base: Duration::from_millis(500),
+        }
+    }
+
+    /// Shortens the transient-failure backoff (tests against the local test server).
+    pub fn with_backoff_base(mut self, d: Duration) -> Self {
+        self.backoff_base = d;
+        self
+    }
+
+    /// Shortens the per-request timeout (tests of hung answers).
+    pub fn with_timeout(mut self, d: Duration) -> Self {
+        self.http = reqwest::Client::builder()
+            .timeout(d)
+            .build()
+            .expect("reqwest client builds");
+        self
+    }
+
+    /// The limiter every request goes through.
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    /// The base URL.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// Counters so far.
+    pub fn counts(&self) -> GraphCounts {
+        GraphCounts {
+            requests: self.stats.requests.load(Ordering::Relaxed),
+            throttled: self.stats.throttled.load(Ordering::Relaxed),
+            retries: self.stats.retries.load(Ordering::Relaxed),
+            batches: self.stats.batches.load(Ordering::Relaxed),
+            bytes: self.stats.bytes.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Absolute URL for a path relative to the base (absolute URLs are used as given).
+    pub fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_owned()
+        } else {
+            format!("{}/{}", self.base, path.trim_start_matches('/'))
+        }
+    }
+
+    /// GET a JSON document.
+    pub async fn get_json<T: DeserializeOwned>(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<T, GraphError> {
+        let a = self.get(who, path, item).await?;
+        serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// GET text (page HTML).
+    pub async fn get_text(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<String, GraphError> {
+        let a = self.get(who, path, item).await?;
+        String::from_utf8(a.body.to_vec()).map_err(|e| GraphError::BadAnswer {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            problem: format!("not UTF-8: {e}"),
+        })
+    }
+
+    /// GET binary content (a resource), read in chunks into one buffer sized from Content-Length.
+    pub async fn get_bytes(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<Bytes, GraphError> {
+        Ok(self.get(who, path, item).await?.body)
+    }
+
+    /// Every item of a paged collection: follows `@odata.nextLink`, and falls back to `$skip` when a
+    /// full page comes back without one (reported to happen on OneNote).
+    pub async fn get_all<T: DeserializeOwned>(
+        &self,
+        who: &Caller,
+        path: &str,
+        page_size: usize,
+        item: &str,
+    ) -> Result<Vec<T>, GraphError> {
+        let mut out = Vec::new();
+        let mut next = Some(self.url(path));
+        while let Some(url) = next.take() {
+            let page: model::Page<T> = self.get_json(who, &url, item).await?;
+            let n = page.value.len();
+            out.extend(page.value);
+            next = match page.next_link {
+                Some(l) => Some(l),
+                None if n >= page_size && page_size > 0 => Some(with_skip(&url, skip_of(&url) + n)),
+                None => None,
+            };
+        }
+        Ok(out)
+    }
+
+    async fn get(&self, who: &Caller, path: &str, item: &str) -> Result<Answer, GraphError> {
+        let url = self.url(path);
+        let mut token = self.tokens.access_token(&who.account).await?;
+        let mut refreshed = false;
+        let mut transient = 0u32;
+        let mut throttled = 0u32;
+        loop {
+            let permit = self.permit(who).await?;
+            let sent = self.send(&url, &token).await;
+            self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            let answer = match sent {
+                Ok(a) => a,
+                Err(detail) => {
+                    permit.failed();
+                    transient += 1;
+                    self.transient_backoff(who, item, transient, &detail)
+                        .await?;
+                    continue;
+                }
+            };
+            match classify(&answer) {
+                Kind::Ok => {
+                    permit.succeeded(percentage(&answer.headers));
+                    self.stats
+                        .bytes
+                        .fetch_add(answer.body.len() as u64, Ordering::Relaxed);
+                    return Ok(answer);
+                }
+                Kind::Throttled(scope, retry_after) => {
+                    self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                    permit.throttled(scope, retry_after);
+                    throttled += 1;
+                    tracing::info!(account = %who.account, item, "Graph throttled the request; the limiter holds the scope back");
+                    if throttled >= MAX_THROTTLED_ATTEMPTS {
+                        return Err(GraphError::GaveUp {
+                            account: who.account.clone(),
+                            item: item.to_owned(),
+                            attempts: throttled + transient,
+                            last: "429 Too Many Requests".into(),
+                        });
+                    }
+                }
+                Kind::Unauthorized if !refreshed => {
+                    permit.succeeded(None);
+                    refreshed = true;
+                    token = self.tokens.refresh_after_401(&who.account, &token).await?;
+                }
+                Kind::Transient => {
+                    permit.failed();
+                    transient += 1;
+                    let last = format!("HTTP {}", answer.status);
+                    self.transient_backoff(who, item, transient, &last).await?;
+                }
+                Kind::Unauthorized | Kind::Permanent => {
+                    permit.succeeded(percentage(&answer.headers));
+                    return Err(GraphError::Item {
+                        account: who.account.clone(),
+                        item: item.to_owned(),
+                        status: answer.status,
+                        message: error_message(&answer.body),
+                    });
+                }
+            }
+        }
+    }
+
+    /// A slot from the limiter, or the deadline error.
+    async fn permit(&self, who: &Caller) -> Result<Permit, GraphError> {
+        Ok(match who.deadline {
+            Some(d) => {
+                self.limiter
+                    .acquire_before(&who.user_id, who.lane, d)
+                    .await?
+            }
+            None => self.limiter.acquire(&who.user_id, who.lane).await?,
+        })
+    }
+
+    async fn send(&self, url: &str, token: &AccessToken) -> Result<Answer, String> {
+        let resp = self
+            .http
+            .get(url)
+            .bearer_auth(token.secret())
+            .send()
+            .await
+            .map_err(|e| transport_detail(&e))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = read_body(resp).await?;
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    /// POSTs a JSON body (the `$batch` envelope) without a permit of its own: the inner requests
+    /// hold the permits.
+    async fn post_json(
+        &self,
+        url: &str,
+        token: &AccessToken,
+        body: &Value,
+    ) -> Result<Answer, String> {
+        let resp = self
+            .http
+            .post(url)
+            .bearer_auth(token.secret())
+            .json(body)
+            .send()
+            .await
+            .map_err(|e| transport_detail(&e))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let body = read_body(resp).await?;
+        Ok(Answer {
+            status,
+            headers,
+            body,
+        })
+    }
+
+    async fn transient_backoff(
+        &self,
+        who: &Caller,
+        item: &str,
+        attempt: u32,
+        last: &str,
+    ) -> Result<(), GraphError> {
+        if attempt >= MAX_TRANSIENT_ATTEMPTS {
+            return Err(GraphError::GaveUp {
+                account: who.account.clone(),
+                item: item.to_owned(),
+                attempts: attempt,
+                last: last.to_owned(),
+            });
+        }
+        self.stats.retries.fetch_add(1, Ordering::Relaxed);
+        let wait = self.backoff(attempt);
+        tracing::debug!(account = %who.account, item, attempt, wait_ms = wait.as_millis() as u64, "retrying after {last}");
+        self.clock.sleep(wait).await;
+        Ok(())
+    }
+
+    fn backoff(&self, attempt: u32) -> Duration {
+        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
+        self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5)
+    }
+}
+
+/// What an answer means for the caller.
+enum Kind {
+    Ok,
+    Throttled(ThrottleScope, Option<Duration>),
+    Unauthorized,
+    Transient,
+    Permanent,
+}
+
+fn classify(a: &Answer) -> Kind {
+    classify_parts(a.status, &a.headers, &a.body)
+}
+
+/// Classifies a status, headers and body (shared with inner `$batch` responses).
+fn classify_parts(status: u16, headers: &HeaderMap, body: &[u8]) -> Kind {
+    let throttle_code = || {
+        serde_json::from_slice::<Value>(body)
+            .ok()
+            .and_then(|v| v["error"]["code"].as_str().map(|c| c == "20166"))
+            .unwrap_or(false)
+    };
+    match status {
+        200..=299 => Kind::Ok,
+        429 => Kind::Throttled(scope(headers), retry_after(headers)),
+        _ if status >= 400 && throttle_code() => {
+            Kind::Throttled(scope(headers), retry_after(headers))
+        }
+        401 => Kind::Unauthorized,
+        408 | 500 | 502 | 503 | 504 => Kind::Transient,
+        _ => Kind::Permanent,
+    }
+}
+
+fn scope(h: &HeaderMap) -> ThrottleScope {
+    h.get("x-ms-throttle-scope")
+        .and_then(|v| v.to_str().ok())
+        .map(parse_scope_header)
+        .unwrap_or(ThrottleScope::Unknown)
+}
+
+fn retry_after(h: &HeaderMap) -> Option<Duration> {
+    h.get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after)
+}
+
+fn percentage(h: &HeaderMap) -> Option<f64> {
+    h.get("x-ms-throttle-limit-percentage")
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_limit_percentage)
+}
+
+/// Graph's error message from an error body, or a short description.
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            let code = v["error"]["code"].as_str().unwrap_or_default().to_owned();
+            v["error"]["message"]
+                .as_str()
+                .map(|m| format!("{code} {m}").trim().to_owned())
+        })
+        .unwrap_or_else(|| "no error details".into())
+}
+
+fn transport_detail(e: &reqwest::Error) -> String {
+    if e.is_timeout() {
+        "timed out".into()
+    } else if e.is_connect() {
+        "could not connect".into()
+    } else {
+        "connection failed".into()
+    }
+}
+
+/// Reads a body chunk by chunk into one buffer (no second copy), refusing bodies over the bound.
+async fn read_body(resp: reqwest::Response) -> Result<Bytes, String> {
+    let cap = resp
+        .content_length()
+        .map(|n| n as usize)
+        .unwrap_or(64 * 1024);
+    if cap > MAX_BODY_BYTES {
+        return Err(format!(
+            "answer of {cap} bytes is over the {MAX_BODY_BYTES}-byte bound"
+        ));
+    }
+    let mut buf = BytesMut::with_capacity(cap);
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("answer cut off ({})", transport_detail(&e)))?;
+        if buf.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(format!("answer over the {MAX_BODY_BYTES}-byte bound"));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// The `$skip` of `url` (0 when none).
+fn skip_of(url: &str) -> usize {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            u.query_pairs()
+                .find(|(k, _)| k == "$skip")
+                .and_then(|(_, v)| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// `url` with `$skip=n` set (replacing any `$skip` already there).
+fn with_skip(url: &str, n: usize) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) => {
+            let pairs: Vec<(String, String)> = u
+                .query_pairs()
+                .filter(|(k, _)| k != "$skip")
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect();
+            u.query_pairs_mut()
+                .clear()
+                .extend_pairs(pairs)
+                .append_pair("$skip", &n.to_string());
+            u.to_string()
+        }
+        Err(_) => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skip_is_replaced_not_repeated() {
+        let u = with_skip(
+            "http://x/v1.0/me/onenote/sections/1/pages?$top=100&$skip=100",
+            200,
+        );
+        assert!(u.contains("skip=200"));
+        assert!(!u.contains("skip=100"));
+        assert!(u.contains("top=100"));
+    }
+
+    #[test]
+    fn throttles_are_recognised_by_status_and_by_body_code() {
+        let mut h = HeaderMap::new();
+        h.insert("x-ms-throttle-scope", "User".parse().unwrap());
+        assert!(matches!(
+            classify_parts(429, &h, b""),
+            Kind::Throttled(ThrottleScope::User, None)
+        ));
+        let body = br#"{"error":{"code":"20166","message":"too many"}}"#;
+        assert!(matches!(
+            classify_parts(503, &HeaderMap::new(), body),
+            Kind::Throttled(ThrottleScope::Unknown, None)
+        ));
+        h.insert("retry-after", "2.128".parse().unwrap());
+        match classify_parts(429, &h, b"") {
+            Kind::Throttled(_, Some(d)) => assert_eq!(d, Duration::from_millis(2128)),
+            _ => panic!("not a throttle"),
+        }
+        assert!(matches!(
+            classify_parts(502, &HeaderMap::new(), b""),
+            Kind::Transient
+        ));
+        assert!(matches!(
+            classify_parts(404, &HeaderMap::new(), b""),
+            Kind::Permanent
+        ));
+        assert!(matches!(
+            classify_parts(401, &HeaderMap::new(), b""),
+            Kind::Unauthorized
+        ));
+    }
+}

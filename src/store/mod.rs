@@ -25,7 +25,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0001_initial.sql"),
     ),
     ("0002_jobs", include_str!("../../migrations/0002_jobs.sql")),
-    ("0003_limiter", include_str!("../../migrations/0003_limiter.sql")),
+    (
+        "0003_limiter",
+        include_str!("../../migrations/0003_limiter.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

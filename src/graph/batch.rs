@@ -1,0 +1,323 @@
+//! `$batch`: up to 20 GETs in one round trip. It saves round trips, not budget: every inner request
+//! is one request for every window and cap, so a batch never holds more inner requests than the
+//! limiter granted slots for. Every inner response is read; the ones that failed (429, 5xx, a missing
+//! answer) are retried on their own in a later batch until they succeed or fail for good. An outer 200
+//! says nothing about its contents.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use base64::Engine;
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::{json, Value};
+
+use super::{classify_parts, error_message, percentage, Caller, GraphClient, GraphError, Kind};
+use crate::limiter::{Permit, ThrottleScope};
+
+/// Graph's limit of inner requests per batch.
+pub const MAX_BATCH: usize = 20;
+/// Attempts per inner request at transient failures.
+const MAX_INNER_ATTEMPTS: u32 = 6;
+
+/// One GET to run in a batch.
+#[derive(Clone, Debug)]
+pub struct BatchGet {
+    /// URL, absolute or relative to the Graph base.
+    pub url: String,
+    /// The OneNote item it reads, for messages.
+    pub item: String,
+}
+
+impl GraphClient {
+    /// Runs `gets` through `$batch` and returns one result per get, in the same order. Nothing is
+    /// dropped: every get ends in its body or its error.
+    pub async fn batch_get(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+    ) -> Vec<Result<Bytes, GraphError>> {
+        let mut results: Vec<Option<Result<Bytes, GraphError>>> =
+            (0..gets.len()).map(|_| None).collect();
+        let mut pending: Vec<usize> = (0..gets.len()).collect();
+        let mut attempts = vec![0u32; gets.len()];
+        let mut throttles = vec![0u32; gets.len()];
+        let mut outer_failures = 0u32;
+        let mut token = match self.tokens.access_token(&who.account).await {
+            Ok(t) => t,
+            Err(e) => {
+                let msg = e.to_string();
+                return gets
+                    .iter()
+                    .map(|g| {
+                        Err(GraphError::GaveUp {
+                            account: who.account.clone(),
+                            item: g.item.clone(),
+                            attempts: 0,
+                            last: msg.clone(),
+                        })
+                    })
+                    .collect();
+            }
+        };
+        let mut refreshed = false;
+        while !pending.is_empty() {
+            let want = pending.len().min(MAX_BATCH);
+            let permits = match self.permits(who, want).await {
+                Ok(p) => p,
+                Err(e) => {
+                    // The limiter cannot grant (deadline): the rest fail with that reason.
+                    let msg = e.to_string();
+                    for i in pending.drain(..) {
+                        results[i] = Some(Err(GraphError::GaveUp {
+                            account: who.account.clone(),
+                            item: gets[i].item.clone(),
+                            attempts: attempts[i],
+                            last: msg.clone(),
+                        }));
+                    }
+                    break;
+                }
+            };
+            let take: Vec<usize> = pending.drain(..permits.len()).collect();
+            let requests: Vec<Value> = take
+                .iter()
+                .map(|&i| json!({"id": i.to_string(), "method": "GET", "url": self.relative(&gets[i].url)}))
+                .collect();
+            self.stats.batches.fetch_add(1, Ordering::Relaxed);
+            self.stats
+                .requests
+                .fetch_add(take.len() as u64, Ordering::Relaxed);
+            let outer = self
+                .post_json(
+                    &self.url("$batch"),
+                    &token,
+                    &json!({ "requests": requests }),
+                )
+                .await;
+            let answers = match outer {
+                Ok(a) if a.status == 200 => serde_json::from_slice::<Value>(&a.body)
+                    .ok()
+                    .and_then(|v| v["responses"].as_array().cloned()),
+                Ok(a) if a.status == 401 && !refreshed => {
+                    for p in permits {
+                        p.succeeded(None);
+                    }
+                    refreshed = true;
+                    match self.tokens.refresh_after_401(&who.account, &token).await {
+                        Ok(t) => token = t,
+                        Err(e) => {
+                            let msg = e.to_string();
+                            for i in take.into_iter().chain(pending.drain(..)) {
+                                results[i] = Some(Err(GraphError::GaveUp {
+                                    account: who.account.clone(),
+                                    item: gets[i].item.clone(),
+                                    attempts: attempts[i],
+                                    last: msg.clone(),
+                                }));
+                            }
+                            break;
+                        }
+                    }
+                    pending.splice(0..0, take);
+                    continue;
+                }
+                Ok(a) if a.status == 429 => {
+                    for p in permits {
+                        p.throttled(scope_of(&a.headers), None);
+                    }
+                    pending.splice(0..0, take);
+                    continue;
+                }
+                _ => None,
+            };
+            let Some(answers) = answers else {
+                // The envelope failed: none of its contents is known; all go again.
+                for p in permits {
+                    p.failed();
+                }
+                outer_failures += 1;
+                if outer_failures >= MAX_INNER_ATTEMPTS {
+                    for i in take.into_iter().chain(pending.drain(..)) {
+                        results[i] = Some(Err(GraphError::GaveUp {
+                            account: who.account.clone(),
+                            item: gets[i].item.clone(),
+                            attempts: outer_failures,
+                            last: "the $batch request itself kept failing".into(),
+                        }));
+                    }
+                    break;
+                }
+                pending.splice(0..0, take);
+                self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                self.clock.sleep(self.backoff(outer_failures)).await;
+                continue;
+            };
+            let by_id: HashMap<String, &Value> = answers
+                .iter()
+                .filter_map(|r| Some((r["id"].as_str()?.to_owned(), r)))
+                .collect();
+            let mut retry_later = Vec::new();
+            let mut any_transient = 0;
+            for (i, permit) in take.into_iter().zip(permits) {
+                let Some(r) = by_id.get(&i.to_string()) else {
+                    permit.failed();
+                    attempts[i] += 1;
+                    retry_later.push(i);
+                    continue;
+                };
+                let status = r["status"].as_u64().unwrap_or(0) as u16;
+                let headers = inner_headers(r);
+                let body = inner_body(r);
+                match classify_parts(status, &headers, &body) {
+                    Kind::Ok => {
+                        permit.succeeded(percentage(&headers));
+                        self.stats
+                            .bytes
+                            .fetch_add(body.len() as u64, Ordering::Relaxed);
+                        results[i] = Some(Ok(body));
+                    }
+                    Kind::Throttled(scope, ra) => {
+                        self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                        permit.throttled(scope, ra);
+                        throttles[i] += 1;
+                        if throttles[i] >= 60 {
+                            results[i] =
+                                Some(Err(self.gave_up(who, &gets[i].item, throttles[i], "429")));
+                        } else {
+                            retry_later.push(i);
+                        }
+                    }
+                    Kind::Transient | Kind::Unauthorized if status != 401 || !refreshed => {
+                        permit.failed();
+                        attempts[i] += 1;
+                        any_transient = any_transient.max(attempts[i]);
+                        if attempts[i] >= MAX_INNER_ATTEMPTS {
+                            results[i] = Some(Err(self.gave_up(
+                                who,
+                                &gets[i].item,
+                                attempts[i],
+                                &format!("HTTP {status}"),
+                            )));
+                        } else {
+                            retry_later.push(i);
+                        }
+                    }
+                    Kind::Transient | Kind::Unauthorized | Kind::Permanent => {
+                        permit.succeeded(percentage(&headers));
+                        results[i] = Some(Err(GraphError::Item {
+                            account: who.account.clone(),
+                            item: gets[i].item.clone(),
+                            status,
+                            message: error_message(&body),
+                        }));
+                    }
+                }
+            }
+            // 424 (a failed dependency) is transient by our reading too: it never ran.
+            pending.splice(0..0, retry_later);
+            if any_transient > 0 {
+                self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                self.clock.sleep(self.backoff(any_transient)).await;
+            }
+        }
+        results
+            .into_iter()
+            .zip(gets)
+            .map(|(r, g)| {
+                r.unwrap_or_else(|| {
+                    Err(self.gave_up(who, &g.item, 0, "no answer was recorded for this request"))
+                })
+            })
+            .collect()
+    }
+
+    async fn permits(&self, who: &Caller, want: usize) -> Result<Vec<Permit>, GraphError> {
+        match who.deadline {
+            // With a deadline, take one slot at a time so the deadline is honoured.
+            Some(_) => Ok(vec![self.permit(who).await?]),
+            None => Ok(self
+                .limiter
+                .acquire_up_to(&who.user_id, who.lane, want)
+                .await?),
+        }
+    }
+
+    fn gave_up(&self, who: &Caller, item: &str, attempts: u32, last: &str) -> GraphError {
+        GraphError::GaveUp {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            attempts,
+            last: last.to_owned(),
+        }
+    }
+
+    /// A URL relative to the version root, as `$batch` wants it.
+    fn relative(&self, url: &str) -> String {
+        let rel = url.strip_prefix(&*self.base).unwrap_or(url);
+        if rel.starts_with('/') {
+            rel.to_owned()
+        } else {
+            format!("/{rel}")
+        }
+    }
+}
+
+fn scope_of(h: &HeaderMap) -> ThrottleScope {
+    super::scope(h)
+}
+
+fn inner_headers(r: &Value) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    if let Some(obj) = r["headers"].as_object() {
+        for (k, v) in obj {
+            if let (Ok(name), Some(Ok(val))) = (
+                HeaderName::from_bytes(k.as_bytes()),
+                v.as_str().map(HeaderValue::from_str),
+            ) {
+                h.insert(name, val);
+            }
+        }
+    }
+    h
+}
+
+/// An inner body: JSON stays JSON (re-serialised), anything else arrives base64-encoded.
+fn inner_body(r: &Value) -> Bytes {
+    let is_json = r["headers"]
+        .as_object()
+        .and_then(|h| {
+            h.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+                .and_then(|(_, v)| v.as_str())
+        })
+        .map(|ct| ct.contains("json"))
+        .unwrap_or(true);
+    match &r["body"] {
+        Value::Null => Bytes::new(),
+        Value::String(s) if !is_json => base64::engine::general_purpose::STANDARD
+            .decode(s)
+            .or_else(|_| base64::engine::general_purpose::URL_SAFE.decode(s))
+            .map(Bytes::from)
+            .unwrap_or_else(|_| Bytes::from(s.clone().into_bytes())),
+        v => Bytes::from(v.to_string().into_bytes()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inner_bodies_decode_json_and_base64() {
+        let r = json!({"id":"1","status":200,"headers":{"Content-Type":"application/json"},"body":{"a":1}});
+        assert_eq!(&inner_body(&r)[..], br#"{"a":1}"#);
+        let r =
+            json!({"id":"1","status":200,"headers":{"Content-Type":"text/html"},"body":"PGh0bWw+"});
+        assert_eq!(&inner_body(&r)[..], b"<html>");
+        let h = inner_headers(
+            &json!({"headers":{"x-ms-throttle-scope":"Application","Retry-After":"2.128"}}),
+        );
+        assert_eq!(scope_of(&h), ThrottleScope::Application);
+    }
+}
