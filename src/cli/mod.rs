@@ -2,6 +2,7 @@
 //! message and an exit code. Each subcommand lives in its own file with a `run` function.
 
 mod accounts;
+mod convert;
 pub mod output;
 
 use std::io::IsTerminal;
@@ -53,6 +54,8 @@ enum Command {
     Accounts(accounts::AccountsArgs),
     /// Forget an account's tokens (its inventory and jobs are kept).
     Logout(accounts::LogoutArgs),
+    /// Convert one saved OneNote page HTML file to Notion blocks, offline.
+    Convert(convert::ConvertArgs),
 }
 
 /// Entry point used by `main.rs`.
@@ -90,6 +93,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
     match cli.command {
         Command::Accounts(a) => accounts::run_list(&settings, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings, printer, a),
+        Command::Convert(a) => convert::run(printer, a),
     }
 }
 
