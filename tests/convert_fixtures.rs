@@ -13,8 +13,7 @@ fn check(name: &str) {
     validate::blocks(&json["blocks"]).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut shown = String::new();
     validate::shown_text(&json["blocks"], &mut shown);
-    validate::text_survives(&html, &shown)
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    validate::text_survives(&html, &shown).unwrap_or_else(|e| panic!("{name}: {e}"));
     insta::assert_json_snapshot!(name, json);
 }
 

@@ -62,7 +62,9 @@ pub fn rich_text(arr: &Value, at: &str) -> Result<(), String> {
                 }
                 match &it["text"]["link"] {
                     Value::Null => {}
-                    l => url_ok(l["url"].as_str().unwrap_or("")).map_err(|e| format!("{at}: {e}"))?,
+                    l => {
+                        url_ok(l["url"].as_str().unwrap_or("")).map_err(|e| format!("{at}: {e}"))?
+                    }
                 }
             }
             "equation" => {
@@ -95,9 +97,7 @@ pub fn block(b: &Value) -> Result<(), String> {
     let ty = b["type"]
         .as_str()
         .ok_or_else(|| "block without type".to_string())?;
-    let body = b
-        .get(ty)
-        .ok_or_else(|| format!("{ty}: no body object"))?;
+    let body = b.get(ty).ok_or_else(|| format!("{ty}: no body object"))?;
     if TEXT_BLOCKS.contains(&ty) {
         rich_text(&body["rich_text"], ty)?;
         if let Some(c) = body.get("color") {
@@ -108,7 +108,11 @@ pub fn block(b: &Value) -> Result<(), String> {
         if ty == "to_do" && !body["checked"].is_boolean() {
             return Err("to_do without checked".into());
         }
-        if ty == "callout" && !body["icon"]["emoji"].as_str().is_some_and(|e| !e.is_empty()) {
+        if ty == "callout"
+            && !body["icon"]["emoji"]
+                .as_str()
+                .is_some_and(|e| !e.is_empty())
+        {
             return Err("callout without an emoji".into());
         }
         if let Some(kids) = body.get("children") {
@@ -149,9 +153,14 @@ pub fn block(b: &Value) -> Result<(), String> {
                 if r["type"] != "table_row" {
                     return Err(format!("table child of type {}", r["type"]));
                 }
-                let cells = r["table_row"]["cells"].as_array().ok_or("row without cells")?;
+                let cells = r["table_row"]["cells"]
+                    .as_array()
+                    .ok_or("row without cells")?;
                 if cells.len() != width {
-                    return Err(format!("row of {} cells in a table {width} wide", cells.len()));
+                    return Err(format!(
+                        "row of {} cells in a table {width} wide",
+                        cells.len()
+                    ));
                 }
                 for c in cells {
                     rich_text(c, "table cell")?;
@@ -183,12 +192,20 @@ pub fn shown_text(v: &Value, out: &mut String) {
         Value::Array(a) => a.iter().for_each(|x| shown_text(x, out)),
         Value::Object(o) => {
             if o.get("type").and_then(Value::as_str) == Some("text") {
-                if let Some(c) = o.get("text").and_then(|t| t.get("content")).and_then(Value::as_str) {
+                if let Some(c) = o
+                    .get("text")
+                    .and_then(|t| t.get("content"))
+                    .and_then(Value::as_str)
+                {
                     out.push_str(c);
                     return;
                 }
             }
-            if let Some(e) = o.get("equation").and_then(|e| e.get("expression")).and_then(Value::as_str) {
+            if let Some(e) = o
+                .get("equation")
+                .and_then(|e| e.get("expression"))
+                .and_then(Value::as_str)
+            {
                 out.push_str(e);
                 return;
             }
@@ -305,10 +322,18 @@ fn the_validator_rejects_what_notion_rejects() {
     let para = |rt: Value| json!({"type": "paragraph", "paragraph": {"rich_text": rt}});
     assert!(block(&para(json!([{"type":"text","text":{"content":"ok"}}]))).is_ok());
     assert!(block(&para(json!([{"type":"text","text":{"content":""}}]))).is_err());
-    assert!(block(&para(json!([{"type":"text","text":{"content":"x".repeat(2001)}}]))).is_err());
-    let many: Vec<Value> = (0..101).map(|_| json!({"type":"text","text":{"content":"a"}})).collect();
+    assert!(block(&para(
+        json!([{"type":"text","text":{"content":"x".repeat(2001)}}])
+    ))
+    .is_err());
+    let many: Vec<Value> = (0..101)
+        .map(|_| json!({"type":"text","text":{"content":"a"}}))
+        .collect();
     assert!(block(&para(Value::Array(many))).is_err());
-    assert!(block(&para(json!([{"type":"text","text":{"content":"a","link":{"url":"onenote:x"}}}]))).is_err());
+    assert!(block(&para(
+        json!([{"type":"text","text":{"content":"a","link":{"url":"onenote:x"}}}])
+    ))
+    .is_err());
     assert!(block(&json!({"type":"table","table":{"table_width":2,"children":[{"type":"table_row","table_row":{"cells":[[]]}}]}})).is_err());
     assert!(block(&json!({"type":"blink","blink":{}})).is_err());
     assert!(is_subsequence("abc", "xaxbxc").is_ok());

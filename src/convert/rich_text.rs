@@ -92,41 +92,61 @@ impl Inline {
             }
             return;
         }
-        let mut out: Option<&mut String> = None;
+        // A collapsed space belongs to the text it stands in (not to the next styled run), so it
+        // is written at once; `pending_space` then means "a space was just written".
         let mut pending = self.pending_space;
         let mut in_line = self.in_line;
         let mut placeholders = 0;
+        let mut run: Option<&mut String> = None;
         for c in s.chars() {
-            if is_html_space(c) {
-                pending = in_line;
-                continue;
-            }
             if c == PLACEHOLDER {
                 placeholders += 1;
                 continue;
             }
-            let run = match out {
+            let space = is_html_space(c);
+            if space && (pending || !in_line) {
+                continue;
+            }
+            let r = match run {
                 Some(ref mut r) => r,
                 None => {
-                    out = Some(self.text_run(ann, link));
-                    out.as_mut().expect("just set")
+                    run = Some(self.text_run(ann, link));
+                    run.as_mut().expect("just set")
                 }
             };
-            if pending {
-                run.push(' ');
+            if space {
+                r.push(' ');
+                pending = true;
+            } else {
+                r.push(c);
                 pending = false;
+                in_line = true;
             }
-            run.push(c);
-            in_line = true;
         }
         self.pending_space = pending;
         self.in_line = in_line;
         self.placeholders += placeholders;
     }
 
+    /// Removes the collapsed space written at the end of a line (a browser does not show it).
+    fn drop_trailing_space(&mut self) {
+        if !self.pending_space {
+            return;
+        }
+        self.pending_space = false;
+        if let Some(Piece::Text { text, .. }) = self.pieces.last_mut() {
+            if text.ends_with(' ') {
+                text.pop();
+                if text.is_empty() {
+                    self.pieces.pop();
+                }
+            }
+        }
+    }
+
     /// A `<br>`: a line break; spaces before it vanish, as in a browser.
     pub fn push_break(&mut self, ann: Annotations) {
-        self.pending_space = false;
+        self.drop_trailing_space();
         self.in_line = false;
         // Breaks carry no link so that links never span lines.
         self.text_run(ann, &LinkTarget::None).push('\n');
@@ -134,16 +154,14 @@ impl Inline {
 
     /// An inline equation.
     pub fn push_equation(&mut self, expression: String, ann: Annotations) {
-        if self.pending_space {
-            self.text_run(ann, &LinkTarget::None).push(' ');
-            self.pending_space = false;
-        }
+        self.pending_space = false;
         self.pieces.push(Piece::Equation { expression, ann });
         self.in_line = true;
     }
 
     /// The rich-text objects: trailing breaks removed, each text object within Notion's limit.
     pub fn finish(mut self) -> Vec<RichText> {
+        self.drop_trailing_space();
         // A browser shows nothing for breaks at the very end of a block.
         while let Some(Piece::Text { text, .. }) = self.pieces.last_mut() {
             let trimmed = text.trim_end_matches('\n').len();
@@ -195,6 +213,37 @@ impl Inline {
         }
         out
     }
+}
+
+/// Joins neighbouring unlinked text objects of equal style while they fit one object.
+pub fn merge_plain(items: Vec<RichText>) -> Vec<RichText> {
+    let mut out: Vec<RichText> = Vec::with_capacity(items.len());
+    for it in items {
+        if let (
+            Some(RichText {
+                kind:
+                    RichKind::Text {
+                        content: prev,
+                        link: None,
+                    },
+                annotations: pa,
+            }),
+            RichKind::Text {
+                content,
+                link: None,
+            },
+        ) = (out.last_mut(), &it.kind)
+        {
+            if *pa == it.annotations
+                && prev.encode_utf16().count() + content.encode_utf16().count() <= MAX_TEXT
+            {
+                prev.push_str(content);
+                continue;
+            }
+        }
+        out.push(it);
+    }
+    out
 }
 
 /// Characters that belong to the grapheme before them: a cut just before one would split a
@@ -311,6 +360,8 @@ mod tests {
         let out = i.finish();
         assert_eq!(out.len(), 2);
         assert_eq!(text_of(&out), "a bc");
+        // The space stays with the plain text it was written in.
+        assert_eq!(out[0].visible_text(), "a ");
         assert!(out[1].annotations.bold);
     }
 

@@ -5,7 +5,7 @@ use scraper::ElementRef;
 
 use super::blocks::{Annotations, Block, RichKind, RichText};
 use super::lists::is_spacer;
-use super::rich_text::{split_text, MAX_TEXT};
+use super::rich_text::{merge_plain, split_text, MAX_TEXT};
 use super::walker::{Kind, Sink, Style, Walker};
 
 /// Notion cell arrays share the 100-object limit of every rich-text array.
@@ -211,38 +211,6 @@ impl Walker<'_> {
             }
         }
     }
-}
-
-/// Joins neighbouring unlinked text objects of equal style (the line breaks added between cell
-/// paragraphs would otherwise cost one object each).
-fn merge_plain(items: Vec<RichText>) -> Vec<RichText> {
-    let mut out: Vec<RichText> = Vec::with_capacity(items.len());
-    for it in items {
-        if let (
-            Some(RichText {
-                kind:
-                    RichKind::Text {
-                        content: prev,
-                        link: None,
-                    },
-                annotations: pa,
-            }),
-            RichKind::Text {
-                content,
-                link: None,
-            },
-        ) = (out.last_mut(), &it.kind)
-        {
-            if *pa == it.annotations
-                && prev.encode_utf16().count() + content.encode_utf16().count() <= MAX_TEXT
-            {
-                prev.push_str(content);
-                continue;
-            }
-        }
-        out.push(it);
-    }
-    out
 }
 
 fn ensure_row(grid: &mut Vec<Vec<Option<Vec<RichText>>>>, taken: &mut Vec<Vec<bool>>, r: usize) {

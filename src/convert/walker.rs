@@ -7,7 +7,7 @@ use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, 
 use super::css;
 use super::math;
 use super::report::Report;
-use super::rich_text::{Inline, LinkTarget, MAX_TEXT};
+use super::rich_text::{merge_plain, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
 
 /// Element nesting beyond which content is flattened to text (keeps the stack bounded on
@@ -96,8 +96,10 @@ impl Sink {
         if let (Block::Code { rich_text: new }, Some(Block::Code { rich_text: prev })) =
             (&block, self.blocks.last_mut())
         {
-            prev.push(RichText::plain("\n"));
-            prev.extend(new.iter().cloned());
+            let mut joined = std::mem::take(prev);
+            joined.push(RichText::plain("\n"));
+            joined.extend(new.iter().cloned());
+            *prev = merge_plain(joined);
             return;
         }
         self.blocks.push(block);
@@ -153,13 +155,25 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>) -> Option<Block> {
             emoji: emoji.to_string(),
         },
         _ if empty => return None,
+        Kind::Paragraph if rich.len() == 1 && matches!(rich[0].kind, RichKind::Equation { .. }) => {
+            let Some(RichText {
+                kind: RichKind::Equation { expression },
+                ..
+            }) = rich.pop()
+            else {
+                return None;
+            };
+            Block::Equation { expression }
+        }
         Kind::Paragraph
             if rich.iter().all(is_code_run) && rich.iter().any(|r| r.annotations.code) =>
         {
             for r in &mut rich {
                 r.annotations.code = false;
             }
-            Block::Code { rich_text: rich }
+            Block::Code {
+                rich_text: merge_plain(rich),
+            }
         }
         Kind::Code => {
             for r in &mut rich {
