@@ -279,27 +279,28 @@ pub fn text_survives(html: &str, shown: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Iterative, so that hostile nesting cannot overflow the test's stack.
 fn collect(e: scraper::ElementRef<'_>, out: &mut String) {
     const HIDDEN: [&str; 9] = [
         "head", "title", "meta", "script", "style", "link", "template", "base", "noscript",
     ];
-    for child in e.children() {
-        match child.value() {
-            scraper::Node::Text(t) => {
-                if e.value().name() == "iframe" {
-                    // Re-parsed by the converter, as it is really markup that followed `<iframe/>`.
-                    let frag = scraper::Html::parse_fragment(t);
-                    collect(frag.root_element(), out);
-                } else {
-                    out.extend(t.chars().filter(|c| !c.is_whitespace() && *c != '\u{FFFC}'));
-                }
-            }
-            scraper::Node::Element(el) if !HIDDEN.contains(&el.name()) => {
-                if let Some(c) = scraper::ElementRef::wrap(child) {
-                    collect(c, out);
-                }
-            }
-            _ => {}
+    let named = |n: Option<&scraper::Node>, names: &[&str]| {
+        n.and_then(scraper::Node::as_element)
+            .is_some_and(|el| names.contains(&el.name()))
+    };
+    for n in e.descendants() {
+        let scraper::Node::Text(t) = n.value() else {
+            continue;
+        };
+        if n.ancestors().any(|a| named(Some(a.value()), &HIDDEN)) {
+            continue;
+        }
+        if named(n.parent().map(|p| p.value()), &["iframe"]) {
+            // Re-parsed by the converter, as it is really markup that followed `<iframe/>`.
+            let frag = scraper::Html::parse_fragment(t);
+            collect(frag.root_element(), out);
+        } else {
+            out.extend(t.chars().filter(|c| !c.is_whitespace() && *c != '\u{FFFC}'));
         }
     }
 }

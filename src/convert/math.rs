@@ -70,7 +70,12 @@ fn element(e: ElementRef<'_>, out: &mut String, depth: usize) {
     }
     let kids: Vec<ElementRef<'_>> = e.child_elements().collect();
     let arg = |i: usize| kids.get(i).copied();
-    match e.value().name() {
+    // Loose text beside the arguments (broken markup) would be lost by the structured forms.
+    let loose_text = e
+        .children()
+        .any(|c| c.value().as_text().is_some_and(|t| !t.trim().is_empty()));
+    let name = if loose_text { "mrow" } else { e.value().name() };
+    match name {
         "mfrac" if kids.len() == 2 => {
             out.push_str("\\frac");
             group(arg(0), out, depth);
