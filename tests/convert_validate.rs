@@ -108,11 +108,7 @@ pub fn block(b: &Value) -> Result<(), String> {
         if ty == "to_do" && !body["checked"].is_boolean() {
             return Err("to_do without checked".into());
         }
-        if ty == "callout"
-            && !body["icon"]["emoji"]
-                .as_str()
-                .is_some_and(|e| !e.is_empty())
-        {
+        if ty == "callout" && body["icon"]["emoji"].as_str().is_none_or(str::is_empty) {
             return Err("callout without an emoji".into());
         }
         if let Some(kids) = body.get("children") {
