@@ -74,7 +74,12 @@ fn element(e: ElementRef<'_>, out: &mut String, depth: usize) {
     let loose_text = e
         .children()
         .any(|c| c.value().as_text().is_some_and(|t| !t.trim().is_empty()));
-    let name = if loose_text { "mrow" } else { e.value().name() };
+    let name = match e.value().name() {
+        "mfrac" | "mroot" | "msup" | "msub" | "msubsup" | "mover" | "munder" if loose_text => {
+            "mrow"
+        }
+        n => n,
+    };
     match name {
         "mfrac" if kids.len() == 2 => {
             out.push_str("\\frac");
