@@ -163,8 +163,14 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
     let mut positioned: Vec<(f64, f64, usize, ElementRef<'_>)> = Vec::new();
     for child in body.children() {
         let Some(e) = ElementRef::wrap(child) else {
-            if let Node::Text(t) = child.value() {
-                sink.push_text(t, st);
+            match child.value() {
+                Node::Text(t) => sink.push_text(t, st),
+                // Graph leaves this comment where a page had ink it cannot export.
+                Node::Comment(c) if c.contains("InkNode") => w.report.add(
+                    "ink (handwriting, drawings)",
+                    "not migrated: Graph does not return ink",
+                ),
+                _ => {}
             }
             continue;
         };

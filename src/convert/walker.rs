@@ -234,6 +234,11 @@ impl<'r> Walker<'r> {
                         self.element(c, st, sink, depth + 1);
                     }
                 }
+                // Graph leaves this comment where a page had ink it cannot export.
+                Node::Comment(c) if c.contains("InkNode") => self.report.add(
+                    "ink (handwriting, drawings)",
+                    "not migrated: Graph does not return ink",
+                ),
                 _ => {}
             }
         }
