@@ -167,9 +167,11 @@ async fn inner_batch_failures_lose_nothing() {
         seed: 5,
         ..NotebookSpec::default()
     };
-    let mut config = LabConfig::default();
-    config.user_windows = "1000/600ms".into();
-    config.app_windows = "2000/600ms".into();
+    let config = LabConfig {
+        user_windows: "1000/600ms".into(),
+        app_windows: "2000/600ms".into(),
+        ..LabConfig::default()
+    };
     let s = setup(config, spec).await;
     s.lab
         .graph

@@ -2,6 +2,7 @@
 //! message and an exit code. Each subcommand lives in its own file with a `run` function.
 
 mod accounts;
+mod convert;
 mod login;
 pub mod output;
 
@@ -56,6 +57,8 @@ enum Command {
     Accounts(accounts::AccountsArgs),
     /// Forget an account's tokens (its inventory and jobs are kept).
     Logout(accounts::LogoutArgs),
+    /// Convert one saved OneNote page HTML file to Notion blocks, offline.
+    Convert(convert::ConvertArgs),
 }
 
 /// Entry point used by `main.rs`.
@@ -89,11 +92,13 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         db: cli.global.db.clone(),
         config: cli.global.config.clone(),
     };
-    let settings = Settings::load(&flags)?;
+    // Settings are loaded lazily: `convert` is offline and a broken config file must not stop it.
+    let settings = || Settings::load(&flags);
     match cli.command {
-        Command::Login(a) => login::run(&settings, printer, a),
-        Command::Accounts(a) => accounts::run_list(&settings, printer, a),
-        Command::Logout(a) => accounts::run_logout(&settings, printer, a),
+        Command::Convert(a) => convert::run(printer, a),
+        Command::Login(a) => login::run(&settings()?, printer, a),
+        Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
+        Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
     }
 }
 

@@ -1,1 +1,294 @@
-//! (being written)
+//! OneNote page HTML (Graph `pages/{id}/content`) to Notion blocks, offline and infallible.
+//!
+//! [`convert_page`] never fails: whatever the HTML, it returns a block tree that meets Notion's
+//! limits and a [`Report`] of what could only be approximated. Media blocks keep the Graph
+//! resource to fetch ([`MediaSource::Resource`]) and links to other OneNote pages keep the target
+//! page id ([`RichKind::PageLink`]); the writer resolves both before sending.
+
+pub mod blocks;
+pub mod css;
+mod limits;
+mod lists;
+mod math;
+pub mod report;
+pub mod rich_text;
+mod tables;
+pub mod tags;
+mod walker;
+
+use std::collections::BTreeMap;
+
+use scraper::{ElementRef, Html, Node};
+use serde_json::{json, Value};
+
+pub use blocks::{Annotations, Block, Color, Hue, MediaSource, RichKind, RichText, TextBlock};
+pub use report::{Approximation, Report};
+pub use walker::{onenote_page_id, usable_url};
+
+use walker::{Kind, Sink, Style, Walker};
+
+/// Page facts that are not in the HTML (Graph metadata), shown on the page when given.
+#[derive(Clone, Debug, Default)]
+pub struct ConvertOptions {
+    /// The page's `lastModifiedDateTime`.
+    pub last_modified: Option<String>,
+}
+
+/// One converted page.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConvertedPage {
+    /// Page title (`Untitled` when OneNote has none).
+    pub title: String,
+    /// `<meta name="created">` as OneNote wrote it.
+    pub created: Option<String>,
+    /// The page body, first the date line when there is a date.
+    pub blocks: Vec<Block>,
+    /// What could only be approximated.
+    pub report: Report,
+}
+
+/// Converts a page with default options.
+pub fn convert_page(html: &str) -> ConvertedPage {
+    convert_page_with(html, &ConvertOptions::default())
+}
+
+/// Converts a page.
+pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
+    let doc = Html::parse_document(html);
+    let root = doc.root_element();
+    let (title, created) = head_info(root);
+    let mut report = Report::default();
+    let mut w = Walker::new(&mut report);
+    let mut sink = Sink::new(Kind::Paragraph, false);
+    if let Some(body) = root.child_elements().find(|e| e.value().name() == "body") {
+        let st = w.style_of(body, &Style::default());
+        walk_body(&mut w, body, &st, &mut sink);
+    }
+    sink.flush(&mut w);
+    if w.placeholders > 0 {
+        let n = w.placeholders;
+        for _ in 0..n {
+            w.report.add(
+                "U+FFFC object placeholder",
+                "removed (it marks where OneNote had an embedded object)",
+            );
+        }
+    }
+    let mut blocks = limits::finish(sink.blocks);
+    if let Some(line) = date_line(created.as_deref(), opts.last_modified.as_deref()) {
+        blocks.insert(0, line);
+    }
+    ConvertedPage {
+        title,
+        created,
+        blocks,
+        report,
+    }
+}
+
+/// Title and created date from `<head>`.
+fn head_info(root: ElementRef<'_>) -> (String, Option<String>) {
+    let mut title = String::new();
+    let mut created = None;
+    for head in root.child_elements().filter(|e| e.value().name() == "head") {
+        for e in head.child_elements() {
+            match e.value().name() {
+                "title" if title.is_empty() => {
+                    let raw: String = e.text().collect();
+                    title = raw
+                        .split(|c: char| c.is_whitespace() || c == '\u{FFFC}')
+                        .filter(|w| !w.is_empty())
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                }
+                "meta"
+                    if e.attr("name")
+                        .is_some_and(|n| n.eq_ignore_ascii_case("created")) =>
+                {
+                    created = e
+                        .attr("content")
+                        .map(str::trim)
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string);
+                }
+                _ => {}
+            }
+        }
+    }
+    if title.is_empty() {
+        title = "Untitled".to_string();
+    }
+    (title, created)
+}
+
+/// OneNote's `2026-04-18T22:31:00.0000000` shown as `2026-04-18 22:31`.
+fn display_date(raw: &str) -> String {
+    let readable = raw.len() >= 16
+        && raw.is_char_boundary(16)
+        && raw.as_bytes()[10] == b'T'
+        && raw[..10].bytes().all(|b| b.is_ascii_digit() || b == b'-');
+    if readable {
+        let offset = raw[16..]
+            .find(['+', 'Z'])
+            .or_else(|| raw[16..].rfind('-'))
+            .map(|i| raw[16 + i..].to_string())
+            .unwrap_or_default();
+        format!("{} {}{}", &raw[..10], &raw[11..16], offset)
+    } else {
+        raw.chars().take(100).collect()
+    }
+}
+
+/// The small gray line keeping OneNote's dates visible.
+fn date_line(created: Option<&str>, modified: Option<&str>) -> Option<Block> {
+    let mut parts = Vec::new();
+    if let Some(c) = created {
+        parts.push(format!("Created {}", display_date(c)));
+    }
+    if let Some(m) = modified {
+        parts.push(format!("Last modified {}", display_date(m)));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut text = RichText::plain(format!("{} (OneNote)", parts.join(" · ")));
+    text.annotations.italic = true;
+    text.annotations.color = Color::Text(Hue::Gray);
+    Some(Block::Paragraph(TextBlock::new(vec![text])))
+}
+
+/// The body in reading order: loose content first, then positioned outlines top to bottom and
+/// left to right.
+fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Sink) {
+    let mut positioned: Vec<(f64, f64, usize, ElementRef<'_>)> = Vec::new();
+    for child in body.children() {
+        let Some(e) = ElementRef::wrap(child) else {
+            match child.value() {
+                Node::Text(t) => sink.push_text(t, st),
+                // Graph leaves this comment where a page had ink it cannot export.
+                Node::Comment(c) if c.contains("InkNode") => w.report.add(
+                    "ink (handwriting, drawings)",
+                    "not migrated: Graph does not return ink",
+                ),
+                _ => {}
+            }
+            continue;
+        };
+        match outline_position(e) {
+            Some((top, left)) => {
+                let n = positioned.len();
+                positioned.push((top, left, n, e));
+            }
+            None => w.element(e, st, sink, 1),
+        }
+    }
+    sink.flush(w);
+    if positioned.len() > 1 {
+        for _ in 0..positioned.len() {
+            w.report.add(
+                "absolutely positioned outline",
+                "placed in reading order (top to bottom, then left to right)",
+            );
+        }
+    }
+    positioned.sort_by(|a, b| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.total_cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    for (_, _, _, e) in positioned {
+        w.element(e, st, sink, 1);
+        sink.flush(w);
+    }
+}
+
+/// `(top, left)` of an absolutely positioned element.
+fn outline_position(e: ElementRef<'_>) -> Option<(f64, f64)> {
+    let style = e.attr("style")?;
+    let pos = css::property(style, "position")?;
+    if !pos.eq_ignore_ascii_case("absolute") {
+        return None;
+    }
+    let top = css::property(style, "top")
+        .and_then(css::length_px)
+        .unwrap_or(0.0);
+    let left = css::property(style, "left")
+        .and_then(css::length_px)
+        .unwrap_or(0.0);
+    Some((top, left))
+}
+
+fn collect_media<'a>(blocks: &'a [Block], out: &mut Vec<&'a MediaSource>) {
+    for b in blocks {
+        if let Some(m @ MediaSource::Resource { .. }) = b.media() {
+            out.push(m);
+        }
+        collect_media(b.children(), out);
+    }
+}
+
+fn count_types(blocks: &[Block], counts: &mut BTreeMap<&'static str, usize>) {
+    for b in blocks {
+        *counts.entry(b.type_name()).or_default() += 1;
+        if let Block::Table { rows, .. } = b {
+            *counts.entry("table_row").or_default() += rows.len();
+        }
+        count_types(b.children(), counts);
+    }
+}
+
+impl ConvertedPage {
+    /// The OneNote resources the writer must download and upload, in page order.
+    pub fn resources(&self) -> Vec<&MediaSource> {
+        let mut out = Vec::new();
+        collect_media(&self.blocks, &mut out);
+        out
+    }
+
+    /// Calls `f` on every media source (to swap a resource for its upload with
+    /// [`MediaSource::set_upload_id`]).
+    pub fn visit_media_mut(&mut self, mut f: impl FnMut(&mut MediaSource)) {
+        for b in &mut self.blocks {
+            b.visit_media_mut(&mut f);
+        }
+    }
+
+    /// Points every link to another OneNote page at its Notion page; `resolve` maps the OneNote
+    /// page id to the Notion page URL (`None`: not migrated, the link stays text).
+    pub fn resolve_page_links(&mut self, mut resolve: impl FnMut(&str) -> Option<String>) {
+        for b in &mut self.blocks {
+            b.visit_rich_text_mut(&mut |rt| {
+                if let RichKind::PageLink {
+                    onenote_page_id,
+                    notion_url,
+                    ..
+                } = &mut rt.kind
+                {
+                    *notion_url = resolve(onenote_page_id);
+                }
+            });
+        }
+    }
+
+    /// Number of blocks of each Notion type, nested ones and table rows included.
+    pub fn block_counts(&self) -> BTreeMap<&'static str, usize> {
+        let mut counts = BTreeMap::new();
+        count_types(&self.blocks, &mut counts);
+        counts
+    }
+
+    /// The top-level blocks as Notion request JSON.
+    pub fn blocks_json(&self) -> Value {
+        Value::Array(self.blocks.iter().map(Block::to_json).collect())
+    }
+
+    /// The `convert --json` document.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "title": self.title,
+            "created": self.created,
+            "blocks": self.blocks_json(),
+            "report": self.report,
+        })
+    }
+}

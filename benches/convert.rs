@@ -1,0 +1,92 @@
+//! Conversion throughput on generated OneNote pages against parsing the same HTML with scraper
+//! alone. Target: conversion costs at most twice the parse. Run: `cargo bench --bench convert`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use notebridge::convert::convert_page;
+
+/// A page shaped like OneNote output: outlines, styled paragraphs, lists, a table, tags, media.
+fn page(seed: usize) -> String {
+    let mut body = String::new();
+    for o in 0..4 {
+        body.push_str(&format!(
+            "<div style=\"position:absolute;left:{}px;top:{}px;width:624px\">\n",
+            48 + (o % 2) * 400,
+            115 + (seed + o * 37) % 500
+        ));
+        body.push_str("<h2 style=\"font-size:14pt;color:#2e75b5;margin-top:0pt;margin-bottom:0pt\">Section heading</h2>\n");
+        for p in 0..20 {
+            body.push_str(&format!(
+                "<p style=\"margin-top:0pt;margin-bottom:0pt\">Paragraph {p} of outline {o} with <span style=\"font-weight:bold\">bold</span>, \
+                 <span style=\"font-style:italic;color:#c00000\">coloured italic</span>, <span style=\"background-color:yellow\">highlighted</span> \
+                 and <a href=\"https://example.com/{seed}/{p}\">a link</a> in a sentence long enough to be typical.</p>\n"
+            ));
+        }
+        body.push_str("<ul>\n");
+        for i in 0..8 {
+            body.push_str(&format!("<li><p style=\"margin-top:0pt;margin-bottom:0pt\">Item {i}</p><ol><li style=\"list-style-type:lower-alpha\">Sub item {i}</li></ol></li>\n"));
+        }
+        body.push_str("</ul>\n<p data-tag=\"to-do\" style=\"margin-top:0pt;margin-bottom:0pt\">A task</p>\n<p data-tag=\"important\">Important note</p>\n");
+        body.push_str("<table style=\"border:1px solid;border-collapse:collapse\">\n");
+        for r in 0..5 {
+            body.push_str("<tr>");
+            for c in 0..4 {
+                body.push_str(&format!("<td style=\"border:1px solid\">r{r} c{c} <span style=\"font-weight:bold\">v</span></td>"));
+            }
+            body.push_str("</tr>\n");
+        }
+        body.push_str("</table>\n<img width=\"480\" height=\"320\" src=\"https://graph.microsoft.com/v1.0/users('me')/onenote/resources/0-a!1/$value\" data-fullres-src=\"https://graph.microsoft.com/v1.0/users('me')/onenote/resources/0-b!1/$value\" data-src-type=\"image/png\" />\n");
+        body.push_str("<p style=\"font-family:Consolas;margin-top:0pt;margin-bottom:0pt\">let x = 1;</p>\n<p style=\"font-family:Consolas;margin-top:0pt;margin-bottom:0pt\">let y = 2;</p>\n</div>\n");
+    }
+    format!(
+        "<html lang=\"en-US\">\n<head>\n<title>Generated page {seed}</title>\n<meta http-equiv=\"Content-Type\" content=\"text/html; charset=utf-8\" />\n\
+         <meta name=\"created\" content=\"2024-03-05T09:07:00.0000000\" />\n</head>\n\
+         <body data-absolute-enabled=\"true\" style=\"font-family:Calibri;font-size:11pt\">\n{body}</body>\n</html>\n"
+    )
+}
+
+/// Best of `rounds` timings of one pass over the corpus (the minimum is the least disturbed by
+/// other processes on a shared machine).
+fn best(rounds: usize, corpus: &[String], f: impl Fn(&str)) -> Duration {
+    (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            for p in corpus {
+                f(p);
+            }
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+fn main() {
+    let corpus: Vec<String> = (0..200).map(page).collect();
+    let bytes: usize = corpus.iter().map(String::len).sum();
+    let mb = bytes as f64 / 1_000_000.0;
+    // Warm-up.
+    for p in corpus.iter().take(20) {
+        black_box(convert_page(p));
+    }
+    let parse = best(7, &corpus, |p| {
+        black_box(scraper::Html::parse_document(p));
+    });
+    let convert = best(7, &corpus, |p| {
+        black_box(convert_page(p));
+    });
+    let parse_mbs = mb / parse.as_secs_f64();
+    let convert_mbs = mb / convert.as_secs_f64();
+    println!(
+        "corpus: {} pages, {:.2} MB (avg {:.1} KB/page)",
+        corpus.len(),
+        mb,
+        bytes as f64 / corpus.len() as f64 / 1000.0
+    );
+    println!("scraper parse only: {parse:?} = {parse_mbs:.1} MB/s");
+    println!("convert_page:       {convert:?} = {convert_mbs:.1} MB/s");
+    println!(
+        "ratio convert/parse: {:.2}x (target <= 2x)",
+        convert.as_secs_f64() / parse.as_secs_f64()
+    );
+}

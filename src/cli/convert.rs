@@ -1,0 +1,57 @@
+//! `notebridge convert FILE [--json]`: one saved OneNote page to Notion block JSON, offline.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::output::Printer;
+use crate::convert::convert_page;
+use crate::exit::{CliError, Exit};
+
+/// Arguments of `convert`.
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// A saved OneNote page HTML file (Graph `pages/{id}/content`).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// Converts the file and prints the blocks (`--json`) or a summary.
+pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
+    let bytes = std::fs::read(&args.file)
+        .map_err(|e| CliError::usage(format!("cannot read FILE {}: {e}", args.file.display())))?;
+    // Graph serves UTF-8; a stray invalid byte must not stop an offline preview.
+    let html = String::from_utf8_lossy(&bytes);
+    let page = convert_page(&html);
+    if printer.json {
+        printer.json_line(&page.to_json());
+        return Ok(Exit::Done);
+    }
+    printer.out(format!("title: {}", page.title));
+    if let Some(c) = &page.created {
+        printer.out(format!("created: {c}"));
+    }
+    let counts = page.block_counts();
+    let total: usize = counts
+        .iter()
+        .filter(|(k, _)| **k != "table_row")
+        .map(|(_, v)| v)
+        .sum();
+    printer.out(format!("blocks: {total}"));
+    for (ty, n) in &counts {
+        printer.out(format!("  {ty}: {n}"));
+    }
+    let resources = page.resources().len();
+    if resources > 0 {
+        printer.out(format!("files to upload: {resources}"));
+    }
+    if page.report.is_empty() {
+        printer.out("approximations: none");
+    } else {
+        printer.out("approximations:");
+        for a in &page.report.items {
+            printer.out(format!("  {} ×{}: {}", a.element, a.count, a.action));
+        }
+    }
+    Ok(Exit::Done)
+}

@@ -1,0 +1,529 @@
+//! The Notion block model the converter produces, and its exact request JSON.
+//!
+//! The tree is typed so the writer can walk it (media to upload, page links to rewrite) before
+//! serialising; children nest to any depth and are split into requests by the writer.
+
+use serde_json::{json, Map, Value};
+
+/// One of Notion's ten colours, as text colour or as background.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Color {
+    /// No colour.
+    #[default]
+    Default,
+    /// A Notion hue as text colour.
+    Text(Hue),
+    /// A Notion hue as background (highlight).
+    Background(Hue),
+}
+
+/// The hues Notion offers besides `default`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Hue {
+    /// gray
+    Gray,
+    /// brown
+    Brown,
+    /// orange
+    Orange,
+    /// yellow
+    Yellow,
+    /// green
+    Green,
+    /// blue
+    Blue,
+    /// purple
+    Purple,
+    /// pink
+    Pink,
+    /// red
+    Red,
+}
+
+impl Hue {
+    /// Notion's name for the hue.
+    pub fn name(self) -> &'static str {
+        match self {
+            Hue::Gray => "gray",
+            Hue::Brown => "brown",
+            Hue::Orange => "orange",
+            Hue::Yellow => "yellow",
+            Hue::Green => "green",
+            Hue::Blue => "blue",
+            Hue::Purple => "purple",
+            Hue::Pink => "pink",
+            Hue::Red => "red",
+        }
+    }
+}
+
+impl Color {
+    /// Notion's colour string (`default`, `blue`, `yellow_background`...).
+    pub fn as_notion(self) -> String {
+        match self {
+            Color::Default => "default".to_string(),
+            Color::Text(h) => h.name().to_string(),
+            Color::Background(h) => format!("{}_background", h.name()),
+        }
+    }
+}
+
+/// Rich-text annotations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Annotations {
+    /// bold
+    pub bold: bool,
+    /// italic
+    pub italic: bool,
+    /// strikethrough
+    pub strikethrough: bool,
+    /// underline
+    pub underline: bool,
+    /// inline code
+    pub code: bool,
+    /// text or background colour
+    pub color: Color,
+}
+
+/// What a rich-text object holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RichKind {
+    /// Plain text, optionally an http(s)/mailto link (validated, at most 2000 characters).
+    Text {
+        /// The text (never empty, at most 2000 UTF-16 units).
+        content: String,
+        /// A usable link target.
+        link: Option<String>,
+    },
+    /// A link to another OneNote page; the writer points it at the migrated Notion page.
+    PageLink {
+        /// The link text.
+        content: String,
+        /// The target page's OneNote id (the GUID from `page-id={...}`, braces kept).
+        onenote_page_id: String,
+        /// The Notion page URL once the writer has resolved the target.
+        notion_url: Option<String>,
+    },
+    /// An inline LaTeX equation.
+    Equation {
+        /// KaTeX expression (at most 1000 characters).
+        expression: String,
+    },
+}
+
+/// One rich-text object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RichText {
+    /// Its content.
+    pub kind: RichKind,
+    /// Its styling.
+    pub annotations: Annotations,
+}
+
+impl RichText {
+    /// Plain unstyled text.
+    pub fn plain(content: impl Into<String>) -> Self {
+        Self {
+            kind: RichKind::Text {
+                content: content.into(),
+                link: None,
+            },
+            annotations: Annotations::default(),
+        }
+    }
+
+    /// The text shown to the reader (for equations, the expression).
+    pub fn visible_text(&self) -> String {
+        match &self.kind {
+            RichKind::Text { content, .. } => content.clone(),
+            RichKind::PageLink { content, .. } => content.clone(),
+            RichKind::Equation { expression } => expression.clone(),
+        }
+    }
+
+    /// The request JSON of this object.
+    pub fn to_json(&self) -> Value {
+        let a = &self.annotations;
+        let annotations = json!({
+            "bold": a.bold, "italic": a.italic, "strikethrough": a.strikethrough,
+            "underline": a.underline, "code": a.code, "color": a.color.as_notion(),
+        });
+        match &self.kind {
+            RichKind::Text { content, link } => json!({
+                "type": "text",
+                "text": {"content": content, "link": link.as_ref().map(|u| json!({"url": u}))},
+                "annotations": annotations,
+            }),
+            RichKind::PageLink {
+                content,
+                onenote_page_id,
+                notion_url,
+            } => match notion_url {
+                Some(url) => json!({
+                    "type": "text",
+                    "text": {"content": content, "link": {"url": url}},
+                    "annotations": annotations,
+                }),
+                // Until the writer knows the Notion page, the target stays readable as text.
+                None => json!({
+                    "type": "text",
+                    "text": {"content": format!("{content} (OneNote page {onenote_page_id})"), "link": null},
+                    "annotations": annotations,
+                }),
+            },
+            RichKind::Equation { expression } => json!({
+                "type": "equation",
+                "equation": {"expression": expression},
+                "annotations": annotations,
+            }),
+        }
+    }
+}
+
+/// Where a media block's file comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MediaSource {
+    /// A OneNote resource the writer downloads from Graph and uploads to Notion.
+    Resource {
+        /// The Graph resource URL (`.../onenote/resources/{id}/$value`).
+        url: String,
+        /// The file name OneNote shows (attachments), if any.
+        file_name: Option<String>,
+        /// The MIME type OneNote reports, if any.
+        mime: Option<String>,
+    },
+    /// A public URL Notion fetches itself.
+    External(String),
+    /// An upload already made with Notion's File Upload API.
+    FileUpload {
+        /// The Notion file upload id.
+        id: String,
+    },
+}
+
+impl MediaSource {
+    /// Replaces the source with a finished Notion upload.
+    pub fn set_upload_id(&mut self, id: impl Into<String>) {
+        *self = MediaSource::FileUpload { id: id.into() };
+    }
+
+    /// The JSON fields (`type` plus its object) inside a media block.
+    fn fields(&self, into: &mut Map<String, Value>) {
+        match self {
+            // `convert` shows resources as the URL they are fetched from.
+            MediaSource::Resource { url, .. } | MediaSource::External(url) => {
+                into.insert("type".into(), json!("external"));
+                into.insert("external".into(), json!({ "url": url }));
+            }
+            MediaSource::FileUpload { id } => {
+                into.insert("type".into(), json!("file_upload"));
+                into.insert("file_upload".into(), json!({ "id": id }));
+            }
+        }
+    }
+}
+
+/// The text part shared by paragraph-like blocks.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TextBlock {
+    /// At most 100 objects (the converter splits longer ones into further blocks).
+    pub rich_text: Vec<RichText>,
+    /// Block colour.
+    pub color: Color,
+    /// Nested blocks.
+    pub children: Vec<Block>,
+}
+
+impl TextBlock {
+    /// A block holding these runs and nothing else.
+    pub fn new(rich_text: Vec<RichText>) -> Self {
+        Self {
+            rich_text,
+            ..Self::default()
+        }
+    }
+}
+
+/// One Notion block with its children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// paragraph
+    Paragraph(TextBlock),
+    /// heading_1..heading_3 (level 1..=3)
+    Heading {
+        /// 1, 2 or 3.
+        level: u8,
+        /// Text (headings carry no children).
+        text: TextBlock,
+    },
+    /// bulleted_list_item
+    Bulleted(TextBlock),
+    /// numbered_list_item
+    Numbered(TextBlock),
+    /// to_do
+    ToDo {
+        /// Text and children.
+        text: TextBlock,
+        /// Ticked.
+        checked: bool,
+    },
+    /// callout with an emoji icon
+    Callout {
+        /// Text and children.
+        text: TextBlock,
+        /// The icon.
+        emoji: String,
+    },
+    /// quote
+    Quote(TextBlock),
+    /// code (language `plain text`)
+    Code {
+        /// The code, line breaks as `\n`.
+        rich_text: Vec<RichText>,
+    },
+    /// divider
+    Divider,
+    /// table with its rows (every row exactly `width` cells)
+    Table {
+        /// Number of columns.
+        width: usize,
+        /// First row is a header.
+        has_column_header: bool,
+        /// Rows of cells of rich text.
+        rows: Vec<Vec<Vec<RichText>>>,
+    },
+    /// image
+    Image {
+        /// File source.
+        source: MediaSource,
+        /// Caption (alt text).
+        caption: Vec<RichText>,
+    },
+    /// file (named)
+    File {
+        /// File source.
+        source: MediaSource,
+        /// Name shown in Notion.
+        name: Option<String>,
+        /// Caption.
+        caption: Vec<RichText>,
+    },
+    /// pdf
+    Pdf {
+        /// File source.
+        source: MediaSource,
+        /// Caption (the attachment name).
+        caption: Vec<RichText>,
+    },
+    /// video (external URL)
+    Video {
+        /// The video page URL.
+        url: String,
+    },
+    /// embed
+    Embed {
+        /// The embedded URL.
+        url: String,
+    },
+    /// block equation
+    Equation {
+        /// KaTeX expression.
+        expression: String,
+    },
+}
+
+fn rich_json(items: &[RichText]) -> Value {
+    Value::Array(items.iter().map(RichText::to_json).collect())
+}
+
+impl Block {
+    /// Notion's type name of the block.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Block::Paragraph(_) => "paragraph",
+            Block::Heading { level: 1, .. } => "heading_1",
+            Block::Heading { level: 2, .. } => "heading_2",
+            Block::Heading { .. } => "heading_3",
+            Block::Bulleted(_) => "bulleted_list_item",
+            Block::Numbered(_) => "numbered_list_item",
+            Block::ToDo { .. } => "to_do",
+            Block::Callout { .. } => "callout",
+            Block::Quote(_) => "quote",
+            Block::Code { .. } => "code",
+            Block::Divider => "divider",
+            Block::Table { .. } => "table",
+            Block::Image { .. } => "image",
+            Block::File { .. } => "file",
+            Block::Pdf { .. } => "pdf",
+            Block::Video { .. } => "video",
+            Block::Embed { .. } => "embed",
+            Block::Equation { .. } => "equation",
+        }
+    }
+
+    /// The text part of text-like blocks.
+    pub fn text(&self) -> Option<&TextBlock> {
+        match self {
+            Block::Paragraph(t) | Block::Bulleted(t) | Block::Numbered(t) | Block::Quote(t) => {
+                Some(t)
+            }
+            Block::Heading { text, .. }
+            | Block::ToDo { text, .. }
+            | Block::Callout { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Mutable text part of text-like blocks.
+    pub fn text_mut(&mut self) -> Option<&mut TextBlock> {
+        match self {
+            Block::Paragraph(t) | Block::Bulleted(t) | Block::Numbered(t) | Block::Quote(t) => {
+                Some(t)
+            }
+            Block::Heading { text, .. }
+            | Block::ToDo { text, .. }
+            | Block::Callout { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+
+    /// Nested blocks (table rows are not blocks of this tree; they serialise as `table_row`).
+    pub fn children(&self) -> &[Block] {
+        self.text().map(|t| t.children.as_slice()).unwrap_or(&[])
+    }
+
+    /// Every rich-text array of this block (text, caption, code, table cells), not its children.
+    pub fn rich_texts(&self) -> Vec<&Vec<RichText>> {
+        match self {
+            Block::Code { rich_text } => vec![rich_text],
+            Block::Image { caption, .. }
+            | Block::File { caption, .. }
+            | Block::Pdf { caption, .. } => {
+                vec![caption]
+            }
+            Block::Table { rows, .. } => rows.iter().flatten().collect(),
+            other => other.text().map(|t| vec![&t.rich_text]).unwrap_or_default(),
+        }
+    }
+
+    /// Calls `f` on every rich-text object of this block and its descendants (e.g. to resolve
+    /// page links).
+    pub fn visit_rich_text_mut(&mut self, f: &mut dyn FnMut(&mut RichText)) {
+        match self {
+            Block::Code { rich_text } => rich_text.iter_mut().for_each(&mut *f),
+            Block::Image { caption, .. }
+            | Block::File { caption, .. }
+            | Block::Pdf { caption, .. } => caption.iter_mut().for_each(&mut *f),
+            Block::Table { rows, .. } => rows.iter_mut().flatten().flatten().for_each(&mut *f),
+            other => {
+                if let Some(t) = other.text_mut() {
+                    t.rich_text.iter_mut().for_each(&mut *f);
+                    for c in &mut t.children {
+                        c.visit_rich_text_mut(f);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The media source of an image, file or pdf block.
+    pub fn media(&self) -> Option<&MediaSource> {
+        match self {
+            Block::Image { source, .. }
+            | Block::File { source, .. }
+            | Block::Pdf { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on every media source in this block and its descendants.
+    pub fn visit_media_mut(&mut self, f: &mut dyn FnMut(&mut MediaSource)) {
+        match self {
+            Block::Image { source, .. }
+            | Block::File { source, .. }
+            | Block::Pdf { source, .. } => f(source),
+            other => {
+                if let Some(t) = other.text_mut() {
+                    for c in &mut t.children {
+                        c.visit_media_mut(f);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The Notion request JSON of this block and its children.
+    pub fn to_json(&self) -> Value {
+        let mut body = Map::new();
+        match self {
+            Block::Code { rich_text } => {
+                body.insert("rich_text".into(), rich_json(rich_text));
+                body.insert("language".into(), json!("plain text"));
+                body.insert("caption".into(), json!([]));
+            }
+            Block::Divider => {}
+            Block::Table {
+                width,
+                has_column_header,
+                rows,
+            } => {
+                body.insert("table_width".into(), json!(width));
+                body.insert("has_column_header".into(), json!(has_column_header));
+                body.insert("has_row_header".into(), json!(false));
+                let rows: Vec<Value> = rows
+                    .iter()
+                    .map(|cells| {
+                        let cells: Vec<Value> = cells.iter().map(|c| rich_json(c)).collect();
+                        json!({"object": "block", "type": "table_row", "table_row": {"cells": cells}})
+                    })
+                    .collect();
+                body.insert("children".into(), Value::Array(rows));
+            }
+            Block::Image { source, caption } | Block::Pdf { source, caption } => {
+                source.fields(&mut body);
+                body.insert("caption".into(), rich_json(caption));
+            }
+            Block::File {
+                source,
+                name,
+                caption,
+            } => {
+                source.fields(&mut body);
+                body.insert("caption".into(), rich_json(caption));
+                if let Some(n) = name {
+                    body.insert("name".into(), json!(n));
+                }
+            }
+            Block::Video { url } => {
+                body.insert("type".into(), json!("external"));
+                body.insert("external".into(), json!({ "url": url }));
+            }
+            Block::Embed { url } => {
+                body.insert("url".into(), json!(url));
+            }
+            Block::Equation { expression } => {
+                body.insert("expression".into(), json!(expression));
+            }
+            text_like => {
+                let t = text_like.text().expect("every other variant is text-like");
+                body.insert("rich_text".into(), rich_json(&t.rich_text));
+                body.insert("color".into(), json!(t.color.as_notion()));
+                match text_like {
+                    Block::ToDo { checked, .. } => {
+                        body.insert("checked".into(), json!(checked));
+                    }
+                    Block::Callout { emoji, .. } => {
+                        body.insert("icon".into(), json!({"type": "emoji", "emoji": emoji}));
+                    }
+                    _ => {}
+                }
+                if !t.children.is_empty() {
+                    let kids: Vec<Value> = t.children.iter().map(Block::to_json).collect();
+                    body.insert("children".into(), Value::Array(kids));
+                }
+            }
+        }
+        let ty = self.type_name();
+        json!({"object": "block", "type": ty, ty: Value::Object(body)})
+    }
+}

@@ -1,0 +1,183 @@
+//! `<ul>`/`<ol>`/`<li>` to bulleted / numbered items with nested children, to any depth.
+
+use scraper::{ElementRef, Node};
+
+use super::blocks::{Block, RichText, TextBlock};
+use super::css;
+use super::tags;
+use super::walker::{Kind, Sink, Style, Walker};
+
+impl Walker<'_> {
+    /// A whole list: each `<li>` becomes an item; anything else in the list is kept in place.
+    pub fn list(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, depth: usize) {
+        sink.flush(self);
+        let ordered = e.value().name() == "ol";
+        self.note_marker_style(e, ordered);
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) if !t.trim().is_empty() => {
+                    self.report
+                        .add("text directly inside a list", "kept as a paragraph");
+                    // Loose text gets a block of its own, as a browser draws it on its own line.
+                    let mut sub = Sink::new(Kind::Paragraph, false);
+                    sub.push_text(t, st);
+                    sub.flush(self);
+                    sub.blocks.into_iter().for_each(|b| sink.push_block(b));
+                }
+                Node::Element(el) => {
+                    let Some(c) = ElementRef::wrap(child) else {
+                        continue;
+                    };
+                    match el.name() {
+                        "li" => {
+                            self.note_marker_style(c, ordered);
+                            let st2 = self.style_of(c, st);
+                            for b in self.list_item(c, &st2, ordered, depth + 1) {
+                                sink.push_block(b);
+                            }
+                        }
+                        // OneNote leaves stray `<br />` between items; a list has no blank lines.
+                        "br" => {}
+                        _ => {
+                            self.element(c, st, sink, depth + 1);
+                            sink.flush(self);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn note_marker_style(&mut self, e: ElementRef<'_>, ordered: bool) {
+        if let Some(v) = e
+            .attr("style")
+            .and_then(|s| css::property(s, "list-style-type"))
+        {
+            let v = v.to_ascii_lowercase();
+            let plain = if ordered { v == "decimal" } else { v == "disc" };
+            if !plain {
+                self.report.add(
+                    format!("list-style-type:{v}"),
+                    "Notion picks the marker by nesting depth",
+                );
+            }
+        }
+        if e.attr("value").is_some() || e.attr("start").is_some() {
+            self.report.add(
+                "list numbering (start/value)",
+                "Notion numbers items from 1 itself",
+            );
+        }
+    }
+
+    /// One `<li>`: its first text becomes the item, nested lists and further blocks its children.
+    pub fn list_item(
+        &mut self,
+        li: ElementRef<'_>,
+        st: &Style,
+        ordered: bool,
+        depth: usize,
+    ) -> Vec<Block> {
+        let base = if ordered {
+            Kind::Numbered
+        } else {
+            Kind::Bulleted
+        };
+        let li_tags = li.attr("data-tag").map(tags::parse).unwrap_or_default();
+        let li_effect = tags::effect(&li_tags, false);
+        for t in &li_tags {
+            self.report.add(
+                format!("data-tag=\"{}\" on a list item", t.name),
+                if t.is_checkbox() {
+                    "to_do (Notion to-dos carry no bullet or number)"
+                } else {
+                    "emoji put before the item text"
+                },
+            );
+        }
+        let mut sub = Sink::new(base, false);
+        let mut first_is_nested_list = false;
+        for child in li.children() {
+            match child.value() {
+                Node::Text(t) => sub.push_text(t, st),
+                Node::Element(el) => {
+                    let Some(c) = ElementRef::wrap(child) else {
+                        continue;
+                    };
+                    if matches!(el.name(), "ul" | "ol") {
+                        sub.flush(self);
+                        if sub.blocks.is_empty() {
+                            first_is_nested_list = true;
+                        }
+                        self.list(c, st, &mut sub, depth + 1);
+                    } else {
+                        self.element(c, st, &mut sub, depth + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        sub.flush(self);
+        let mut blocks: Vec<Block> = sub.blocks.into_iter().filter(|b| !is_spacer(b)).collect();
+        let absorbable = !first_is_nested_list
+            && blocks.first().is_some_and(|b| {
+                matches!(
+                    b,
+                    Block::Paragraph(_)
+                        | Block::Bulleted(_)
+                        | Block::Numbered(_)
+                        | Block::ToDo { .. }
+                        | Block::Callout { .. }
+                        | Block::Quote(_)
+                )
+            });
+        let (mut rich, mut checked, mut color) = (Vec::new(), None, Default::default());
+        if absorbable {
+            match blocks.remove(0) {
+                Block::ToDo { text, checked: c } => {
+                    self.report.add(
+                        "to-do in a list item",
+                        "to_do (Notion to-dos carry no bullet or number)",
+                    );
+                    checked = Some(c);
+                    rich = text.rich_text;
+                    blocks.splice(0..0, text.children);
+                }
+                Block::Callout { text, emoji } => {
+                    rich.push(RichText::plain(format!("{emoji} ")));
+                    rich.extend(text.rich_text);
+                    blocks.splice(0..0, text.children);
+                }
+                Block::Paragraph(t) | Block::Bulleted(t) | Block::Numbered(t) | Block::Quote(t) => {
+                    color = t.color;
+                    rich = t.rich_text;
+                    blocks.splice(0..0, t.children);
+                }
+                _ => unreachable!("checked by `absorbable`"),
+            }
+        }
+        if !li_effect.prefix.is_empty() {
+            rich.insert(0, RichText::plain(li_effect.prefix.clone()));
+        }
+        let checked = li_effect.todo.or(checked);
+        if rich.is_empty() && blocks.is_empty() && checked.is_none() {
+            return Vec::new();
+        }
+        let text = TextBlock {
+            rich_text: rich,
+            color,
+            children: blocks,
+        };
+        vec![match checked {
+            Some(checked) => Block::ToDo { text, checked },
+            None if ordered => Block::Numbered(text),
+            None => Block::Bulleted(text),
+        }]
+    }
+}
+
+/// An empty paragraph standing for a blank line.
+pub fn is_spacer(b: &Block) -> bool {
+    matches!(b, Block::Paragraph(t) if t.rich_text.is_empty() && t.children.is_empty())
+}

@@ -1,0 +1,386 @@
+//! Building rich text from HTML text the way a browser renders it (collapsed whitespace, `<br>`
+//! as a line break), and splitting it to Notion's 2000-unit limit.
+
+use super::blocks::{Annotations, RichKind, RichText};
+
+/// Notion's limit on one text object, counted in UTF-16 units (what Notion's JavaScript counts;
+/// it is never more than the number of chars, so either way of counting is satisfied).
+pub const MAX_TEXT: usize = 2000;
+/// Room kept in page-link text for the visible target added until the link is resolved.
+const PAGE_LINK_TEXT: usize = MAX_TEXT - 64;
+
+/// Where a run of text links to.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub enum LinkTarget {
+    /// No link.
+    #[default]
+    None,
+    /// A valid http(s)/mailto URL.
+    Url(String),
+    /// Another OneNote page, by its page id.
+    Page(String),
+}
+
+#[derive(Debug)]
+enum Piece {
+    Text {
+        text: String,
+        ann: Annotations,
+        link: LinkTarget,
+    },
+    Equation {
+        expression: String,
+        ann: Annotations,
+    },
+}
+
+/// Inline content being collected for one block.
+#[derive(Debug, Default)]
+pub struct Inline {
+    pieces: Vec<Piece>,
+    pending_space: bool,
+    /// Some visible content has been added since the start or the last line break.
+    in_line: bool,
+    /// U+FFFC placeholders dropped.
+    pub placeholders: usize,
+}
+
+/// OneNote puts U+FFFC where an embedded object sat; it carries no text.
+const PLACEHOLDER: char = '\u{FFFC}';
+
+fn is_html_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c')
+}
+
+impl Inline {
+    /// Whether no visible content (text, break or equation) has been added.
+    pub fn is_empty(&self) -> bool {
+        self.pieces.is_empty()
+    }
+
+    fn text_run(&mut self, ann: Annotations, link: &LinkTarget) -> &mut String {
+        let reuse = matches!(self.pieces.last(), Some(Piece::Text { ann: a, link: l, .. }) if *a == ann && l == link);
+        if !reuse {
+            self.pieces.push(Piece::Text {
+                text: String::new(),
+                ann,
+                link: link.clone(),
+            });
+        }
+        match self.pieces.last_mut() {
+            Some(Piece::Text { text, .. }) => text,
+            _ => unreachable!("a text piece was just ensured"),
+        }
+    }
+
+    /// Adds source text; whitespace collapses unless `preserve` (`<pre>`).
+    pub fn push_text(&mut self, s: &str, ann: Annotations, link: &LinkTarget, preserve: bool) {
+        if preserve {
+            let clean: String = s
+                .chars()
+                .filter(|&c| {
+                    let keep = c != PLACEHOLDER && c != '\r';
+                    if c == PLACEHOLDER {
+                        self.placeholders += 1;
+                    }
+                    keep
+                })
+                .collect();
+            if !clean.is_empty() {
+                self.text_run(ann, link).push_str(&clean);
+                self.in_line = !clean.ends_with('\n');
+            }
+            return;
+        }
+        // A collapsed space belongs to the text it stands in (not to the next styled run), so it
+        // is written at once; `pending_space` then means "a space was just written".
+        let mut pending = self.pending_space;
+        let mut in_line = self.in_line;
+        let mut placeholders = 0;
+        let mut run: Option<&mut String> = None;
+        for c in s.chars() {
+            if c == PLACEHOLDER {
+                placeholders += 1;
+                continue;
+            }
+            let space = is_html_space(c);
+            if space && (pending || !in_line) {
+                continue;
+            }
+            let r = match run {
+                Some(ref mut r) => r,
+                None => {
+                    run = Some(self.text_run(ann, link));
+                    run.as_mut().expect("just set")
+                }
+            };
+            if space {
+                r.push(' ');
+                pending = true;
+            } else {
+                r.push(c);
+                pending = false;
+                in_line = true;
+            }
+        }
+        self.pending_space = pending;
+        self.in_line = in_line;
+        self.placeholders += placeholders;
+    }
+
+    /// Removes the collapsed space written at the end of a line (a browser does not show it).
+    fn drop_trailing_space(&mut self) {
+        if !self.pending_space {
+            return;
+        }
+        self.pending_space = false;
+        if let Some(Piece::Text { text, .. }) = self.pieces.last_mut() {
+            if text.ends_with(' ') {
+                text.pop();
+                if text.is_empty() {
+                    self.pieces.pop();
+                }
+            }
+        }
+    }
+
+    /// A `<br>`: a line break; spaces before it vanish, as in a browser.
+    pub fn push_break(&mut self, ann: Annotations) {
+        self.drop_trailing_space();
+        self.in_line = false;
+        // Breaks carry no link so that links never span lines.
+        self.text_run(ann, &LinkTarget::None).push('\n');
+    }
+
+    /// An inline equation.
+    pub fn push_equation(&mut self, expression: String, ann: Annotations) {
+        self.pending_space = false;
+        self.pieces.push(Piece::Equation { expression, ann });
+        self.in_line = true;
+    }
+
+    /// The rich-text objects: trailing breaks removed, each text object within Notion's limit.
+    pub fn finish(mut self) -> Vec<RichText> {
+        self.drop_trailing_space();
+        // A browser shows nothing for breaks at the very end of a block.
+        while let Some(Piece::Text { text, .. }) = self.pieces.last_mut() {
+            let trimmed = text.trim_end_matches('\n').len();
+            text.truncate(trimmed);
+            if text.is_empty() {
+                self.pieces.pop();
+            } else {
+                break;
+            }
+        }
+        let mut out = Vec::with_capacity(self.pieces.len());
+        for p in self.pieces {
+            match p {
+                Piece::Text { text, ann, link } if !text.is_empty() => match link {
+                    LinkTarget::Page(id) => {
+                        for part in split_text(&text, PAGE_LINK_TEXT) {
+                            out.push(RichText {
+                                kind: RichKind::PageLink {
+                                    content: part.to_string(),
+                                    onenote_page_id: id.clone(),
+                                    notion_url: None,
+                                },
+                                annotations: ann,
+                            });
+                        }
+                    }
+                    link => {
+                        let url = match link {
+                            LinkTarget::Url(u) => Some(u),
+                            _ => None,
+                        };
+                        for part in split_text(&text, MAX_TEXT) {
+                            out.push(RichText {
+                                kind: RichKind::Text {
+                                    content: part.to_string(),
+                                    link: url.clone(),
+                                },
+                                annotations: ann,
+                            });
+                        }
+                    }
+                },
+                Piece::Text { .. } => {}
+                Piece::Equation { expression, ann } => out.push(RichText {
+                    kind: RichKind::Equation { expression },
+                    annotations: ann,
+                }),
+            }
+        }
+        out
+    }
+}
+
+/// Joins neighbouring unlinked text objects of equal style while they fit one object.
+pub fn merge_plain(items: Vec<RichText>) -> Vec<RichText> {
+    let mut out: Vec<RichText> = Vec::with_capacity(items.len());
+    for it in items {
+        if let (
+            Some(RichText {
+                kind:
+                    RichKind::Text {
+                        content: prev,
+                        link: None,
+                    },
+                annotations: pa,
+            }),
+            RichKind::Text {
+                content,
+                link: None,
+            },
+        ) = (out.last_mut(), &it.kind)
+        {
+            if *pa == it.annotations
+                && prev.encode_utf16().count() + content.encode_utf16().count() <= MAX_TEXT
+            {
+                prev.push_str(content);
+                continue;
+            }
+        }
+        out.push(it);
+    }
+    out
+}
+
+/// Characters that belong to the grapheme before them: a cut just before one would split a
+/// visible character.
+fn joins_previous(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F
+        | 0x200D | 0xFE00..=0xFE0F | 0x1F3FB..=0x1F3FF | 0xE0020..=0xE007F | 0xE0100..=0xE01EF
+        | 0x0E31 | 0x0E34..=0x0E3A | 0x0E47..=0x0E4E | 0x093E..=0x094F | 0x3099..=0x309A)
+}
+
+/// Splits `s` into parts of at most `max` UTF-16 units, never inside a surrogate pair and, where
+/// a boundary within the last 32 characters allows, not inside a grapheme.
+pub fn split_text(s: &str, max: usize) -> Vec<&str> {
+    // UTF-8 never takes fewer bytes than UTF-16 units, so short strings need no counting.
+    if s.len() <= max {
+        return vec![s];
+    }
+    let mut parts = Vec::new();
+    let mut rest = s;
+    while !rest.is_empty() {
+        let mut units = 0;
+        let mut end = rest.len();
+        for (i, c) in rest.char_indices() {
+            if units + c.len_utf16() > max {
+                end = i;
+                break;
+            }
+            units += c.len_utf16();
+        }
+        if end < rest.len() {
+            // Walk back from the hard limit to a cut that does not split a grapheme.
+            let mut cut = end;
+            let mut prev_chars = rest[..end].chars().rev();
+            let mut next = rest[end..].chars().next();
+            for _ in 0..32 {
+                let prev = prev_chars.next();
+                let ok = match (prev, next) {
+                    (Some(p), Some(n)) => {
+                        !joins_previous(n) && p != '\u{200D}' && !is_regional_pair(rest, cut)
+                    }
+                    _ => true,
+                };
+                if ok {
+                    break;
+                }
+                match prev {
+                    Some(p) => {
+                        cut -= p.len_utf8();
+                        next = Some(p);
+                    }
+                    None => break,
+                }
+            }
+            if cut == 0 {
+                cut = end;
+            }
+            end = cut;
+        }
+        if end == 0 {
+            // `max` smaller than one character: take it anyway rather than loop forever.
+            end = rest
+                .chars()
+                .next()
+                .map(char::len_utf8)
+                .unwrap_or(rest.len());
+        }
+        parts.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    parts
+}
+
+/// Whether cutting at `at` separates the two halves of a regional-indicator flag.
+fn is_regional_pair(s: &str, at: usize) -> bool {
+    let ri = |c: char| (0x1F1E6..=0x1F1FF).contains(&(c as u32));
+    let before = s[..at].chars().rev().take_while(|&c| ri(c)).count();
+    let after_is_ri = s[at..].chars().next().is_some_and(ri);
+    after_is_ri && before % 2 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(items: &[RichText]) -> String {
+        items.iter().map(RichText::visible_text).collect()
+    }
+
+    #[test]
+    fn whitespace_collapses_like_a_browser() {
+        let mut i = Inline::default();
+        let a = Annotations::default();
+        i.push_text("  \n\t hello   \r\n world ", a, &LinkTarget::None, false);
+        i.push_text("  again\u{FFFC}", a, &LinkTarget::None, false);
+        i.push_break(a);
+        i.push_text("   next\u{a0}line  ", a, &LinkTarget::None, false);
+        i.push_break(a);
+        assert_eq!(i.placeholders, 1);
+        assert_eq!(text_of(&i.finish()), "hello world again\nnext\u{a0}line");
+    }
+
+    #[test]
+    fn runs_merge_and_split_by_style() {
+        let mut i = Inline::default();
+        let plain = Annotations::default();
+        let bold = Annotations {
+            bold: true,
+            ..plain
+        };
+        i.push_text("a ", plain, &LinkTarget::None, false);
+        i.push_text("b", bold, &LinkTarget::None, false);
+        i.push_text("c", bold, &LinkTarget::None, false);
+        let out = i.finish();
+        assert_eq!(out.len(), 2);
+        assert_eq!(text_of(&out), "a bc");
+        // The space stays with the plain text it was written in.
+        assert_eq!(out[0].visible_text(), "a ");
+        assert!(out[1].annotations.bold);
+    }
+
+    #[test]
+    fn splits_at_the_limit_without_breaking_pairs_or_graphemes() {
+        let s = "a".repeat(1999) + "😀" + "b";
+        let parts = split_text(&s, 2000);
+        assert_eq!(parts[0].len(), 1999);
+        assert_eq!(parts[1], "😀b");
+        let s = "x".repeat(1999) + "e\u{301}" + "y";
+        let parts = split_text(&s, 2000);
+        assert_eq!(parts[0], "x".repeat(1999));
+        assert_eq!(parts.concat(), s);
+        let long = "é".repeat(4500);
+        let parts = split_text(&long, 2000);
+        assert_eq!(parts.len(), 3);
+        assert!(parts.iter().all(|p| p.encode_utf16().count() <= 2000));
+        // Nothing but combining marks: cut anyway.
+        let marks = "\u{301}".repeat(2100);
+        assert_eq!(split_text(&marks, 2000).concat(), marks);
+    }
+}

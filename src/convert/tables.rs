@@ -1,0 +1,265 @@
+//! `<table>` to a Notion table: spans expanded to an even grid, each cell's blocks joined into
+//! one rich-text array, and what a cell cannot hold placed after the table.
+
+use scraper::ElementRef;
+
+use super::blocks::{Annotations, Block, RichKind, RichText};
+use super::lists::is_spacer;
+use super::rich_text::{merge_plain, split_text, MAX_TEXT};
+use super::walker::{Kind, Sink, Style, Walker};
+
+/// Notion cell arrays share the 100-object limit of every rich-text array.
+const MAX_ITEMS: usize = 100;
+/// A hostile `colspan`/`rowspan` must not allocate without bound.
+const MAX_SPAN: usize = 64;
+
+struct Cell<'a> {
+    el: ElementRef<'a>,
+    header: bool,
+    colspan: usize,
+    rowspan: usize,
+}
+
+impl Walker<'_> {
+    /// The table block, followed by what its cells could not hold.
+    pub fn table(&mut self, table: ElementRef<'_>, st: &Style, depth: usize) -> Vec<Block> {
+        let mut before = Vec::new();
+        let rows = collect_rows(table);
+        for cap in table
+            .child_elements()
+            .filter(|c| c.value().name() == "caption")
+        {
+            let mut sink = Sink::new(Kind::Paragraph, false);
+            self.children(cap, st, &mut sink, depth + 1);
+            sink.flush(self);
+            before.extend(sink.blocks);
+        }
+        // Lay the cells on a grid; spanned slots stay empty.
+        let mut grid: Vec<Vec<Option<Vec<RichText>>>> = Vec::new();
+        let mut taken: Vec<Vec<bool>> = Vec::new();
+        let mut after: Vec<Block> = Vec::new();
+        let mut header_row = false;
+        let n_rows = rows.len();
+        for (r, row) in rows.iter().enumerate() {
+            ensure_row(&mut grid, &mut taken, r);
+            if r == 0 {
+                header_row = !row.is_empty() && row.iter().all(|c| c.header);
+            }
+            let mut c = 0;
+            for cell in row {
+                while taken[r].get(c).copied().unwrap_or(false) {
+                    c += 1;
+                }
+                if cell.colspan > 1 || cell.rowspan > 1 {
+                    self.report.add(
+                        "table cell span (colspan/rowspan)",
+                        "expanded to single cells; content kept in the first",
+                    );
+                }
+                let rowspan = cell.rowspan.min(n_rows - r).max(1);
+                for rr in r..r + rowspan {
+                    ensure_row(&mut grid, &mut taken, rr);
+                    for cc in c..c + cell.colspan {
+                        set(&mut taken[rr], cc, true);
+                        if grid[rr].len() <= cc {
+                            grid[rr].resize_with(cc + 1, || None);
+                        }
+                    }
+                }
+                let content = self.cell(cell.el, st, depth, &mut after);
+                grid[r][c] = Some(content);
+                c += cell.colspan;
+            }
+        }
+        let width = grid.iter().map(Vec::len).max().unwrap_or(0);
+        let mut out = before;
+        if width == 0 {
+            out.extend(after);
+            return out;
+        }
+        if table
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .any(|e| e.attr("style").is_some_and(|s| s.contains("background")))
+        {
+            self.report.add(
+                "table cell background",
+                "not kept (Notion tables have no cell colours through the API)",
+            );
+        }
+        let rows: Vec<Vec<Vec<RichText>>> = grid
+            .into_iter()
+            .map(|row| {
+                let mut cells: Vec<Vec<RichText>> =
+                    row.into_iter().map(Option::unwrap_or_default).collect();
+                cells.resize_with(width, Vec::new);
+                cells
+            })
+            .collect();
+        out.push(Block::Table {
+            width,
+            has_column_header: header_row,
+            rows,
+        });
+        out.extend(after);
+        out
+    }
+
+    /// One cell's content as a single rich-text array; media and overflow go to `after`.
+    fn cell(
+        &mut self,
+        el: ElementRef<'_>,
+        st: &Style,
+        depth: usize,
+        after: &mut Vec<Block>,
+    ) -> Vec<RichText> {
+        let mut sink = Sink::new(Kind::Paragraph, false);
+        self.children(el, st, &mut sink, depth + 1);
+        sink.flush(self);
+        let mut lines: Vec<Vec<RichText>> = Vec::new();
+        for b in sink.blocks {
+            self.flatten_block(b, &mut lines, after);
+        }
+        let mut rich: Vec<RichText> = Vec::new();
+        for (i, line) in lines.into_iter().enumerate() {
+            if i > 0 {
+                rich.push(RichText::plain("\n"));
+            }
+            rich.extend(line);
+        }
+        let rich = merge_plain(rich);
+        if rich.len() <= MAX_ITEMS {
+            return rich;
+        }
+        // Too many styled runs for one cell: keep every character, drop the styling.
+        self.report.add(
+            "table cell with more than 100 styled runs",
+            "its text kept without styling",
+        );
+        let text: String = rich.iter().map(RichText::visible_text).collect();
+        let mut parts: Vec<RichText> = split_text(&text, MAX_TEXT)
+            .into_iter()
+            .map(RichText::plain)
+            .collect();
+        if parts.len() > MAX_ITEMS {
+            self.report.add(
+                "table cell longer than 200,000 characters",
+                "the rest follows the table as paragraphs",
+            );
+            let rest = parts.split_off(MAX_ITEMS);
+            after.push(Block::Paragraph(super::blocks::TextBlock::new(rest)));
+        }
+        parts
+    }
+
+    /// A block inside a cell as lines of text, with a marker showing what it was.
+    fn flatten_block(&mut self, b: Block, lines: &mut Vec<Vec<RichText>>, after: &mut Vec<Block>) {
+        if is_spacer(&b) {
+            return;
+        }
+        let marker = match &b {
+            Block::Bulleted(_) => Some("• ".to_string()),
+            Block::Numbered(_) => Some("1. ".to_string()),
+            Block::ToDo { checked, .. } => Some(if *checked { "☑ " } else { "☐ " }.to_string()),
+            Block::Callout { emoji, .. } => Some(format!("{emoji} ")),
+            _ => None,
+        };
+        match b {
+            Block::Code { rich_text } => lines.push(rich_text),
+            Block::Table { rows, .. } => {
+                self.report
+                    .add("table inside a table cell", "its rows kept as text lines");
+                for row in rows {
+                    let mut line = Vec::new();
+                    for (i, cell) in row.into_iter().enumerate() {
+                        if i > 0 {
+                            line.push(RichText::plain(" | "));
+                        }
+                        line.extend(cell);
+                    }
+                    lines.push(line);
+                }
+            }
+            Block::Equation { expression } => lines.push(vec![RichText {
+                kind: RichKind::Equation { expression },
+                annotations: Annotations::default(),
+            }]),
+            Block::Divider => {}
+            media @ (Block::Image { .. }
+            | Block::File { .. }
+            | Block::Pdf { .. }
+            | Block::Video { .. }
+            | Block::Embed { .. }) => {
+                self.report.add(
+                    format!("{} in a table cell", media.type_name()),
+                    "placed after the table",
+                );
+                after.push(media);
+            }
+            mut text_like => {
+                if let Some(t) = text_like.text_mut() {
+                    let mut line = Vec::new();
+                    if let Some(m) = marker {
+                        line.push(RichText::plain(m));
+                    }
+                    line.append(&mut t.rich_text);
+                    lines.push(line);
+                    for c in std::mem::take(&mut t.children) {
+                        self.flatten_block(c, lines, after);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn ensure_row(grid: &mut Vec<Vec<Option<Vec<RichText>>>>, taken: &mut Vec<Vec<bool>>, r: usize) {
+    while grid.len() <= r {
+        grid.push(Vec::new());
+        taken.push(Vec::new());
+    }
+}
+
+fn set(v: &mut Vec<bool>, i: usize, val: bool) {
+    if v.len() <= i {
+        v.resize(i + 1, false);
+    }
+    v[i] = val;
+}
+
+fn span(e: ElementRef<'_>, name: &str) -> usize {
+    e.attr(name)
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(1)
+        .clamp(1, MAX_SPAN)
+}
+
+/// The rows of this table (not of tables nested in its cells).
+fn collect_rows(table: ElementRef<'_>) -> Vec<Vec<Cell<'_>>> {
+    let mut rows = Vec::new();
+    for child in table.child_elements() {
+        match child.value().name() {
+            "tr" => rows.push(row_cells(child, false)),
+            "thead" | "tbody" | "tfoot" => {
+                let head = child.value().name() == "thead";
+                for tr in child.child_elements().filter(|c| c.value().name() == "tr") {
+                    rows.push(row_cells(tr, head));
+                }
+            }
+            _ => {}
+        }
+    }
+    rows
+}
+
+fn row_cells(tr: ElementRef<'_>, in_head: bool) -> Vec<Cell<'_>> {
+    tr.child_elements()
+        .filter(|c| matches!(c.value().name(), "td" | "th"))
+        .map(|c| Cell {
+            el: c,
+            header: in_head || c.value().name() == "th",
+            colspan: span(c, "colspan"),
+            rowspan: span(c, "rowspan"),
+        })
+        .collect()
+}

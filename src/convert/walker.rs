@@ -1,0 +1,781 @@
+//! The walk over OneNote's HTML: block elements become blocks, inline elements become styled
+//! runs of the block being built, and everything unknown keeps its text.
+
+use scraper::{ElementRef, Html, Node};
+
+use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock};
+use super::css;
+use super::math;
+use super::report::Report;
+use super::rich_text::{merge_plain, Inline, LinkTarget, MAX_TEXT};
+use super::tags::{self, Tag};
+
+/// Element nesting beyond which content is flattened to text (keeps the stack bounded on
+/// hostile input; real pages nest a few levels, lists a dozen).
+pub const MAX_DEPTH: usize = 160;
+
+/// Inherited text style.
+#[derive(Clone, Debug, Default)]
+pub struct Style {
+    bold: bool,
+    italic: bool,
+    underline: bool,
+    strike: bool,
+    code: bool,
+    fg: Color,
+    bg: Color,
+    link: LinkTarget,
+    pre: bool,
+}
+
+impl Style {
+    /// The Notion annotations (one colour only: a highlight wins over a text colour).
+    pub fn ann(&self) -> Annotations {
+        Annotations {
+            bold: self.bold,
+            italic: self.italic,
+            strikethrough: self.strike,
+            underline: self.underline,
+            code: self.code,
+            color: if self.bg != Color::Default {
+                self.bg
+            } else {
+                self.fg
+            },
+        }
+    }
+}
+
+/// What the text being collected becomes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// paragraph (a code block when every run is monospace)
+    Paragraph,
+    /// heading_1..3
+    Heading(u8),
+    /// bulleted_list_item
+    Bulleted,
+    /// numbered_list_item
+    Numbered,
+    /// to_do
+    ToDo(bool),
+    /// callout
+    Callout(&'static str, Color),
+    /// quote
+    Quote,
+    /// code
+    Code,
+}
+
+/// Blocks produced so far in one container, and the inline content not yet made a block.
+#[derive(Debug)]
+pub struct Sink {
+    /// Finished blocks in order.
+    pub blocks: Vec<Block>,
+    inline: Inline,
+    base: Kind,
+    kind: Kind,
+    /// Inside a `<p>`-like element: a `<br>` is always a line break.
+    in_para: bool,
+}
+
+impl Sink {
+    /// An empty container whose loose text becomes `base` blocks.
+    pub fn new(base: Kind, in_para: bool) -> Self {
+        Self {
+            blocks: Vec::new(),
+            inline: Inline::default(),
+            base,
+            kind: base,
+            in_para,
+        }
+    }
+
+    /// Adds a finished block; adjacent code paragraphs join into one code block.
+    pub fn push_block(&mut self, block: Block) {
+        if let (Block::Code { rich_text: new }, Some(Block::Code { rich_text: prev })) =
+            (&block, self.blocks.last_mut())
+        {
+            let mut joined = std::mem::take(prev);
+            joined.push(RichText::plain("\n"));
+            joined.extend(new.iter().cloned());
+            *prev = merge_plain(joined);
+            return;
+        }
+        self.blocks.push(block);
+    }
+
+    /// Turns the collected inline content into a block of the current kind.
+    pub fn flush(&mut self, w: &mut Walker<'_>) {
+        let kind = std::mem::replace(&mut self.kind, self.base);
+        let inline = std::mem::take(&mut self.inline);
+        w.placeholders += inline.placeholders;
+        let rich = inline.finish();
+        if let Some(b) = make_block(kind, rich) {
+            self.push_block(b);
+        }
+    }
+
+    /// A blank line between blocks (`<br>` between paragraphs); runs of them collapse later.
+    fn spacer(&mut self, w: &mut Walker<'_>) {
+        self.flush(w);
+        self.blocks.push(Block::Paragraph(TextBlock::default()));
+    }
+
+    /// Adds a text node in the given style.
+    pub fn push_text(&mut self, t: &str, st: &Style) {
+        self.inline.push_text(t, st.ann(), &st.link, st.pre);
+    }
+
+    /// Whether the next text would open a fresh block of the base kind (where a tag on the first
+    /// span can still decide the block type).
+    fn fresh(&self) -> bool {
+        self.inline.is_empty() && self.kind == self.base
+    }
+}
+
+fn is_code_run(r: &RichText) -> bool {
+    match &r.kind {
+        RichKind::Text { content, .. } => r.annotations.code || content.trim().is_empty(),
+        _ => false,
+    }
+}
+
+/// The block for collected text; `None` when there is nothing to show.
+fn make_block(kind: Kind, mut rich: Vec<RichText>) -> Option<Block> {
+    let empty = rich.is_empty();
+    let tb = |r| TextBlock::new(r);
+    Some(match kind {
+        Kind::ToDo(checked) => Block::ToDo {
+            text: tb(rich),
+            checked,
+        },
+        Kind::Callout(emoji, color) => Block::Callout {
+            text: TextBlock { color, ..tb(rich) },
+            emoji: emoji.to_string(),
+        },
+        _ if empty => return None,
+        Kind::Paragraph if rich.len() == 1 && matches!(rich[0].kind, RichKind::Equation { .. }) => {
+            let Some(RichText {
+                kind: RichKind::Equation { expression },
+                ..
+            }) = rich.pop()
+            else {
+                return None;
+            };
+            Block::Equation { expression }
+        }
+        Kind::Paragraph
+            if rich.iter().all(is_code_run) && rich.iter().any(|r| r.annotations.code) =>
+        {
+            for r in &mut rich {
+                r.annotations.code = false;
+            }
+            Block::Code {
+                rich_text: merge_plain(rich),
+            }
+        }
+        Kind::Code => {
+            for r in &mut rich {
+                r.annotations.code = false;
+            }
+            Block::Code { rich_text: rich }
+        }
+        Kind::Paragraph => Block::Paragraph(tb(rich)),
+        Kind::Heading(level) => Block::Heading {
+            level,
+            text: tb(rich),
+        },
+        Kind::Bulleted => Block::Bulleted(tb(rich)),
+        Kind::Numbered => Block::Numbered(tb(rich)),
+        Kind::Quote => Block::Quote(tb(rich)),
+    })
+}
+
+/// Conversion state shared by the whole page.
+pub struct Walker<'r> {
+    /// Where approximations go.
+    pub report: &'r mut Report,
+    /// U+FFFC placeholders dropped so far.
+    pub placeholders: usize,
+}
+
+/// Elements whose content is never shown.
+const INVISIBLE: [&str; 9] = [
+    "head", "title", "meta", "script", "style", "link", "template", "base", "noscript",
+];
+/// Containers that hold blocks.
+const CONTAINERS: [&str; 20] = [
+    "div", "body", "html", "section", "article", "main", "header", "footer", "nav", "aside",
+    "center", "form", "fieldset", "figure", "dl", "dd", "dt", "address", "details", "summary",
+];
+/// Inline elements whose meaning Notion's annotations carry fully.
+const INLINE: [&str; 22] = [
+    "span", "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "code", "kbd", "samp",
+    "tt", "font", "mark", "abbr", "label", "time", "var", "dfn", "q",
+];
+
+impl<'r> Walker<'r> {
+    /// A walker reporting into `report`.
+    pub fn new(report: &'r mut Report) -> Self {
+        Self {
+            report,
+            placeholders: 0,
+        }
+    }
+
+    /// Walks the children of `e` into `sink`.
+    pub fn children(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, depth: usize) {
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) => sink.inline.push_text(t, st.ann(), &st.link, st.pre),
+                Node::Element(_) => {
+                    if let Some(c) = ElementRef::wrap(child) {
+                        self.element(c, st, sink, depth + 1);
+                    }
+                }
+                // Graph leaves this comment where a page had ink it cannot export.
+                Node::Comment(c) if c.contains("InkNode") => self.report.add(
+                    "ink (handwriting, drawings)",
+                    "not migrated: Graph does not return ink",
+                ),
+                _ => {}
+            }
+        }
+    }
+
+    /// The style `e` gives its content.
+    pub fn style_of(&mut self, e: ElementRef<'_>, parent: &Style) -> Style {
+        let mut st = parent.clone();
+        match e.value().name() {
+            "b" | "strong" => st.bold = true,
+            "i" | "em" => st.italic = true,
+            "u" | "ins" => st.underline = true,
+            "s" | "strike" | "del" => st.strike = true,
+            "code" | "kbd" | "samp" | "tt" => st.code = true,
+            "mark" => st.bg = Color::Background(super::blocks::Hue::Yellow),
+            "font" => {
+                if let Some(c) = e.attr("color").and_then(css::parse_color) {
+                    st.fg = css::text_color(c);
+                }
+            }
+            _ => {}
+        }
+        let Some(style) = e.attr("style") else {
+            return st;
+        };
+        for (k, v) in css::declarations(style) {
+            match k.as_str() {
+                "font-weight" => {
+                    if let Some(b) = css::is_bold_weight(v) {
+                        st.bold = b;
+                    }
+                }
+                "font-style" => st.italic = v.contains("italic") || v.contains("oblique"),
+                "text-decoration" | "text-decoration-line" => {
+                    let v = v.to_ascii_lowercase();
+                    st.underline = v.contains("underline");
+                    st.strike = v.contains("line-through");
+                }
+                "font-family" => st.code = css::is_monospace(v),
+                "color" => {
+                    if let Some(c) = css::parse_color(v) {
+                        st.fg = css::text_color(c);
+                        self.report
+                            .add("CSS color", "nearest Notion colour (text colour)");
+                    }
+                }
+                "background-color" | "background" => {
+                    if let Some(c) = css::parse_color(v) {
+                        st.bg = css::background_color(c);
+                        self.report
+                            .add("CSS background-color", "nearest Notion colour (background)");
+                    }
+                }
+                "font-size"
+                    if !matches!(
+                        e.value().name(),
+                        "body" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6"
+                    ) =>
+                {
+                    self.report
+                        .add("font-size", "not kept (Notion text has one size)");
+                }
+                _ => {}
+            }
+        }
+        st
+    }
+
+    /// Applies the tags of an element to the text about to be collected in `sink`: a to-do or
+    /// callout when the text starts here, an emoji in the text otherwise.
+    fn apply_tags(&mut self, tags: &[Tag], sink: &mut Sink) {
+        if tags.is_empty() {
+            return;
+        }
+        let fresh = sink.fresh();
+        let can_callout =
+            fresh && matches!(sink.base, Kind::Paragraph | Kind::Heading(_) | Kind::Quote);
+        let effect = tags::effect(tags, can_callout);
+        let mut prefix = effect.prefix.clone();
+        if fresh {
+            if let Some(checked) = effect.todo {
+                // List items report this when the item is assembled.
+                if let Kind::Heading(_) = sink.base {
+                    self.report
+                        .add("data-tag on a heading", "to_do (heading style dropped)");
+                }
+                sink.kind = Kind::ToDo(checked);
+            } else if let Some((emoji, color)) = effect.callout {
+                if let Kind::Heading(_) = sink.base {
+                    self.report
+                        .add("data-tag on a heading", "callout (heading style dropped)");
+                }
+                sink.kind = Kind::Callout(emoji, color);
+            }
+        } else {
+            // Mid-text a tag cannot change the block: its box shows as a character.
+            if let Some(checked) = effect.todo {
+                prefix.insert_str(0, if checked { "☑ " } else { "☐ " });
+            }
+        }
+        for t in tags {
+            let how = if effect.callout.is_some_and(|(e, _)| e == t.emoji()) && fresh {
+                "callout with the tag's emoji"
+            } else if t.is_checkbox() && fresh {
+                "to_do (plus the tag's emoji unless a plain to-do)"
+            } else {
+                "emoji put before the text"
+            };
+            if t.name != "to-do" || !fresh {
+                self.report.add(format!("data-tag=\"{}\"", t.name), how);
+            }
+        }
+        if !prefix.is_empty() {
+            sink.inline
+                .push_text(&prefix, Annotations::default(), &LinkTarget::None, false);
+        }
+    }
+
+    /// Converts one element into `sink`.
+    pub fn element(&mut self, e: ElementRef<'_>, parent: &Style, sink: &mut Sink, depth: usize) {
+        let name = e.value().name();
+        if INVISIBLE.contains(&name) {
+            return;
+        }
+        if depth > MAX_DEPTH {
+            self.flatten(e, parent, sink);
+            return;
+        }
+        let st = self.style_of(e, parent);
+        let tags = e.attr("data-tag").map(tags::parse).unwrap_or_default();
+        match name {
+            "br" => {
+                if sink.in_para || !sink.inline.is_empty() {
+                    sink.inline.push_break(st.ann());
+                } else {
+                    sink.spacer(self);
+                }
+            }
+            "p" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "pre" => {
+                self.paragraph(e, name, &st, &tags, sink, depth)
+            }
+            "ul" | "ol" => self.list(e, &st, sink, depth),
+            "li" => {
+                // A list item outside any list: a bullet, as a browser shows it.
+                sink.flush(self);
+                for b in self.list_item(e, &st, false, depth) {
+                    sink.push_block(b);
+                }
+            }
+            "table" => {
+                sink.flush(self);
+                for b in self.table(e, &st, depth) {
+                    sink.push_block(b);
+                }
+            }
+            "img" => {
+                sink.flush(self);
+                self.apply_tags(&tags, sink);
+                sink.flush(self);
+                for b in self.image(e) {
+                    sink.push_block(b);
+                }
+            }
+            "object" | "embed" => {
+                sink.flush(self);
+                for b in self.attachment(e) {
+                    sink.push_block(b);
+                }
+                // A self-closed `<object/>` swallows what follows it in HTML parsing.
+                self.children(e, &st, sink, depth);
+            }
+            "iframe" => self.iframe(e, &st, sink, depth),
+            "math" => self.math(e, &st, sink),
+            "hr" => {
+                sink.flush(self);
+                sink.push_block(Block::Divider);
+            }
+            "blockquote" => {
+                sink.flush(self);
+                let mut sub = Sink::new(Kind::Quote, false);
+                self.children(e, &st, &mut sub, depth);
+                sub.flush(self);
+                for b in sub.blocks {
+                    sink.push_block(match b {
+                        Block::Paragraph(t) if !t.rich_text.is_empty() => Block::Quote(t),
+                        other => other,
+                    });
+                }
+            }
+            "a" => self.link(e, st, sink, depth),
+            n if CONTAINERS.contains(&n) => {
+                sink.flush(self);
+                self.apply_tags(&tags, sink);
+                self.children(e, &st, sink, depth);
+                sink.flush(self);
+            }
+            n => {
+                if !INLINE.contains(&n) {
+                    let what = match n {
+                        "sup" => "text kept (no superscript in Notion)",
+                        "sub" => "text kept (no subscript in Notion)",
+                        "cite" => "text kept as normal text",
+                        _ => "unknown element: text kept",
+                    };
+                    self.report.add(format!("<{n}>"), what);
+                }
+                self.apply_tags(&tags, sink);
+                self.children(e, &st, sink, depth);
+            }
+        }
+    }
+
+    /// Content nested too deep: its text, in order, into the current block.
+    fn flatten(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink) {
+        self.report.add(
+            format!("nesting deeper than {MAX_DEPTH} levels"),
+            "flattened to text",
+        );
+        for node in e.descendants() {
+            match node.value() {
+                Node::Text(t) => sink.inline.push_text(t, st.ann(), &st.link, st.pre),
+                Node::Element(el) if el.name() == "br" => sink.inline.push_break(st.ann()),
+                _ => {}
+            }
+        }
+    }
+
+    fn paragraph(
+        &mut self,
+        e: ElementRef<'_>,
+        name: &str,
+        st: &Style,
+        tags: &[Tag],
+        sink: &mut Sink,
+        depth: usize,
+    ) {
+        sink.flush(self);
+        let base = match name {
+            "h1" => Kind::Heading(1),
+            "h2" => Kind::Heading(2),
+            "h3" => Kind::Heading(3),
+            "h4" | "h5" | "h6" => {
+                self.report
+                    .add(format!("<{name}>"), "heading_3 (Notion has three levels)");
+                Kind::Heading(3)
+            }
+            "pre" => Kind::Code,
+            _ => Kind::Paragraph,
+        };
+        let mut st = st.clone();
+        st.pre |= name == "pre";
+        let mut sub = Sink::new(base, true);
+        self.apply_tags(tags, &mut sub);
+        self.children(e, &st, &mut sub, depth);
+        sub.flush(self);
+        for b in sub.blocks {
+            sink.push_block(b);
+        }
+    }
+
+    fn link(&mut self, e: ElementRef<'_>, mut st: Style, sink: &mut Sink, depth: usize) {
+        let href = e.attr("href").map(str::trim).unwrap_or("");
+        match classify_link(href) {
+            Link::None => self.children(e, &st, sink, depth),
+            Link::Url(u) => {
+                st.link = LinkTarget::Url(u);
+                self.children(e, &st, sink, depth);
+            }
+            Link::Page(id) => {
+                st.link = LinkTarget::Page(id);
+                self.children(e, &st, sink, depth);
+            }
+            Link::Unusable => {
+                self.report.add(
+                    "link with an unusable URL",
+                    "kept as text with its target in brackets",
+                );
+                st.link = LinkTarget::None;
+                self.children(e, &st, sink, depth);
+                let ann = Annotations {
+                    color: Color::Text(super::blocks::Hue::Gray),
+                    ..Annotations::default()
+                };
+                sink.inline
+                    .push_text(&format!(" ({href})"), ann, &LinkTarget::None, false);
+            }
+        }
+    }
+
+    fn math(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink) {
+        let latex = math::to_latex(e);
+        if latex.is_empty() {
+            return;
+        }
+        self.report
+            .add("<math>", "MathML converted to a KaTeX equation");
+        if latex.chars().count() <= 1000 {
+            sink.inline.push_equation(latex, Annotations::default());
+        } else {
+            self.report
+                .add("<math> longer than 1000 characters", "kept as code text");
+            let ann = Annotations {
+                code: true,
+                ..st.ann()
+            };
+            sink.inline
+                .push_text(&math::plain_text(e), ann, &LinkTarget::None, false);
+        }
+    }
+
+    fn iframe(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, depth: usize) {
+        sink.flush(self);
+        let url = e
+            .attr("data-original-src")
+            .or_else(|| e.attr("src"))
+            .map(str::trim)
+            .unwrap_or("");
+        if let Some(u) = usable_url(url).filter(|u| u.starts_with("http")) {
+            if is_video_site(&u) {
+                sink.push_block(Block::Video { url: u });
+            } else {
+                sink.push_block(Block::Embed { url: u });
+            }
+        } else if !url.is_empty() {
+            self.report
+                .add("<iframe> with an unusable URL", "URL kept as text");
+            sink.inline
+                .push_text(url, Annotations::default(), &LinkTarget::None, false);
+            sink.flush(self);
+        }
+        // `<iframe ... />` is not self-closing in HTML: the rest of the page became its text.
+        let raw: String = e.text().collect();
+        if !raw.trim().is_empty() {
+            self.report.add(
+                "self-closed <iframe/>",
+                "the markup it swallowed was parsed as page content",
+            );
+            let frag = Html::parse_fragment(&raw);
+            self.children(frag.root_element(), st, sink, depth);
+            sink.flush(self);
+        }
+    }
+
+    fn image(&mut self, e: ElementRef<'_>) -> Vec<Block> {
+        let url = e
+            .attr("data-fullres-src")
+            .filter(|s| !s.trim().is_empty())
+            .or_else(|| e.attr("src"))
+            .map(str::trim)
+            .unwrap_or("");
+        let mime = e
+            .attr("data-fullres-src-type")
+            .or_else(|| e.attr("data-src-type"))
+            .map(str::to_string);
+        let mut cap = Inline::default();
+        if let Some(alt) = e.attr("alt") {
+            cap.push_text(alt, Annotations::default(), &LinkTarget::None, false);
+        }
+        self.placeholders += cap.placeholders;
+        let caption = cap.finish();
+        if e.attr("width").is_some() || e.attr("height").is_some() {
+            self.report.add(
+                "<img> width/height",
+                "not kept (Notion sizes images itself)",
+            );
+        }
+        let source = match media_source(url, None, mime) {
+            Some(s) => s,
+            None => {
+                self.report.add(
+                    "<img> without a usable source",
+                    "alt text kept as a paragraph",
+                );
+                return (!caption.is_empty())
+                    .then(|| Block::Paragraph(TextBlock::new(caption)))
+                    .into_iter()
+                    .collect();
+            }
+        };
+        with_caption_overflow(caption, |caption| Block::Image { source, caption })
+    }
+
+    fn attachment(&mut self, e: ElementRef<'_>) -> Vec<Block> {
+        let name = e
+            .attr("data-attachment")
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        let url = e
+            .attr("data")
+            .or_else(|| e.attr("src"))
+            .unwrap_or("")
+            .trim();
+        let mime = e.attr("type").map(str::to_string);
+        let is_pdf = mime.as_deref() == Some("application/pdf")
+            || name
+                .as_deref()
+                .is_some_and(|n| n.to_ascii_lowercase().ends_with(".pdf"));
+        let name_text = || {
+            name.as_ref()
+                .map(|n| {
+                    let mut i = Inline::default();
+                    i.push_text(n, Annotations::default(), &LinkTarget::None, false);
+                    i.finish()
+                })
+                .unwrap_or_default()
+        };
+        let Some(source) = media_source(url, name.clone(), mime.clone()) else {
+            self.report.add(
+                "<object> without a usable source",
+                "its name kept as a paragraph",
+            );
+            let t = name_text();
+            return (!t.is_empty())
+                .then(|| Block::Paragraph(TextBlock::new(t)))
+                .into_iter()
+                .collect();
+        };
+        if is_pdf {
+            with_caption_overflow(name_text(), |caption| Block::Pdf { source, caption })
+        } else {
+            // Notion's file name field is short; a long name stays whole in the caption.
+            let short = name.clone().filter(|n| n.chars().count() <= 900);
+            let caption = if short.is_some() {
+                Vec::new()
+            } else {
+                name_text()
+            };
+            with_caption_overflow(caption, |caption| Block::File {
+                source,
+                name: short,
+                caption,
+            })
+        }
+    }
+}
+
+/// A media block with at most 100 caption objects; the rest of a huge caption follows as text.
+fn with_caption_overflow(
+    mut caption: Vec<RichText>,
+    make: impl FnOnce(Vec<RichText>) -> Block,
+) -> Vec<Block> {
+    let rest = if caption.len() > 100 {
+        caption.split_off(100)
+    } else {
+        Vec::new()
+    };
+    let mut out = vec![make(caption)];
+    if !rest.is_empty() {
+        out.push(Block::Paragraph(TextBlock::new(rest)));
+    }
+    out
+}
+
+/// What an `href` is good for.
+enum Link {
+    None,
+    Url(String),
+    Page(String),
+    Unusable,
+}
+
+fn classify_link(href: &str) -> Link {
+    if href.is_empty() {
+        return Link::None;
+    }
+    if href.len() >= 8 && href[..8].eq_ignore_ascii_case("onenote:") {
+        return match onenote_page_id(href) {
+            Some(id) => Link::Page(id),
+            None => Link::Unusable,
+        };
+    }
+    match usable_url(href) {
+        Some(u) => Link::Url(u),
+        None => Link::Unusable,
+    }
+}
+
+/// The `{GUID}` of `page-id=` in an `onenote:` link.
+pub fn onenote_page_id(href: &str) -> Option<String> {
+    let lower = href.to_ascii_lowercase();
+    let start = lower.find("page-id=")? + "page-id=".len();
+    let raw = href[start..].split('&').next().unwrap_or("");
+    let id = raw
+        .replace("%7B", "{")
+        .replace("%7b", "{")
+        .replace("%7D", "}")
+        .replace("%7d", "}");
+    let inner = id.trim_start_matches('{').trim_end_matches('}');
+    let ok = !inner.is_empty()
+        && inner.len() <= 64
+        && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    ok.then(|| format!("{{{inner}}}"))
+}
+
+/// A URL Notion accepts as a link: http(s) or mailto, parseable, at most 2000 characters.
+pub fn usable_url(u: &str) -> Option<String> {
+    if u.is_empty() || u.len() > MAX_TEXT || u.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let parsed = url::Url::parse(u).ok()?;
+    match parsed.scheme() {
+        "http" | "https" if parsed.host_str().is_some_and(|h| !h.is_empty()) => {}
+        "mailto" if u.len() > 7 => {}
+        _ => return None,
+    }
+    // Notion re-serialises nothing: send the text as written when it is already valid.
+    Some(u.to_string())
+}
+
+fn media_source(url: &str, file_name: Option<String>, mime: Option<String>) -> Option<MediaSource> {
+    let u = usable_url(url).filter(|u| u.starts_with("http"))?;
+    if u.contains("/onenote/resources/") || u.contains("/onenote/resources%2F") {
+        Some(MediaSource::Resource {
+            url: u,
+            file_name,
+            mime,
+        })
+    } else {
+        Some(MediaSource::External(u))
+    }
+}
+
+fn is_video_site(u: &str) -> bool {
+    let host = url::Url::parse(u)
+        .ok()
+        .and_then(|p| p.host_str().map(str::to_ascii_lowercase))
+        .unwrap_or_default();
+    const SITES: [&str; 6] = [
+        "youtube.com",
+        "youtu.be",
+        "youtube-nocookie.com",
+        "vimeo.com",
+        "dailymotion.com",
+        "loom.com",
+    ];
+    SITES
+        .iter()
+        .any(|s| host == *s || host.ends_with(&format!(".{s}")))
+}

@@ -1,0 +1,69 @@
+//! `notebridge convert FILE [--json]` as a process: output shapes and the usage error.
+
+use std::process::Command;
+
+fn convert(args: &[&str]) -> std::process::Output {
+    let dir = tempfile::tempdir().unwrap();
+    Command::new(env!("CARGO_BIN_EXE_notebridge"))
+        .arg("convert")
+        .args(args)
+        // Keep the run away from the user's real state and config (none is needed offline).
+        .env("NOTEBRIDGE_DB", dir.path().join("state.db"))
+        .env_remove("NOTEBRIDGE_CONFIG")
+        .env("HOME", dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn json_is_one_document_with_blocks_and_report() {
+    let out = convert(&[&fixture("12-images.html"), "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["title"], "Images");
+    assert!(doc["created"].is_null());
+    let blocks = doc["blocks"].as_array().unwrap();
+    assert_eq!(blocks[0]["type"], "image");
+    // Resource URLs are left as they are, as external media.
+    assert_eq!(
+        blocks[0]["image"]["external"]["url"],
+        "https://graph.microsoft.com/v1.0/users('me')/onenote/resources/0-full!1/$value"
+    );
+    assert!(doc["report"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["element"] == "<img> width/height" && r["count"] == 1));
+}
+
+#[test]
+fn human_output_summarises_types_and_approximations() {
+    let out = convert(&[&fixture("11-tables.html")]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("title: Tables"), "{text}");
+    assert!(text.contains("  table: 1"), "{text}");
+    assert!(text.contains("  table_row: 4"), "{text}");
+    assert!(text.contains("files to upload: 1"), "{text}");
+    assert!(
+        text.contains("table cell span (colspan/rowspan) ×2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_missing_file_is_a_usage_error_naming_it() {
+    let out = convert(&["/no/such/page.html"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/page.html"));
+}
