@@ -223,10 +223,11 @@ async fn spiral() {
     let dir = tempfile::tempdir().unwrap();
     let l = open_limiter(&dir, "spiral.db");
     let svc = Service::new(limits());
-    let from = svc.start + Duration::from_secs(2);
+    // Start it in the steady state, after the first 6 s window has filled and begun to slide.
+    let from = svc.start + Duration::from_secs(7);
     let to = from + Duration::from_secs(5);
     svc.state.lock().unwrap().outage = Some((from, to));
-    let end = to + Duration::from_secs(3);
+    let end = to + Duration::from_secs(4);
     let mut tasks = Vec::new();
     // A queue of 40 background workers (a migration) for two users.
     for w in 0..40 {
@@ -242,6 +243,18 @@ async fn spiral() {
     }
     let log = svc.state.lock().unwrap().log.clone();
     let during = log.iter().filter(|(t, _)| *t >= from && *t < to).count();
+    if std::env::var_os("NOTEBRIDGE_BENCH_VERBOSE").is_some() {
+        for (t, ok) in log
+            .iter()
+            .filter(|(t, _)| *t >= from && *t < to + Duration::from_secs(1))
+        {
+            eprintln!(
+                "  {:>6} ms {}",
+                t.duration_since(from).as_millis(),
+                if *ok { "ok" } else { "429" }
+            );
+        }
+    }
     let next_ok = log
         .iter()
         .find(|(t, ok)| *t >= to && *ok)
