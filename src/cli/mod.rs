@@ -5,6 +5,8 @@ mod accounts;
 mod convert;
 mod login;
 pub mod output;
+mod progress;
+mod scan;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -57,6 +59,8 @@ enum Command {
     Accounts(accounts::AccountsArgs),
     /// Forget an account's tokens (its inventory and jobs are kept).
     Logout(accounts::LogoutArgs),
+    /// Read the account's notebooks, section groups, sections and pages into the inventory.
+    Scan(scan::ScanArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
     Convert(convert::ConvertArgs),
 }
@@ -99,7 +103,16 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Login(a) => login::run(&settings()?, printer, a),
         Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
+        Command::Scan(a) => scan::run(&settings()?, printer, a),
     }
+}
+
+/// The async runtime for commands that talk to the network.
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
 }
 
 fn init_logging(g: &GlobalArgs) {

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod inventory;
 pub mod jobs;
+pub mod notion_items;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,109 @@
+//! Live progress: an indicatif bar in a terminal, a concise log line every few seconds without one
+//! (cron), nothing with `--quiet`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::output::Printer;
+
+/// What a progress display shows at one moment.
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Units done (pages, items).
+    pub done: u64,
+    /// Units in all, when known.
+    pub total: Option<u64>,
+    /// The rest of the line (requests, lane use, the reason for a wait).
+    pub message: String,
+}
+
+/// A running progress display; dropping or [`Ticker::finish`] stops it.
+pub struct Ticker {
+    task: Option<tokio::task::JoinHandle<()>>,
+    bar: Option<ProgressBar>,
+}
+
+impl Ticker {
+    /// Starts showing `frame()` every tick: a bar when `printer.progress`, otherwise a log line every
+    /// `log_every` on stderr (unless quiet), otherwise nothing.
+    pub fn start(
+        printer: &Printer,
+        label: &'static str,
+        log_every: Duration,
+        frame: Arc<dyn Fn() -> Frame + Send + Sync>,
+    ) -> Ticker {
+        if printer.progress {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template(
+                    "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+                )
+                .expect("progress template parses"),
+            );
+            bar.set_prefix(label);
+            let b = bar.clone();
+            let task = tokio::spawn(async move {
+                loop {
+                    let f = frame();
+                    if let Some(t) = f.total {
+                        b.set_length(t);
+                    }
+                    b.set_position(f.done);
+                    b.set_message(f.message);
+                    b.tick();
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+            });
+            Ticker {
+                task: Some(task),
+                bar: Some(bar),
+            }
+        } else if !printer.quiet {
+            let task = tokio::spawn(async move {
+                let started = tokio::time::Instant::now();
+                loop {
+                    tokio::time::sleep(log_every).await;
+                    let f = frame();
+                    let total = f.total.map(|t| format!("/{t}")).unwrap_or_default();
+                    eprintln!(
+                        "{label}: {}{total} after {}s; {}",
+                        f.done,
+                        started.elapsed().as_secs(),
+                        f.message
+                    );
+                }
+            });
+            Ticker {
+                task: Some(task),
+                bar: None,
+            }
+        } else {
+            Ticker {
+                task: None,
+                bar: None,
+            }
+        }
+    }
+
+    /// Stops the display and clears the bar.
+    pub fn finish(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}

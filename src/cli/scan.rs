@@ -1,0 +1,192 @@
+//! `notebridge scan`: the account's notebooks in the foreground lane, stored in the inventory and
+//! printed as a tree (or the contract's JSON document).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use serde_json::json;
+
+use super::output::Printer;
+use super::progress::{Frame, Ticker};
+use crate::clock::{Clock, Jitter};
+use crate::exit::{CliError, Exit};
+use crate::graph::scan::{scan, ScanProgress};
+use crate::graph::{Caller, GraphClient};
+use crate::limiter::Lane;
+use crate::settings::Settings;
+use crate::store::inventory::{totals, Notebook, ScanScope, Section, SectionGroup};
+use crate::store::Db;
+
+/// Arguments of `scan`.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
+    /// The signed-in account to scan.
+    #[arg(long, default_value = "default", value_name = "NAME")]
+    pub account: String,
+    /// Only these notebooks (name or id); repeat for several.
+    #[arg(long = "notebook", value_name = "NAME_OR_ID")]
+    pub notebooks: Vec<String>,
+}
+
+/// Runs the scan.
+pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Result<Exit> {
+    let db = Arc::new(Db::open(&settings.db_path)?);
+    super::runtime()?.block_on(async {
+        let clock = Clock::system();
+        let graph = GraphClient::open(db.clone(), settings, clock.clone(), Jitter::from_entropy())?;
+        let who = Caller::for_account(&db, &args.account, Lane::Foreground)?;
+        let started = Instant::now();
+        let progress = Arc::new(ScanProgress::default());
+        let ticker = {
+            let (p, g) = (progress.clone(), graph.clone());
+            Ticker::start(
+                printer,
+                "scan",
+                Duration::from_secs(10),
+                Arc::new(move || {
+                    let wait = g
+                        .limiter()
+                        .snapshot()
+                        .ok()
+                        .and_then(|s| s.waits.first().map(|w| format!("; waiting: {}", w.message)))
+                        .unwrap_or_default();
+                    Frame {
+                        done: p.sections_done.load(Ordering::Relaxed),
+                        total: Some(p.sections_total.load(Ordering::Relaxed)),
+                        message: format!(
+                            "sections listed; {} items found, {} requests{wait}",
+                            p.items.load(Ordering::Relaxed),
+                            g.counts().requests
+                        ),
+                    }
+                }),
+            )
+        };
+        let result = scan(&graph, &who, &args.notebooks, progress).await;
+        ticker.finish();
+        let result = result?;
+
+        for wanted in &args.notebooks {
+            if !result
+                .notebooks
+                .iter()
+                .any(|n| &n.id == wanted || &n.name == wanted)
+            {
+                return Err(CliError::usage(format!(
+                    "account {} has no notebook named or with id {wanted:?} (run `notebridge scan \
+                     --account {}` to list them)",
+                    args.account, args.account
+                ))
+                .into());
+            }
+        }
+        // Deletions are only inferred from a complete listing: never from one that had failures.
+        let scope = if !result.failures.is_empty() {
+            ScanScope::Notebooks(Vec::new())
+        } else if args.notebooks.is_empty() {
+            ScanScope::All
+        } else {
+            ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
+        };
+        let diff = db.save_scan(&args.account, &result.notebooks, &scope, clock.now_ms())?;
+        let t = totals(&result.notebooks);
+        let requests = graph.counts().requests;
+        if printer.json {
+            printer.json_line(&json!({
+                "account": args.account,
+                "notebooks": result.notebooks,
+                "totals": t,
+            }));
+        } else {
+            for nb in &result.notebooks {
+                print_tree(printer, nb);
+            }
+            printer.out(format!(
+                "{} notebooks, {} section groups, {} sections, {} pages",
+                t.notebooks, t.section_groups, t.sections, t.pages
+            ));
+        }
+        printer.note(format!(
+            "scanned {} in {:.1}s with {requests} Graph requests ({} throttled); {} new, {} renamed, \
+             {} moved, {} deleted since the last scan",
+            args.account,
+            started.elapsed().as_secs_f64(),
+            graph.counts().throttled,
+            diff.new,
+            diff.renamed,
+            diff.moved,
+            diff.deleted
+        ));
+        for (item, err) in &result.failures {
+            eprintln!("error: could not read {item}: {err}");
+        }
+        Ok(if result.failures.is_empty() {
+            Exit::Done
+        } else {
+            Exit::SomeFailed
+        })
+    })
+}
+
+fn print_tree(printer: &Printer, nb: &Notebook) {
+    let pages = count_pages(&nb.section_groups, &nb.sections);
+    printer.out(format!(
+        "{}  ({pages} pages{})",
+        nb.name,
+        modified(&nb.last_modified)
+    ));
+    print_children(printer, &nb.section_groups, &nb.sections, "");
+}
+
+fn print_children(printer: &Printer, groups: &[SectionGroup], sections: &[Section], indent: &str) {
+    let n = groups.len() + sections.len();
+    let mut i = 0;
+    for g in groups {
+        i += 1;
+        let (branch, next) = if i == n {
+            ("└── ", "    ")
+        } else {
+            ("├── ", "│   ")
+        };
+        let pages = count_pages(&g.section_groups, &g.sections);
+        printer.out(format!(
+            "{indent}{branch}{}/  ({pages} pages{})",
+            g.name,
+            modified(&g.last_modified)
+        ));
+        print_children(
+            printer,
+            &g.section_groups,
+            &g.sections,
+            &format!("{indent}{next}"),
+        );
+    }
+    for s in sections {
+        i += 1;
+        let branch = if i == n { "└── " } else { "├── " };
+        let last = s.pages.iter().filter_map(|p| p.last_modified.clone()).max();
+        printer.out(format!(
+            "{indent}{branch}{}  ({} pages{})",
+            s.name,
+            s.pages.len(),
+            modified(&last.or_else(|| s.last_modified.clone()))
+        ));
+    }
+}
+
+fn count_pages(groups: &[SectionGroup], sections: &[Section]) -> usize {
+    sections.iter().map(|s| s.pages.len()).sum::<usize>()
+        + groups
+            .iter()
+            .map(|g| count_pages(&g.section_groups, &g.sections))
+            .sum::<usize>()
+}
+
+fn modified(d: &Option<String>) -> String {
+    match d {
+        Some(d) => format!(", last modified {}", d.get(..10).unwrap_or(d)),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,270 @@
+//! What exists in Notion for each OneNote item, and the intent recorded before each creation, so that a
+//! lost answer or a kill never leads to a second page.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{params, OptionalExtension, Row};
+use serde::Serialize;
+
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+
+/// How far the body of an item has been written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BodyState {
+    /// Nothing written yet (or the item has no body).
+    None,
+    /// Writing started; a resumed run reconciles with what Notion holds.
+    Writing,
+    /// Complete.
+    Done,
+}
+
+impl BodyState {
+    fn parse(s: &str) -> Self {
+        match s {
+            "writing" => BodyState::Writing,
+            "done" => BodyState::Done,
+            _ => BodyState::None,
+        }
+    }
+}
+
+/// One row of `notion_items`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotionItem {
+    /// OneNote id.
+    pub item_id: String,
+    /// What it is (`notebook`, `section_group`, `section`, `page`).
+    pub kind: String,
+    /// The Notion page it goes under.
+    pub parent_notion_id: String,
+    /// Title it was created with.
+    pub title: String,
+    /// The Notion page, once known; `None` while only the intent is recorded.
+    pub notion_page_id: Option<String>,
+    /// Body progress.
+    pub body_state: BodyState,
+    /// OneNote's `lastModifiedDateTime` of what was migrated.
+    pub onenote_last_modified: Option<String>,
+    /// Blocks written.
+    pub blocks: i64,
+    /// Files uploaded.
+    pub files: i64,
+    /// The converter's report (JSON), for `verify`.
+    pub report: Option<String>,
+}
+
+impl NotionItem {
+    fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        Ok(NotionItem {
+            item_id: r.get("item_id")?,
+            kind: r.get("kind")?,
+            parent_notion_id: r.get("parent_notion_id")?,
+            title: r.get("title")?,
+            notion_page_id: r.get("notion_page_id")?,
+            body_state: BodyState::parse(&r.get::<_, String>("body_state")?),
+            onenote_last_modified: r.get("onenote_last_modified")?,
+            blocks: r.get("blocks")?,
+            files: r.get("files")?,
+            report: r.get("report")?,
+        })
+    }
+}
+
+const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
+                       onenote_last_modified, blocks, files, report";
+
+impl Db {
+    /// The Notion record of one OneNote item.
+    pub fn notion_item(&self, account: &str, item_id: &str) -> Result<Option<NotionItem>> {
+        self.read("reading a Notion record", |c| {
+            c.query_row(
+                &format!("SELECT {COLUMNS} FROM notion_items WHERE account = ?1 AND item_id = ?2"),
+                params![account, item_id],
+                NotionItem::from_row,
+            )
+            .optional()
+        })
+    }
+
+    /// Every Notion record of `account`.
+    pub fn notion_items(&self, account: &str) -> Result<Vec<NotionItem>> {
+        self.read("reading Notion records", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM notion_items WHERE account = ?1 ORDER BY rowid"
+            ))?;
+            let rows = st.query_map([account], NotionItem::from_row)?;
+            rows.collect()
+        })
+    }
+
+    /// Records the intent to create the page for an item under `parent` (before the request).
+    pub fn record_intent(
+        &self,
+        account: &str,
+        item_id: &str,
+        kind: &str,
+        parent: &str,
+        title: &str,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("recording a page creation", |tx| {
+            let index: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM notion_items WHERE parent_notion_id = ?1",
+                [parent],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, sibling_index, title,
+                                          updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT(account, item_id) DO NOTHING",
+                params![account, item_id, kind, parent, index, title, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Stores the Notion id of a created page; its body is being written from now on.
+    pub fn record_created(
+        &self,
+        account: &str,
+        item_id: &str,
+        notion_id: &str,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("recording a created page", |tx| {
+            tx.execute(
+                "UPDATE notion_items SET notion_page_id = ?3, body_state = 'writing', updated_at = ?4
+                 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, notion_id, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Marks the body written, with what was written and the converter's report.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_written(
+        &self,
+        account: &str,
+        item_id: &str,
+        blocks: i64,
+        files: i64,
+        report: Option<&str>,
+        onenote_last_modified: Option<&str>,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("recording a written page", |tx| {
+            tx.execute(
+                "UPDATE notion_items SET body_state = 'done', blocks = ?3, files = ?4, report = ?5,
+                        onenote_last_modified = ?6, updated_at = ?7
+                 WHERE account = ?1 AND item_id = ?2",
+                params![
+                    account,
+                    item_id,
+                    blocks,
+                    files,
+                    report,
+                    onenote_last_modified,
+                    now
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Marks a body to be rewritten (`migrate --update`).
+    pub fn record_rewrite(&self, account: &str, item_id: &str, now: UnixMillis) -> Result<()> {
+        self.write("recording a rewrite", |tx| {
+            tx.execute(
+                "UPDATE notion_items SET body_state = 'writing', updated_at = ?3
+                 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The Notion pages already created under `parent` (to tell ours from a lost one).
+    pub fn notion_children_of(&self, parent: &str) -> Result<HashSet<String>> {
+        self.read("reading Notion records", |c| {
+            let mut st = c.prepare(
+                "SELECT notion_page_id FROM notion_items
+                 WHERE parent_notion_id = ?1 AND notion_page_id IS NOT NULL",
+            )?;
+            let rows = st.query_map([parent], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// OneNote page id -> Notion page id of every migrated page of `account` (for links).
+    pub fn migrated_pages(&self, account: &str) -> Result<HashMap<String, String>> {
+        self.read("reading migrated pages", |c| {
+            let mut st = c.prepare(
+                "SELECT item_id, notion_page_id FROM notion_items
+                 WHERE account = ?1 AND kind = 'page' AND notion_page_id IS NOT NULL",
+            )?;
+            let rows = st.query_map([account], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect()
+        })
+    }
+
+    /// Pages migrated before OneNote last changed them: (page id, title, migrated, now in OneNote).
+    pub fn changed_since_migration(
+        &self,
+        account: &str,
+    ) -> Result<Vec<(String, String, String, String)>> {
+        self.read("finding changed pages", |c| {
+            let mut st = c.prepare(
+                "SELECT p.id, p.title, n.onenote_last_modified, p.last_modified
+                 FROM notion_items n JOIN pages p ON p.account = n.account AND p.id = n.item_id
+                 WHERE n.account = ?1 AND n.kind = 'page' AND n.body_state = 'done'
+                   AND p.deleted_at IS NULL AND p.last_modified > n.onenote_last_modified
+                 ORDER BY p.section_id, p.\"order\"",
+            )?;
+            let rows = st.query_map([account], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intent_then_created_then_written() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        db.record_intent("a", "p1", "page", "root", "One", 1)
+            .unwrap();
+        db.record_intent("a", "p1", "page", "root", "One", 2)
+            .unwrap();
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        assert_eq!((i.notion_page_id, i.body_state), (None, BodyState::None));
+        db.record_created("a", "p1", "n1", 3).unwrap();
+        assert_eq!(
+            db.notion_item("a", "p1").unwrap().unwrap().body_state,
+            BodyState::Writing
+        );
+        db.record_written(
+            "a",
+            "p1",
+            10,
+            2,
+            Some("[]"),
+            Some("2024-01-01T00:00:00.000Z"),
+            4,
+        )
+        .unwrap();
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));
+        assert_eq!(db.notion_children_of("root").unwrap().len(), 1);
+        assert_eq!(db.migrated_pages("a").unwrap()["p1"], "n1");
+    }
+}
