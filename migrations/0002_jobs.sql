@@ -48,6 +48,7 @@ CREATE TABLE notion_items (
     blocks                 INTEGER NOT NULL DEFAULT 0,
     files                  INTEGER NOT NULL DEFAULT 0,
     report                 TEXT,
+    pending_links          INTEGER NOT NULL DEFAULT 0, -- links to pages not migrated when it was written
     updated_at             INTEGER NOT NULL,
     PRIMARY KEY (account, item_id)
 );

@@ -219,6 +219,43 @@ impl Db {
         })
     }
 
+    /// The name (title for pages) of an inventory item and whether a re-scan found it deleted.
+    pub fn item_name(&self, account: &str, kind: &str, id: &str) -> Result<Option<(String, bool)>> {
+        let (table, col) = match kind {
+            "notebook" => ("notebooks", "name"),
+            "section_group" => ("section_groups", "name"),
+            "section" => ("sections", "name"),
+            _ => ("pages", "title"),
+        };
+        self.read("reading an inventory item", |c| {
+            c.query_row(
+                &format!("SELECT {col}, deleted_at IS NOT NULL FROM {table} WHERE account = ?1 AND id = ?2"),
+                params![account, id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .map(Some)
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+        })
+    }
+
+    /// A page's `lastModifiedDateTime` from the inventory.
+    pub fn page_last_modified(&self, account: &str, id: &str) -> Result<Option<String>> {
+        self.read("reading a page", |c| {
+            c.query_row(
+                "SELECT last_modified FROM pages WHERE account = ?1 AND id = ?2",
+                params![account, id],
+                |r| r.get(0),
+            )
+            .or_else(|e| match e {
+                rusqlite::Error::QueryReturnedNoRows => Ok(None),
+                e => Err(e),
+            })
+        })
+    }
+
     /// The live (not deleted) inventory of `account`, in OneNote's order.
     pub fn inventory(&self, account: &str) -> Result<Vec<Notebook>> {
         self.read("reading the inventory", |c| {

@@ -426,6 +426,39 @@ impl Db {
         })
     }
 
+    /// Puts jobs left running by a process that is gone back in the queue without counting the attempt.
+    /// Only the holder of the migration lock may call it (no other process is running jobs then).
+    pub fn requeue_orphans(&self, now: UnixMillis) -> Result<usize> {
+        self.write("re-queueing interrupted jobs", |tx| {
+            tx.execute(
+                "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,
+                        attempts = MAX(attempts - 1, 0), updated_at = ?1 WHERE state = 'running'",
+                [now],
+            )
+        })
+    }
+
+    /// The kind and OneNote id of a job.
+    pub fn job_item(&self, job: i64) -> Result<Option<(String, String)>> {
+        self.read("reading a job", |c| {
+            c.query_row(
+                "SELECT account, item_id FROM jobs WHERE id = ?1",
+                [job],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+        })
+    }
+
+    /// Accounts that have jobs in the queue.
+    pub fn accounts_with_jobs(&self) -> Result<Vec<String>> {
+        self.read("listing accounts with jobs", |c| {
+            let mut st = c.prepare("SELECT DISTINCT account FROM jobs ORDER BY account")?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Takes the one-migrating-process lock, or says who holds it. A holder whose process is gone
     /// (per `is_alive`) or whose heartbeat is older than `stale_after` is replaced.
     pub fn acquire_run_lock(

@@ -176,15 +176,48 @@ impl Db {
         })
     }
 
-    /// Marks a body to be rewritten (`migrate --update`).
-    pub fn record_rewrite(&self, account: &str, item_id: &str, now: UnixMillis) -> Result<()> {
-        self.write("recording a rewrite", |tx| {
+    /// Marks the bodies of pages changed in OneNote to be rewritten in place (`migrate --update`) and
+    /// puts their jobs back in the queue; one transaction. Returns how many.
+    pub fn plan_rewrites(&self, account: &str, now: UnixMillis) -> Result<usize> {
+        let changed = self.changed_since_migration(account)?;
+        self.write("planning rewrites", |tx| {
+            for (page, ..) in &changed {
+                // A known page with body state `none` is rewritten: old body removed, new one written.
+                tx.execute(
+                    "UPDATE notion_items SET body_state = 'none', updated_at = ?3
+                     WHERE account = ?1 AND item_id = ?2",
+                    params![account, page, now],
+                )?;
+                tx.execute(
+                    "UPDATE jobs SET state = 'queued', attempts = 0, not_before = 0, updated_at = ?3
+                     WHERE account = ?1 AND kind = 'page' AND item_id = ?2",
+                    params![account, page, now],
+                )?;
+            }
+            Ok(changed.len())
+        })
+    }
+
+    /// Records whether a written page still holds links to pages not migrated yet.
+    pub fn set_pending_links(&self, account: &str, item_id: &str, pending: bool) -> Result<()> {
+        self.write("recording pending links", |tx| {
             tx.execute(
-                "UPDATE notion_items SET body_state = 'writing', updated_at = ?3
-                 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, now],
+                "UPDATE notion_items SET pending_links = ?3 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, pending],
             )?;
             Ok(())
+        })
+    }
+
+    /// Written pages of `account` whose links to other pages wait for the link pass.
+    pub fn pages_with_pending_links(&self, account: &str) -> Result<Vec<NotionItem>> {
+        self.read("reading pages with pending links", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM notion_items
+                 WHERE account = ?1 AND pending_links = 1 AND body_state = 'done' ORDER BY rowid"
+            ))?;
+            let rows = st.query_map([account], NotionItem::from_row)?;
+            rows.collect()
         })
     }
 
