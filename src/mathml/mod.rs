@@ -1,0 +1,1 @@
+//! MathML -> LaTeX (placeholder while writing)
