@@ -126,16 +126,16 @@ pub fn group(strokes: &[Stroke]) -> Vec<Vec<usize>> {
     // Collect, then merge groups whose boxes overlap until none do.
     let mut groups: Vec<(Bounds, Vec<usize>)> = Vec::new();
     let mut slot: Vec<Option<usize>> = vec![None; n];
-    for i in 0..n {
+    for (i, b) in boxes.iter().enumerate() {
         let r = find(&mut parent, i);
         match slot[r] {
             Some(g) => {
-                groups[g].0 = groups[g].0.union(&boxes[i]);
+                groups[g].0 = groups[g].0.union(b);
                 groups[g].1.push(i);
             }
             None => {
                 slot[r] = Some(groups.len());
-                groups.push((boxes[i], vec![i]));
+                groups.push((*b, vec![i]));
             }
         }
     }

@@ -4,7 +4,7 @@
 
 mod symbols;
 
-use scraper::{ElementRef, Html, Node};
+use scraper::{ElementRef, Html};
 
 /// Why an equation could not be converted at all.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
