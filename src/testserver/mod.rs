@@ -5,9 +5,9 @@
 //! them. A server more lenient than the real service hides bugs: rules are never loosened for a test.
 
 pub mod auth;
+pub mod notion;
 pub mod generator;
 pub mod graph;
-pub mod notion;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
