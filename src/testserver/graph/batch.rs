@@ -148,6 +148,13 @@ fn inner_json(id: &str, reply: Reply) -> Value {
             headers.insert("Content-Type".into(), json!("text/html"));
             json!(b64.encode(h.as_bytes()))
         }
+        Body::Raw {
+            content_type,
+            bytes,
+        } => {
+            headers.insert("Content-Type".into(), json!(content_type));
+            json!(b64.encode(bytes))
+        }
         Body::Binary(r) => {
             headers.insert("Content-Type".into(), json!(r.mime.clone()));
             let bytes = crate::testserver::generator::resource_bytes(&r, 0, r.len as usize);

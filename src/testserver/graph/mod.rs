@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod faults;
+pub mod ink;
 pub mod model;
 pub mod routes;
 pub mod stats;
@@ -240,6 +241,16 @@ fn into_response(reply: Reply, slot: Option<throttle::SlotGuard>) -> Response {
             let mut r = Response::new(AxumBody::from(h));
             r.headers_mut()
                 .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html"));
+            r
+        }
+        Body::Raw {
+            content_type,
+            bytes,
+        } => {
+            let mut r = Response::new(AxumBody::from(bytes));
+            if let Ok(v) = HeaderValue::from_str(&content_type) {
+                r.headers_mut().insert(header::CONTENT_TYPE, v);
+            }
             r
         }
         Body::Binary(res) => {

@@ -16,6 +16,13 @@ pub enum Body {
     Html(String),
     /// Resource bytes, computed when sent.
     Binary(Resource),
+    /// Bytes with their own content type (page content as `multipart/mixed` with ink).
+    Raw {
+        /// `Content-Type` header value.
+        content_type: String,
+        /// The body.
+        bytes: Vec<u8>,
+    },
 }
 
 /// A response of the router.
@@ -960,11 +967,10 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         ["onenote", "pages", id, "content" | "$value"] => {
             let p = n.page(id).ok_or_else(Reply::not_found)?;
             let html = crate::testserver::generator::page_html(p, &n.resources, ctx.base, ctx.user);
-            Ok(Reply {
-                status: 200,
-                headers: Vec::new(),
-                body: Body::Html(html),
-            })
+            let ink = q.raw.iter().any(|(k, v)| {
+                k.eq_ignore_ascii_case("includeInkML") && v.eq_ignore_ascii_case("true")
+            });
+            Ok(super::ink::content_reply(p, html, ink))
         }
         ["onenote", "resources", id, "content" | "$value"] => {
             let r = n.resources.get(*id).ok_or_else(Reply::not_found)?;

@@ -1,0 +1,217 @@
+//! Groups strokes into drawings as OneNote shows them: strokes that touch or nearly touch belong
+//! together, and so do strokes written one right after the other a little further apart (the words of
+//! a handwritten line). Groups whose boxes overlap are merged, so no two drawings are stacked on one
+//! another when placed on the page.
+
+use super::inkml::Stroke;
+
+/// Strokes whose ink boxes are closer than this (CSS px, about 5 mm) belong together.
+pub const TOUCH_PX: f64 = 19.0;
+/// Strokes written within this time of each other (ms)...
+pub const QUICK_MS: f64 = 1500.0;
+/// ...belong together up to this distance (CSS px, 1 inch): the gap between handwritten words.
+pub const QUICK_PX: f64 = 96.0;
+
+/// A box on the page, CSS px.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bounds {
+    /// Left edge.
+    pub left: f64,
+    /// Top edge.
+    pub top: f64,
+    /// Right edge.
+    pub right: f64,
+    /// Bottom edge.
+    pub bottom: f64,
+}
+
+impl Bounds {
+    fn gap(&self, o: &Bounds) -> f64 {
+        let dx = (o.left - self.right).max(self.left - o.right).max(0.0);
+        let dy = (o.top - self.bottom).max(self.top - o.bottom).max(0.0);
+        dx.max(dy)
+    }
+
+    fn union(&self, o: &Bounds) -> Bounds {
+        Bounds {
+            left: self.left.min(o.left),
+            top: self.top.min(o.top),
+            right: self.right.max(o.right),
+            bottom: self.bottom.max(o.bottom),
+        }
+    }
+
+    fn overlaps(&self, o: &Bounds) -> bool {
+        self.left < o.right && o.left < self.right && self.top < o.bottom && o.top < self.bottom
+    }
+}
+
+/// The ink box of one stroke: its points widened by half the pen width.
+pub fn stroke_bounds(s: &Stroke) -> Bounds {
+    let h = s.brush.width / 2.0;
+    let mut b = Bounds {
+        left: f64::INFINITY,
+        top: f64::INFINITY,
+        right: f64::NEG_INFINITY,
+        bottom: f64::NEG_INFINITY,
+    };
+    for &(x, y) in &s.points {
+        b.left = b.left.min(x - h);
+        b.top = b.top.min(y - h);
+        b.right = b.right.max(x + h);
+        b.bottom = b.bottom.max(y + h);
+    }
+    b
+}
+
+/// The ink box of several strokes (at least one).
+pub fn bounds<'a>(strokes: impl Iterator<Item = &'a Stroke>) -> Bounds {
+    strokes
+        .map(stroke_bounds)
+        .reduce(|a, b| a.union(&b))
+        .unwrap_or(Bounds {
+            left: 0.0,
+            top: 0.0,
+            right: 0.0,
+            bottom: 0.0,
+        })
+}
+
+fn find(p: &mut [usize], mut i: usize) -> usize {
+    while p[i] != i {
+        p[i] = p[p[i]];
+        i = p[i];
+    }
+    i
+}
+
+/// Groups strokes (indices into `strokes`); groups come in reading order (top, then left), strokes
+/// inside a group in document order.
+pub fn group(strokes: &[Stroke]) -> Vec<Vec<usize>> {
+    let n = strokes.len();
+    let boxes: Vec<Bounds> = strokes.iter().map(stroke_bounds).collect();
+    let mut parent: Vec<usize> = (0..n).collect();
+    let join = |p: &mut Vec<usize>, a: usize, b: usize| {
+        let (ra, rb) = (find(p, a), find(p, b));
+        if ra != rb {
+            p[ra.max(rb)] = ra.min(rb);
+        }
+    };
+    for i in 0..n {
+        for j in i + 1..n {
+            if boxes[i].gap(&boxes[j]) <= TOUCH_PX {
+                join(&mut parent, i, j);
+            }
+        }
+    }
+    // Written one right after the other: consecutive in time (or in document order when the
+    // document carries no times, as the writer emits strokes in the order they were drawn).
+    let mut order: Vec<usize> = (0..n).collect();
+    if strokes.iter().all(|s| s.time_ms.is_some()) {
+        order.sort_by(|&a, &b| {
+            strokes[a]
+                .time_ms
+                .partial_cmp(&strokes[b].time_ms)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        for w in order.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let dt = strokes[b].time_ms.unwrap_or(0.0) - strokes[a].time_ms.unwrap_or(0.0);
+            if dt <= QUICK_MS && boxes[a].gap(&boxes[b]) <= QUICK_PX {
+                join(&mut parent, a, b);
+            }
+        }
+    }
+    // Collect, then merge groups whose boxes overlap until none do.
+    let mut groups: Vec<(Bounds, Vec<usize>)> = Vec::new();
+    let mut slot: Vec<Option<usize>> = vec![None; n];
+    for (i, b) in boxes.iter().enumerate() {
+        let r = find(&mut parent, i);
+        match slot[r] {
+            Some(g) => {
+                groups[g].0 = groups[g].0.union(b);
+                groups[g].1.push(i);
+            }
+            None => {
+                slot[r] = Some(groups.len());
+                groups.push((*b, vec![i]));
+            }
+        }
+    }
+    loop {
+        let mut merged = false;
+        'outer: for a in 0..groups.len() {
+            for b in a + 1..groups.len() {
+                if groups[a].0.overlaps(&groups[b].0) {
+                    let (bb, mut idx) = groups.remove(b);
+                    groups[a].0 = groups[a].0.union(&bb);
+                    groups[a].1.append(&mut idx);
+                    groups[a].1.sort_unstable();
+                    merged = true;
+                    break 'outer;
+                }
+            }
+        }
+        if !merged {
+            break;
+        }
+    }
+    groups.sort_by(|a, b| {
+        (a.0.top, a.0.left)
+            .partial_cmp(&(b.0.top, b.0.left))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    groups.into_iter().map(|(_, g)| g).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ink::inkml::Brush;
+
+    fn s(points: &[(f64, f64)], t: Option<f64>) -> Stroke {
+        Stroke {
+            points: points.to_vec(),
+            brush: Brush {
+                width: 2.0,
+                ..Brush::default()
+            },
+            time_ms: t,
+        }
+    }
+
+    #[test]
+    fn near_strokes_join_far_ones_do_not() {
+        let v = vec![
+            s(&[(0.0, 0.0), (10.0, 10.0)], None),
+            s(&[(20.0, 0.0), (30.0, 10.0)], None),
+            s(&[(500.0, 0.0), (510.0, 10.0)], None),
+        ];
+        assert_eq!(group(&v), vec![vec![0, 1], vec![2]]);
+    }
+
+    #[test]
+    fn quick_succession_joins_words_but_not_later_strokes() {
+        // 60 px apart: too far to touch, close enough for the next word of a line.
+        let v = vec![
+            s(&[(0.0, 0.0), (10.0, 10.0)], Some(0.0)),
+            s(&[(70.0, 0.0), (80.0, 10.0)], Some(400.0)),
+            s(&[(150.0, 0.0), (160.0, 10.0)], Some(90_000.0)),
+        ];
+        assert_eq!(group(&v), vec![vec![0, 1], vec![2]]);
+    }
+
+    #[test]
+    fn reading_order_is_top_then_left_and_overlaps_merge() {
+        let v = vec![
+            s(&[(0.0, 300.0), (10.0, 310.0)], None),
+            s(&[(400.0, 0.0), (410.0, 10.0)], None),
+            s(&[(0.0, 0.0), (10.0, 10.0)], None),
+            // an L-shaped stroke whose box covers the first one
+            s(&[(-100.0, 250.0), (-100.0, 400.0), (200.0, 400.0)], None),
+        ];
+        let g = group(&v);
+        assert_eq!(g, vec![vec![2], vec![1], vec![0, 3]]);
+    }
+}
