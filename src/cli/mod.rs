@@ -4,6 +4,7 @@
 mod accounts;
 mod convert;
 mod login;
+mod migrate;
 pub mod output;
 mod progress;
 mod scan;
@@ -61,13 +62,24 @@ enum Command {
     Logout(accounts::LogoutArgs),
     /// Read the account's notebooks, section groups, sections and pages into the inventory.
     Scan(scan::ScanArgs),
+    /// Migrate notebooks into Notion (or `--resume` what is queued).
+    Migrate(migrate::MigrateArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
     Convert(convert::ConvertArgs),
 }
 
 /// Entry point used by `main.rs`.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_from(std::env::args_os())
+}
+
+/// Runs the command line `args` (program name first) in this process, as the binary would.
+pub fn main_from<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -104,6 +116,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
         Command::Scan(a) => scan::run(&settings()?, printer, a),
+        Command::Migrate(a) => migrate::run(&settings()?, printer, a),
     }
 }
 

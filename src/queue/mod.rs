@@ -1,1 +1,634 @@
-//! (being written)
+//! Draining the job queue: workers claim jobs in OneNote order, fetch page content and resources from
+//! Graph in the background lane, convert, and write to Notion exactly once. Several pages are in
+//! flight at a time, so Graph fetches of one page overlap Notion writes of another, and memory stays
+//! bounded by the number of workers whatever the notebook's size.
+
+pub mod links;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::clock::{Clock, UnixMillis};
+use crate::convert::{convert_page_with, ConvertOptions, MediaSource};
+use crate::graph::{Caller, GraphClient, GraphError};
+use crate::limiter::{Lane, LimiterError};
+use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::writer::{
+    display_title, mime_for, Fetch, NewPage, Resource, WriteError, Writer,
+};
+use crate::store::jobs::{Job, JobKind};
+use crate::store::notion_items::BodyState;
+use crate::store::{Db, StoreError};
+
+/// How long a claimed job stays ours. The migration lock already keeps other processes away and
+/// orphans are re-queued at start, so this only has to outlast any single job.
+const LEASE: Duration = Duration::from_secs(24 * 3600);
+/// Attempts at a job that keeps failing transiently before it is failed for good.
+const MAX_JOB_ATTEMPTS: i64 = 5;
+
+/// What the run is asked to do.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// Accounts whose jobs to run (all when empty).
+    pub accounts: Vec<String>,
+    /// Take no new work after this time (unix ms); waits that would pass it stop the run.
+    pub deadline: Option<UnixMillis>,
+    /// Pages worked on at once.
+    pub workers: usize,
+}
+
+/// Errors that end the run (as opposed to failing one item).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The state database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Sign-in is needed, or the limiter failed.
+    #[error(transparent)]
+    Graph(GraphError),
+}
+
+impl crate::exit::ExitClass for RunError {
+    fn exit_class(&self) -> Option<crate::exit::Exit> {
+        match self {
+            RunError::Store(e) => e.exit_class(),
+            RunError::Graph(e) => e.exit_class(),
+        }
+    }
+}
+
+/// Counters of one run.
+#[derive(Debug, Default)]
+pub struct RunStats {
+    /// OneNote pages written.
+    pub pages: AtomicU64,
+    /// Notebook, section group and section pages created.
+    pub containers: AtomicU64,
+    /// Blocks written.
+    pub blocks: AtomicU64,
+    /// Files uploaded.
+    pub files: AtomicU64,
+    /// Bytes uploaded.
+    pub bytes: AtomicU64,
+    /// Items failed for good in this run.
+    pub failed: AtomicU64,
+    /// Approximations reported by the converter.
+    pub approximations: AtomicU64,
+    /// Resources replaced by placeholders.
+    pub placeholders: AtomicU64,
+    /// Links rewritten by the link pass.
+    pub links: AtomicU64,
+}
+
+/// How the run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunEnd {
+    /// Nothing left to do.
+    Finished,
+    /// Stopped by the deadline or a signal with work remaining.
+    Stopped,
+}
+
+/// Why a job did not complete.
+enum JobError {
+    /// Fails this item for good (the run goes on).
+    Permanent(String),
+    /// Try again later.
+    Transient(String),
+    /// The deadline or a stop: park the job.
+    Stop,
+    /// Not its turn yet (an earlier sibling is still queued): park it briefly, attempt not counted.
+    NotYet,
+    /// The whole run must end.
+    Fatal(RunError),
+}
+
+impl From<StoreError> for JobError {
+    fn from(e: StoreError) -> Self {
+        JobError::Fatal(RunError::Store(e))
+    }
+}
+
+impl From<GraphError> for JobError {
+    fn from(e: GraphError) -> Self {
+        match e {
+            GraphError::Item { .. } => JobError::Permanent(e.to_string()),
+            GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
+                JobError::Transient(e.to_string())
+            }
+            GraphError::Limiter(LimiterError::WouldWait { .. }) => JobError::Stop,
+            other => JobError::Fatal(RunError::Graph(other)),
+        }
+    }
+}
+
+impl From<WriteError> for JobError {
+    fn from(e: WriteError) -> Self {
+        match &e {
+            WriteError::Notion(NotionError::Rejected { .. })
+            | WriteError::Notion(NotionError::NoAccess { .. })
+            | WriteError::Mismatch(_) => JobError::Permanent(e.to_string()),
+            WriteError::Notion(_) => JobError::Transient(e.to_string()),
+        }
+    }
+}
+
+/// The migration: everything a worker needs, shared.
+#[derive(Clone)]
+pub struct Migration {
+    db: Arc<Db>,
+    graph: GraphClient,
+    notion: NotionClient,
+    max_upload: u64,
+    clock: Clock,
+    owner: String,
+    stop: Arc<AtomicBool>,
+    stats: Arc<RunStats>,
+    callers: Arc<Mutex<HashMap<String, Caller>>>,
+}
+
+impl Migration {
+    /// A migration over `db`, reading with `graph` and writing with `notion`; files above
+    /// `max_upload` bytes become placeholders.
+    pub fn new(
+        db: Arc<Db>,
+        graph: GraphClient,
+        notion: NotionClient,
+        max_upload: u64,
+        clock: Clock,
+    ) -> Self {
+        Self {
+            db,
+            graph,
+            notion,
+            max_upload,
+            clock,
+            owner: format!("{}:{}", std::process::id(), uuid::Uuid::new_v4()),
+            stop: Arc::new(AtomicBool::new(false)),
+            stats: Arc::new(RunStats::default()),
+            callers: Arc::new(Mutex::new(HashMap::new())),
+        }
+    }
+
+    /// The run's counters.
+    pub fn stats(&self) -> &Arc<RunStats> {
+        &self.stats
+    }
+
+    /// Asks the workers to take no new work (Ctrl-C, SIGTERM).
+    pub fn request_stop(&self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
+    pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
+        let running = Arc::new(AtomicU64::new(0));
+        let stopped = Arc::new(AtomicBool::new(false));
+        let mut tasks = Vec::new();
+        for _ in 0..opts.workers.max(1) {
+            let me = self.clone();
+            let opts = opts.clone();
+            let running = running.clone();
+            let stopped = stopped.clone();
+            tasks.push(tokio::spawn(async move {
+                me.worker(&opts, &running, &stopped).await
+            }));
+        }
+        let mut first_err = None;
+        for t in tasks {
+            match t.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => {
+                    self.request_stop();
+                    first_err.get_or_insert(e);
+                }
+                Err(join) => {
+                    tracing::error!("a migration worker panicked: {join}");
+                    stopped.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+        if let Some(e) = first_err {
+            return Err(e);
+        }
+        let (pending, _) = self.db.pending_work(&opts.accounts, self.clock.now_ms())?;
+        Ok(
+            if pending > 0 && (stopped.load(Ordering::SeqCst) || self.stop.load(Ordering::SeqCst)) {
+                RunEnd::Stopped
+            } else {
+                RunEnd::Finished
+            },
+        )
+    }
+
+    async fn worker(
+        &self,
+        opts: &RunOptions,
+        running: &AtomicU64,
+        stopped: &AtomicBool,
+    ) -> Result<(), RunError> {
+        loop {
+            let now = self.clock.now_ms();
+            if self.stop.load(Ordering::SeqCst) || opts.deadline.is_some_and(|d| now >= d) {
+                stopped.store(true, Ordering::SeqCst);
+                return Ok(());
+            }
+            // Count ourselves as busy before claiming, so an idle peer never sees "nothing running"
+            // in the instant between our claim and our work.
+            running.fetch_add(1, Ordering::SeqCst);
+            let job = match self.db.claim_job(&opts.accounts, &self.owner, LEASE, now) {
+                Ok(j) => j,
+                Err(e) => {
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    return Err(e.into());
+                }
+            };
+            let Some(job) = job else {
+                running.fetch_sub(1, Ordering::SeqCst);
+                let (pending, next) = self.db.pending_work(&opts.accounts, now)?;
+                if pending == 0 && running.load(Ordering::SeqCst) == 0 {
+                    return Ok(());
+                }
+                // Work remains but is not claimable yet: its parent is in flight here, or it waits
+                // for a retry time.
+                let nap = next
+                    .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
+                    .unwrap_or(Duration::from_millis(50));
+                tokio::time::sleep(nap).await;
+                continue;
+            };
+            let result = self.process(&job, opts).await;
+            let now = self.clock.now_ms();
+            let outcome = match result {
+                Ok(()) => self.db.complete_job(job.id, &self.owner, now),
+                Err(JobError::Permanent(msg)) => {
+                    tracing::warn!(
+                        job = job.id,
+                        kind = job.kind.as_str(),
+                        "failed for good: {msg}"
+                    );
+                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                }
+                Err(JobError::Transient(msg)) if job.attempts >= MAX_JOB_ATTEMPTS => {
+                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                    let msg = format!("{msg} (after {} attempts)", job.attempts);
+                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                }
+                Err(JobError::Transient(msg)) => {
+                    let backoff = 2_000i64 * (1 << job.attempts.min(6));
+                    tracing::info!(job = job.id, "will retry: {msg}");
+                    self.db
+                        .requeue_job(job.id, &self.owner, Some(&msg), now + backoff, now)
+                }
+                Err(JobError::Stop) => {
+                    stopped.store(true, Ordering::SeqCst);
+                    self.db.park_job(job.id, &self.owner, now)
+                }
+                Err(JobError::NotYet) => self.db.defer_job(job.id, &self.owner, now + 200, now),
+                Err(JobError::Fatal(e)) => {
+                    let _ = self.db.park_job(job.id, &self.owner, now);
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    return Err(e);
+                }
+            };
+            running.fetch_sub(1, Ordering::SeqCst);
+            outcome?;
+        }
+    }
+
+    /// The Graph caller for an account (background lane, the run's deadline).
+    fn caller(&self, account: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+        if let Some(c) = self.callers.lock().expect("callers poisoned").get(account) {
+            return Ok(c.clone());
+        }
+        let mut c = Caller::for_account(&self.db, account, Lane::Background)?;
+        c.deadline = opts.deadline;
+        self.callers
+            .lock()
+            .expect("callers poisoned")
+            .insert(account.to_owned(), c.clone());
+        Ok(c)
+    }
+
+    /// The Notion page this job's page goes under.
+    fn parent_notion_id(&self, job: &Job) -> Result<String, JobError> {
+        match job.parent_job {
+            None => self
+                .db
+                .plan_target(job.plan_id)?
+                .ok_or_else(|| JobError::Permanent(format!("plan {} has no target", job.plan_id))),
+            Some(p) => {
+                let (account, item) = self
+                    .db
+                    .job_item(p)?
+                    .ok_or_else(|| JobError::Permanent(format!("parent job {p} is missing")))?;
+                self.db
+                    .notion_item(&account, &item)?
+                    .and_then(|i| i.notion_page_id)
+                    .ok_or_else(|| {
+                        JobError::Transient(format!(
+                            "the parent of {} has no Notion page yet",
+                            job.item_id
+                        ))
+                    })
+            }
+        }
+    }
+
+    async fn process(&self, job: &Job, opts: &RunOptions) -> Result<(), JobError> {
+        match job.kind {
+            JobKind::Links => {
+                let who = self.caller(&job.account, opts)?;
+                let n = links::rewrite_pending(self, &who).await?;
+                self.stats.links.fetch_add(n, Ordering::Relaxed);
+                Ok(())
+            }
+            JobKind::Page => self.page(job, opts).await,
+            _ => self.container(job).await,
+        }
+    }
+
+    /// A notebook, section group or section: a page with no body.
+    async fn container(&self, job: &Job) -> Result<(), JobError> {
+        let (name, _) = self
+            .db
+            .item_name(&job.account, job.kind.as_str(), &job.item_id)?
+            .ok_or_else(|| {
+                JobError::Permanent(format!(
+                    "{} {} is not in the inventory",
+                    job.kind.as_str(),
+                    job.item_id
+                ))
+            })?;
+        let parent = self.parent_notion_id(job)?;
+        let created = self
+            .ensure(job, &parent, &name, &[], &HashMap::new(), None)
+            .await?;
+        if created {
+            self.stats.containers.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// A OneNote page: fetch, convert, write.
+    async fn page(&self, job: &Job, opts: &RunOptions) -> Result<(), JobError> {
+        let (title, deleted) = self
+            .db
+            .item_name(&job.account, "page", &job.item_id)?
+            .ok_or_else(|| {
+                JobError::Permanent(format!("page {} is not in the inventory", job.item_id))
+            })?;
+        let item = format!("page {title:?} ({})", job.item_id);
+        if deleted {
+            return Err(JobError::Permanent(format!(
+                "{item} was deleted in OneNote after it was planned"
+            )));
+        }
+        if let Some(existing) = self.db.notion_item(&job.account, &job.item_id)? {
+            if existing.body_state == BodyState::Done && existing.notion_page_id.is_some() {
+                return Ok(());
+            }
+        }
+        let parent = self.parent_notion_id(job)?;
+        let who = self.caller(&job.account, opts)?;
+        let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
+        let html = self
+            .graph
+            .get_text(
+                &who,
+                &format!("me/onenote/pages/{}/content", job.item_id),
+                &item,
+            )
+            .await?;
+        let mut page = convert_page_with(
+            &html,
+            &ConvertOptions {
+                last_modified: last_modified.clone(),
+            },
+        );
+        drop(html);
+        let migrated = self.db.migrated_pages(&job.account)?;
+        let mut unresolved = false;
+        page.resolve_page_links(|id| match migrated.get(id) {
+            Some(n) => Some(notion_url(n)),
+            None => {
+                unresolved = true;
+                None
+            }
+        });
+        let resources = resources_of(&page.resources());
+        let blocks: Vec<Value> = match page.blocks_json() {
+            Value::Array(a) => a,
+            _ => Vec::new(),
+        };
+        let report = serde_json::to_string(&page.report).ok();
+        let approximations = page.report.items.len() as u64;
+        drop(page);
+        self.ensure(
+            job,
+            &parent,
+            &title,
+            &blocks,
+            &resources,
+            Some((&who, report.as_deref(), last_modified.as_deref())),
+        )
+        .await?;
+        self.db
+            .set_pending_links(&job.account, &job.item_id, unresolved)?;
+        self.stats.pages.fetch_add(1, Ordering::Relaxed);
+        self.stats
+            .approximations
+            .fetch_add(approximations, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was
+    /// created or completed now.
+    async fn ensure(
+        &self,
+        job: &Job,
+        parent: &str,
+        title: &str,
+        blocks: &[Value],
+        resources: &HashMap<String, Resource>,
+        page: Option<(&Caller, Option<&str>, Option<&str>)>,
+    ) -> Result<bool, JobError> {
+        let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
+        let now = self.clock.now_ms();
+        let existing = self.db.notion_item(account, item_id)?;
+        let fetch = match page {
+            Some((who, ..)) => self.fetcher(who.clone()),
+            None => no_fetch(),
+        };
+        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
+        let stats = match existing {
+            Some(i) if i.body_state == BodyState::Done && i.notion_page_id.is_some() => {
+                return Ok(false)
+            }
+            Some(i) if i.notion_page_id.is_some() => {
+                let id = i.notion_page_id.expect("checked");
+                if i.body_state == BodyState::None {
+                    // `--update`: the page exists; its old body goes, the new one is written.
+                    writer.replace_body(&id, blocks, resources).await?
+                } else {
+                    writer.resume_body(&id, blocks, resources).await?
+                }
+            }
+            other => {
+                self.wait_for_turn(job).await?;
+                let recover = other.is_some();
+                if !recover {
+                    self.db.record_intent(
+                        account,
+                        item_id,
+                        job.kind.as_str(),
+                        parent,
+                        &display_title(title),
+                        now,
+                    )?;
+                }
+                let ours = self.db.notion_children_of(parent)?;
+                let db = self.db.clone();
+                let clock = self.clock.clone();
+                let record = move |id: &str| {
+                    if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
+                        tracing::error!("could not record a created Notion page: {e}");
+                    }
+                };
+                let (_, stats) = writer
+                    .create_page(
+                        NewPage {
+                            parent,
+                            title,
+                            blocks,
+                            resources,
+                        },
+                        &ours,
+                        recover,
+                        &record,
+                    )
+                    .await?;
+                stats
+            }
+        };
+        self.stats
+            .blocks
+            .fetch_add(stats.blocks as u64, Ordering::Relaxed);
+        self.stats
+            .files
+            .fetch_add(stats.files as u64, Ordering::Relaxed);
+        self.stats.bytes.fetch_add(stats.bytes, Ordering::Relaxed);
+        self.stats
+            .placeholders
+            .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
+        let (report, modified) = page.map(|(_, r, m)| (r, m)).unwrap_or((None, None));
+        self.db.record_written(
+            account,
+            item_id,
+            stats.blocks as i64,
+            stats.files as i64,
+            report,
+            modified,
+            self.clock.now_ms(),
+        )?;
+        Ok(true)
+    }
+
+    /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's order
+    /// (Notion lists child pages in creation order). Bodies are still written in parallel.
+    async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
+        loop {
+            match self.db.earlier_siblings_pending(job)? {
+                (0, 0) => return Ok(()),
+                // An earlier sibling is not even claimed (it waits for a retry): do not hold a
+                // worker for it.
+                (_, queued) if queued > 0 => return Err(JobError::NotYet),
+                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+            }
+        }
+    }
+
+    /// Downloads resources through the Graph limiter, in the background lane.
+    fn fetcher(&self, who: Caller) -> Fetch {
+        let graph = self.graph.clone();
+        Arc::new(move |res: Resource| {
+            let graph = graph.clone();
+            let who = who.clone();
+            Box::pin(async move {
+                graph
+                    .get_bytes(&who, &res.url, &format!("file {:?}", res.file_name))
+                    .await
+                    .map_err(|e| e.to_string())
+            })
+        })
+    }
+
+    /// The database.
+    pub fn db(&self) -> &Arc<Db> {
+        &self.db
+    }
+
+    /// The Graph client.
+    pub fn graph(&self) -> &GraphClient {
+        &self.graph
+    }
+
+    /// The Notion client.
+    pub fn notion(&self) -> &NotionClient {
+        &self.notion
+    }
+}
+
+/// A fetcher for pages without resources.
+fn no_fetch() -> Fetch {
+    Arc::new(|res: Resource| {
+        Box::pin(async move { Err(format!("{} has no source to fetch from", res.file_name)) })
+    })
+}
+
+/// The Notion URL of a page id (what a link to it holds).
+pub fn notion_url(id: &str) -> String {
+    format!("https://www.notion.so/{}", id.replace('-', ""))
+}
+
+/// The resources a converted page refers to, by URL, with the names Notion will show.
+fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
+    let mut out = HashMap::new();
+    for (i, m) in media.iter().enumerate() {
+        if let MediaSource::Resource {
+            url,
+            file_name,
+            mime,
+        } = m
+        {
+            let name = file_name.clone().unwrap_or_else(|| {
+                let ext = match mime.as_deref() {
+                    Some("image/jpeg") => "jpg",
+                    Some("image/gif") => "gif",
+                    Some("image/webp") => "webp",
+                    Some("image/svg+xml") => "svg",
+                    Some("application/pdf") => "pdf",
+                    _ => "png",
+                };
+                format!("image-{}.{ext}", i + 1)
+            });
+            let mime = mime.clone().or_else(|| Some(mime_for(&name).to_owned()));
+            out.insert(
+                url.clone(),
+                Resource {
+                    url: url.clone(),
+                    file_name: name,
+                    mime,
+                },
+            );
+        }
+    }
+    out
+}

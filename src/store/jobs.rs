@@ -305,14 +305,41 @@ impl Db {
 
     /// Parks a job we hold without counting the attempt (a stop, not a failure).
     pub fn park_job(&self, job: i64, owner: &str, now: UnixMillis) -> Result<()> {
+        self.defer_job(job, owner, 0, now)
+    }
+
+    /// Parks a job we hold until `not_before`, without counting the attempt.
+    pub fn defer_job(
+        &self,
+        job: i64,
+        owner: &str,
+        not_before: UnixMillis,
+        now: UnixMillis,
+    ) -> Result<()> {
         self.write("parking a job", |tx| {
             tx.execute(
                 "UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_until = NULL,
-                        attempts = MAX(attempts - 1, 0), updated_at = ?3
+                        attempts = MAX(attempts - 1, 0), not_before = ?4, updated_at = ?3
                  WHERE id = ?1 AND lease_owner = ?2 AND state = 'running'",
-                params![job, owner, now],
+                params![job, owner, now, not_before],
             )?;
             Ok(())
+        })
+    }
+
+    /// The siblings before `job` (same account and parent, lower `seq`) whose Notion page does not
+    /// exist yet: how many are in flight and how many still queued. Notion lists child pages in
+    /// creation order, so a page is created only after all of these.
+    pub fn earlier_siblings_pending(&self, job: &Job) -> Result<(i64, i64)> {
+        self.read("checking sibling order", |c| {
+            c.query_row(
+                "SELECT COALESCE(SUM(j.state = 'running'), 0), COALESCE(SUM(j.state = 'queued'), 0)
+                 FROM jobs j LEFT JOIN notion_items n ON n.account = j.account AND n.item_id = j.item_id
+                 WHERE j.account = ?1 AND j.parent_job IS ?2 AND j.seq < ?3 AND j.kind != 'links'
+                   AND n.notion_page_id IS NULL",
+                params![job.account, job.parent_job, job.seq],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
         })
     }
 

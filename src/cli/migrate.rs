@@ -1,0 +1,533 @@
+//! `notebridge migrate`: check the Notion target, scan what is needed (foreground), plan, and drain
+//! the queue (background); `--resume` drains what is queued.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::json;
+
+use super::output::Printer;
+use super::progress::{Frame, Ticker};
+use crate::clock::{Clock, Jitter};
+use crate::exit::{CliError, Exit};
+use crate::graph::scan::{scan, ScanProgress};
+use crate::graph::{Caller, GraphClient};
+use crate::limiter::Lane;
+use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::rate::NotionRate;
+use crate::queue::{Migration, RunEnd, RunOptions};
+use crate::settings::{parse_duration, Settings};
+use crate::store::inventory::ScanScope;
+use crate::store::Db;
+
+/// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
+const WORKERS: usize = 4;
+/// A migration lock whose holder has not shown signs of life for this long is taken over.
+const LOCK_STALE: Duration = Duration::from_secs(90);
+
+/// Arguments of `migrate`.
+#[derive(Debug, Args)]
+pub struct MigrateArgs {
+    /// The account to migrate [default: default; with --resume: every account with queued work].
+    #[arg(long, value_name = "NAME", conflicts_with = "all_accounts")]
+    pub account: Option<String>,
+    /// Every signed-in account, in one run under one app budget.
+    #[arg(long)]
+    pub all_accounts: bool,
+    /// The Notion page to migrate under (id or URL; shared with the integration).
+    #[arg(long, value_name = "NOTION_PAGE")]
+    pub to: Option<String>,
+    /// Only these notebooks (name or id); repeat for several.
+    #[arg(long = "notebook", value_name = "NAME_OR_ID")]
+    pub notebooks: Vec<String>,
+    /// Drain what is queued without planning anew.
+    #[arg(long)]
+    pub resume: bool,
+    /// Take no new work after this long (e.g. 50m, 2h), park what is in flight, exit 75.
+    #[arg(long, value_name = "DURATION", value_parser = parse_max_duration)]
+    pub max_duration: Option<Duration>,
+    /// Put permanently failed items back in the queue first.
+    #[arg(long)]
+    pub retry_failed: bool,
+    /// Re-write pages changed in OneNote since they were migrated (same Notion page, new body).
+    #[arg(long)]
+    pub update: bool,
+}
+
+fn parse_max_duration(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s).map_err(|e| format!("{e}; for example: 50m or 2h"))?;
+    if d.is_zero() {
+        return Err("must be longer than zero; for example: 50m".into());
+    }
+    Ok(d)
+}
+
+/// Runs the migration.
+pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow::Result<Exit> {
+    let token = settings.notion_token.clone().ok_or_else(|| {
+        CliError::usage(
+            "no Notion integration token: create an internal integration at \
+             https://www.notion.so/profile/integrations, share the target page with it, and set \
+             NOTION_TOKEN (or `token` under [notion] in the config file)",
+        )
+    })?;
+    if !args.resume && args.to.is_none() {
+        return Err(CliError::usage(
+            "--to NOTION_PAGE is required (the page to migrate under, e.g. --to \
+             https://www.notion.so/Imports-0123456789abcdef0123456789abcdef); use --resume to \
+             continue a planned migration",
+        )
+        .into());
+    }
+    let target = args.to.as_deref().map(parse_page_id).transpose()?;
+    let db = Arc::new(Db::open(&settings.db_path)?);
+    let clock = Clock::system();
+    let started_at = clock.now_ms();
+
+    // One migrating process per database.
+    let lock_token = uuid::Uuid::new_v4().to_string();
+    let pid = std::process::id() as i64;
+    if let Err(holder) =
+        db.acquire_run_lock(pid, &lock_token, clock.now_ms(), LOCK_STALE, pid_alive)?
+    {
+        let started = chrono::DateTime::from_timestamp_millis(holder.started_at)
+            .map(|d| d.to_rfc3339())
+            .unwrap_or_default();
+        return Err(CliError::new(
+            Exit::Busy,
+            format!(
+                "another notebridge (pid {}, started {started}) is migrating with {}; wait for it \
+                 or stop it",
+                holder.pid,
+                settings.db_path.display()
+            ),
+        )
+        .into());
+    }
+    let result = super::runtime()?.block_on(async {
+        let heartbeat = {
+            let (db, token, clock) = (db.clone(), lock_token.clone(), clock.clone());
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(LOCK_STALE / 4).await;
+                    if let Err(e) = db.heartbeat_run_lock(&token, clock.now_ms()) {
+                        tracing::warn!("could not refresh the migration lock: {e}");
+                    }
+                }
+            })
+        };
+        let r = migrate(
+            settings, printer, &args, &db, &clock, &token, target, started_at,
+        )
+        .await;
+        heartbeat.abort();
+        r
+    });
+    db.release_run_lock(&lock_token)?;
+    result
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn migrate(
+    settings: &Settings,
+    printer: &Printer,
+    args: &MigrateArgs,
+    db: &Arc<Db>,
+    clock: &Clock,
+    token: &str,
+    target: Option<String>,
+    started_at: i64,
+) -> anyhow::Result<Exit> {
+    let started = Instant::now();
+    let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
+    let jitter = Jitter::from_entropy();
+    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    let notion = NotionClient::new(&settings.notion_url, token, rate, jitter.clone());
+
+    // Check the target before any work: a token or sharing problem is a usage error.
+    let me = notion.me().await.map_err(notion_usage)?;
+    let max_upload = me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"]
+        .as_u64()
+        .unwrap_or(5 * 1024 * 1024);
+    if let Some(t) = &target {
+        notion.page(t).await.map_err(notion_usage)?;
+    }
+
+    let accounts = select_accounts(db, args)?;
+    let graph = GraphClient::open(db.clone(), settings, clock.clone(), jitter)?;
+
+    if args.resume {
+        if accounts.is_empty() {
+            printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
+            return Ok(Exit::Done);
+        }
+    } else {
+        let target = target.expect("checked above");
+        for account in &accounts {
+            plan(
+                printer,
+                db,
+                &graph,
+                account,
+                &args.notebooks,
+                &target,
+                clock,
+                args.update,
+            )
+            .await?;
+        }
+    }
+    if args.retry_failed {
+        let n = db.retry_failed(&accounts, clock.now_ms())?;
+        printer.note(format!("{n} failed items put back in the queue"));
+    }
+    db.requeue_orphans(clock.now_ms())?;
+
+    let migration = Migration::new(
+        db.clone(),
+        graph.clone(),
+        notion.clone(),
+        max_upload,
+        clock.clone(),
+    );
+    let opts = RunOptions {
+        accounts: accounts.clone(),
+        deadline,
+        workers: WORKERS,
+    };
+    {
+        let m = migration.clone();
+        tokio::spawn(async move {
+            wait_for_stop_signal().await;
+            tracing::warn!("stop requested: finishing what is in flight");
+            m.request_stop();
+        });
+    }
+    let ticker = progress(printer, &migration, &accounts, settings);
+    let end = migration.run(&opts).await;
+    ticker.finish();
+    let end = end?;
+
+    let s = migration.stats();
+    let g = graph.counts();
+    let n = notion.counts();
+    let waited = notion.rate().waited().await;
+    let mut failed = 0;
+    let mut blocked = 0;
+    let mut pages_done = 0;
+    let mut pages_total = 0;
+    for a in &accounts {
+        let c = db.job_counts(a)?;
+        failed += c.failed;
+        blocked += c.blocked;
+        pages_done += c.pages_done;
+        pages_total += c.pages_total;
+    }
+    let summary = json!({
+        "outcome": end,
+        "accounts": accounts,
+        "pages_done": pages_done,
+        "pages_total": pages_total,
+        "this_run": {
+            "pages": s.pages.load(Ordering::Relaxed),
+            "containers": s.containers.load(Ordering::Relaxed),
+            "blocks": s.blocks.load(Ordering::Relaxed),
+            "files": s.files.load(Ordering::Relaxed),
+            "bytes": s.bytes.load(Ordering::Relaxed),
+            "links_rewritten": s.links.load(Ordering::Relaxed),
+            "approximations": s.approximations.load(Ordering::Relaxed),
+            "placeholders": s.placeholders.load(Ordering::Relaxed),
+            "seconds": started.elapsed().as_secs_f64(),
+        },
+        "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
+        "notion": {"requests": n.requests, "throttled": n.throttled, "retries": n.retries,
+                   "waited_seconds": waited.as_secs_f64()},
+        "failed": failed,
+        "blocked_by_failures": blocked,
+    });
+    if printer.json {
+        printer.json_line(&summary);
+    } else {
+        printer.out(format!(
+            "{} pages migrated of {} planned; this run: {} pages, {} notebook/section pages, {} blocks, \
+             {} files ({:.1} MB), {} links rewritten in {:.1}s",
+            pages_done,
+            pages_total,
+            s.pages.load(Ordering::Relaxed),
+            s.containers.load(Ordering::Relaxed),
+            s.blocks.load(Ordering::Relaxed),
+            s.files.load(Ordering::Relaxed),
+            s.bytes.load(Ordering::Relaxed) as f64 / 1e6,
+            s.links.load(Ordering::Relaxed),
+            started.elapsed().as_secs_f64()
+        ));
+        printer.out(format!(
+            "Graph: {} requests, {} throttled; Notion: {} requests, {} throttled, {:.1}s waiting on its \
+             rate limit; {} approximations (see `notebridge verify`)",
+            g.requests,
+            g.throttled,
+            n.requests,
+            n.throttled,
+            waited.as_secs_f64(),
+            s.approximations.load(Ordering::Relaxed)
+        ));
+        if failed > 0 {
+            printer.out(format!(
+                "{failed} items failed ({blocked} more wait on them); `notebridge status` lists them, \
+                 `notebridge migrate --resume --retry-failed` tries them again"
+            ));
+        }
+    }
+    Ok(match end {
+        RunEnd::Stopped => {
+            printer.note("stopped with work remaining; run `notebridge migrate --resume` to go on");
+            Exit::WorkRemaining
+        }
+        RunEnd::Finished if failed > 0 => Exit::SomeFailed,
+        RunEnd::Finished => Exit::Done,
+    })
+}
+
+/// Scans an account (foreground), stores the inventory and plans its selected notebooks.
+#[allow(clippy::too_many_arguments)]
+async fn plan(
+    printer: &Printer,
+    db: &Arc<Db>,
+    graph: &GraphClient,
+    account: &str,
+    notebooks: &[String],
+    target: &str,
+    clock: &Clock,
+    update: bool,
+) -> anyhow::Result<()> {
+    let who = Caller::for_account(db, account, Lane::Foreground)?;
+    printer.note(format!("scanning {account}..."));
+    let result = scan(graph, &who, notebooks, Arc::new(ScanProgress::default())).await?;
+    for wanted in notebooks {
+        if !result
+            .notebooks
+            .iter()
+            .any(|n| &n.id == wanted || &n.name == wanted)
+        {
+            return Err(CliError::usage(format!(
+                "account {account} has no notebook named or with id {wanted:?}"
+            ))
+            .into());
+        }
+    }
+    let scope = if !result.failures.is_empty() {
+        ScanScope::Notebooks(Vec::new())
+    } else if notebooks.is_empty() {
+        ScanScope::All
+    } else {
+        ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
+    };
+    for (item, err) in &result.failures {
+        eprintln!("error: could not read {item}: {err}");
+    }
+    db.save_scan(account, &result.notebooks, &scope, clock.now_ms())?;
+    let planned = db
+        .create_plan(account, target, &result.notebooks, clock.now_ms())
+        .context("planning")?;
+    let rewrites = if update {
+        db.plan_rewrites(account, clock.now_ms())?
+    } else {
+        0
+    };
+    printer.note(format!(
+        "{account}: {} items planned, {} already planned or migrated{}",
+        planned.added.saturating_sub(1),
+        planned.already_planned,
+        if update {
+            format!(", {rewrites} changed pages to rewrite")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(())
+}
+
+fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
+    if args.all_accounts {
+        let all: Vec<String> = db
+            .accounts()?
+            .into_iter()
+            .filter(|a| a.signed_in())
+            .map(|a| a.name)
+            .collect();
+        if all.is_empty() {
+            return Err(CliError::sign_in("no signed-in accounts; run `notebridge login`").into());
+        }
+        return Ok(all);
+    }
+    match (&args.account, args.resume) {
+        (Some(a), _) => Ok(vec![a.clone()]),
+        (None, true) => Ok(db.accounts_with_jobs()?),
+        (None, false) => Ok(vec!["default".into()]),
+    }
+}
+
+/// The progress display: pages, requests, lane use, the reason for a wait, and an ETA from the
+/// remaining requests and the rate the hour window allows.
+fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
+    let (m, accounts) = (m.clone(), accounts.to_vec());
+    let limits = settings.graph.clone();
+    Ticker::start(
+        printer,
+        "migrate",
+        Duration::from_secs(15),
+        Arc::new(move || {
+            let (mut done, mut total) = (0i64, 0i64);
+            for a in &accounts {
+                if let Ok(c) = m.db().job_counts(a) {
+                    done += c.pages_done;
+                    total += c.pages_total;
+                }
+            }
+            let s = m.stats();
+            let g = m.graph().counts();
+            let n = m.notion().counts();
+            let wait = m
+                .graph()
+                .limiter()
+                .snapshot()
+                .ok()
+                .and_then(|s| s.waits.first().map(|w| format!("; waiting: {}", w.message)))
+                .unwrap_or_default();
+            // Requests per page so far (content + resources), and the background rate the
+            // tightest window allows all accounts together: the honest ETA.
+            let pages_now = s.pages.load(Ordering::Relaxed).max(1) as f64;
+            let per_page = (g.requests as f64 / pages_now).max(1.0);
+            let per_sec = |ws: &[crate::settings::Window]| {
+                ws.iter()
+                    .map(|w| {
+                        ((w.count as f64 * limits.background_share).floor().max(1.0))
+                            / w.length.as_secs_f64()
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            let rate = (per_sec(&limits.user_windows) * accounts.len().max(1) as f64)
+                .min(per_sec(&limits.app_windows));
+            let eta = ((total - done).max(0) as f64 * per_page / rate).round() as u64;
+            Frame {
+                done: done as u64,
+                total: Some(total as u64),
+                message: format!(
+                    "pages; {} files; Graph {} req ({} throttled), Notion {} req; ETA {}{wait}",
+                    s.files.load(Ordering::Relaxed),
+                    g.requests,
+                    g.throttled,
+                    n.requests,
+                    human_secs(eta)
+                ),
+            }
+        }),
+    )
+}
+
+fn human_secs(s: u64) -> String {
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// A Notion refusal at the start is the user's to fix: exit 2 with the reason.
+fn notion_usage(e: NotionError) -> anyhow::Error {
+    match e {
+        NotionError::NoAccess { .. } | NotionError::Rejected { .. } => {
+            CliError::usage(e.to_string()).into()
+        }
+        other => other.into(),
+    }
+}
+
+/// The Notion page id in an id or URL (the last 32 hex digits), dashed.
+pub fn parse_page_id(s: &str) -> anyhow::Result<String> {
+    let path = s.split(['?', '#']).next().unwrap_or(s);
+    let hex: String = path.chars().filter(|c| c.is_ascii_hexdigit()).collect();
+    let compact: String = path.replace('-', "");
+    let tail = if compact.len() >= 32
+        && compact[compact.len() - 32..]
+            .chars()
+            .all(|c| c.is_ascii_hexdigit())
+    {
+        compact[compact.len() - 32..].to_owned()
+    } else if hex.len() == 32 {
+        hex
+    } else {
+        return Err(CliError::usage(format!(
+            "--to {s:?} is not a Notion page id or URL; for example: --to \
+             https://www.notion.so/Imports-0123456789abcdef0123456789abcdef"
+        ))
+        .into());
+    };
+    let t = tail.to_ascii_lowercase();
+    Ok(format!(
+        "{}-{}-{}-{}-{}",
+        &t[..8],
+        &t[8..12],
+        &t[12..16],
+        &t[16..20],
+        &t[20..]
+    ))
+}
+
+fn pid_alive(pid: i64) -> bool {
+    let Ok(pid) = i32::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+async fn wait_for_stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_ids_come_from_ids_and_urls() {
+        let want = "01234567-89ab-cdef-0123-456789abcdef";
+        for input in [
+            "0123456789abcdef0123456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcdef",
+            "https://www.notion.so/Imports-0123456789abcdef0123456789abcdef",
+            "https://www.notion.so/team/Imports-0123456789ABCDEF0123456789abcdef?pvs=4",
+        ] {
+            assert_eq!(parse_page_id(input).unwrap(), want, "{input}");
+        }
+        assert!(parse_page_id("https://www.notion.so/Imports").is_err());
+    }
+
+    #[test]
+    fn max_duration_needs_a_unit_and_length() {
+        assert_eq!(
+            parse_max_duration("50m").unwrap(),
+            Duration::from_secs(3000)
+        );
+        assert!(parse_max_duration("0s").is_err());
+        assert!(parse_max_duration("10").is_err());
+    }
+}
