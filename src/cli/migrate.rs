@@ -159,26 +159,9 @@ async fn migrate(
     let accounts = select_accounts(db, args)?;
     let graph = GraphClient::open(db.clone(), settings, clock.clone(), jitter)?;
 
-    if args.resume {
-        if accounts.is_empty() {
-            printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
-            return Ok(Exit::Done);
-        }
-    } else {
-        let target = target.expect("checked above");
-        for account in &accounts {
-            plan(
-                printer,
-                db,
-                &graph,
-                account,
-                &args.notebooks,
-                &target,
-                clock,
-                args.update,
-            )
-            .await?;
-        }
+    if args.resume && accounts.is_empty() {
+        printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
+        return Ok(Exit::Done);
     }
     if args.retry_failed {
         let n = db.retry_failed(&accounts, clock.now_ms())?;
@@ -193,11 +176,6 @@ async fn migrate(
         max_upload,
         clock.clone(),
     );
-    let opts = RunOptions {
-        accounts: accounts.clone(),
-        deadline,
-        workers: WORKERS,
-    };
     {
         let m = migration.clone();
         tokio::spawn(async move {
@@ -207,9 +185,41 @@ async fn migrate(
         });
     }
     let ticker = progress(printer, &migration, &accounts, settings);
-    let end = migration.run(&opts).await;
+    // Each account is planned (scanned in the foreground) and drained on its own, side by side: one
+    // account's throttle never holds up another's planning or pages.
+    let runs = accounts.iter().map(|account| {
+        let (migration, graph, target) = (&migration, &graph, &target);
+        async move {
+            if !args.resume {
+                let target = target.as_deref().expect("checked above");
+                plan(
+                    printer,
+                    db,
+                    graph,
+                    account,
+                    &args.notebooks,
+                    target,
+                    clock,
+                    args.update,
+                )
+                .await?;
+            }
+            let opts = RunOptions {
+                accounts: vec![account.clone()],
+                deadline,
+                workers: WORKERS,
+            };
+            anyhow::Ok(migration.run(&opts).await?)
+        }
+    });
+    let ends = futures::future::join_all(runs).await;
     ticker.finish();
-    let end = end?;
+    let mut end = RunEnd::Finished;
+    for e in ends {
+        if e? == RunEnd::Stopped {
+            end = RunEnd::Stopped;
+        }
+    }
 
     let s = migration.stats();
     let g = graph.counts();

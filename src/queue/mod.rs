@@ -38,7 +38,7 @@ pub struct RunOptions {
     pub accounts: Vec<String>,
     /// Take no new work after this time (unix ms); waits that would pass it stop the run.
     pub deadline: Option<UnixMillis>,
-    /// Pages worked on at once.
+    /// Pages worked on at once, per account.
     pub workers: usize,
 }
 
@@ -188,17 +188,29 @@ impl Migration {
 
     /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
-        let running = Arc::new(AtomicU64::new(0));
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
-        for _ in 0..opts.workers.max(1) {
-            let me = self.clone();
-            let opts = opts.clone();
-            let running = running.clone();
-            let stopped = stopped.clone();
-            tasks.push(tokio::spawn(async move {
-                me.worker(&opts, &running, &stopped).await
-            }));
+        // Each account gets its own workers: a throttled account holds up only its own pages, never
+        // the others' (its workers wait on its breaker while the rest go on).
+        let groups: Vec<Vec<String>> = if opts.accounts.is_empty() {
+            vec![Vec::new()]
+        } else {
+            opts.accounts.iter().map(|a| vec![a.clone()]).collect()
+        };
+        for accounts in groups {
+            let running = Arc::new(AtomicU64::new(0));
+            for _ in 0..opts.workers.max(1) {
+                let me = self.clone();
+                let opts = RunOptions {
+                    accounts: accounts.clone(),
+                    ..opts.clone()
+                };
+                let running = running.clone();
+                let stopped = stopped.clone();
+                tasks.push(tokio::spawn(async move {
+                    me.worker(&opts, &running, &stopped).await
+                }));
+            }
         }
         let mut first_err = None;
         for t in tasks {
