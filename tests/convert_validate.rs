@@ -1,9 +1,17 @@
-//! Notion's request limits for converted blocks, checked on the JSON that would be sent.
+//! Notion's request rules for converted blocks, checked on the JSON that would be sent.
 //!
-//! Included by the other `convert_*` tests with `#[path]`; the lead will point these at the
-//! Notion test server's shared validator when merging.
+//! Included by the other `convert_*` tests with `#[path]`. The tree is split into requests exactly as
+//! the writer splits it (`notebridge::notion::split`), and every request goes through the validator
+//! the Notion test server applies (`validate_children`, `validate_table_rows_with`), so "the blocks
+//! pass" means the server would take them. On top, the converter's own rules that Notion does not
+//! enforce but that the converter promises: no empty text runs, link schemes Notion can open, a
+//! checked flag on every to-do, an emoji on every callout, a language on every code block.
 #![allow(dead_code)]
 
+use notebridge::notion::split;
+use notebridge::testserver::notion::validate::{
+    validate_children, validate_table_rows_with, UploadState,
+};
 use serde_json::Value;
 
 const TEXT_BLOCKS: [&str; 10] = [
@@ -18,19 +26,8 @@ const TEXT_BLOCKS: [&str; 10] = [
     "quote",
     "toggle",
 ];
-const MEDIA_BLOCKS: [&str; 5] = ["image", "file", "pdf", "video", "audio"];
-const HUES: [&str; 10] = [
-    "default", "gray", "brown", "orange", "yellow", "green", "blue", "purple", "pink", "red",
-];
 
-fn color_ok(c: &str) -> bool {
-    HUES.contains(&c) || HUES.iter().any(|h| c == format!("{h}_background"))
-}
-
-fn url_ok(u: &str) -> Result<(), String> {
-    if u.encode_utf16().count() > 2000 {
-        return Err(format!("URL over 2000 characters ({})", u.len()));
-    }
+fn scheme_ok(u: &str) -> Result<(), String> {
     let p = url::Url::parse(u).map_err(|e| format!("invalid URL {u:?}: {e}"))?;
     match p.scheme() {
         "http" | "https" | "mailto" => Ok(()),
@@ -38,146 +35,102 @@ fn url_ok(u: &str) -> Result<(), String> {
     }
 }
 
-/// Checks one rich-text array.
+/// The converter's own rules for one rich-text array (Notion's limits are the shared validator's).
 pub fn rich_text(arr: &Value, at: &str) -> Result<(), String> {
     let items = arr
         .as_array()
         .ok_or_else(|| format!("{at}: rich text is not an array"))?;
-    if items.len() > 100 {
-        return Err(format!("{at}: {} rich-text objects (max 100)", items.len()));
-    }
     for it in items {
-        let ty = it["type"].as_str().unwrap_or("");
-        match ty {
-            "text" => {
-                let content = it["text"]["content"]
-                    .as_str()
-                    .ok_or_else(|| format!("{at}: text without content"))?;
-                if content.is_empty() {
-                    return Err(format!("{at}: empty text object"));
-                }
-                let n = content.encode_utf16().count();
-                if n > 2000 {
-                    return Err(format!("{at}: text content of {n} units (max 2000)"));
-                }
-                match &it["text"]["link"] {
-                    Value::Null => {}
-                    l => {
-                        url_ok(l["url"].as_str().unwrap_or("")).map_err(|e| format!("{at}: {e}"))?
-                    }
-                }
+        if let Some(content) = it["text"]["content"].as_str() {
+            if content.is_empty() {
+                return Err(format!("{at}: empty text object"));
             }
-            "equation" => {
-                let e = it["equation"]["expression"].as_str().unwrap_or("");
-                if e.is_empty() || e.chars().count() > 1000 {
-                    return Err(format!("{at}: equation of {} chars", e.chars().count()));
-                }
+            if let Some(u) = it["text"]["link"]["url"].as_str() {
+                scheme_ok(u).map_err(|e| format!("{at}: {e}"))?;
             }
-            other => return Err(format!("{at}: rich text type {other:?}")),
         }
-        if let Some(c) = it["annotations"]["color"].as_str() {
-            if !color_ok(c) {
-                return Err(format!("{at}: colour {c:?}"));
+        if let Some(e) = it["equation"]["expression"].as_str() {
+            if e.is_empty() {
+                return Err(format!("{at}: empty equation"));
             }
         }
     }
     Ok(())
 }
 
-fn media(body: &Value, at: &str) -> Result<(), String> {
-    match body["type"].as_str() {
-        Some("external") => url_ok(body["external"]["url"].as_str().unwrap_or("")),
-        Some("file_upload") if body["file_upload"]["id"].is_string() => Ok(()),
-        other => Err(format!("{at}: media source type {other:?}")),
-    }
-}
-
-/// Checks one block and its children.
-pub fn block(b: &Value) -> Result<(), String> {
+fn house_rules(b: &Value) -> Result<(), String> {
     let ty = b["type"]
         .as_str()
         .ok_or_else(|| "block without type".to_string())?;
     let body = b.get(ty).ok_or_else(|| format!("{ty}: no body object"))?;
-    if TEXT_BLOCKS.contains(&ty) {
+    if TEXT_BLOCKS.contains(&ty) || ty == "code" {
         rich_text(&body["rich_text"], ty)?;
-        if let Some(c) = body.get("color") {
-            if !c.as_str().is_some_and(color_ok) {
-                return Err(format!("{ty}: colour {c}"));
-            }
-        }
-        if ty == "to_do" && !body["checked"].is_boolean() {
-            return Err("to_do without checked".into());
-        }
-        if ty == "callout" && body["icon"]["emoji"].as_str().is_none_or(str::is_empty) {
-            return Err("callout without an emoji".into());
-        }
-        if let Some(kids) = body.get("children") {
-            if ty.starts_with("heading") && body["is_toggleable"] != Value::Bool(true) {
-                return Err(format!("{ty}: children on a non-toggleable heading"));
-            }
-            for k in kids.as_array().ok_or("children not an array")? {
-                block(k)?;
-            }
-        }
-        return Ok(());
     }
     match ty {
-        "code" => {
-            rich_text(&body["rich_text"], ty)?;
-            if body["language"].as_str().is_none() {
-                return Err("code without language".into());
+        "to_do" if !body["checked"].is_boolean() => return Err("to_do without checked".into()),
+        "callout" if body["icon"]["emoji"].as_str().is_none_or(str::is_empty) => {
+            return Err("callout without an emoji".into())
+        }
+        "code" if body["language"].as_str().is_none() => return Err("code without language".into()),
+        "equation" if body["expression"].as_str().is_none_or(str::is_empty) => {
+            return Err("empty equation block".into())
+        }
+        "embed" | "bookmark" => scheme_ok(body["url"].as_str().unwrap_or(""))?,
+        "table_row" => {
+            for c in body["cells"].as_array().ok_or("row without cells")? {
+                rich_text(c, "table cell")?;
             }
         }
-        "divider" => {}
-        "equation" => {
-            let e = body["expression"].as_str().unwrap_or("");
-            if e.is_empty() || e.chars().count() > 1000 {
-                return Err(format!("equation block of {} chars", e.chars().count()));
-            }
-        }
-        "embed" | "bookmark" => url_ok(body["url"].as_str().unwrap_or(""))?,
-        "table" => {
-            let width = body["table_width"].as_u64().unwrap_or(0) as usize;
-            if width == 0 {
-                return Err("table_width 0".into());
-            }
-            let rows = body["children"].as_array().ok_or("table without rows")?;
-            if rows.is_empty() {
-                return Err("table without rows".into());
-            }
-            for r in rows {
-                if r["type"] != "table_row" {
-                    return Err(format!("table child of type {}", r["type"]));
-                }
-                let cells = r["table_row"]["cells"]
-                    .as_array()
-                    .ok_or("row without cells")?;
-                if cells.len() != width {
-                    return Err(format!(
-                        "row of {} cells in a table {width} wide",
-                        cells.len()
-                    ));
-                }
-                for c in cells {
-                    rich_text(c, "table cell")?;
-                }
-            }
-        }
-        m if MEDIA_BLOCKS.contains(&m) => {
-            media(body, m)?;
-            if let Some(c) = body.get("caption") {
-                rich_text(c, "caption")?;
-            }
-        }
-        other => return Err(format!("unknown block type {other:?}")),
+        _ => {}
+    }
+    if let Some(c) = body.get("caption") {
+        rich_text(c, "caption")?;
+    }
+    for k in split::children(b) {
+        house_rules(k)?;
     }
     Ok(())
 }
 
-/// Checks a list of blocks.
+/// Every request the writer would send for `list` under a page or block, checked by the test
+/// server's validator. Uploads are not involved: media keep their resource URLs here.
+fn requests_pass(list: &[Value], table_width: Option<usize>) -> Result<(), String> {
+    let prepared: Vec<split::Prepared> = list.iter().map(split::prepare).collect();
+    for r in split::chunk(&prepared) {
+        let req = Value::Array(prepared[r].iter().map(|p| p.block.clone()).collect());
+        match table_width {
+            Some(w) => {
+                validate_table_rows_with(&req, "body.children", w, &|_| UploadState::Uploaded)
+            }
+            None => validate_children(&req, "body.children"),
+        }
+        .map_err(|e| e.message)?;
+        let bytes = serde_json::json!({"children": req}).to_string().len();
+        if bytes > notebridge::testserver::notion::validate::MAX_PAYLOAD_BYTES {
+            return Err(format!("a request of {bytes} bytes"));
+        }
+    }
+    for p in &prepared {
+        if !p.deferred.is_empty() {
+            let width = (split::block_type(&p.block) == Some("table"))
+                .then(|| p.block["table"]["table_width"].as_u64().unwrap_or(0) as usize);
+            requests_pass(&p.deferred, width)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks one block and its children.
+pub fn block(b: &Value) -> Result<(), String> {
+    blocks(&Value::Array(vec![b.clone()]))
+}
+
+/// Checks a page body: Notion's rules on every request the writer would send, then the converter's.
 pub fn blocks(list: &Value) -> Result<(), String> {
-    for b in list.as_array().ok_or("blocks not an array")? {
-        block(b)?;
+    let list = list.as_array().ok_or("blocks not an array")?;
+    requests_pass(list, None)?;
+    for b in list {
+        house_rules(b)?;
     }
     Ok(())
 }

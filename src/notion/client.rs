@@ -366,6 +366,18 @@ impl NotionClient {
         .await
     }
 
+    /// `GET /v1/file_uploads/{id}`.
+    pub async fn get_upload(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::GET,
+            &format!("/v1/file_uploads/{id}"),
+            Body::None,
+            Retry::Safe,
+            &format!("reading upload {id}"),
+        )
+        .await
+    }
+
     /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads).
     pub async fn complete_upload(&self, id: &str) -> Result<Value, NotionError> {
         self.call(

@@ -3,8 +3,10 @@
 //!
 //! A block goes out together with its children when none of them has children of its own (and none
 //! is a table, whose rows would be a third level). Otherwise it goes out bare and its children are
-//! appended to the id Notion returns for it, by the same rule. Listing children to learn ids is never
-//! needed, so a chain of depth d costs d - 1 requests and a flat page of N blocks ceil(N / 100).
+//! appended to the id Notion returns for it, by the same rule. Children past the first 100 (or past the
+//! byte budget) are appended to the block's id afterwards; so are a big table's later rows. Listing
+//! children to learn ids is needed only for the blocks sent with a page's creation, whose answer is
+//! the page, not its blocks.
 
 use serde_json::Value;
 
@@ -20,7 +22,9 @@ pub const MAX_REQUEST_BYTES: usize = 480 * 1000;
 pub struct Prepared {
     /// The block as it goes in this request (children included or removed).
     pub block: Value,
-    /// Children to append to this block's id afterwards (empty when none).
+    /// How many of its children travel with it (they are the first `carried` of its children).
+    pub carried: usize,
+    /// Children to append to this block's id afterwards, after the carried ones (empty when none).
     pub deferred: Vec<Value>,
 }
 
@@ -71,34 +75,72 @@ fn set_children(block: &mut Value, kids: Option<Vec<Value>>) {
     }
 }
 
-/// Tables carry their rows in the same request (rows cannot be appended to a table later), so a table
-/// always goes as a first-level block with its rows.
+/// Tables must be created with at least one row; rows past the first request's worth are appended to
+/// the table's id like any other children.
 fn is_table(block: &Value) -> bool {
     block_type(block) == Some("table")
 }
 
+/// Bytes a value takes in a request body.
+fn json_len(v: &Value) -> usize {
+    v.to_string().len()
+}
+
+/// How many of `kids` fit with their parent in one request: at most 100, and within the byte budget
+/// left by the parent itself (at least `min`).
+fn carry_count(parent_len: usize, kids: &[Value], min: usize) -> usize {
+    let mut bytes = parent_len;
+    let mut n = 0;
+    for k in kids.iter().take(MAX_CHILDREN) {
+        bytes += json_len(k) + 1;
+        if bytes > MAX_REQUEST_BYTES && n >= min {
+            break;
+        }
+        n += 1;
+    }
+    n
+}
+
 /// Prepares one first-level block of a request.
+///
+/// A block travels with its children only when none of them has children (or is a table). Sending a
+/// block with children that have children of their own would leave those grandchildren to be appended
+/// to ids Notion does not return (an append answers only first-level blocks), costing a listing per
+/// child; sending the block bare instead costs one append whose answer gives every child's id. So this
+/// rule never costs more requests than the alternative (see `tests/notion_writer.rs` for the count).
 pub fn prepare(block: &Value) -> Prepared {
     let kids = children(block);
-    if kids.is_empty() || is_table(block) {
+    if kids.is_empty() {
         return Prepared {
             block: block.clone(),
+            carried: 0,
             deferred: Vec::new(),
         };
     }
-    let shallow = kids.iter().all(|k| !has_children(k) && !is_table(k));
+    let table = is_table(block);
+    let shallow = table || kids.iter().all(|k| !has_children(k) && !is_table(k));
     let mut b = block.clone();
     if shallow {
-        let (now, later) = kids.split_at(kids.len().min(MAX_CHILDREN));
-        set_children(&mut b, Some(now.to_vec()));
+        set_children(&mut b, None);
+        let n = carry_count(json_len(&b), kids, usize::from(table));
+        if n == 0 {
+            return Prepared {
+                block: b,
+                carried: 0,
+                deferred: kids.to_vec(),
+            };
+        }
+        set_children(&mut b, Some(kids[..n].to_vec()));
         Prepared {
             block: b,
-            deferred: later.to_vec(),
+            carried: n,
+            deferred: kids[n..].to_vec(),
         }
     } else {
         set_children(&mut b, None);
         Prepared {
             block: b,
+            carried: 0,
             deferred: kids.to_vec(),
         }
     }
@@ -195,6 +237,36 @@ mod tests {
         let p = prepare(&holder);
         assert!(children(&p.block).is_empty());
         assert_eq!(p.deferred, vec![table]);
+    }
+
+    #[test]
+    fn big_tables_carry_100_rows_and_append_the_rest() {
+        let row = json!({"type": "table_row", "table_row": {"cells": [[]]}});
+        let table = json!({"type": "table", "table": {"table_width": 1, "has_column_header": false,
+            "has_row_header": false, "children": vec![row.clone(); 230]}});
+        let p = prepare(&table);
+        assert_eq!((children(&p.block).len(), p.carried), (100, 100));
+        assert_eq!(p.deferred.len(), 130);
+    }
+
+    #[test]
+    fn carried_children_stay_within_the_byte_budget() {
+        // 100 children of ~10 KB each would be ~1 MB: only part of them travels with the parent
+        let kids: Vec<Value> = (0..100).map(|_| para(&"é".repeat(1999))).collect();
+        let heavy: Vec<Value> = kids
+            .iter()
+            .map(|k| {
+                let mut k = k.clone();
+                let rt = k["paragraph"]["rich_text"][0].clone();
+                k["paragraph"]["rich_text"] = Value::Array(vec![rt; 3]);
+                k
+            })
+            .collect();
+        let p = prepare(&item("a", heavy.clone()));
+        assert!(p.carried > 0 && p.carried < 100, "{}", p.carried);
+        assert!(p.block.to_string().len() <= MAX_REQUEST_BYTES);
+        assert_eq!(p.carried + p.deferred.len(), 100);
+        assert_eq!(&heavy[p.carried..], p.deferred.as_slice());
     }
 
     #[test]

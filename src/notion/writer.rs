@@ -59,14 +59,6 @@ pub struct WriteStats {
     pub placeholders: Vec<String>,
 }
 
-/// How much of a level already exists in Notion.
-enum Existing {
-    /// Nothing (a block we just created).
-    Empty,
-    /// Not known: list the parent's children to find out (a resumed write).
-    Unknown,
-}
-
 /// A page to create: where, its title, its body and the resources the body refers to.
 #[derive(Clone, Copy)]
 pub struct NewPage<'a> {
@@ -143,8 +135,7 @@ impl Writer {
         if recover {
             if let Some(id) = self.find_lost_page(parent, title, ours).await? {
                 on_created(&id);
-                self.write_level(&id, blocks, Existing::Unknown, resources, &mut stats)
-                    .await?;
+                self.write_level(&id, blocks, resources, &mut stats).await?;
                 return Ok((id, stats));
             }
         }
@@ -156,7 +147,7 @@ impl Writer {
             .map(|p| p.block.clone())
             .collect();
         self.upload_media(&mut first_blocks, resources, &mut stats)
-            .await;
+            .await?;
         let mut attempt = 0;
         let id = loop {
             attempt += 1;
@@ -172,8 +163,7 @@ impl Writer {
                     if let Some(id) = self.find_lost_page(parent, title, ours).await? {
                         // It was applied: whatever of the body it holds is reconciled below.
                         on_created(&id);
-                        self.write_level(&id, blocks, Existing::Unknown, resources, &mut stats)
-                            .await?;
+                        self.write_level(&id, blocks, resources, &mut stats).await?;
                         return Ok((id, stats));
                     }
                     self.client.pause_before_retry(attempt).await;
@@ -183,21 +173,35 @@ impl Writer {
         };
         on_created(&id);
         stats.blocks += first_blocks.iter().map(split::element_count).sum::<usize>();
-        // Deferred children of the first chunk need the ids Notion gave those blocks: one listing.
+        // The creation answers with the page, not its blocks: one listing gives the ids that the
+        // deferred children of the first request's blocks are appended to.
         if prepared[first.clone()]
             .iter()
             .any(|p| !p.deferred.is_empty())
         {
             let ids = self.body_ids(&id).await?;
+            if ids.len() != first.len() {
+                return Err(WriteError::Mismatch(format!(
+                    "Notion page {id} holds {} blocks right after its creation with {}",
+                    ids.len(),
+                    first.len()
+                )));
+            }
             for (p, bid) in prepared[first.clone()].iter().zip(ids) {
                 if !p.deferred.is_empty() {
-                    self.write_level(&bid, &p.deferred, Existing::Empty, resources, &mut stats)
+                    self.append_blocks(&bid, &p.deferred, p.carried, resources, &mut stats)
                         .await?;
                 }
             }
         }
-        self.append_prepared(&id, &prepared[first.end..], 0, resources, &mut stats)
-            .await?;
+        self.append_prepared(
+            &id,
+            &prepared[first.end..],
+            first.len(),
+            resources,
+            &mut stats,
+        )
+        .await?;
         Ok((id, stats))
     }
 
@@ -209,12 +213,13 @@ impl Writer {
         resources: &HashMap<String, Resource>,
     ) -> Result<WriteStats, WriteError> {
         let mut stats = WriteStats::default();
-        self.write_level(page, blocks, Existing::Unknown, resources, &mut stats)
+        self.write_level(page, blocks, resources, &mut stats)
             .await?;
         Ok(stats)
     }
 
     /// Replaces a page's body: trashes every body block, then writes `blocks` (`migrate --update`).
+    /// Safe to repeat after a kill: the next run trashes whatever the interrupted one wrote.
     pub async fn replace_body(
         &self,
         page: &str,
@@ -225,7 +230,7 @@ impl Writer {
             self.client.delete_block(&id).await?;
         }
         let mut stats = WriteStats::default();
-        self.write_level(page, blocks, Existing::Empty, resources, &mut stats)
+        self.append_blocks(page, blocks, 0, resources, &mut stats)
             .await?;
         Ok(stats)
     }
@@ -243,25 +248,24 @@ impl Writer {
             .collect())
     }
 
+    /// Reconciles `parent`'s children with `expected` (what Notion holds is a prefix of it when an
+    /// earlier write was cut short), completes the children of those that exist, then appends the
+    /// rest.
     fn write_level<'a>(
         &'a self,
         parent: &'a str,
         expected: &'a [Value],
-        existing: Existing,
         resources: &'a HashMap<String, Resource>,
         stats: &'a mut WriteStats,
     ) -> BoxFuture<'a, Result<(), WriteError>> {
         Box::pin(async move {
-            let have: Vec<Value> = match existing {
-                Existing::Empty => Vec::new(),
-                Existing::Unknown => self
-                    .client
-                    .children(parent)
-                    .await?
-                    .into_iter()
-                    .filter(|b| b["type"] != "child_page")
-                    .collect(),
-            };
+            let have: Vec<Value> = self
+                .client
+                .children(parent)
+                .await?
+                .into_iter()
+                .filter(|b| b["type"] != "child_page")
+                .collect();
             if have.len() > expected.len() {
                 return Err(WriteError::Mismatch(format!(
                     "Notion block {parent} holds {} blocks but the page has only {}; it was changed \
@@ -272,7 +276,7 @@ impl Writer {
             }
             for (i, (got, want)) in have.iter().zip(expected).enumerate() {
                 let (gt, wt) = (got["type"].as_str(), block_type(want));
-                if gt != wt {
+                if !same_kind(gt, wt) {
                     return Err(WriteError::Mismatch(format!(
                         "Notion block {parent} child {i} is a {} where a {} was written; it was \
                          changed outside notebridge",
@@ -280,22 +284,39 @@ impl Writer {
                         wt.unwrap_or("?")
                     )));
                 }
-                // Children of an existing block may be incomplete too: reconcile them the same way.
-                if !split::children(want).is_empty() && block_type(want) != Some("table") {
-                    let id = got["id"].as_str().unwrap_or_default().to_owned();
-                    self.write_level(
-                        &id,
-                        split::children(want),
-                        Existing::Unknown,
-                        resources,
-                        stats,
-                    )
-                    .await?;
+                // A block sent with all its children got them in the same request: complete.
+                let p = split::prepare(want);
+                if p.deferred.is_empty() {
+                    continue;
+                }
+                let id = got["id"].as_str().unwrap_or_default().to_owned();
+                if got["has_children"] == Value::Bool(false) {
+                    self.append_blocks(&id, split::children(want), 0, resources, stats)
+                        .await?;
+                } else {
+                    self.write_level(&id, split::children(want), resources, stats)
+                        .await?;
                 }
             }
             let prepared: Vec<Prepared> =
                 expected[have.len()..].iter().map(split::prepare).collect();
             self.append_prepared(parent, &prepared, have.len(), resources, stats)
+                .await
+        })
+    }
+
+    /// Appends `blocks` to `parent`, which already holds `before` body blocks.
+    fn append_blocks<'a>(
+        &'a self,
+        parent: &'a str,
+        blocks: &'a [Value],
+        before: usize,
+        resources: &'a HashMap<String, Resource>,
+        stats: &'a mut WriteStats,
+    ) -> BoxFuture<'a, Result<(), WriteError>> {
+        Box::pin(async move {
+            let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
+            self.append_prepared(parent, &prepared, before, resources, stats)
                 .await
         })
     }
@@ -312,13 +333,20 @@ impl Writer {
         for range in split::chunk(prepared) {
             let part = &prepared[range];
             let mut blocks: Vec<Value> = part.iter().map(|p| p.block.clone()).collect();
-            self.upload_media(&mut blocks, resources, stats).await;
+            self.upload_media(&mut blocks, resources, stats).await?;
             let ids = self.append_once(parent, &blocks, count).await?;
+            if ids.len() != blocks.len() {
+                return Err(WriteError::Mismatch(format!(
+                    "Notion answered an append of {} blocks to {parent} with {} ids",
+                    blocks.len(),
+                    ids.len()
+                )));
+            }
             count += blocks.len();
             stats.blocks += blocks.iter().map(split::element_count).sum::<usize>();
             for (p, id) in part.iter().zip(ids) {
                 if !p.deferred.is_empty() {
-                    self.write_level(&id, &p.deferred, Existing::Empty, resources, stats)
+                    self.append_blocks(&id, &p.deferred, p.carried, resources, stats)
                         .await?;
                 }
             }
@@ -327,7 +355,8 @@ impl Writer {
     }
 
     /// One append that happens exactly once: after an unknown outcome, the parent's children tell
-    /// whether it was applied. Returns the new blocks' ids.
+    /// whether it was applied. `before` is how many body blocks the parent held before it. Returns the
+    /// new blocks' ids.
     async fn append_once(
         &self,
         parent: &str,
@@ -364,97 +393,179 @@ impl Writer {
     }
 
     /// Uploads every resource-backed media block in `blocks` (any depth) and points the block at the
-    /// upload; a resource that cannot be carried over becomes a visible placeholder paragraph.
-    async fn upload_media(
-        &self,
-        blocks: &mut [Value],
-        resources: &HashMap<String, Resource>,
-        stats: &mut WriteStats,
-    ) {
-        for b in blocks.iter_mut() {
-            let t = block_type(b).unwrap_or_default().to_owned();
-            if matches!(t.as_str(), "image" | "file" | "pdf" | "audio" | "video") {
-                let url = b[&t]["external"]["url"].as_str().map(str::to_owned);
-                if let Some(res) = url.and_then(|u| resources.get(&u)) {
-                    match self.upload(res).await {
-                        Ok((id, size)) => {
-                            let payload =
-                                b[&t].as_object_mut().expect("media payload is an object");
-                            payload.remove("external");
-                            payload.insert("type".into(), json!("file_upload"));
-                            payload.insert("file_upload".into(), json!({ "id": id }));
-                            stats.files += 1;
-                            stats.bytes += size;
-                        }
-                        Err(why) => {
-                            tracing::warn!(file = %res.file_name, "resource not carried over: {why}");
-                            stats.placeholders.push(format!("{}: {why}", res.file_name));
-                            *b = placeholder(&res.file_name, &why);
+    /// upload; a resource that cannot be carried over becomes a visible placeholder paragraph. Notion
+    /// failing (rather than refusing the file) fails the item: a transient outage must not leave a
+    /// placeholder for good.
+    fn upload_media<'a>(
+        &'a self,
+        blocks: &'a mut [Value],
+        resources: &'a HashMap<String, Resource>,
+        stats: &'a mut WriteStats,
+    ) -> BoxFuture<'a, Result<(), WriteError>> {
+        Box::pin(async move {
+            for b in blocks.iter_mut() {
+                let t = block_type(b).unwrap_or_default().to_owned();
+                if MEDIA.contains(&t.as_str()) {
+                    let url = b[&t]["external"]["url"].as_str().map(str::to_owned);
+                    if let Some(res) = url.and_then(|u| resources.get(&u)) {
+                        match self.upload(res).await {
+                            Ok((id, size)) => {
+                                let payload =
+                                    b[&t].as_object_mut().expect("media payload is an object");
+                                payload.remove("external");
+                                payload.insert("type".into(), json!("file_upload"));
+                                payload.insert("file_upload".into(), json!({ "id": id }));
+                                stats.files += 1;
+                                stats.bytes += size;
+                            }
+                            Err(UploadFailure::CannotCarry(why)) => {
+                                tracing::warn!(file = %res.file_name, "resource not carried over: {why}");
+                                stats.placeholders.push(format!("{}: {why}", res.file_name));
+                                *b = placeholder(&res.file_name, &why);
+                            }
+                            Err(UploadFailure::Notion(e)) => return Err(e.into()),
                         }
                     }
                 }
+                let t = block_type(b).unwrap_or_default().to_owned();
+                if let Some(kids) = b
+                    .get_mut(&t)
+                    .and_then(|p| p.get_mut("children"))
+                    .and_then(Value::as_array_mut)
+                {
+                    self.upload_media(kids, resources, stats).await?;
+                }
             }
-            let t = block_type(b).unwrap_or_default().to_owned();
-            if let Some(kids) = b
-                .get_mut(&t)
-                .and_then(|p| p.get_mut("children"))
-                .and_then(Value::as_array_mut)
-            {
-                Box::pin(self.upload_media(kids, resources, stats)).await;
-            }
-        }
+            Ok(())
+        })
     }
 
-    /// Downloads one resource and uploads it to Notion; returns the upload id and size.
-    async fn upload(&self, res: &Resource) -> Result<(String, u64), String> {
-        if !notion_accepts(&res.file_name) {
-            return Err("Notion does not accept this file type".into());
-        }
-        let bytes = (self.fetch)(res.clone()).await?;
+    /// Downloads one resource and uploads it to Notion; returns the upload id and size. Every
+    /// attempt makes a new upload: one sent but never attached (a kill, a lost answer) just expires.
+    async fn upload(&self, res: &Resource) -> Result<(String, u64), UploadFailure> {
+        let Some(name) = upload_name(res) else {
+            return Err(UploadFailure::CannotCarry(
+                "Notion does not accept this file type".into(),
+            ));
+        };
+        let bytes = (self.fetch)(res.clone())
+            .await
+            .map_err(|e| UploadFailure::CannotCarry(format!("download failed: {e}")))?;
         let size = bytes.len() as u64;
         if size > self.max_upload {
-            return Err(format!(
+            return Err(UploadFailure::CannotCarry(format!(
                 "{size} bytes is over the workspace's upload limit of {} bytes",
                 self.max_upload
-            ));
+            )));
         }
         let mime = res
             .mime
             .clone()
-            .unwrap_or_else(|| mime_for(&res.file_name).to_owned());
-        let err = |e: NotionError| e.to_string();
+            .unwrap_or_else(|| mime_for(&name).to_owned());
+        let c = &self.client;
         if bytes.len() <= SINGLE_PART_MAX {
-            let up = self
-                .client
-                .create_upload(&res.file_name, &mime, None)
-                .await
-                .map_err(err)?;
-            let id = up["id"].as_str().ok_or("upload without id")?.to_owned();
-            self.client
-                .send_upload(&id, &res.file_name, &mime, bytes, None)
-                .await
-                .map_err(err)?;
+            let up = c.create_upload(&name, &mime, None).await?;
+            let id = upload_id(&up)?;
+            c.send_upload(&id, &name, &mime, bytes, None).await?;
             Ok((id, size))
         } else {
             let parts = bytes.len().div_ceil(PART_SIZE) as u32;
-            let up = self
-                .client
-                .create_upload(&res.file_name, &mime, Some(parts))
-                .await
-                .map_err(err)?;
-            let id = up["id"].as_str().ok_or("upload without id")?.to_owned();
+            let up = c.create_upload(&name, &mime, Some(parts)).await?;
+            let id = upload_id(&up)?;
             for n in 0..parts as usize {
                 // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
                 let part = bytes.slice(n * PART_SIZE..((n + 1) * PART_SIZE).min(bytes.len()));
-                self.client
-                    .send_upload(&id, &res.file_name, &mime, part, Some(n as u32 + 1))
-                    .await
-                    .map_err(err)?;
+                c.send_upload(&id, &name, &mime, part, Some(n as u32 + 1))
+                    .await?;
             }
-            self.client.complete_upload(&id).await.map_err(err)?;
+            if let Err(e) = c.complete_upload(&id).await {
+                // A completion applied whose answer was lost is refused when repeated: look.
+                let done = c.get_upload(&id).await?;
+                if done["status"] != "uploaded" {
+                    return Err(e.into());
+                }
+            }
             Ok((id, size))
         }
     }
+}
+
+/// Media block types whose source may be a OneNote resource.
+const MEDIA: &[&str] = &["image", "file", "pdf", "audio", "video"];
+
+/// Why a resource was not uploaded.
+enum UploadFailure {
+    /// The file cannot be carried over (download failed, type or size refused): a placeholder.
+    CannotCarry(String),
+    /// Notion failed: the item fails and is retried later.
+    Notion(NotionError),
+}
+
+impl From<NotionError> for UploadFailure {
+    fn from(e: NotionError) -> Self {
+        match e {
+            // Notion refusing this file (type, size) is permanent for it.
+            NotionError::Rejected { .. } => UploadFailure::CannotCarry(e.to_string()),
+            e => UploadFailure::Notion(e),
+        }
+    }
+}
+
+fn upload_id(up: &Value) -> Result<String, UploadFailure> {
+    up["id"].as_str().map(str::to_owned).ok_or_else(|| {
+        UploadFailure::Notion(NotionError::BadAnswer {
+            what: "creating a file upload".into(),
+            problem: "no id".into(),
+        })
+    })
+}
+
+/// Whether a block Notion holds stands for the block we wrote: the same type, or a placeholder
+/// paragraph where a media block could not be carried over.
+fn same_kind(got: Option<&str>, want: Option<&str>) -> bool {
+    got == want || (got == Some("paragraph") && want.is_some_and(|w| MEDIA.contains(&w)))
+}
+
+/// The name to upload a resource under: its own when Notion takes the extension, else (images
+/// OneNote names without one) its name plus the extension of its MIME type; `None` when Notion
+/// would refuse the file.
+pub fn upload_name(res: &Resource) -> Option<String> {
+    if notion_accepts(&res.file_name) {
+        return Some(res.file_name.clone());
+    }
+    let ext = extension_for(res.mime.as_deref()?)?;
+    let base = if res.file_name.trim().is_empty() {
+        "file"
+    } else {
+        res.file_name.trim_end_matches('.')
+    };
+    (!res.file_name.contains('.')).then(|| format!("{base}.{ext}"))
+}
+
+/// The usual extension of a MIME type Notion accepts.
+fn extension_for(mime: &str) -> Option<&'static str> {
+    let m = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    Some(match m.as_str() {
+        "image/png" => "png",
+        "image/jpeg" | "image/jpg" | "image/pjpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/webp" => "webp",
+        "image/svg+xml" => "svg",
+        "image/tiff" => "tiff",
+        "image/heic" => "heic",
+        "image/x-icon" | "image/vnd.microsoft.icon" => "ico",
+        "application/pdf" => "pdf",
+        "text/plain" => "txt",
+        "audio/mpeg" => "mp3",
+        "audio/wav" | "audio/x-wav" => "wav",
+        "video/mp4" => "mp4",
+        _ => return None,
+    })
 }
 
 /// The title Notion will show.
@@ -528,6 +639,27 @@ mod tests {
         assert!(!notion_accepts("archive.zip"));
         assert!(!notion_accepts("noext"));
         assert_eq!(mime_for("x.PNG"), "image/png");
+    }
+
+    #[test]
+    fn names_without_an_extension_take_their_mime_type() {
+        let r = |name: &str, mime: Option<&str>| Resource {
+            url: "u".into(),
+            file_name: name.into(),
+            mime: mime.map(str::to_owned),
+        };
+        assert_eq!(upload_name(&r("a.png", None)).as_deref(), Some("a.png"));
+        assert_eq!(
+            upload_name(&r("image", Some("image/png"))).as_deref(),
+            Some("image.png")
+        );
+        assert_eq!(
+            upload_name(&r("", Some("image/jpeg"))).as_deref(),
+            Some("file.jpg")
+        );
+        // a name with an extension Notion refuses stays refused, whatever the MIME type says
+        assert_eq!(upload_name(&r("x.zip", Some("image/png"))), None);
+        assert_eq!(upload_name(&r("notes", None)), None);
     }
 
     #[test]
