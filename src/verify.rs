@@ -171,7 +171,8 @@ pub struct Counts {
 }
 
 impl Counts {
-    fn add(&mut self, o: &Counts) {
+    /// Adds `o` to these counts.
+    pub fn add(&mut self, o: &Counts) {
         self.onenote_pages += o.onenote_pages;
         self.planned += o.planned;
         self.in_notion += o.in_notion;
