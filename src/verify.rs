@@ -545,10 +545,7 @@ fn match_children(reader: &Reader<'_>, items: &[NotionItem], targets: &HashSet<S
             }
         }
         for (id, title) in unclaimed {
-            match expected
-                .iter()
-                .find(|i| display_title(&i.title) == title)
-            {
+            match expected.iter().find(|i| display_title(&i.title) == title) {
                 Some(item) => m
                     .duplicates
                     .entry(item.item_id.clone())
@@ -556,7 +553,11 @@ fn match_children(reader: &Reader<'_>, items: &[NotionItem], targets: &HashSet<S
                     .push(id),
                 // Under the target the user's own pages live alongside ours.
                 None if targets.contains(&parent) => {}
-                None => m.foreign.entry(parent.clone()).or_default().push((id, title)),
+                None => m
+                    .foreign
+                    .entry(parent.clone())
+                    .or_default()
+                    .push((id, title)),
             }
         }
     }
@@ -578,7 +579,11 @@ impl Ctx<'_> {
         let mut cur = job.parent_job.and_then(|p| self.jobs_by_id.get(&p));
         while let Some(j) = cur {
             if j.state == "failed" {
-                let name = self.names.get(j.item_id.as_str()).cloned().unwrap_or_default();
+                let name = self
+                    .names
+                    .get(j.item_id.as_str())
+                    .cloned()
+                    .unwrap_or_default();
                 return Some(format!(
                     "{} {name:?} failed: {}",
                     j.kind.replace('_', " "),
@@ -613,11 +618,16 @@ impl Ctx<'_> {
         let (found, why_not): (Option<String>, Option<String>) = match rec {
             None => (None, Some("no Notion page was recorded for it".into())),
             Some(r) => match self.reader.listing(&r.parent_notion_id) {
-                Some(Err(e)) => (None, Some(format!("its Notion parent could not be read: {e}"))),
+                Some(Err(e)) => (
+                    None,
+                    Some(format!("its Notion parent could not be read: {e}")),
+                ),
                 None => (None, Some("its Notion parent was not listed".into())),
                 Some(Ok(listing)) => match &r.notion_page_id {
                     Some(id) => {
-                        let here = child_pages(listing).iter().any(|(c, _)| norm(c) == norm(id));
+                        let here = child_pages(listing)
+                            .iter()
+                            .any(|(c, _)| norm(c) == norm(id));
                         if here {
                             (Some(id.clone()), None)
                         } else {
@@ -639,17 +649,17 @@ impl Ctx<'_> {
         let state = match job.state.as_str() {
             "failed" => {
                 let err = job.last_error.as_deref().unwrap_or("no error recorded");
-                return (
-                    check(ItemState::Failed, found, Some(err.to_owned())),
-                    rec,
-                );
+                return (check(ItemState::Failed, found, Some(err.to_owned())), rec);
             }
             _ if found.is_none() => {
                 if let Some(why) = self.failed_ancestor(job) {
                     return (check(ItemState::Blocked, None, Some(why)), rec);
                 }
                 if job.state != "done" {
-                    let why = format!("its job is {} (run `notebridge migrate --resume`)", job.state);
+                    let why = format!(
+                        "its job is {} (run `notebridge migrate --resume`)",
+                        job.state
+                    );
                     return (check(ItemState::Pending, None, Some(why)), rec);
                 }
                 return (
@@ -803,7 +813,9 @@ async fn verify_account(
                 id: p.id.clone(),
                 title: p.title.clone(),
                 level: p.level,
-                blocks_recorded: rec.filter(|r| r.body_state == BodyState::Done).map(|r| r.blocks),
+                blocks_recorded: rec
+                    .filter(|r| r.body_state == BodyState::Done)
+                    .map(|r| r.blocks),
                 blocks_found,
                 check,
                 approximations,
@@ -908,7 +920,14 @@ mod tests {
         tally(&mut c, &ck(ItemState::Failed, None), false);
         tally(&mut c, &ck(ItemState::NotPlanned, None), false);
         assert_eq!(
-            (c.planned, c.in_notion, c.ok, c.missing, c.failed, c.not_planned),
+            (
+                c.planned,
+                c.in_notion,
+                c.ok,
+                c.missing,
+                c.failed,
+                c.not_planned
+            ),
             (4, 1, 1, 3, 1, 1)
         );
         assert_eq!(c.approximated_pages, 1);

@@ -29,7 +29,10 @@ async fn complete_exits_0_with_a_table_and_a_verdict() {
     let cells: Vec<&str> = row.split_whitespace().rev().take(8).collect();
     // APPROX FAILED PARTIAL EXTRA MISSING NOTION PLANNED ONENOTE, read from the right
     assert_eq!(cells, vec!["3", "0", "0", "0", "0", "3", "3", "3"], "{row}");
-    assert!(out.contains("verdict: COMPLETE: all 4 planned pages"), "{out}");
+    assert!(
+        out.contains("verdict: COMPLETE: all 4 planned pages"),
+        "{out}"
+    );
     assert!(out.contains("approximations:"), "{out}");
 
     let log_before = w.lab.notion.request_log();
@@ -54,7 +57,10 @@ async fn defects_exit_4_and_are_named_in_json_and_text() {
     )])
     .await;
     w.client.trash_page(&created["p2"]).await.unwrap();
-    w.client.create_page(&created["s1"], "First", &[]).await.unwrap();
+    w.client
+        .create_page(&created["s1"], "First", &[])
+        .await
+        .unwrap();
 
     let (code, out, err) = run_bin(&w, &["--json", "verify"], &[]);
     assert_eq!(code, 4, "{err}");
@@ -71,7 +77,14 @@ async fn defects_exit_4_and_are_named_in_json_and_text() {
         "Notion rejected creating a page: 400 validation_error: bad"
     );
     let t = &v["accounts"][0]["totals"];
-    assert_eq!((t["missing"].as_i64(), t["duplicates"].as_i64(), t["failed"].as_i64()), (Some(2), Some(1), Some(1)));
+    assert_eq!(
+        (
+            t["missing"].as_i64(),
+            t["duplicates"].as_i64(),
+            t["failed"].as_i64()
+        ),
+        (Some(2), Some(1), Some(1))
+    );
 
     let (code, out, _) = run_bin(&w, &["verify"], &[]);
     assert_eq!(code, 4);

@@ -28,7 +28,9 @@ async fn migrated(fates: &[(&'static str, Fate)]) -> (World, String, HashMap<Str
 }
 
 async fn check(w: &World) -> VerifyReport {
-    verify(&w.db, &w.client, &["alice".to_owned()]).await.unwrap()
+    verify(&w.db, &w.client, &["alice".to_owned()])
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -36,15 +38,29 @@ async fn a_complete_migration_verifies_with_one_listing_per_page() {
     let (w, _target, created) = migrated(&[]).await;
     let before = w.lab.notion.request_log().len();
     let r = check(&w).await;
-    assert!(r.complete(), "{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(
+        r.complete(),
+        "{}",
+        serde_json::to_string_pretty(&r).unwrap()
+    );
     assert_eq!(r.verdict, "complete");
     let a = &r.accounts[0];
     assert_eq!(
-        (a.totals.onenote_pages, a.totals.planned, a.totals.in_notion, a.totals.ok),
+        (
+            a.totals.onenote_pages,
+            a.totals.planned,
+            a.totals.in_notion,
+            a.totals.ok
+        ),
         (4, 4, 4, 4)
     );
     assert_eq!(
-        (a.totals.missing, a.totals.duplicates, a.totals.partial, a.totals.failed),
+        (
+            a.totals.missing,
+            a.totals.duplicates,
+            a.totals.partial,
+            a.totals.failed
+        ),
         (0, 0, 0, 0)
     );
     assert_eq!(a.sections.len(), 2);
@@ -52,7 +68,10 @@ async fn a_complete_migration_verifies_with_one_listing_per_page() {
     assert_eq!(a.sections[1].path, vec!["Work", "Projects", "Inner"]);
     let p1 = page(&r, "p1");
     assert_eq!(p1.check.state, ItemState::Ok);
-    assert_eq!(p1.check.notion_page_id.as_deref(), Some(created["p1"].as_str()));
+    assert_eq!(
+        p1.check.notion_page_id.as_deref(),
+        Some(created["p1"].as_str())
+    );
     assert_eq!((p1.blocks_recorded, p1.blocks_found), (Some(5), Some(5)));
     assert_eq!(p1.approximations.len(), 1);
     assert_eq!(p1.approximations[0].element, "<sup>");
@@ -72,9 +91,17 @@ async fn a_page_trashed_in_notion_is_missing() {
     assert!(!r.complete());
     let p2 = page(&r, "p2");
     assert_eq!(p2.check.state, ItemState::Missing);
-    assert!(p2.check.reason.as_deref().unwrap().contains("not (or no longer) under its parent"));
+    assert!(p2
+        .check
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("not (or no longer) under its parent"));
     let s = &r.accounts[0].sections[0];
-    assert_eq!((s.counts.missing, s.counts.in_notion, s.counts.ok), (1, 2, 2));
+    assert_eq!(
+        (s.counts.missing, s.counts.in_notion, s.counts.ok),
+        (1, 2, 2)
+    );
     assert_eq!(page(&r, "p1").check.state, ItemState::Ok);
 }
 
@@ -100,7 +127,10 @@ async fn a_second_copy_of_a_page_is_a_duplicate_and_foreign_pages_are_only_repor
     let sub = page(&r, "p1a");
     assert_eq!(sub.check.state, ItemState::Duplicated);
     assert_eq!(sub.check.duplicates, vec![copy]);
-    assert_eq!(sub.check.notion_page_id.as_deref(), Some(created["p1a"].as_str()));
+    assert_eq!(
+        sub.check.notion_page_id.as_deref(),
+        Some(created["p1a"].as_str())
+    );
     let s = &r.accounts[0].sections[0];
     assert_eq!((s.counts.duplicates, s.counts.foreign), (1, 1));
     assert_eq!(s.foreign[0].title, "My own notes");
@@ -109,7 +139,11 @@ async fn a_second_copy_of_a_page_is_a_duplicate_and_foreign_pages_are_only_repor
     // The foreign page alone does not make the migration incomplete.
     w.client.trash_page(&sub.check.duplicates[0]).await.unwrap();
     let r = check(&w).await;
-    assert!(r.complete(), "{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(
+        r.complete(),
+        "{}",
+        serde_json::to_string_pretty(&r).unwrap()
+    );
     assert_eq!(r.accounts[0].totals.foreign, 1);
 }
 
@@ -119,7 +153,11 @@ async fn missing_body_blocks_and_an_interrupted_write_are_partial() {
     // Delete one nested block of First: 4 of 5 remain.
     let top = w.client.children(&created["p1"]).await.unwrap();
     let toggle = top.iter().find(|b| b["type"] == "toggle").unwrap();
-    let inner = w.client.children(toggle["id"].as_str().unwrap()).await.unwrap();
+    let inner = w
+        .client
+        .children(toggle["id"].as_str().unwrap())
+        .await
+        .unwrap();
     w.client
         .delete_block(inner[0]["id"].as_str().unwrap())
         .await
@@ -162,7 +200,12 @@ async fn a_creation_never_confirmed_is_found_by_title() {
     let r = check(&w).await;
     let p2 = page(&r, "p2");
     assert_eq!(p2.check.state, ItemState::Partial);
-    assert!(p2.check.reason.as_deref().unwrap().contains("never confirmed"));
+    assert!(p2
+        .check
+        .reason
+        .as_deref()
+        .unwrap()
+        .contains("never confirmed"));
     assert!(p2.check.duplicates.is_empty());
     assert!(r.accounts[0].sections[0].foreign.is_empty());
     // With that page trashed, nothing carries its title: missing.
@@ -186,7 +229,10 @@ async fn failed_jobs_give_their_reason_and_block_what_is_under_them() {
             "p2",
             Fate::Fail("Notion rejected creating a page: 400 validation_error: bad block".into()),
         ),
-        ("s2", Fate::Fail("Graph says the section is gone (404)".into())),
+        (
+            "s2",
+            Fate::Fail("Graph says the section is gone (404)".into()),
+        ),
     ])
     .await;
     let r = check(&w).await;
@@ -217,18 +263,24 @@ async fn pages_not_planned_are_listed_but_do_not_count() {
     migrate(&w, "alice", &target, &HashMap::new()).await;
     // A page added in OneNote after planning.
     let mut inv = inventory();
-    inv[0].sections[0].pages.push(notebridge::store::inventory::Page {
-        id: "p3".into(),
-        title: "Later".into(),
-        level: 0,
-        order: 3,
-        last_modified: None,
-        created: None,
-        content_url: None,
-    });
-    w.db
-        .save_scan("alice", &inv, &notebridge::store::inventory::ScanScope::All, 5)
-        .unwrap();
+    inv[0].sections[0]
+        .pages
+        .push(notebridge::store::inventory::Page {
+            id: "p3".into(),
+            title: "Later".into(),
+            level: 0,
+            order: 3,
+            last_modified: None,
+            created: None,
+            content_url: None,
+        });
+    w.db.save_scan(
+        "alice",
+        &inv,
+        &notebridge::store::inventory::ScanScope::All,
+        5,
+    )
+    .unwrap();
     let r = check(&w).await;
     assert!(r.complete());
     assert_eq!(page(&r, "p3").check.state, ItemState::NotPlanned);

@@ -184,7 +184,9 @@ fn print_human(
                         .ok()
                         .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
                         .unwrap_or_default(),
-                    f.name.as_deref().map_or_else(|| f.item_id.clone(), |n| format!("{n:?}")),
+                    f.name
+                        .as_deref()
+                        .map_or_else(|| f.item_id.clone(), |n| format!("{n:?}")),
                     f.error,
                     f.attempts,
                     if f.attempts == 1 { "" } else { "s" }
@@ -208,7 +210,12 @@ fn print_human(
             .iter()
             .find(|x| x.scope == Scope::User(s.graph_user_id.clone()))
         {
-            print_scope(printer, &format!("{}'s Graph budget", s.account), scope, limiter.at);
+            print_scope(
+                printer,
+                &format!("{}'s Graph budget", s.account),
+                scope,
+                limiter.at,
+            );
         }
     }
     printer.out("");
@@ -264,7 +271,10 @@ fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) 
     };
     printer.out(format!("    breaker: {breaker}"));
     if let Some(p) = s.brake {
-        printer.out(format!("    pacing: Graph reported {:.0}% of a limit used", p * 100.0));
+        printer.out(format!(
+            "    pacing: Graph reported {:.0}% of a limit used",
+            p * 100.0
+        ));
     }
     if s.foreground_waiting > 0 {
         printer.out(format!(

@@ -143,7 +143,9 @@ fn print_account(printer: &Printer, a: &AccountReport) {
         .max()
         .unwrap_or(7)
         .min(60);
-    let header = ["ONENOTE", "PLANNED", "NOTION", "MISSING", "EXTRA", "PARTIAL", "FAILED", "APPROX"];
+    let header = [
+        "ONENOTE", "PLANNED", "NOTION", "MISSING", "EXTRA", "PARTIAL", "FAILED", "APPROX",
+    ];
     printer.out(format!(
         "  {:width$}  {}",
         "SECTION",
@@ -225,19 +227,22 @@ fn print_account(printer: &Printer, a: &AccountReport) {
         .sections
         .iter()
         .flat_map(|s| {
-            s.pages.iter().filter(|p| !p.approximations.is_empty()).map(move |p| {
-                let list: Vec<String> = p
-                    .approximations
-                    .iter()
-                    .map(|x| format!("{} x{} ({})", x.element, x.count, x.action))
-                    .collect();
-                format!(
-                    "  {} / {}: {}",
-                    s.path.join(" / "),
-                    title(&p.title),
-                    list.join("; ")
-                )
-            })
+            s.pages
+                .iter()
+                .filter(|p| !p.approximations.is_empty())
+                .map(move |p| {
+                    let list: Vec<String> = p
+                        .approximations
+                        .iter()
+                        .map(|x| format!("{} x{} ({})", x.element, x.count, x.action))
+                        .collect();
+                    format!(
+                        "  {} / {}: {}",
+                        s.path.join(" / "),
+                        title(&p.title),
+                        list.join("; ")
+                    )
+                })
         })
         .collect();
     if !approximated.is_empty() {

@@ -57,8 +57,13 @@ pub async fn world() -> World {
         },
         3,
     ));
-    let client = NotionClient::new(lab.notion.base_url(), lab.notion.token(), rate, Jitter::seeded(3))
-        .with_backoff_base(Duration::from_millis(20));
+    let client = NotionClient::new(
+        lab.notion.base_url(),
+        lab.notion.token(),
+        rate,
+        Jitter::seeded(3),
+    )
+    .with_backoff_base(Duration::from_millis(20));
     World {
         lab,
         dir,
@@ -151,8 +156,7 @@ pub const REPORT: &str = r#"[{"element":"<sup>","count":2,"action":"text kept"}]
 /// Scans `inventory()` into the database for `account` and plans it under a new shared page.
 pub fn plan(w: &World, account: &str) -> String {
     let target = w.lab.notion.add_shared_page("OneNote import");
-    w.db
-        .save_scan(account, &inventory(), &ScanScope::All, 1)
+    w.db.save_scan(account, &inventory(), &ScanScope::All, 1)
         .unwrap();
     w.db.create_plan(account, &target, &inventory(), 2).unwrap();
     target
@@ -190,10 +194,9 @@ pub async fn migrate(
     let mut created: HashMap<String, String> = HashMap::new();
     let lease = Duration::from_secs(600);
     let mut now = 10;
-    while let Some(job) = w
-        .db
-        .claim_job(&[account.to_owned()], "test", lease, now)
-        .unwrap()
+    while let Some(job) =
+        w.db.claim_job(&[account.to_owned()], "test", lease, now)
+            .unwrap()
     {
         now += 1;
         item_of_job.insert(job.id, job.item_id.clone());
@@ -201,7 +204,10 @@ pub async fn migrate(
             w.db.complete_job(job.id, "test", now).unwrap();
             continue;
         }
-        let fate = fates.get(job.item_id.as_str()).cloned().unwrap_or(Fate::Done);
+        let fate = fates
+            .get(job.item_id.as_str())
+            .cloned()
+            .unwrap_or(Fate::Done);
         if let Fate::Fail(e) = &fate {
             w.db.fail_job(job.id, "test", e, now).unwrap();
             continue;
@@ -211,17 +217,28 @@ pub async fn migrate(
             Some(p) => created[&item_of_job[&p]].clone(),
         };
         let title = display_title(&titles[&job.item_id]);
-        w.db
-            .record_intent(account, &job.item_id, job.kind.as_str(), &parent, &title, now)
-            .unwrap();
+        w.db.record_intent(
+            account,
+            &job.item_id,
+            job.kind.as_str(),
+            &parent,
+            &title,
+            now,
+        )
+        .unwrap();
         let blocks = if job.kind == JobKind::Page {
             body(&job.item_id)
         } else {
             vec![]
         };
-        let page = w.client.create_page(&parent, &title, &blocks).await.unwrap();
+        let page = w
+            .client
+            .create_page(&parent, &title, &blocks)
+            .await
+            .unwrap();
         let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(account, &job.item_id, &id, now).unwrap();
+        w.db.record_created(account, &job.item_id, &id, now)
+            .unwrap();
         created.insert(job.item_id.clone(), id);
         if fate == Fate::Interrupted {
             // Killed while writing: the job stays claimed, the body unconfirmed.
@@ -229,17 +246,16 @@ pub async fn migrate(
         }
         if job.kind == JobKind::Page {
             let n: usize = blocks.iter().map(element_count).sum();
-            w.db
-                .record_written(
-                    account,
-                    &job.item_id,
-                    n as i64,
-                    0,
-                    Some(REPORT),
-                    Some("2024-05-01T10:00:00.000Z"),
-                    now,
-                )
-                .unwrap();
+            w.db.record_written(
+                account,
+                &job.item_id,
+                n as i64,
+                0,
+                Some(REPORT),
+                Some("2024-05-01T10:00:00.000Z"),
+                now,
+            )
+            .unwrap();
         }
         w.db.complete_job(job.id, "test", now).unwrap();
     }
