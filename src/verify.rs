@@ -6,6 +6,7 @@
 //! when the top-level count alone cannot prove the body complete. Every request goes through the
 //! client's pacing.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use futures::stream::{self, StreamExt};
@@ -571,6 +572,9 @@ struct Ctx<'a> {
     jobs_by_id: HashMap<i64, &'a JobRow>,
     names: HashMap<&'a str, String>,
     matches: Matches,
+    /// Notion pages reached from a target through found pages only (items are located top-down):
+    /// a page under a missing (trashed) parent is not really there, whatever its own listing says.
+    reachable: RefCell<HashSet<String>>,
 }
 
 impl Ctx<'_> {
@@ -617,6 +621,13 @@ impl Ctx<'_> {
         // Where the page is, and whether the parent's listing shows it.
         let (found, why_not): (Option<String>, Option<String>) = match rec {
             None => (None, Some("no Notion page was recorded for it".into())),
+            Some(r) if !self.reachable.borrow().contains(&norm(&r.parent_notion_id)) => (
+                None,
+                Some(format!(
+                    "its parent Notion page {} is missing",
+                    r.parent_notion_id
+                )),
+            ),
             Some(r) => match self.reader.listing(&r.parent_notion_id) {
                 Some(Err(e)) => (
                     None,
@@ -646,6 +657,9 @@ impl Ctx<'_> {
                 },
             },
         };
+        if let Some(id) = &found {
+            self.reachable.borrow_mut().insert(norm(id));
+        }
         let state = match job.state.as_str() {
             "failed" => {
                 let err = job.last_error.as_deref().unwrap_or("no error recorded");
@@ -727,6 +741,13 @@ async fn verify_account(
         jobs_by_id: jobs.iter().map(|j| (j.id, j)).collect(),
         names,
         matches,
+        reachable: RefCell::new(
+            targets
+                .iter()
+                .filter(|t| matches!(reader.listing(t), Some(Ok(_))))
+                .map(|t| norm(t))
+                .collect(),
+        ),
     };
     let foreign_under = |notion_id: &Option<String>, path: &[String]| -> Vec<ForeignPage> {
         notion_id

@@ -287,3 +287,20 @@ async fn pages_not_planned_are_listed_but_do_not_count() {
     let t = &r.accounts[0].totals;
     assert_eq!((t.onenote_pages, t.planned, t.not_planned), (5, 4, 1));
 }
+
+#[tokio::test]
+async fn pages_under_a_trashed_section_page_are_missing_too() {
+    let (w, _t, created) = migrated(&[]).await;
+    w.client.trash_page(&created["s2"]).await.unwrap();
+    let r = check(&w).await;
+    assert!(!r.complete());
+    let inner = &r.accounts[0].sections[1];
+    assert_eq!(inner.section_page.state, ItemState::Missing);
+    let q1 = &inner.pages[0];
+    assert_eq!(q1.check.state, ItemState::Missing);
+    assert_eq!(
+        q1.check.reason.as_deref(),
+        Some(format!("its parent Notion page {} is missing", created["s2"]).as_str())
+    );
+    assert_eq!(page(&r, "p1").check.state, ItemState::Ok);
+}
