@@ -18,3 +18,4 @@ pub mod queue;
 pub mod settings;
 pub mod store;
 pub mod testserver;
+pub mod verify;

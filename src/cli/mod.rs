@@ -8,6 +8,8 @@ mod migrate;
 pub mod output;
 mod progress;
 mod scan;
+mod status;
+mod verify;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -66,6 +68,10 @@ enum Command {
     Migrate(migrate::MigrateArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
     Convert(convert::ConvertArgs),
+    /// Per account: jobs by state, pages migrated, failures, changed pages and the limiter's state.
+    Status(status::StatusArgs),
+    /// Prove the migration complete: reconcile what is in Notion with the OneNote inventory.
+    Verify(verify::VerifyArgs),
 }
 
 /// Entry point used by `main.rs`.
@@ -117,6 +123,8 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
         Command::Scan(a) => scan::run(&settings()?, printer, a),
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
+        Command::Status(a) => status::run(&settings()?, printer, a),
+        Command::Verify(a) => verify::run(&settings()?, printer, a),
     }
 }
 

@@ -1,0 +1,291 @@
+//! `notebridge status`: per account, the queue by state, pages migrated of total, permanent failures
+//! with their last error, pages changed in OneNote since they were migrated, and the Graph limiter's
+//! live state. Reads the state database only: no network, works while a migration runs.
+
+use std::sync::Arc;
+
+use clap::Args;
+use rusqlite::OptionalExtension;
+use serde::Serialize;
+use serde_json::json;
+
+use super::output::Printer;
+use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::exit::Exit;
+use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
+use crate::limiter::Limiter;
+use crate::settings::Settings;
+use crate::store::inventory::totals;
+use crate::store::jobs::{FailedJob, JobCounts};
+use crate::store::Db;
+
+/// Arguments of `status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only this account (default: every account in the database).
+    #[arg(long, value_name = "NAME")]
+    pub account: Option<String>,
+}
+
+/// A page changed in OneNote after it was migrated (`migrate --update` rewrites it).
+#[derive(Debug, Serialize)]
+pub struct ChangedPage {
+    /// OneNote id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// `lastModifiedDateTime` of what was migrated.
+    pub migrated: String,
+    /// `lastModifiedDateTime` now.
+    pub now: String,
+}
+
+/// One account's status.
+#[derive(Debug, Serialize)]
+pub struct AccountStatus {
+    /// Account name.
+    pub account: String,
+    /// Who it is.
+    pub user_principal_name: String,
+    /// Graph user id (the limiter's user scope).
+    pub graph_user_id: String,
+    /// Whether it has tokens.
+    pub signed_in: bool,
+    /// Jobs by state, with page counts.
+    pub jobs: JobCounts,
+    /// Pages in the inventory (the last scan).
+    pub onenote_pages: usize,
+    /// Permanently failed items.
+    pub failures: Vec<FailedJob>,
+    /// Pages changed in OneNote since migration.
+    pub changed_since_migration: Vec<ChangedPage>,
+}
+
+/// Who holds the migration lock.
+#[derive(Debug, Serialize)]
+pub struct Migrating {
+    /// Process id.
+    pub pid: i64,
+    /// Start (unix ms).
+    pub started_at: UnixMillis,
+    /// Last heartbeat (unix ms).
+    pub heartbeat_at: UnixMillis,
+}
+
+/// Runs `status`.
+pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::Result<Exit> {
+    let db = Arc::new(Db::open(&settings.db_path)?);
+    let names = super::verify::select_accounts(&db, args.account.as_deref())?;
+    let mut statuses = Vec::new();
+    for name in &names {
+        let a = db
+            .account(name)?
+            .expect("select_accounts returned an existing account");
+        let changed = db
+            .changed_since_migration(name)?
+            .into_iter()
+            .map(|(id, title, migrated, now)| ChangedPage {
+                id,
+                title,
+                migrated,
+                now,
+            })
+            .collect();
+        statuses.push(AccountStatus {
+            signed_in: a.signed_in(),
+            account: a.name,
+            user_principal_name: a.user_principal_name,
+            graph_user_id: a.user_id,
+            jobs: db.job_counts(name)?,
+            onenote_pages: totals(&db.inventory(name)?).pages,
+            failures: db.failed_jobs(name)?,
+            changed_since_migration: changed,
+        });
+    }
+    // The limiter's clock is anchored on tokio's; read it inside a runtime.
+    let limiter = super::runtime()?.block_on(async {
+        let limiter = Limiter::open(
+            db.clone(),
+            settings.graph.clone(),
+            Clock::system(),
+            Jitter::from_entropy(),
+        )?;
+        limiter.snapshot()
+    })?;
+    let migrating = run_lock(&db)?;
+    if printer.json {
+        printer.json_line(&json!({
+            "accounts": statuses,
+            "limiter": limiter,
+            "migrating": migrating,
+        }));
+    } else {
+        print_human(printer, &statuses, &limiter, migrating.as_ref());
+    }
+    Ok(Exit::Done)
+}
+
+/// The process migrating with this database now, if any.
+fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
+    Ok(db.read("reading the migration lock", |c| {
+        c.query_row(
+            "SELECT pid, started_at, heartbeat_at FROM run_lock WHERE id = 1",
+            [],
+            |r| {
+                Ok(Migrating {
+                    pid: r.get(0)?,
+                    started_at: r.get(1)?,
+                    heartbeat_at: r.get(2)?,
+                })
+            },
+        )
+        .optional()
+    })?)
+}
+
+fn print_human(
+    printer: &Printer,
+    statuses: &[AccountStatus],
+    limiter: &LimiterSnapshot,
+    migrating: Option<&Migrating>,
+) {
+    match migrating {
+        Some(m) => printer.out(format!(
+            "migrating now: process {} since {} (last heartbeat {})",
+            m.pid,
+            time(m.started_at),
+            time(m.heartbeat_at)
+        )),
+        None => printer.out("no migration running"),
+    }
+    for s in statuses {
+        let j = &s.jobs;
+        printer.out("");
+        printer.out(format!(
+            "account {} ({}{})",
+            s.account,
+            s.user_principal_name,
+            if s.signed_in { "" } else { ", signed out" }
+        ));
+        printer.out(format!(
+            "  pages migrated: {} of {} planned ({} in OneNote at the last scan)",
+            j.pages_done, j.pages_total, s.onenote_pages
+        ));
+        printer.out(format!(
+            "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
+            j.queued, j.blocked, j.running, j.done, j.failed
+        ));
+        if !s.failures.is_empty() {
+            printer.out("  failed permanently (`migrate --retry-failed` queues them again):");
+            for f in &s.failures {
+                printer.out(format!(
+                    "    {} {}: {} (after {} attempt{})",
+                    serde_json::to_value(f.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                        .unwrap_or_default(),
+                    f.name
+                        .as_deref()
+                        .map_or_else(|| f.item_id.clone(), |n| format!("{n:?}")),
+                    f.error,
+                    f.attempts,
+                    if f.attempts == 1 { "" } else { "s" }
+                ));
+            }
+        }
+        if !s.changed_since_migration.is_empty() {
+            printer.out(format!(
+                "  changed in OneNote since migrated ({}; `migrate --update` rewrites them):",
+                s.changed_since_migration.len()
+            ));
+            for c in &s.changed_since_migration {
+                printer.out(format!(
+                    "    {:?}: migrated {}, now {}",
+                    c.title, c.migrated, c.now
+                ));
+            }
+        }
+        if let Some(scope) = limiter
+            .scopes
+            .iter()
+            .find(|x| x.scope == Scope::User(s.graph_user_id.clone()))
+        {
+            print_scope(
+                printer,
+                &format!("{}'s Graph budget", s.account),
+                scope,
+                limiter.at,
+            );
+        }
+    }
+    printer.out("");
+    if let Some(app) = limiter.scopes.iter().find(|x| x.scope == Scope::App) {
+        print_scope(printer, "the app's Graph budget", app, limiter.at);
+    }
+    for w in &limiter.waits {
+        printer.out(format!(
+            "  waiting {} s: {}",
+            ((w.until - limiter.at).max(0) + 999) / 1000,
+            w.message
+        ));
+    }
+}
+
+fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) {
+    printer.out(format!("  {label}:"));
+    for w in &s.windows {
+        let used = w.foreground + w.background;
+        let full = if used >= w.limit {
+            "  FULL"
+        } else if w.background >= w.background_limit {
+            "  background share full"
+        } else {
+            ""
+        };
+        printer.out(format!(
+            "    window {:>12}: {used}/{} used ({} foreground, {} background of its {}){full}",
+            w.window, w.limit, w.foreground, w.background, w.background_limit
+        ));
+    }
+    printer.out(format!(
+        "    in flight: {} foreground, {} background (cap {}, background {})",
+        s.in_flight_foreground, s.in_flight_background, s.concurrency, s.background_concurrency
+    ));
+    let breaker = match &s.breaker {
+        BreakerState::Closed => "closed".to_owned(),
+        BreakerState::Open { until, trips } => format!(
+            "open after {trips} throttle(s): cooling down {} s more",
+            ((until - now).max(0) + 999) / 1000
+        ),
+        BreakerState::HalfOpen {
+            probe_in_flight,
+            trips,
+        } => format!(
+            "half-open after {trips} throttle(s){}",
+            if *probe_in_flight {
+                ", probe in flight"
+            } else {
+                ""
+            }
+        ),
+    };
+    printer.out(format!("    breaker: {breaker}"));
+    if let Some(p) = s.brake {
+        printer.out(format!(
+            "    pacing: Graph reported {:.0}% of a limit used",
+            p * 100.0
+        ));
+    }
+    if s.foreground_waiting > 0 {
+        printer.out(format!(
+            "    foreground requests waiting: {}",
+            s.foreground_waiting
+        ));
+    }
+}
+
+fn time(ms: UnixMillis) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+        .unwrap_or_else(|| ms.to_string())
+}
