@@ -70,6 +70,13 @@ async fn a_300_page_notebook_migrates_completely_and_a_second_run_does_nothing()
     let inv = inventory(&state.db, "alice");
     assert_mirrors(&lab, &user.id, &inv);
 
+    // verify re-reads Notion and agrees: every planned page exactly once and complete.
+    let (code, out, err) = notebridge(&lab, &state, &["--json", "verify"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(report["verdict"], "complete");
+    assert_eq!(report["accounts"][0]["totals"]["ok"], 300);
+
     // Nothing left: a second run changes nothing and exits 0.
     let before = lab.notion.counters();
     let (code, out, err) = notebridge(&lab, &state, &["--json", "migrate", "--resume"]).await;
@@ -120,6 +127,8 @@ async fn kill_9_at_ten_random_moments_then_resume_leaves_exactly_one_of_everythi
     let c = counts(&state.db, "alice");
     assert_eq!((c["pages_done"], c["pages_total"]), (40, 40));
     assert_mirrors(&lab, &user.id, &inventory(&state.db, "alice"));
+    let (code, out, err) = notebridge(&lab, &state, &["verify"]).await;
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
