@@ -85,6 +85,10 @@ fn main() -> ExitCode {
             "migrate again: nothing left to do",
             vec!["migrate".into(), "--resume".into()],
         ),
+        (
+            "verify: re-read Notion, prove every page is there once and complete",
+            vec!["verify".into()],
+        ),
     ];
     for (what, args) in steps {
         println!("\n$ notebridge --db {db_arg} {}   # {what}", args.join(" "));
