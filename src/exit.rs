@@ -94,21 +94,27 @@ pub fn classify(err: &anyhow::Error) -> Exit {
         if let Some(e) = cause.downcast_ref::<CliError>() {
             return e.exit;
         }
-        if let Some(e) = cause.downcast_ref::<crate::settings::SettingsError>() {
-            if let Some(x) = e.exit_class() {
-                return x;
-            }
-        }
-        if let Some(e) = cause.downcast_ref::<crate::store::StoreError>() {
-            if let Some(x) = e.exit_class() {
-                return x;
-            }
-        }
-        if let Some(x) = crate::auth::exit_class_of(cause) {
+        if let Some(x) = typed_class(cause) {
             return x;
         }
     }
     Exit::Unexpected
+}
+
+/// The exit class of one error in a chain, for every library error type that has one. Errors that
+/// wrap others transparently (no `source` of their own) answer for what they wrap.
+fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
+    fn class<E: ExitClass + std::error::Error + 'static>(
+        cause: &(dyn std::error::Error + 'static),
+    ) -> Option<Exit> {
+        cause.downcast_ref::<E>().and_then(ExitClass::exit_class)
+    }
+    class::<crate::settings::SettingsError>(cause)
+        .or_else(|| class::<crate::store::StoreError>(cause))
+        .or_else(|| class::<crate::graph::GraphError>(cause))
+        .or_else(|| class::<crate::limiter::LimiterError>(cause))
+        .or_else(|| class::<crate::queue::RunError>(cause))
+        .or_else(|| crate::auth::exit_class_of(cause))
 }
 
 #[cfg(test)]
@@ -137,5 +143,11 @@ mod tests {
         assert_eq!(classify(&e), Exit::SignIn);
         let e = anyhow::anyhow!("boom");
         assert_eq!(classify(&e), Exit::Unexpected);
+        // a sign-in error wrapped transparently by the Graph client still means "sign in"
+        let auth = crate::auth::AuthError::NoAccount {
+            account: "bob".into(),
+        };
+        let e = anyhow::Error::new(crate::graph::GraphError::Auth(auth)).context("planning");
+        assert_eq!(classify(&e), Exit::SignIn);
     }
 }

@@ -1,0 +1,165 @@
+//! `migrate` at its edges, through the real binary: the exit-code contract (2, 3, 5, 75), stopping on
+//! SIGTERM and `--max-duration`, and `--resume` finishing what a stop left.
+
+mod migrate_support;
+
+use std::time::Duration;
+
+use migrate_support::{assert_mirrors, command, counts, inventory, notebridge, State};
+use notebridge::store::Db;
+use notebridge::testserver::generator::{generate, NotebookSpec};
+use notebridge::testserver::lab::{Lab, LabConfig};
+
+fn spec(pages: usize) -> NotebookSpec {
+    NotebookSpec {
+        total_pages: Some(pages),
+        pages_per_section: 0,
+        images_per_page: 1,
+        seed: 21,
+        ..NotebookSpec::default()
+    }
+}
+
+/// Notion at its real 3 requests/s, so a migration of a few pages lasts several seconds.
+async fn slow_lab(pages: usize) -> (Lab, State, notebridge::testserver::TestUser) {
+    let lab = Lab::start(LabConfig::default()).await;
+    let user = lab.add_user("default", generate(&spec(pages)));
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    (lab, state, user)
+}
+
+/// Waits until the migrating process has taken the lock.
+async fn wait_for_lock(state: &State) {
+    for _ in 0..200 {
+        let taken = Db::open(&state.db)
+            .unwrap()
+            .read("probe", |c| {
+                c.query_row("SELECT COUNT(*) FROM run_lock", [], |r| r.get::<_, i64>(0))
+            })
+            .unwrap();
+        if taken > 0 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the migration never took its lock");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_and_sign_in_errors_have_their_codes() {
+    let (lab, state, _) = slow_lab(2).await;
+    let (code, _, err) = notebridge(&lab, &state, &["migrate"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--to"), "{err}");
+
+    let (code, _, err) = notebridge(&lab, &state, &["migrate", "--to", "not-a-page"]).await;
+    assert_eq!(code, 2, "{err}");
+
+    // a page not shared with the integration: exit 2 before any work
+    let (code, _, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--to", "0123456789abcdef0123456789abcdef"],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("share"), "{err}");
+    assert_eq!(
+        lab.graph.counters().total,
+        0,
+        "no Graph work before the target check"
+    );
+
+    let (code, _, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--account", "nobody", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("notebridge login --account nobody"), "{err}");
+
+    let mut cmd = command(&lab, &state, &["migrate", "--to", &lab.target_page]);
+    cmd.env_remove("NOTION_TOKEN");
+    let out = cmd.output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOTION_TOKEN"));
+
+    let (code, _, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--resume", "--max-duration", "0s"],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_migrating_process_gets_exit_5_naming_the_first() {
+    let (lab, state, _) = slow_lab(6).await;
+    let mut first = command(&lab, &state, &["migrate", "--to", &lab.target_page])
+        .spawn()
+        .unwrap();
+    wait_for_lock(&state).await;
+    let (code, _, err) = notebridge(&lab, &state, &["migrate", "--resume"]).await;
+    assert_eq!(code, 5, "{err}");
+    assert!(
+        err.contains(&format!("pid {}", first.id().unwrap())),
+        "{err}"
+    );
+    let status = first.wait().await.unwrap();
+    assert!(status.success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_parks_the_work_exits_75_and_resume_finishes_it() {
+    let (lab, state, user) = slow_lab(8).await;
+    let first = command(&lab, &state, &["migrate", "--to", &lab.target_page])
+        .spawn()
+        .unwrap();
+    wait_for_lock(&state).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // SAFETY: sending SIGTERM to our own child.
+    unsafe {
+        libc::kill(first.id().unwrap() as i32, libc::SIGTERM);
+    }
+    let out = first.wait_with_output().await.unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(75),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c = counts(&state.db, "default");
+    assert!(c["pages_done"] < 8, "the stop came before the end: {c:?}");
+    assert_eq!(c["running"], 0, "nothing left claimed: {c:?}");
+
+    let (code, out, err) = notebridge(&lab, &state, &["migrate", "--resume"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert_mirrors(&lab, &user.id, &inventory(&state.db, "default"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_duration_stops_with_75_and_resume_goes_on() {
+    let (lab, state, user) = slow_lab(8).await;
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &[
+            "--json",
+            "migrate",
+            "--to",
+            &lab.target_page,
+            "--max-duration",
+            "2s",
+        ],
+    )
+    .await;
+    assert_eq!(code, 75, "{out}{err}");
+    let summary: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(summary["outcome"], "stopped");
+    let (code, out, err) = notebridge(&lab, &state, &["migrate", "--resume"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert_mirrors(&lab, &user.id, &inventory(&state.db, "default"));
+}
