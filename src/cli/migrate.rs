@@ -385,6 +385,7 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
 fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
     let (m, accounts) = (m.clone(), accounts.to_vec());
     let limits = settings.graph.clone();
+    let names = AccountNames::load(m.db());
     Ticker::start(
         printer,
         "migrate",
@@ -400,12 +401,15 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
             let s = m.stats();
             let g = m.graph().counts();
             let n = m.notion().counts();
-            let wait = m
+            let waiting = m
                 .graph()
                 .limiter()
                 .snapshot()
                 .ok()
-                .and_then(|s| s.waits.first().map(|w| format!("; waiting: {}", w.message)))
+                .and_then(|s| s.waits.first().map(|w| names.label(&w.message)));
+            let wait = waiting
+                .as_ref()
+                .map(|w| format!("; waiting: {w}"))
                 .unwrap_or_default();
             // Requests per page so far (content + resources), and the background rate the
             // tightest window allows all accounts together: the honest ETA.
@@ -433,9 +437,33 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
                     n.requests,
                     human_secs(eta)
                 ),
+                state: waiting.unwrap_or_else(|| "running".into()),
             }
         }),
     )
+}
+
+/// Graph user ids -> account names, so waits read "alice's 400/1h window is full".
+pub(super) struct AccountNames(Vec<(String, String)>);
+
+impl AccountNames {
+    /// The accounts in `db`.
+    pub(super) fn load(db: &Db) -> Self {
+        Self(
+            db.accounts()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|a| (a.user_id, a.name))
+                .collect(),
+        )
+    }
+
+    /// `text` with every known user id replaced by its account name.
+    pub(super) fn label(&self, text: &str) -> String {
+        self.0.iter().fold(text.to_owned(), |t, (id, name)| {
+            t.replace(id.as_str(), name)
+        })
+    }
 }
 
 fn human_secs(s: u64) -> String {

@@ -17,6 +17,9 @@ pub struct Frame {
     pub total: Option<u64>,
     /// The rest of the line (requests, lane use, the reason for a wait).
     pub message: String,
+    /// What the run is doing ("running", or why it waits): without a terminal a change of it is
+    /// logged at once, not only every few seconds.
+    pub state: String,
 }
 
 /// A running progress display; dropping or [`Ticker::finish`] stops it.
@@ -63,9 +66,14 @@ impl Ticker {
         } else if !printer.quiet {
             let task = tokio::spawn(async move {
                 let started = tokio::time::Instant::now();
+                let mut last_line = started;
+                let mut last_state = String::new();
                 loop {
-                    tokio::time::sleep(log_every).await;
+                    tokio::time::sleep(Duration::from_secs(1)).await;
                     let f = frame();
+                    if f.state == last_state && last_line.elapsed() < log_every {
+                        continue;
+                    }
                     let total = f.total.map(|t| format!("/{t}")).unwrap_or_default();
                     eprintln!(
                         "{label}: {}{total} after {}s; {}",
@@ -73,6 +81,8 @@ impl Ticker {
                         started.elapsed().as_secs(),
                         f.message
                     );
+                    last_line = tokio::time::Instant::now();
+                    last_state = f.state;
                 }
             });
             Ticker {

@@ -41,6 +41,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
         let progress = Arc::new(ScanProgress::default());
         let ticker = {
             let (p, g) = (progress.clone(), graph.clone());
+            let names = super::migrate::AccountNames::load(&db);
             Ticker::start(
                 printer,
                 "scan",
@@ -50,9 +51,15 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
                         .limiter()
                         .snapshot()
                         .ok()
-                        .and_then(|s| s.waits.first().map(|w| format!("; waiting: {}", w.message)))
+                        .and_then(|s| {
+                            s.waits
+                                .first()
+                                .map(|w| format!("; waiting: {}", names.label(&w.message)))
+                        })
                         .unwrap_or_default();
+                    let state = if wait.is_empty() { "running".into() } else { wait.clone() };
                     Frame {
+                        state,
                         done: p.sections_done.load(Ordering::Relaxed),
                         total: Some(p.sections_total.load(Ordering::Relaxed)),
                         message: format!(
