@@ -3,53 +3,11 @@
 
 mod auth_support;
 
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
-use auth_support::{alice, World};
+use auth_support::{alice, open, seed, settings, world};
 use notebridge::auth::TokenSource;
 use notebridge::clock::Clock;
-use notebridge::settings::{DefaultDirs, FlagSettings, Settings};
-use notebridge::store::accounts::Account;
-use notebridge::store::Db;
-use notebridge::testserver::TestUser;
-
-/// Access tokens live this long on the test server.
-const LIFETIME: Duration = Duration::from_secs(3);
-
-async fn world() -> World {
-    World::start(|c| c.access_lifetime = LIFETIME).await
-}
-
-fn settings(w: &World) -> Settings {
-    let env: HashMap<String, String> = w.env().into_iter().collect();
-    Settings::resolve(&FlagSettings::default(), &env, DefaultDirs::default()).unwrap()
-}
-
-/// Stores `name` as `user` with a refresh token minted by the server and no access token yet.
-fn seed(w: &World, db: &Db, name: &str, user: &TestUser) -> String {
-    let rt = w
-        .auth
-        .mint_refresh_token(user, &["offline_access", "User.Read", "Notes.Read"]);
-    db.save_account(&Account {
-        name: name.into(),
-        user_id: user.id.clone(),
-        user_principal_name: user.upn.clone(),
-        display_name: None,
-        refresh_token: Some(rt.clone()),
-        access_token: None,
-        access_expires_at: None,
-        created_at: 1,
-        updated_at: 1,
-    })
-    .unwrap();
-    rt
-}
-
-fn open(w: &World) -> Arc<Db> {
-    Arc::new(Db::open(&w.db_path()).unwrap())
-}
 
 #[derive(Clone, Default)]
 struct Captured(Arc<std::sync::Mutex<Vec<u8>>>);

@@ -63,21 +63,8 @@ pub async fn scan(
             // The service did not expand: ask for the containers one level at a time.
             _ => {
                 let item = format!("notebook {:?} ({})", nb.display_name, nb.id);
-                match children(
-                    graph,
-                    who,
-                    &format!("me/onenote/notebooks/{}", nb.id),
-                    &item,
-                )
-                .await
-                {
-                    Ok(c) => c,
-                    Err(e) if e.is_item_failure() => {
-                        failures.push((item, e));
-                        (Vec::new(), Vec::new())
-                    }
-                    Err(e) => return Err(e),
-                }
+                let path = format!("me/onenote/notebooks/{}", nb.id);
+                children_or_failure(graph, who, &path, item, &mut failures).await?
             }
         };
         tree.section_groups = convert_groups(graph, who, groups, &progress, &mut failures).await?;
@@ -153,6 +140,25 @@ async fn children(
     Ok((groups, sections))
 }
 
+/// The containers under `path`; when only this item cannot be read, the failure is recorded and the
+/// scan goes on with nothing under it.
+async fn children_or_failure(
+    graph: &GraphClient,
+    who: &Caller,
+    path: &str,
+    item: String,
+    failures: &mut Vec<(String, GraphError)>,
+) -> Result<Containers, GraphError> {
+    match children(graph, who, path, &item).await {
+        Ok(c) => Ok(c),
+        Err(e) if e.is_item_failure() => {
+            failures.push((item, e));
+            Ok((Vec::new(), Vec::new()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn convert_groups<'a>(
     graph: &'a GraphClient,
     who: &'a Caller,
@@ -168,21 +174,8 @@ fn convert_groups<'a>(
                 (Some(k), Some(s)) => (k, s),
                 _ => {
                     let item = format!("section group {:?} ({})", g.display_name, g.id);
-                    match children(
-                        graph,
-                        who,
-                        &format!("me/onenote/sectionGroups/{}", g.id),
-                        &item,
-                    )
-                    .await
-                    {
-                        Ok(c) => c,
-                        Err(e) if e.is_item_failure() => {
-                            failures.push((item, e));
-                            (Vec::new(), Vec::new())
-                        }
-                        Err(e) => return Err(e),
-                    }
+                    let path = format!("me/onenote/sectionGroups/{}", g.id);
+                    children_or_failure(graph, who, &path, item, failures).await?
                 }
             };
             progress
