@@ -163,3 +163,55 @@ async fn max_duration_stops_with_75_and_resume_goes_on() {
     assert_eq!(code, 0, "{out}{err}");
     assert_mirrors(&lab, &user.id, &inventory(&state.db, "default"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_section_fails_with_its_reason_and_exit_4() {
+    let lab = Lab::start(LabConfig {
+        notion_per_second: 150,
+        ..LabConfig::default()
+    })
+    .await;
+    let user = lab.add_user(
+        "alice",
+        generate(&NotebookSpec {
+            sections_per_container: 1,
+            pages_per_section: 3,
+            images_per_page: 0,
+            seed: 3,
+            ..NotebookSpec::default()
+        }),
+    );
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "alice", &user);
+    // Every page listing (the only `$batch` use) keeps answering 503 inside the batch.
+    lab.graph.faults().batch_inner_failures(1.0, &[503]);
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--account", "alice", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(err.contains("could not read section"), "{err}");
+    let failed = Db::open(&state.db).unwrap().failed_jobs("alice").unwrap();
+    assert_eq!(failed.len(), 1, "{failed:?}");
+    assert!(failed[0].error.contains("re-scan"), "{failed:?}");
+
+    // Once the section can be read again, a new `migrate --to` plans and migrates its pages.
+    lab.graph.faults().clear();
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &lab.target_page,
+            "--retry-failed",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(counts(&state.db, "alice")["pages_done"], 3);
+}

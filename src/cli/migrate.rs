@@ -335,13 +335,19 @@ async fn plan(
     } else {
         ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
     };
-    for (item, err) in &result.failures {
-        eprintln!("error: could not read {item}: {err}");
-    }
     db.save_scan(account, &result.notebooks, &scope, clock.now_ms())?;
     let planned = db
         .create_plan(account, target, &result.notebooks, clock.now_ms())
         .context("planning")?;
+    // What could not be listed is not silently left out: its job fails with the reason, so the run
+    // ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
+    for f in &result.failures {
+        eprintln!("error: {account}: {f}");
+        let reason = format!(
+            "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to re-scan)"
+        );
+        db.fail_planned_item(account, f.kind, &f.id, &reason, clock.now_ms())?;
+    }
     let rewrites = if update {
         db.plan_rewrites(account, clock.now_ms())?
     } else {

@@ -126,8 +126,8 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             diff.moved,
             diff.deleted
         ));
-        for (item, err) in &result.failures {
-            eprintln!("error: could not read {item}: {err}");
+        for f in &result.failures {
+            eprintln!("error: {f}");
         }
         Ok(if result.failures.is_empty() {
             Exit::Done

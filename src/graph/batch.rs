@@ -13,12 +13,14 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
 use super::{classify_parts, error_message, percentage, Caller, GraphClient, GraphError, Kind};
-use crate::limiter::{Permit, ThrottleScope};
+use crate::limiter::Permit;
 
 /// Graph's limit of inner requests per batch.
 pub const MAX_BATCH: usize = 20;
-/// Attempts per inner request at transient failures.
+/// Attempts per inner request at transient failures (and at failures of the whole envelope).
 const MAX_INNER_ATTEMPTS: u32 = 6;
+/// Throttled answers tolerated for one request (the limiter paces every retry).
+const MAX_OUTER_THROTTLES: u32 = 60;
 
 /// One GET to run in a batch.
 #[derive(Clone, Debug)]
@@ -31,54 +33,24 @@ pub struct BatchGet {
 
 impl GraphClient {
     /// Runs `gets` through `$batch` and returns one result per get, in the same order. Nothing is
-    /// dropped: every get ends in its body or its error.
+    /// dropped: every get ends in its body or its own error. The outer error is for what ends the
+    /// whole call: sign-in is needed, or the limiter cannot grant before the deadline.
     pub async fn batch_get(
         &self,
         who: &Caller,
         gets: &[BatchGet],
-    ) -> Vec<Result<Bytes, GraphError>> {
+    ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
         let mut results: Vec<Option<Result<Bytes, GraphError>>> =
             (0..gets.len()).map(|_| None).collect();
         let mut pending: Vec<usize> = (0..gets.len()).collect();
         let mut attempts = vec![0u32; gets.len()];
         let mut throttles = vec![0u32; gets.len()];
         let mut outer_failures = 0u32;
-        let mut token = match self.tokens.access_token(&who.account).await {
-            Ok(t) => t,
-            Err(e) => {
-                let msg = e.to_string();
-                return gets
-                    .iter()
-                    .map(|g| {
-                        Err(GraphError::GaveUp {
-                            account: who.account.clone(),
-                            item: g.item.clone(),
-                            attempts: 0,
-                            last: msg.clone(),
-                        })
-                    })
-                    .collect();
-            }
-        };
+        let mut outer_throttles = 0u32;
+        let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
         while !pending.is_empty() {
-            let want = pending.len().min(MAX_BATCH);
-            let permits = match self.permits(who, want).await {
-                Ok(p) => p,
-                Err(e) => {
-                    // The limiter cannot grant (deadline): the rest fail with that reason.
-                    let msg = e.to_string();
-                    for i in pending.drain(..) {
-                        results[i] = Some(Err(GraphError::GaveUp {
-                            account: who.account.clone(),
-                            item: gets[i].item.clone(),
-                            attempts: attempts[i],
-                            last: msg.clone(),
-                        }));
-                    }
-                    break;
-                }
-            };
+            let permits = self.permits(who, pending.len().min(MAX_BATCH)).await?;
             let take: Vec<usize> = pending.drain(..permits.len()).collect();
             let requests: Vec<Value> = take
                 .iter()
@@ -95,7 +67,7 @@ impl GraphClient {
                     &json!({ "requests": requests }),
                 )
                 .await;
-            let answers = match outer {
+            let answers = match &outer {
                 Ok(a) if a.status == 200 => serde_json::from_slice::<Value>(&a.body)
                     .ok()
                     .and_then(|v| v["responses"].as_array().cloned()),
@@ -104,32 +76,34 @@ impl GraphClient {
                         p.succeeded(None);
                     }
                     refreshed = true;
-                    match self.tokens.refresh_after_401(&who.account, &token).await {
-                        Ok(t) => token = t,
-                        Err(e) => {
-                            let msg = e.to_string();
-                            for i in take.into_iter().chain(pending.drain(..)) {
-                                results[i] = Some(Err(GraphError::GaveUp {
-                                    account: who.account.clone(),
-                                    item: gets[i].item.clone(),
-                                    attempts: attempts[i],
-                                    last: msg.clone(),
-                                }));
-                            }
+                    token = self.tokens.refresh_after_401(&who.account, &token).await?;
+                    pending.splice(0..0, take);
+                    continue;
+                }
+                Ok(a) => match classify_parts(a.status, &a.headers, &a.body) {
+                    Kind::Throttled(scope, retry_after) => {
+                        // The whole envelope was throttled: every inner request counts as one.
+                        self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                        for p in permits {
+                            p.throttled(scope, retry_after);
+                        }
+                        outer_throttles += 1;
+                        if outer_throttles >= MAX_OUTER_THROTTLES {
+                            self.give_up_all(
+                                who,
+                                gets,
+                                &mut results,
+                                take.into_iter().chain(pending.drain(..)),
+                                "the $batch request kept being throttled",
+                            );
                             break;
                         }
+                        pending.splice(0..0, take);
+                        continue;
                     }
-                    pending.splice(0..0, take);
-                    continue;
-                }
-                Ok(a) if a.status == 429 => {
-                    for p in permits {
-                        p.throttled(scope_of(&a.headers), None);
-                    }
-                    pending.splice(0..0, take);
-                    continue;
-                }
-                _ => None,
+                    _ => None,
+                },
+                Err(_) => None,
             };
             let Some(answers) = answers else {
                 // The envelope failed: none of its contents is known; all go again.
@@ -138,14 +112,13 @@ impl GraphClient {
                 }
                 outer_failures += 1;
                 if outer_failures >= MAX_INNER_ATTEMPTS {
-                    for i in take.into_iter().chain(pending.drain(..)) {
-                        results[i] = Some(Err(GraphError::GaveUp {
-                            account: who.account.clone(),
-                            item: gets[i].item.clone(),
-                            attempts: outer_failures,
-                            last: "the $batch request itself kept failing".into(),
-                        }));
-                    }
+                    self.give_up_all(
+                        who,
+                        gets,
+                        &mut results,
+                        take.into_iter().chain(pending.drain(..)),
+                        "the $batch request itself kept failing",
+                    );
                     break;
                 }
                 pending.splice(0..0, take);
@@ -159,17 +132,23 @@ impl GraphClient {
                 .collect();
             let mut retry_later = Vec::new();
             let mut any_transient = 0;
+            let mut refresh_needed = false;
             for (i, permit) in take.into_iter().zip(permits) {
-                let Some(r) = by_id.get(&i.to_string()) else {
-                    permit.failed();
-                    attempts[i] += 1;
-                    retry_later.push(i);
-                    continue;
+                // A missing answer and a 424 (a dependency failed; we send none, so the service
+                // did not run it) are retried like a 5xx.
+                let (status, headers, body) = match by_id.get(&i.to_string()) {
+                    Some(r) => (
+                        r["status"].as_u64().unwrap_or(0) as u16,
+                        inner_headers(r),
+                        inner_body(r),
+                    ),
+                    None => (0, HeaderMap::new(), Bytes::new()),
                 };
-                let status = r["status"].as_u64().unwrap_or(0) as u16;
-                let headers = inner_headers(r);
-                let body = inner_body(r);
-                match classify_parts(status, &headers, &body) {
+                let kind = match status {
+                    0 | 424 => Kind::Transient,
+                    _ => classify_parts(status, &headers, &body),
+                };
+                match kind {
                     Kind::Ok => {
                         permit.succeeded(percentage(&headers));
                         self.stats
@@ -181,29 +160,35 @@ impl GraphClient {
                         self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                         permit.throttled(scope, ra);
                         throttles[i] += 1;
-                        if throttles[i] >= 60 {
+                        if throttles[i] >= MAX_OUTER_THROTTLES {
                             results[i] =
                                 Some(Err(self.gave_up(who, &gets[i].item, throttles[i], "429")));
                         } else {
                             retry_later.push(i);
                         }
                     }
-                    Kind::Transient | Kind::Unauthorized if status != 401 || !refreshed => {
+                    Kind::Unauthorized if !refreshed => {
+                        permit.succeeded(None);
+                        refresh_needed = true;
+                        retry_later.push(i);
+                    }
+                    Kind::Transient => {
                         permit.failed();
                         attempts[i] += 1;
                         any_transient = any_transient.max(attempts[i]);
                         if attempts[i] >= MAX_INNER_ATTEMPTS {
-                            results[i] = Some(Err(self.gave_up(
-                                who,
-                                &gets[i].item,
-                                attempts[i],
-                                &format!("HTTP {status}"),
-                            )));
+                            let last = if status == 0 {
+                                "no answer for it in the $batch response".to_owned()
+                            } else {
+                                format!("HTTP {status}")
+                            };
+                            results[i] =
+                                Some(Err(self.gave_up(who, &gets[i].item, attempts[i], &last)));
                         } else {
                             retry_later.push(i);
                         }
                     }
-                    Kind::Transient | Kind::Unauthorized | Kind::Permanent => {
+                    Kind::Unauthorized | Kind::Permanent => {
                         permit.succeeded(percentage(&headers));
                         results[i] = Some(Err(GraphError::Item {
                             account: who.account.clone(),
@@ -214,14 +199,17 @@ impl GraphClient {
                     }
                 }
             }
-            // 424 (a failed dependency) is transient by our reading too: it never ran.
             pending.splice(0..0, retry_later);
+            if refresh_needed {
+                refreshed = true;
+                token = self.tokens.refresh_after_401(&who.account, &token).await?;
+            }
             if any_transient > 0 {
                 self.stats.retries.fetch_add(1, Ordering::Relaxed);
                 self.clock.sleep(self.backoff(any_transient)).await;
             }
         }
-        results
+        Ok(results
             .into_iter()
             .zip(gets)
             .map(|(r, g)| {
@@ -229,7 +217,21 @@ impl GraphClient {
                     Err(self.gave_up(who, &g.item, 0, "no answer was recorded for this request"))
                 })
             })
-            .collect()
+            .collect())
+    }
+
+    /// Ends every get in `which` with a "gave up" error.
+    fn give_up_all(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+        results: &mut [Option<Result<Bytes, GraphError>>],
+        which: impl Iterator<Item = usize>,
+        last: &str,
+    ) {
+        for i in which {
+            results[i] = Some(Err(self.gave_up(who, &gets[i].item, 0, last)));
+        }
     }
 
     async fn permits(&self, who: &Caller, want: usize) -> Result<Vec<Permit>, GraphError> {
@@ -261,10 +263,6 @@ impl GraphClient {
             format!("/{rel}")
         }
     }
-}
-
-fn scope_of(h: &HeaderMap) -> ThrottleScope {
-    super::scope(h)
 }
 
 fn inner_headers(r: &Value) -> HeaderMap {
@@ -318,6 +316,9 @@ mod tests {
         let h = inner_headers(
             &json!({"headers":{"x-ms-throttle-scope":"Application","Retry-After":"2.128"}}),
         );
-        assert_eq!(scope_of(&h), ThrottleScope::Application);
+        assert_eq!(
+            super::super::scope(&h),
+            crate::limiter::ThrottleScope::Application
+        );
     }
 }

@@ -30,8 +30,28 @@ pub struct ScanProgress {
 pub struct ScanResult {
     /// The notebooks, in Graph's order, complete except for the failures.
     pub notebooks: Vec<Notebook>,
-    /// Items that could not be read (403/404, or gave up); their notebooks are not complete.
-    pub failures: Vec<(String, GraphError)>,
+    /// Items whose contents could not be read (403/404, or gave up); they are in `notebooks` but
+    /// what is under them is not.
+    pub failures: Vec<ScanFailure>,
+}
+
+/// A container whose contents could not be listed.
+#[derive(Debug)]
+pub struct ScanFailure {
+    /// `notebook`, `section_group` or `section` (the job kinds).
+    pub kind: &'static str,
+    /// Its Graph id.
+    pub id: String,
+    /// Its kind, name and id, for messages.
+    pub label: String,
+    /// Why.
+    pub error: GraphError,
+}
+
+impl std::fmt::Display for ScanFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "could not read {}: {}", self.label, self.error)
+    }
 }
 
 /// Scans the notebooks of `who` (all, or those whose name or id is in `only`).
@@ -64,7 +84,8 @@ pub async fn scan(
             _ => {
                 let item = format!("notebook {:?} ({})", nb.display_name, nb.id);
                 let path = format!("me/onenote/notebooks/{}", nb.id);
-                children_or_failure(graph, who, &path, item, &mut failures).await?
+                children_or_failure(graph, who, &path, ("notebook", &nb.id, item), &mut failures)
+                    .await?
             }
         };
         tree.section_groups = convert_groups(graph, who, groups, &progress, &mut failures).await?;
@@ -146,13 +167,18 @@ async fn children_or_failure(
     graph: &GraphClient,
     who: &Caller,
     path: &str,
-    item: String,
-    failures: &mut Vec<(String, GraphError)>,
+    (kind, id, label): (&'static str, &str, String),
+    failures: &mut Vec<ScanFailure>,
 ) -> Result<Containers, GraphError> {
-    match children(graph, who, path, &item).await {
+    match children(graph, who, path, &label).await {
         Ok(c) => Ok(c),
-        Err(e) if e.is_item_failure() => {
-            failures.push((item, e));
+        Err(error) if error.is_item_failure() => {
+            failures.push(ScanFailure {
+                kind,
+                id: id.to_owned(),
+                label,
+                error,
+            });
             Ok((Vec::new(), Vec::new()))
         }
         Err(e) => Err(e),
@@ -164,7 +190,7 @@ fn convert_groups<'a>(
     who: &'a Caller,
     groups: Vec<model::SectionGroup>,
     progress: &'a ScanProgress,
-    failures: &'a mut Vec<(String, GraphError)>,
+    failures: &'a mut Vec<ScanFailure>,
 ) -> futures::future::BoxFuture<'a, Result<Vec<SectionGroup>, GraphError>> {
     Box::pin(async move {
         let mut out = Vec::new();
@@ -175,7 +201,8 @@ fn convert_groups<'a>(
                 _ => {
                     let item = format!("section group {:?} ({})", g.display_name, g.id);
                     let path = format!("me/onenote/sectionGroups/{}", g.id);
-                    children_or_failure(graph, who, &path, item, failures).await?
+                    let what = ("section_group", g.id.as_str(), item);
+                    children_or_failure(graph, who, &path, what, failures).await?
                 }
             };
             progress
@@ -222,7 +249,7 @@ async fn list_pages(
     who: &Caller,
     sections: &mut [&mut Section],
     progress: &ScanProgress,
-    failures: &mut Vec<(String, GraphError)>,
+    failures: &mut Vec<ScanFailure>,
 ) -> Result<(), GraphError> {
     let gets: Vec<BatchGet> = sections
         .iter()
@@ -234,7 +261,7 @@ async fn list_pages(
             item: format!("section {:?} ({})", s.name, s.id),
         })
         .collect();
-    let results = graph.batch_get(who, &gets).await;
+    let results = graph.batch_get(who, &gets).await?;
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
         let first: model::Page<model::PageMeta> = match result.and_then(|b| {
             serde_json::from_slice(&b).map_err(|e| GraphError::BadAnswer {
@@ -244,8 +271,13 @@ async fn list_pages(
             })
         }) {
             Ok(p) => p,
-            Err(e) if e.is_item_failure() => {
-                failures.push((get.item.clone(), e));
+            Err(error) if error.is_item_failure() => {
+                failures.push(ScanFailure {
+                    kind: "section",
+                    id: section.id.clone(),
+                    label: get.item.clone(),
+                    error,
+                });
                 continue;
             }
             Err(e) => return Err(e),
@@ -269,8 +301,13 @@ async fn list_pages(
         };
         match rest {
             Ok(r) => metas.extend(r),
-            Err(e) if e.is_item_failure() => {
-                failures.push((get.item.clone(), e));
+            Err(error) if error.is_item_failure() => {
+                failures.push(ScanFailure {
+                    kind: "section",
+                    id: section.id.clone(),
+                    label: get.item.clone(),
+                    error,
+                });
                 continue;
             }
             Err(e) => return Err(e),

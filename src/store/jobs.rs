@@ -363,6 +363,26 @@ impl Db {
         })
     }
 
+    /// Fails the job of a planned item whose contents could not be read (outside any run).
+    pub fn fail_planned_item(
+        &self,
+        account: &str,
+        kind: &str,
+        item_id: &str,
+        error: &str,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("recording an unreadable item", |tx| {
+            tx.execute(
+                "UPDATE jobs SET state = 'failed', last_error = ?4, lease_owner = NULL,
+                        lease_until = NULL, updated_at = ?5
+                 WHERE account = ?1 AND kind = ?2 AND item_id = ?3",
+                params![account, kind, item_id, error, now],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Puts permanently failed jobs of `accounts` back in the queue (`--retry-failed`).
     pub fn retry_failed(&self, accounts: &[String], now: UnixMillis) -> Result<usize> {
         let filter = account_filter(accounts);
