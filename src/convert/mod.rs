@@ -9,7 +9,6 @@ pub mod blocks;
 pub mod css;
 mod limits;
 mod lists;
-mod math;
 pub mod report;
 pub mod rich_text;
 mod tables;
