@@ -241,7 +241,10 @@ fn collect(e: scraper::ElementRef<'_>, out: &mut String) {
         let scraper::Node::Text(t) = n.value() else {
             continue;
         };
-        if n.ancestors().any(|a| named(Some(a.value()), &HIDDEN)) {
+        // MathML text becomes LaTeX commands (`α` -> `\alpha`); equations have their own tests.
+        if n.ancestors()
+            .any(|a| named(Some(a.value()), &HIDDEN) || named(Some(a.value()), &["math"]))
+        {
             continue;
         }
         if named(n.parent().map(|p| p.value()), &["iframe"]) {

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use migrate_support::{assert_mirrors, command, counts, inventory, notebridge, State};
 use notebridge::store::Db;
-use notebridge::testserver::generator::{generate, NotebookSpec};
+use notebridge::testserver::generator::{generate, page_html, NotebookSpec};
 use notebridge::testserver::graph::faults::ExternalScope;
+use notebridge::testserver::graph::ink::page_ink;
 use notebridge::testserver::lab::{Lab, LabConfig};
 use rand::{Rng, SeedableRng};
 
@@ -64,7 +65,17 @@ async fn a_300_page_notebook_migrates_completely_and_a_second_run_does_nothing()
     let summary: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(summary["outcome"], "finished");
     assert_eq!(summary["pages_done"], 300);
-    assert_eq!(summary["this_run"]["files"], 600);
+    // One image and one attachment per page, plus the pages' rendered drawings.
+    let notes = lab.graph.notes(&user.id);
+    let drawings: usize = notes
+        .pages
+        .iter()
+        .filter_map(|p| {
+            let html = page_html(p, &notes.resources, lab.graph.base_url(), &user.id);
+            page_ink(p, &html).map(|i| i.drawings.len())
+        })
+        .sum();
+    assert_eq!(summary["this_run"]["files"], 600 + drawings);
     assert_eq!(lab.graph.counters().throttled, 0, "no 429 in steady state");
 
     let inv = inventory(&state.db, "alice");

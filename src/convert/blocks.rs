@@ -244,6 +244,9 @@ impl TextBlock {
     }
 }
 
+/// Notion's language name for code without a language.
+pub const PLAIN: &str = "plain text";
+
 /// One Notion block with its children.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Block {
@@ -276,10 +279,12 @@ pub enum Block {
     },
     /// quote
     Quote(TextBlock),
-    /// code (language `plain text`)
+    /// code
     Code {
         /// The code, line breaks as `\n`.
         rich_text: Vec<RichText>,
+        /// Notion's language name ([`PLAIN`] for OneNote's monospace text).
+        language: &'static str,
     },
     /// divider
     Divider,
@@ -395,7 +400,7 @@ impl Block {
     /// Every rich-text array of this block (text, caption, code, table cells), not its children.
     pub fn rich_texts(&self) -> Vec<&Vec<RichText>> {
         match self {
-            Block::Code { rich_text } => vec![rich_text],
+            Block::Code { rich_text, .. } => vec![rich_text],
             Block::Image { caption, .. }
             | Block::File { caption, .. }
             | Block::Pdf { caption, .. } => {
@@ -410,7 +415,7 @@ impl Block {
     /// page links).
     pub fn visit_rich_text_mut(&mut self, f: &mut dyn FnMut(&mut RichText)) {
         match self {
-            Block::Code { rich_text } => rich_text.iter_mut().for_each(&mut *f),
+            Block::Code { rich_text, .. } => rich_text.iter_mut().for_each(&mut *f),
             Block::Image { caption, .. }
             | Block::File { caption, .. }
             | Block::Pdf { caption, .. } => caption.iter_mut().for_each(&mut *f),
@@ -456,9 +461,12 @@ impl Block {
     pub fn to_json(&self) -> Value {
         let mut body = Map::new();
         match self {
-            Block::Code { rich_text } => {
+            Block::Code {
+                rich_text,
+                language,
+            } => {
                 body.insert("rich_text".into(), rich_json(rich_text));
-                body.insert("language".into(), json!("plain text"));
+                body.insert("language".into(), json!(language));
                 body.insert("caption".into(), json!([]));
             }
             Block::Divider => {}

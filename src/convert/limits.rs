@@ -28,11 +28,16 @@ pub fn finish(blocks: Vec<Block>) -> Vec<Block> {
 
 /// Pushes `b`, continued in as many blocks of its kind as its text needs.
 fn split_into(mut b: Block, out: &mut Vec<Block>) {
-    if let Block::Code { rich_text } = &mut b {
+    if let Block::Code {
+        rich_text,
+        language,
+    } = &mut b
+    {
         while rich_text.len() > MAX_ITEMS {
             let rest = rich_text.split_off(MAX_ITEMS);
             out.push(Block::Code {
                 rich_text: std::mem::replace(rich_text, rest),
+                language,
             });
         }
         out.push(b);

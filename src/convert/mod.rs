@@ -9,7 +9,6 @@ pub mod blocks;
 pub mod css;
 mod limits;
 mod lists;
-mod math;
 pub mod report;
 pub mod rich_text;
 mod tables;
@@ -27,11 +26,37 @@ pub use walker::{onenote_page_id, usable_url};
 
 use walker::{Kind, Sink, Style, Walker};
 
-/// Page facts that are not in the HTML (Graph metadata), shown on the page when given.
+/// Page facts that are not in the HTML (Graph metadata, the page's ink), shown on the page when given.
 #[derive(Clone, Debug, Default)]
 pub struct ConvertOptions {
     /// The page's `lastModifiedDateTime`.
     pub last_modified: Option<String>,
+    /// The page's ink, fetched beside the HTML.
+    pub ink: Ink,
+}
+
+/// A block with its place on the page, in the CSS px of the outlines' `top`/`left`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PositionedBlock {
+    /// Top edge.
+    pub top: f64,
+    /// Left edge.
+    pub left: f64,
+    /// The block (a drawing's image).
+    pub block: Block,
+}
+
+/// What is known of a page's ink (handwriting and drawings).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Ink {
+    /// Not fetched: Graph's `InkNode` comments are reported as ink not migrated.
+    #[default]
+    NotFetched,
+    /// Rendered drawings, placed among the positioned outlines in reading order; the `InkNode`
+    /// comments are dropped when there is at least one.
+    Drawings(Vec<PositionedBlock>),
+    /// The InkML could not be read (the reason); reported once, the comments dropped.
+    Unreadable(String),
 }
 
 /// One converted page.
@@ -62,7 +87,13 @@ pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
     let mut sink = Sink::new(Kind::Paragraph, false);
     if let Some(body) = root.child_elements().find(|e| e.value().name() == "body") {
         let st = w.style_of(body, &Style::default());
-        walk_body(&mut w, body, &st, &mut sink);
+        walk_body(&mut w, body, &st, &mut sink, &opts.ink);
+    }
+    if let Ink::Unreadable(why) = &opts.ink {
+        w.report.add(
+            format!("ink (InkML could not be read: {why})"),
+            "not migrated",
+        );
     }
     sink.flush(&mut w);
     if w.placeholders > 0 {
@@ -157,19 +188,38 @@ fn date_line(created: Option<&str>, modified: Option<&str>) -> Option<Block> {
     Some(Block::Paragraph(TextBlock::new(vec![text])))
 }
 
-/// The body in reading order: loose content first, then positioned outlines top to bottom and
-/// left to right.
-fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Sink) {
-    let mut positioned: Vec<(f64, f64, usize, ElementRef<'_>)> = Vec::new();
+/// What sits at a place on the page.
+enum Placed<'a> {
+    Outline(ElementRef<'a>),
+    Block(Block),
+}
+
+/// The body in reading order: loose content first, then positioned outlines and drawings top to
+/// bottom and left to right.
+fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Sink, ink: &Ink) {
+    let drawings: &[PositionedBlock] = match ink {
+        Ink::Drawings(d) => d,
+        _ => &[],
+    };
+    let mut positioned: Vec<(f64, f64, usize, Placed<'_>)> = Vec::new();
     for child in body.children() {
         let Some(e) = ElementRef::wrap(child) else {
             match child.value() {
                 Node::Text(t) => sink.push_text(t, st),
-                // Graph leaves this comment where a page had ink it cannot export.
-                Node::Comment(c) if c.contains("InkNode") => w.report.add(
-                    "ink (handwriting, drawings)",
-                    "not migrated: Graph does not return ink",
-                ),
+                // Graph leaves this comment where a page had ink it cannot export; it is noise
+                // once the drawings are carried, and the failure is reported once otherwise.
+                Node::Comment(c) if c.contains("InkNode") => match ink {
+                    Ink::Drawings(d) if !d.is_empty() => {}
+                    Ink::Unreadable(_) => {}
+                    Ink::Drawings(_) => w.report.add(
+                        "ink (handwriting, drawings)",
+                        "not migrated: the answer carried no InkML",
+                    ),
+                    Ink::NotFetched => w.report.add(
+                        "ink (handwriting, drawings)",
+                        "not migrated: Graph does not return ink",
+                    ),
+                },
                 _ => {}
             }
             continue;
@@ -177,7 +227,7 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
         match outline_position(e) {
             Some((top, left)) => {
                 let n = positioned.len();
-                positioned.push((top, left, n, e));
+                positioned.push((top, left, n, Placed::Outline(e)));
             }
             None => w.element(e, st, sink, 1),
         }
@@ -191,13 +241,21 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
             );
         }
     }
+    // Drawings after the outlines in the tie-break: at the same spot, the text comes first.
+    for d in drawings {
+        let n = positioned.len();
+        positioned.push((d.top, d.left, n, Placed::Block(d.block.clone())));
+    }
     positioned.sort_by(|a, b| {
         a.0.total_cmp(&b.0)
             .then(a.1.total_cmp(&b.1))
             .then(a.2.cmp(&b.2))
     });
-    for (_, _, _, e) in positioned {
-        w.element(e, st, sink, 1);
+    for (_, _, _, p) in positioned {
+        match p {
+            Placed::Outline(e) => w.element(e, st, sink, 1),
+            Placed::Block(b) => sink.push_block(b),
+        }
         sink.flush(w);
     }
 }

@@ -30,6 +30,7 @@ enum Piece {
     },
     Equation {
         expression: String,
+        display: bool,
         ann: Annotations,
     },
 }
@@ -53,6 +54,21 @@ fn is_html_space(c: char) -> bool {
 }
 
 impl Inline {
+    /// Whether the content is one display equation and nothing visible besides (line breaks and
+    /// spaces around it show nothing).
+    pub fn is_sole_display_equation(&self) -> bool {
+        let mut display = 0;
+        for p in &self.pieces {
+            match p {
+                Piece::Equation { display: true, .. } => display += 1,
+                Piece::Equation { .. } => return false,
+                Piece::Text { text, .. } if text.trim().is_empty() => {}
+                Piece::Text { .. } => return false,
+            }
+        }
+        display == 1
+    }
+
     /// Whether no visible content (text, break or equation) has been added.
     pub fn is_empty(&self) -> bool {
         self.pieces.is_empty()
@@ -152,10 +168,14 @@ impl Inline {
         self.text_run(ann, &LinkTarget::None).push('\n');
     }
 
-    /// An inline equation.
-    pub fn push_equation(&mut self, expression: String, ann: Annotations) {
+    /// An equation; `display` when the source was display math (`display="block"`).
+    pub fn push_equation(&mut self, expression: String, display: bool, ann: Annotations) {
         self.pending_space = false;
-        self.pieces.push(Piece::Equation { expression, ann });
+        self.pieces.push(Piece::Equation {
+            expression,
+            display,
+            ann,
+        });
         self.in_line = true;
     }
 
@@ -205,7 +225,9 @@ impl Inline {
                     }
                 },
                 Piece::Text { .. } => {}
-                Piece::Equation { expression, ann } => out.push(RichText {
+                Piece::Equation {
+                    expression, ann, ..
+                } => out.push(RichText {
                     kind: RichKind::Equation { expression },
                     annotations: ann,
                 }),

@@ -165,7 +165,7 @@ impl Walker<'_> {
             _ => None,
         };
         match b {
-            Block::Code { rich_text } => lines.push(rich_text),
+            Block::Code { rich_text, .. } => lines.push(rich_text),
             Block::Table { rows, .. } => {
                 self.report
                     .add("table inside a table cell", "its rows kept as text lines");

@@ -3,12 +3,14 @@
 
 use scraper::{ElementRef, Html, Node};
 
-use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock};
+use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock, PLAIN};
 use super::css;
-use super::math;
 use super::report::Report;
-use super::rich_text::{merge_plain, Inline, LinkTarget, MAX_TEXT};
+use super::rich_text::{merge_plain, split_text, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
+
+/// Notion's limit on an equation's expression, in characters.
+pub const MAX_EQUATION: usize = 1000;
 
 /// Element nesting beyond which content is flattened to text (keeps the stack bounded on
 /// hostile input; real pages nest a few levels, lists a dozen).
@@ -93,8 +95,16 @@ impl Sink {
 
     /// Adds a finished block; adjacent code paragraphs join into one code block.
     pub fn push_block(&mut self, block: Block) {
-        if let (Block::Code { rich_text: new }, Some(Block::Code { rich_text: prev })) =
-            (&block, self.blocks.last_mut())
+        if let (
+            Block::Code {
+                rich_text: new,
+                language: PLAIN,
+            },
+            Some(Block::Code {
+                rich_text: prev,
+                language: PLAIN,
+            }),
+        ) = (&block, self.blocks.last_mut())
         {
             let mut joined = std::mem::take(prev);
             joined.push(RichText::plain("\n"));
@@ -110,8 +120,9 @@ impl Sink {
         let kind = std::mem::replace(&mut self.kind, self.base);
         let inline = std::mem::take(&mut self.inline);
         w.placeholders += inline.placeholders;
+        let sole_display = inline.is_sole_display_equation();
         let rich = inline.finish();
-        if let Some(b) = make_block(kind, rich) {
+        if let Some(b) = make_block(kind, rich, sole_display) {
             self.push_block(b);
         }
     }
@@ -141,8 +152,9 @@ fn is_code_run(r: &RichText) -> bool {
     }
 }
 
-/// The block for collected text; `None` when there is nothing to show.
-fn make_block(kind: Kind, mut rich: Vec<RichText>) -> Option<Block> {
+/// The block for collected text; `None` when there is nothing to show. `sole_display`: the text is
+/// one display equation and nothing else (it becomes an `equation` block).
+fn make_block(kind: Kind, mut rich: Vec<RichText>, sole_display: bool) -> Option<Block> {
     let empty = rich.is_empty();
     let tb = |r| TextBlock::new(r);
     Some(match kind {
@@ -155,7 +167,11 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>) -> Option<Block> {
             emoji: emoji.to_string(),
         },
         _ if empty => return None,
-        Kind::Paragraph if rich.len() == 1 && matches!(rich[0].kind, RichKind::Equation { .. }) => {
+        Kind::Paragraph
+            if sole_display
+                && rich.len() == 1
+                && matches!(rich[0].kind, RichKind::Equation { .. }) =>
+        {
             let Some(RichText {
                 kind: RichKind::Equation { expression },
                 ..
@@ -173,13 +189,17 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>) -> Option<Block> {
             }
             Block::Code {
                 rich_text: merge_plain(rich),
+                language: PLAIN,
             }
         }
         Kind::Code => {
             for r in &mut rich {
                 r.annotations.code = false;
             }
-            Block::Code { rich_text: rich }
+            Block::Code {
+                rich_text: rich,
+                language: PLAIN,
+            }
         }
         Kind::Paragraph => Block::Paragraph(tb(rich)),
         Kind::Heading(level) => Block::Heading {
@@ -411,7 +431,7 @@ impl<'r> Walker<'r> {
                 self.children(e, &st, sink, depth);
             }
             "iframe" => self.iframe(e, &st, sink, depth),
-            "math" => self.math(e, &st, sink),
+            "math" => self.math(e, sink),
             "hr" => {
                 sink.flush(self);
                 sink.push_block(Block::Divider);
@@ -528,24 +548,38 @@ impl<'r> Walker<'r> {
         }
     }
 
-    fn math(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink) {
-        let latex = math::to_latex(e);
-        if latex.is_empty() {
+    /// A `<math>` element: an inline equation (an `equation` block when it is display math alone in
+    /// its paragraph), or a LaTeX code block when Notion's 1000-character limit would refuse it.
+    fn math(&mut self, e: ElementRef<'_>, sink: &mut Sink) {
+        let Ok(m) = crate::mathml::convert_element(e) else {
+            // Nothing to show (an empty `<math>`): nothing is lost.
             return;
+        };
+        for w in &m.warnings {
+            self.report.add(
+                format!("<math>: {w}"),
+                "approximated in the equation's LaTeX",
+            );
         }
-        self.report
-            .add("<math>", "MathML converted to a KaTeX equation");
-        if latex.chars().count() <= 1000 {
-            sink.inline.push_equation(latex, Annotations::default());
-        } else {
+        if m.latex.chars().count() <= MAX_EQUATION {
             self.report
-                .add("<math> longer than 1000 characters", "kept as code text");
-            let ann = Annotations {
-                code: true,
-                ..st.ann()
-            };
+                .add("<math>", "MathML converted to a KaTeX equation");
             sink.inline
-                .push_text(&math::plain_text(e), ann, &LinkTarget::None, false);
+                .push_equation(m.latex, m.display, Annotations::default());
+        } else {
+            self.report.add(
+                format!("<math> longer than {MAX_EQUATION} characters of LaTeX"),
+                "kept as a LaTeX code block",
+            );
+            sink.flush(self);
+            let rich_text = split_text(&m.latex, MAX_TEXT)
+                .into_iter()
+                .map(RichText::plain)
+                .collect();
+            sink.push_block(Block::Code {
+                rich_text,
+                language: "latex",
+            });
         }
     }
 

@@ -307,6 +307,18 @@ impl GraphClient {
         })
     }
 
+    /// GET content with its `Content-Type` (page content with `includeInkML=true` comes back as
+    /// `multipart/mixed`, whose boundary is in that header).
+    pub async fn get_with_type(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<(String, Bytes), GraphError> {
+        let a = self.get(who, path, item).await?;
+        Ok((content_type(&a.headers), a.body))
+    }
+
     /// GET binary content (a resource), read in chunks into one buffer sized from Content-Length.
     pub async fn get_bytes(
         &self,
@@ -500,6 +512,14 @@ enum Kind {
     Permanent,
 }
 
+/// The `Content-Type` header, empty when absent or not text.
+fn content_type(h: &HeaderMap) -> String {
+    h.get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 fn classify(a: &Answer) -> Kind {
     classify_parts(a.status, &a.headers, &a.body)
 }
@@ -633,6 +653,17 @@ mod tests {
         assert!(u.contains("skip=200"));
         assert!(!u.contains("skip=100"));
         assert!(u.contains("top=100"));
+    }
+
+    #[test]
+    fn content_type_is_read_or_empty() {
+        let mut h = HeaderMap::new();
+        assert_eq!(content_type(&h), "");
+        h.insert(
+            "content-type",
+            "multipart/mixed; boundary=\"b-1\"".parse().unwrap(),
+        );
+        assert_eq!(content_type(&h), "multipart/mixed; boundary=\"b-1\"");
     }
 
     #[test]

@@ -10,6 +10,69 @@ pub mod svg;
 
 pub use multipart::{split_multipart, PageParts};
 
+use std::collections::HashMap;
+
+use bytes::Bytes;
+
+use crate::convert::{Block, Ink, MediaSource, PositionedBlock, RichText};
+
+/// URL scheme of rendered drawings in the converted page: the writer's fetcher serves them from
+/// [`PageDrawings::svgs`] instead of Graph.
+pub const DRAWING_SCHEME: &str = "ink:";
+
+/// A page's drawings, ready for the converter (positioned image blocks) and the writer (SVG bytes).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PageDrawings {
+    /// What the converter places ([`ConvertOptions::ink`](crate::convert::ConvertOptions::ink)).
+    pub ink: Ink,
+    /// The SVG documents by their `ink:drawing-N.svg` URL.
+    pub svgs: HashMap<String, Bytes>,
+    /// Strokes rendered, over all drawings.
+    pub strokes: usize,
+}
+
+/// The drawings of a page's InkML (`None`: the answer had no InkML part, so no ink). InkML that
+/// cannot be read gives [`Ink::Unreadable`] with the reason, so the page still migrates.
+pub fn for_page(inkml: Option<&str>) -> PageDrawings {
+    let Some(inkml) = inkml else {
+        return PageDrawings {
+            ink: Ink::Drawings(Vec::new()),
+            ..PageDrawings::default()
+        };
+    };
+    let drawings = match drawings(inkml) {
+        Ok(d) => d,
+        Err(e) => {
+            return PageDrawings {
+                ink: Ink::Unreadable(e.to_string()),
+                ..PageDrawings::default()
+            }
+        }
+    };
+    let mut out = PageDrawings::default();
+    let mut placed = Vec::with_capacity(drawings.len());
+    for (i, d) in drawings.into_iter().enumerate() {
+        let name = format!("drawing-{}.svg", i + 1);
+        let url = format!("{DRAWING_SCHEME}{name}");
+        out.strokes += d.strokes;
+        placed.push(PositionedBlock {
+            top: d.top,
+            left: d.left,
+            block: Block::Image {
+                source: MediaSource::Resource {
+                    url: url.clone(),
+                    file_name: Some(name),
+                    mime: Some("image/svg+xml".into()),
+                },
+                caption: vec![RichText::plain(d.description)],
+            },
+        });
+        out.svgs.insert(url, Bytes::from(d.svg));
+    }
+    out.ink = Ink::Drawings(placed);
+    out
+}
+
 /// Why ink could not be read. Each variant names the part, element or trace at fault.
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum InkError {

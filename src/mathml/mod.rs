@@ -42,6 +42,11 @@ pub fn convert(mathml: &str) -> Result<MathReport, MathError> {
         .filter_map(ElementRef::wrap)
         .find(|e| e.value().name() == "math")
         .ok_or(MathError::NoMath)?;
+    convert_element(math)
+}
+
+/// Converts a `<math>` element already parsed with the page (the HTML converter's entry point).
+pub fn convert_element(math: ElementRef<'_>) -> Result<MathReport, MathError> {
     let mut cx = Cx::default();
     let latex = cx.row(math);
     let latex = latex.trim().to_owned();
@@ -95,6 +100,40 @@ fn group(s: &str) -> String {
     }
 }
 
+/// Elements read from their element children only (their own text would be dropped).
+const STRUCTURES: &[&str] = &[
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "msup",
+    "msub",
+    "msubsup",
+    "munder",
+    "mover",
+    "munderover",
+    "mmultiscripts",
+    "mfenced",
+    "menclose",
+    "mtable",
+    "mtr",
+    "mlabeledtr",
+    "semantics",
+    "mspace",
+    "none",
+    "mprescripts",
+    "maligngroup",
+    "malignmark",
+];
+
+/// Whether `e` has non-blank text nodes of its own (not inside a child element).
+fn has_loose_text(e: ElementRef) -> bool {
+    e.children().any(|c| {
+        c.value()
+            .as_text()
+            .is_some_and(|t| !t.trim_matches(is_space).is_empty())
+    })
+}
+
 fn elements<'a>(e: ElementRef<'a>) -> Vec<ElementRef<'a>> {
     e.children().filter_map(ElementRef::wrap).collect()
 }
@@ -139,6 +178,9 @@ impl Cx {
 
     /// Children as a row, recognising `( mtable )` as a bracketed matrix.
     fn row(&mut self, e: ElementRef) -> String {
+        if has_loose_text(e) {
+            return self.row_with_text(e);
+        }
         let kids = elements(e);
         let mut out = String::new();
         let mut i = 0;
@@ -160,6 +202,26 @@ impl Cx {
         out
     }
 
+    /// A row holding text outside token elements (broken markup): the text is kept, in order,
+    /// as `\text{..}` between the converted elements.
+    fn row_with_text(&mut self, e: ElementRef) -> String {
+        let name = e.value().name();
+        self.warn(format!("text directly inside <{name}> kept as text"));
+        let mut out = String::new();
+        for c in e.children() {
+            if let Some(t) = c.value().as_text() {
+                let t = t.trim_matches(is_space);
+                if !t.is_empty() {
+                    push(&mut out, &format!("\\text{{{}}}", escape_text(t)));
+                }
+            } else if let Some(k) = ElementRef::wrap(c) {
+                let piece = self.node(k);
+                push(&mut out, &piece);
+            }
+        }
+        out
+    }
+
     /// The `n`th element child converted, or empty with a warning.
     fn arg(&mut self, kids: &[ElementRef], n: usize, parent: &str) -> String {
         match kids.get(n) {
@@ -174,6 +236,11 @@ impl Cx {
     fn node(&mut self, e: ElementRef) -> String {
         let name = e.value().name();
         let kids = elements(e);
+        // Structures read their arguments from element children; loose text beside them would
+        // be lost, so such an element is read as a row instead.
+        if STRUCTURES.contains(&name) && has_loose_text(e) {
+            return self.row(e);
+        }
         match name {
             "mrow" | "mstyle" | "mpadded" | "merror" | "math" | "mtd" => self.row(e),
             "mphantom" => format!("\\phantom{{{}}}", self.row(e)),
@@ -526,6 +593,19 @@ mod tests {
         assert_eq!(l("<math><mi>sin</mi><mi>θ</mi></math>"), "\\sin\\theta");
         assert_eq!(convert("<p>no</p>"), Err(MathError::NoMath));
         assert_eq!(convert("<math> </math>"), Err(MathError::Empty));
+    }
+
+    #[test]
+    fn loose_text_is_kept_and_reported() {
+        let r = convert("<math><mfrac><mi>a</mi><mn>2</mn>&lt;</mfrac>x</math>").unwrap();
+        assert_eq!(r.latex, "a2\\text{<}\\text{x}");
+        assert_eq!(
+            r.warnings,
+            vec![
+                "text directly inside <math> kept as text",
+                "text directly inside <mfrac> kept as text"
+            ]
+        );
     }
 
     #[test]

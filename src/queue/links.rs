@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::{notion_url, JobError, Migration};
-use crate::convert::{convert_page_with, Block, ConvertOptions, RichKind};
+use crate::convert::{Block, RichKind};
 use crate::graph::Caller;
 
 /// Rewrites the pending links of `who`'s pages; returns how many blocks were updated.
@@ -18,16 +18,11 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
             continue;
         };
         let label = format!("page {:?} ({})", item.title, item.item_id);
-        let html = m
-            .graph()
-            .get_text(
-                who,
-                &format!("me/onenote/pages/{}/content", item.item_id),
-                &label,
-            )
-            .await?;
         let last_modified = m.db().page_last_modified(&who.account, &item.item_id)?;
-        let mut page = convert_page_with(&html, &ConvertOptions { last_modified });
+        // With its drawings, as written: blocks are matched to Notion's by position.
+        let (mut page, _) = m
+            .fetch_page(who, &item.item_id, &label, last_modified)
+            .await?;
         let mut still_missing = false;
         page.resolve_page_links(|id| match migrated.get(id) {
             Some(n) => Some(notion_url(n)),

@@ -14,8 +14,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::clock::{Clock, UnixMillis};
-use crate::convert::{convert_page_with, ConvertOptions, MediaSource};
+use bytes::Bytes;
+
+use crate::convert::{convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource};
 use crate::graph::{Caller, GraphClient, GraphError};
+use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::{Lane, LimiterError};
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::writer::{
@@ -411,21 +414,9 @@ impl Migration {
         let parent = self.parent_notion_id(job)?;
         let who = self.caller(&job.account, opts)?;
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
-        let html = self
-            .graph
-            .get_text(
-                &who,
-                &format!("me/onenote/pages/{}/content", job.item_id),
-                &item,
-            )
+        let (mut page, svgs) = self
+            .fetch_page(&who, &job.item_id, &item, last_modified.clone())
             .await?;
-        let mut page = convert_page_with(
-            &html,
-            &ConvertOptions {
-                last_modified: last_modified.clone(),
-            },
-        );
-        drop(html);
         let migrated = self.db.migrated_pages(&job.account)?;
         let mut unresolved = false;
         page.resolve_page_links(|id| match migrated.get(id) {
@@ -449,7 +440,7 @@ impl Migration {
             &title,
             &blocks,
             &resources,
-            Some((&who, report.as_deref(), last_modified.as_deref())),
+            Some((&who, report.as_deref(), last_modified.as_deref(), svgs)),
         )
         .await?;
         self.db
@@ -461,6 +452,47 @@ impl Migration {
         Ok(())
     }
 
+    /// Fetches a page's content with its ink and converts it; returns the page and the rendered
+    /// drawings' SVG by their `ink:` URL. Ink that cannot be read is in the page's report (the
+    /// page still migrates); an answer that cannot even be split is fetched again without ink.
+    async fn fetch_page(
+        &self,
+        who: &Caller,
+        item_id: &str,
+        item: &str,
+        last_modified: Option<String>,
+    ) -> Result<(ConvertedPage, HashMap<String, Bytes>), JobError> {
+        let path = format!("me/onenote/pages/{item_id}/content");
+        let (ctype, body) = self
+            .graph
+            .get_with_type(who, &format!("{path}?includeInkML=true"), item)
+            .await?;
+        let (html, drawings) = match split_multipart(&ctype, &body) {
+            Ok(parts) => {
+                let d = ink::for_page(parts.inkml.as_deref());
+                (parts.html, d)
+            }
+            Err(e) => {
+                tracing::warn!(item, "page content with ink could not be split: {e}");
+                let html = self.graph.get_text(who, &path, item).await?;
+                let d = PageDrawings {
+                    ink: Ink::Unreadable(e.to_string()),
+                    ..PageDrawings::default()
+                };
+                (html, d)
+            }
+        };
+        drop(body);
+        let page = convert_page_with(
+            &html,
+            &ConvertOptions {
+                last_modified,
+                ink: drawings.ink,
+            },
+        );
+        Ok((page, drawings.svgs))
+    }
+
     /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was
     /// created or completed now.
     async fn ensure(
@@ -470,13 +502,13 @@ impl Migration {
         title: &str,
         blocks: &[Value],
         resources: &HashMap<String, Resource>,
-        page: Option<(&Caller, Option<&str>, Option<&str>)>,
+        page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
         let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
         let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
-        let fetch = match page {
-            Some((who, ..)) => self.fetcher(who.clone()),
+        let fetch = match &page {
+            Some((who, _, _, svgs)) => self.fetcher((*who).clone(), svgs.clone()),
             None => no_fetch(),
         };
         let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
@@ -540,7 +572,7 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
-        let (report, modified) = page.map(|(_, r, m)| (r, m)).unwrap_or((None, None));
+        let (report, modified) = page.map(|(_, r, m, _)| (r, m)).unwrap_or((None, None));
         self.db.record_written(
             account,
             item_id,
@@ -567,13 +599,20 @@ impl Migration {
         }
     }
 
-    /// Downloads resources through the Graph limiter, in the background lane.
-    fn fetcher(&self, who: Caller) -> Fetch {
+    /// Downloads resources through the Graph limiter, in the background lane; rendered drawings
+    /// (`ink:` URLs) come from `svgs` in memory.
+    fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>) -> Fetch {
         let graph = self.graph.clone();
+        let svgs = Arc::new(svgs);
         Arc::new(move |res: Resource| {
             let graph = graph.clone();
             let who = who.clone();
+            let svg = svgs.get(&res.url).cloned();
+            let drawing = res.url.starts_with(ink::DRAWING_SCHEME);
             Box::pin(async move {
+                if drawing {
+                    return svg.ok_or_else(|| format!("{} was not rendered", res.file_name));
+                }
                 graph
                     .get_bytes(&who, &res.url, &format!("file {:?}", res.file_name))
                     .await
@@ -597,6 +636,15 @@ impl Migration {
         &self.notion
     }
 }
+
+/// For a OneNote page: who fetches its resources, its report, its `lastModifiedDateTime`, and its
+/// rendered drawings by `ink:` URL.
+type PageWrite<'a> = (
+    &'a Caller,
+    Option<&'a str>,
+    Option<&'a str>,
+    HashMap<String, Bytes>,
+);
 
 /// A fetcher for pages without resources.
 fn no_fetch() -> Fetch {

@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use notebridge::convert::convert_page_with;
-use notebridge::convert::ConvertOptions;
+use notebridge::convert::{ConvertOptions, Ink};
 use notebridge::store::inventory::{Notebook, Page, Section, SectionGroup};
 use notebridge::store::Db;
 use notebridge::testserver::generator::page_html;
+use notebridge::testserver::graph::ink::page_ink;
 use notebridge::testserver::lab::Lab;
 use notebridge::testserver::notion::DumpNode;
 use serde_json::Value;
@@ -83,6 +84,22 @@ fn shape_of_dump(n: &DumpNode) -> Shape {
 /// Asserts that under the lab's target page the Notion tree mirrors `inventory` exactly once, each
 /// page with the body its OneNote HTML converts to (and its subpages nested under it).
 pub fn assert_mirrors(lab: &Lab, user_id: &str, inventory: &[Notebook]) {
+    assert_mirrors_with(lab, user_id, inventory, &[])
+}
+
+/// [`assert_mirrors`], where the pages in `unreadable_ink` were served InkML that cannot be read
+/// (their bodies hold no drawing).
+pub fn assert_mirrors_with(
+    lab: &Lab,
+    user_id: &str,
+    inventory: &[Notebook],
+    unreadable_ink: &[String],
+) {
+    let ctx = Ctx {
+        lab,
+        user_id,
+        unreadable_ink,
+    };
     let root = lab.notion.dump(&lab.target_page).expect("target exists");
     let notes = lab.graph.notes(user_id);
     let pages: Vec<&DumpNode> = root.children.iter().filter(|c| c.kind == "page").collect();
@@ -93,14 +110,20 @@ pub fn assert_mirrors(lab: &Lab, user_id: &str, inventory: &[Notebook]) {
     );
     for (nb, node) in inventory.iter().zip(pages) {
         assert_eq!(node.title.as_deref(), Some(nb.name.as_str()));
-        check_container(lab, &notes, user_id, node, &nb.section_groups, &nb.sections);
+        check_container(&ctx, &notes, node, &nb.section_groups, &nb.sections);
     }
 }
 
+/// What every page check needs.
+struct Ctx<'a> {
+    lab: &'a Lab,
+    user_id: &'a str,
+    unreadable_ink: &'a [String],
+}
+
 fn check_container(
-    lab: &Lab,
+    ctx: &Ctx<'_>,
     notes: &notebridge::testserver::graph::model::UserNotes,
-    user_id: &str,
     node: &DumpNode,
     groups: &[SectionGroup],
     sections: &[Section],
@@ -115,19 +138,18 @@ fn check_container(
     // Sections first, then section groups: the order they were planned in.
     for (s, n) in sections.iter().zip(&kids) {
         assert_eq!(n.title.as_deref(), Some(s.name.as_str()));
-        check_pages(lab, notes, user_id, n, &s.pages);
+        check_pages(ctx, notes, n, &s.pages);
     }
     for (g, n) in groups.iter().zip(&kids[sections.len()..]) {
         assert_eq!(n.title.as_deref(), Some(g.name.as_str()));
-        check_container(lab, notes, user_id, n, &g.section_groups, &g.sections);
+        check_container(ctx, notes, n, &g.section_groups, &g.sections);
     }
 }
 
 /// Pages of a section: level-0 pages directly, subpages under the page before them.
 fn check_pages(
-    lab: &Lab,
+    ctx: &Ctx<'_>,
     notes: &notebridge::testserver::graph::model::UserNotes,
-    user_id: &str,
     node: &DumpNode,
     pages: &[Page],
 ) {
@@ -143,8 +165,8 @@ fn check_pages(
         let n = kids
             .get(seen)
             .unwrap_or_else(|| panic!("page {:?} missing under {:?}", pages[i].title, node.title));
-        check_page(lab, notes, user_id, n, &pages[i]);
-        check_pages(lab, notes, user_id, n, &pages[i + 1..j]);
+        check_page(ctx, notes, n, &pages[i]);
+        check_pages(ctx, notes, n, &pages[i + 1..j]);
         seen += 1;
         i = j;
     }
@@ -152,9 +174,8 @@ fn check_pages(
 }
 
 fn check_page(
-    lab: &Lab,
+    ctx: &Ctx<'_>,
     notes: &notebridge::testserver::graph::model::UserNotes,
-    user_id: &str,
     node: &DumpNode,
     page: &Page,
 ) {
@@ -165,11 +186,25 @@ fn check_page(
     };
     assert_eq!(node.title.as_deref(), Some(title));
     let src = notes.page(&page.id).expect("page in the source");
-    let html = page_html(src, &notes.resources, lab.graph.base_url(), user_id);
+    let html = page_html(src, &notes.resources, ctx.lab.graph.base_url(), ctx.user_id);
+    // The page's drawings as the test server generated them, rendered and placed.
+    let ink = match page_ink(src, &html) {
+        Some(_) if ctx.unreadable_ink.contains(&page.id) => Ink::Unreadable(String::new()),
+        Some(ink) => notebridge::ink::for_page(Some(&ink.inkml)).ink,
+        None => Ink::Drawings(Vec::new()),
+    };
+    let want_captions: Vec<String> = match &ink {
+        Ink::Drawings(d) => d
+            .iter()
+            .map(|p| p.block.to_json()["image"]["caption"][0]["text"]["content"].to_string())
+            .collect(),
+        _ => Vec::new(),
+    };
     let converted = convert_page_with(
         &html,
         &ConvertOptions {
             last_modified: page.last_modified.clone(),
+            ink,
         },
     );
     let want: Vec<Shape> = converted
@@ -186,6 +221,14 @@ fn check_page(
         .map(shape_of_dump)
         .collect();
     assert_eq!(got, want, "body of {title:?}");
+    // Each drawing arrived with its caption ("Handwritten drawing, 5 strokes"), in reading order.
+    let got_captions: Vec<String> = node
+        .children
+        .iter()
+        .filter(|c| c.kind == "image" && c.text.contains(" drawing, "))
+        .map(|c| serde_json::Value::String(c.text.clone()).to_string())
+        .collect();
+    assert_eq!(got_captions, want_captions, "drawings of {title:?}");
     // Every media block points at an upload that arrived.
     fn files(n: &DumpNode, out: &mut Vec<String>) {
         if let Some(f) = &n.file {
