@@ -1,7 +1,7 @@
 //! `notebridge migrate`: check the Notion target, scan what is needed (foreground), plan, and drain
 //! the queue (background); `--resume` drains what is queued.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -107,25 +107,45 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
         )
         .into());
     }
+    let lock_lost = Arc::new(AtomicBool::new(false));
     let result = super::runtime()?.block_on(async {
         let heartbeat = {
             let (db, token, clock) = (db.clone(), lock_token.clone(), clock.clone());
+            let lost = lock_lost.clone();
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(LOCK_STALE / 4).await;
-                    if let Err(e) = db.heartbeat_run_lock(&token, clock.now_ms()) {
-                        tracing::warn!("could not refresh the migration lock: {e}");
+                    match db.heartbeat_run_lock(&token, clock.now_ms()) {
+                        Ok(true) => {}
+                        // Another process took the lock (we were paused past its staleness):
+                        // going on would run the same jobs twice.
+                        Ok(false) => {
+                            tracing::error!(
+                                "another notebridge took over the migration lock; stopping"
+                            );
+                            lost.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        Err(e) => tracing::warn!("could not refresh the migration lock: {e}"),
                     }
                 }
             })
         };
         let r = migrate(
-            settings, printer, &args, &db, &clock, &token, target, started_at,
+            settings, printer, &args, &db, &clock, &token, target, started_at, &lock_lost,
         )
         .await;
         heartbeat.abort();
         r
     });
+    if lock_lost.load(Ordering::SeqCst) {
+        return Err(CliError::new(
+            Exit::Busy,
+            "another notebridge process took over this database's migration lock while this one \
+             was paused; this one stopped and left the work to it",
+        )
+        .into());
+    }
     db.release_run_lock(&lock_token)?;
     result
 }
@@ -140,6 +160,7 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
+    lock_lost: &Arc<AtomicBool>,
 ) -> anyhow::Result<Exit> {
     let started = Instant::now();
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
@@ -180,7 +201,19 @@ async fn migrate(
         let m = migration.clone();
         tokio::spawn(async move {
             wait_for_stop_signal().await;
-            tracing::warn!("stop requested: finishing what is in flight");
+            tracing::warn!("stop requested: finishing what is in flight (again to stop at once)");
+            m.request_stop();
+            // A second request does not wait for in-flight work (which may sit in a long
+            // throttle cooldown): the next run takes it up as after a kill.
+            wait_for_stop_signal().await;
+            eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
+            std::process::exit(Exit::WorkRemaining.code().into());
+        });
+        let (m, lost) = (migration.clone(), lock_lost.clone());
+        tokio::spawn(async move {
+            while !lost.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
             m.request_stop();
         });
     }

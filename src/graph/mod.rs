@@ -86,6 +86,18 @@ pub enum GraphError {
         /// What was wrong.
         problem: String,
     },
+    /// The answer is bigger than the caller can use (e.g. a file over Notion's upload limit).
+    #[error("{account}: {item}: {size} bytes is over the limit of {max} bytes")]
+    TooLarge {
+        /// Account name.
+        account: String,
+        /// The OneNote item.
+        item: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
     /// Tokens could not be had (sign-in required).
     #[error(transparent)]
     Auth(#[from] AuthError),
@@ -95,11 +107,31 @@ pub enum GraphError {
 }
 
 impl GraphError {
+    /// What went wrong, without the account and item (for text shown inside a Notion page).
+    pub fn reason(&self) -> String {
+        match self {
+            GraphError::Item {
+                status, message, ..
+            } => format!("Graph answered {status}: {message}"),
+            GraphError::TooLarge { size, max, .. } => {
+                format!("{size} bytes is over the limit of {max} bytes")
+            }
+            GraphError::BadAnswer { problem, .. } => problem.clone(),
+            GraphError::GaveUp { last, attempts, .. } => {
+                format!("gave up after {attempts} attempts: {last}")
+            }
+            other => other.to_string(),
+        }
+    }
+
     /// Whether only this item failed and the run should go on.
     pub fn is_item_failure(&self) -> bool {
         matches!(
             self,
-            GraphError::Item { .. } | GraphError::GaveUp { .. } | GraphError::BadAnswer { .. }
+            GraphError::Item { .. }
+                | GraphError::GaveUp { .. }
+                | GraphError::BadAnswer { .. }
+                | GraphError::TooLarge { .. }
         )
     }
 }
@@ -284,7 +316,7 @@ impl GraphClient {
         path: &str,
         item: &str,
     ) -> Result<T, GraphError> {
-        let a = self.get(who, path, item).await?;
+        let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
         serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
             account: who.account.clone(),
             item: item.to_owned(),
@@ -299,7 +331,7 @@ impl GraphClient {
         path: &str,
         item: &str,
     ) -> Result<String, GraphError> {
-        let a = self.get(who, path, item).await?;
+        let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
         String::from_utf8(a.body.to_vec()).map_err(|e| GraphError::BadAnswer {
             account: who.account.clone(),
             item: item.to_owned(),
@@ -315,18 +347,20 @@ impl GraphClient {
         path: &str,
         item: &str,
     ) -> Result<(String, Bytes), GraphError> {
-        let a = self.get(who, path, item).await?;
+        let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
         Ok((content_type(&a.headers), a.body))
     }
 
-    /// GET binary content (a resource), read in chunks into one buffer sized from Content-Length.
+    /// GET binary content (a resource), read in chunks into one buffer sized from Content-Length,
+    /// refusing (without downloading) anything over `max` bytes.
     pub async fn get_bytes(
         &self,
         who: &Caller,
         path: &str,
         item: &str,
+        max: usize,
     ) -> Result<Bytes, GraphError> {
-        Ok(self.get(who, path, item).await?.body)
+        Ok(self.get(who, path, item, max).await?.body)
     }
 
     /// Every item of a paged collection: follows `@odata.nextLink`, and falls back to `$skip` when a
@@ -353,7 +387,13 @@ impl GraphClient {
         Ok(out)
     }
 
-    async fn get(&self, who: &Caller, path: &str, item: &str) -> Result<Answer, GraphError> {
+    async fn get(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+        max: usize,
+    ) -> Result<Answer, GraphError> {
         let url = self.url(path);
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
@@ -361,11 +401,20 @@ impl GraphClient {
         let mut throttled = 0u32;
         loop {
             let permit = self.permit(who).await?;
-            let sent = self.send(&url, &token).await;
+            let sent = self.send(&url, &token, max).await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             let answer = match sent {
                 Ok(a) => a,
-                Err(detail) => {
+                Err(BodyError::TooLarge(size)) => {
+                    permit.succeeded(None);
+                    return Err(GraphError::TooLarge {
+                        account: who.account.clone(),
+                        item: item.to_owned(),
+                        size,
+                        max: max as u64,
+                    });
+                }
+                Err(BodyError::Failed(detail)) => {
                     permit.failed();
                     transient += 1;
                     self.transient_backoff(who, item, transient, &detail)
@@ -431,17 +480,17 @@ impl GraphClient {
         })
     }
 
-    async fn send(&self, url: &str, token: &AccessToken) -> Result<Answer, String> {
+    async fn send(&self, url: &str, token: &AccessToken, max: usize) -> Result<Answer, BodyError> {
         let resp = self
             .http
             .get(url)
             .bearer_auth(token.secret())
             .send()
             .await
-            .map_err(|e| transport_detail(&e))?;
+            .map_err(|e| BodyError::Failed(transport_detail(&e)))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = read_body(resp).await?;
+        let body = read_body(resp, max).await?;
         Ok(Answer {
             status,
             headers,
@@ -467,7 +516,9 @@ impl GraphClient {
             .map_err(|e| transport_detail(&e))?;
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
-        let body = read_body(resp).await?;
+        let body = read_body(resp, MAX_BODY_BYTES)
+            .await
+            .map_err(|e| e.to_string())?;
         Ok(Answer {
             status,
             headers,
@@ -586,23 +637,38 @@ fn transport_detail(e: &reqwest::Error) -> String {
     }
 }
 
-/// Reads a body chunk by chunk into one buffer (no second copy), refusing bodies over the bound.
-async fn read_body(resp: reqwest::Response) -> Result<Bytes, String> {
-    let cap = resp
-        .content_length()
-        .map(|n| n as usize)
-        .unwrap_or(64 * 1024);
-    if cap > MAX_BODY_BYTES {
-        return Err(format!(
-            "answer of {cap} bytes is over the {MAX_BODY_BYTES}-byte bound"
-        ));
+/// Why a body was not read.
+#[derive(Debug)]
+enum BodyError {
+    /// Over the caller's bound (bytes announced or read so far): not worth downloading.
+    TooLarge(u64),
+    /// The connection failed or was cut.
+    Failed(String),
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::TooLarge(n) => write!(f, "answer of {n} bytes is over the bound"),
+            BodyError::Failed(d) => f.write_str(d),
+        }
     }
-    let mut buf = BytesMut::with_capacity(cap);
+}
+
+/// Reads a body chunk by chunk into one buffer (no second copy); a body over `max` bytes is refused
+/// from its Content-Length before any of it is read, or as soon as it grows past `max`.
+async fn read_body(resp: reqwest::Response, max: usize) -> Result<Bytes, BodyError> {
+    let announced = resp.content_length();
+    if let Some(n) = announced.filter(|n| *n as usize > max) {
+        return Err(BodyError::TooLarge(n));
+    }
+    let mut buf = BytesMut::with_capacity(announced.map_or(64 * 1024, |n| n as usize));
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| format!("answer cut off ({})", transport_detail(&e)))?;
-        if buf.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(format!("answer over the {MAX_BODY_BYTES}-byte bound"));
+        let chunk = chunk
+            .map_err(|e| BodyError::Failed(format!("answer cut off ({})", transport_detail(&e))))?;
+        if buf.len() + chunk.len() > max {
+            return Err(BodyError::TooLarge((buf.len() + chunk.len()) as u64));
         }
         buf.extend_from_slice(&chunk);
     }

@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use super::client::{NotionClient, NotionError};
 use super::split::{self, block_type, Prepared};
+use crate::graph::GraphError;
 
 /// Largest file sent in one part; bigger ones go multi-part.
 pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
@@ -33,7 +34,12 @@ pub struct Resource {
 }
 
 /// Fetches a resource's bytes (through the Graph limiter); the error text names why it failed.
-pub type Fetch = Arc<dyn Fn(Resource) -> BoxFuture<'static, Result<Bytes, String>> + Send + Sync>;
+///
+/// An error for this one file (gone, forbidden, too big: [`GraphError::is_item_failure`] but not
+/// "gave up") leaves a placeholder; any other error (a deadline, sign-in, retries exhausted) fails
+/// the write so the page is tried again later instead of keeping a placeholder for good.
+pub type Fetch =
+    Arc<dyn Fn(Resource) -> BoxFuture<'static, Result<Bytes, GraphError>> + Send + Sync>;
 
 /// Errors writing an item; each names the Notion object involved.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +50,9 @@ pub enum WriteError {
     /// What Notion holds does not match what we wrote (someone edited the page meanwhile).
     #[error("{0}")]
     Mismatch(String),
+    /// A file could not be fetched for a reason that is not the file's own (see [`Fetch`]).
+    #[error(transparent)]
+    Fetch(GraphError),
 }
 
 /// What writing a page did.
@@ -424,6 +433,7 @@ impl Writer {
                                 *b = placeholder(&res.file_name, &why);
                             }
                             Err(UploadFailure::Notion(e)) => return Err(e.into()),
+                            Err(UploadFailure::Fetch(e)) => return Err(WriteError::Fetch(e)),
                         }
                     }
                 }
@@ -448,9 +458,14 @@ impl Writer {
                 "Notion does not accept this file type".into(),
             ));
         };
-        let bytes = (self.fetch)(res.clone())
-            .await
-            .map_err(|e| UploadFailure::CannotCarry(format!("download failed: {e}")))?;
+        let bytes = (self.fetch)(res.clone()).await.map_err(|e| match e {
+            GraphError::Item { .. }
+            | GraphError::TooLarge { .. }
+            | GraphError::BadAnswer { .. } => {
+                UploadFailure::CannotCarry(format!("download failed: {}", e.reason()))
+            }
+            other => UploadFailure::Fetch(other),
+        })?;
         let size = bytes.len() as u64;
         if size > self.max_upload {
             return Err(UploadFailure::CannotCarry(format!(
@@ -499,6 +514,8 @@ enum UploadFailure {
     CannotCarry(String),
     /// Notion failed: the item fails and is retried later.
     Notion(NotionError),
+    /// The download failed for a reason that is not the file's: the item fails.
+    Fetch(GraphError),
 }
 
 impl From<NotionError> for UploadFailure {

@@ -17,25 +17,48 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
         let Some(notion_id) = item.notion_page_id.clone() else {
             continue;
         };
-        let label = format!("page {:?} ({})", item.title, item.item_id);
-        let last_modified = m.db().page_last_modified(&who.account, &item.item_id)?;
-        // With its drawings, as written: blocks are matched to Notion's by position.
-        let (mut page, _) = m
-            .fetch_page(who, &item.item_id, &label, last_modified)
-            .await?;
-        let mut still_missing = false;
-        page.resolve_page_links(|id| match migrated.get(id) {
-            Some(n) => Some(notion_url(n)),
-            None => {
-                still_missing = true;
-                None
+        match rewrite_page(m, who, &item.item_id, &item.title, &notion_id, &migrated).await {
+            Ok((n, still_missing)) => {
+                updated += n;
+                m.db()
+                    .set_pending_links(&who.account, &item.item_id, still_missing)?;
             }
-        });
-        updated += rewrite_level(m, &notion_id, &page.blocks).await?;
-        m.db()
-            .set_pending_links(&who.account, &item.item_id, still_missing)?;
+            // One page that cannot be read again (deleted in OneNote since) or whose Notion page
+            // was changed must not hold up the others: its links stay readable text.
+            Err(JobError::Permanent(why)) => {
+                tracing::warn!(page = %item.item_id, "links not rewritten: {why}");
+                m.db()
+                    .set_pending_links(&who.account, &item.item_id, false)?;
+            }
+            Err(other) => return Err(other),
+        }
     }
     Ok(updated)
+}
+
+/// Rewrites one page's links; returns the blocks updated and whether links remain unresolved.
+async fn rewrite_page(
+    m: &Migration,
+    who: &Caller,
+    item_id: &str,
+    title: &str,
+    notion_id: &str,
+    migrated: &std::collections::HashMap<String, String>,
+) -> Result<(u64, bool), JobError> {
+    let label = format!("page {title:?} ({item_id})");
+    let last_modified = m.db().page_last_modified(&who.account, item_id)?;
+    // With its drawings, as written: blocks are matched to Notion's by position.
+    let (mut page, _) = m.fetch_page(who, item_id, &label, last_modified).await?;
+    let mut still_missing = false;
+    page.resolve_page_links(|id| match migrated.get(id) {
+        Some(n) => Some(notion_url(n)),
+        None => {
+            still_missing = true;
+            None
+        }
+    });
+    let n = rewrite_level(m, notion_id, &page.blocks).await?;
+    Ok((n, still_missing))
 }
 
 /// Whether a block's own rich text holds a page link.
@@ -64,22 +87,39 @@ fn rewrite_level<'a>(
             .notion()
             .children(parent)
             .await
-            .map_err(|e| JobError::Transient(e.to_string()))?
+            .map_err(notion_error)?
             .into_iter()
             .filter(|b| b["type"] != "child_page")
             .collect();
         let mut n = 0;
         for (want, got) in expected.iter().zip(&actual) {
             let id = got["id"].as_str().unwrap_or_default();
-            if has_link(want) && want.type_name() != "table" {
-                let t = want.type_name();
+            let t = want.type_name();
+            if got["type"].as_str() != Some(t) {
+                // Someone changed the page in Notion: never overwrite their block.
+                return Err(JobError::Permanent(format!(
+                    "Notion block {id} is a {} where a {t} was written",
+                    got["type"].as_str().unwrap_or("?")
+                )));
+            }
+            if has_link(want) {
                 let json = want.to_json();
-                let body = json!({ t: { "rich_text": json[t]["rich_text"].clone() } });
-                m.notion()
-                    .update_block(id, body)
-                    .await
-                    .map_err(|e| JobError::Transient(e.to_string()))?;
-                n += 1;
+                if t == "table" {
+                    n += rewrite_rows(m, id, &json).await?;
+                } else {
+                    // Text blocks carry `rich_text`, media blocks their `caption`.
+                    let field = if json[t].get("rich_text").is_some() {
+                        "rich_text"
+                    } else {
+                        "caption"
+                    };
+                    let body = json!({ t: { field: json[t][field].clone() } });
+                    m.notion()
+                        .update_block(id, body)
+                        .await
+                        .map_err(notion_error)?;
+                    n += 1;
+                }
             }
             if want.children().iter().any(subtree_has_link) {
                 n += rewrite_level(m, id, want.children()).await?;
@@ -87,4 +127,44 @@ fn rewrite_level<'a>(
         }
         Ok(n)
     })
+}
+
+/// Updates the rows of a written table whose cells hold page links.
+async fn rewrite_rows(m: &Migration, table: &str, json: &Value) -> Result<u64, JobError> {
+    let rows = m.notion().children(table).await.map_err(notion_error)?;
+    let want = json["table"]["children"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut n = 0;
+    for (row, got) in want.iter().zip(&rows) {
+        let cells = &row["table_row"]["cells"];
+        let linked = cells.as_array().is_some_and(|cs| {
+            cs.iter()
+                .flat_map(|c| c.as_array().into_iter().flatten())
+                .any(|r| {
+                    r["text"]["link"]["url"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("https://www.notion.so/"))
+                })
+        });
+        if linked {
+            let id = got["id"].as_str().unwrap_or_default();
+            m.notion()
+                .update_block(id, json!({ "table_row": { "cells": cells.clone() } }))
+                .await
+                .map_err(notion_error)?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// A Notion refusal is this page's problem; anything else may pass.
+fn notion_error(e: crate::notion::client::NotionError) -> JobError {
+    if e.is_rejection() {
+        JobError::Permanent(e.to_string())
+    } else {
+        JobError::Transient(e.to_string())
+    }
 }

@@ -25,7 +25,7 @@ use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, Writer,
 };
 use crate::store::jobs::{Job, JobKind};
-use crate::store::notion_items::BodyState;
+use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
 
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
@@ -54,6 +54,12 @@ pub enum RunError {
     /// Sign-in is needed, or the limiter failed.
     #[error(transparent)]
     Graph(GraphError),
+    /// A worker died (a bug): the run stops; what it held is taken up by the next run.
+    #[error("a migration worker stopped unexpectedly: {0}")]
+    Worker(String),
+    /// A created Notion page could not be recorded: going on could create it twice.
+    #[error("could not record a created Notion page: {0}")]
+    Unrecorded(String),
 }
 
 impl crate::exit::ExitClass for RunError {
@@ -61,6 +67,7 @@ impl crate::exit::ExitClass for RunError {
         match self {
             RunError::Store(e) => e.exit_class(),
             RunError::Graph(e) => e.exit_class(),
+            RunError::Worker(_) | RunError::Unrecorded(_) => None,
         }
     }
 }
@@ -106,8 +113,9 @@ enum JobError {
     Transient(String),
     /// The deadline or a stop: park the job.
     Stop,
-    /// Not its turn yet (an earlier sibling is still queued): park it briefly, attempt not counted.
-    NotYet,
+    /// Not its turn yet (an earlier sibling is still queued): park it until about when that one may
+    /// run, attempt not counted.
+    NotYet(UnixMillis),
     /// The whole run must end.
     Fatal(RunError),
 }
@@ -133,11 +141,14 @@ impl From<GraphError> for JobError {
 
 impl From<WriteError> for JobError {
     fn from(e: WriteError) -> Self {
-        match &e {
+        let text = e.to_string();
+        match e {
+            // A file that could not be fetched for a reason not its own: as for any Graph call.
+            WriteError::Fetch(g) => JobError::from(g),
             WriteError::Notion(NotionError::Rejected { .. })
             | WriteError::Notion(NotionError::NoAccess { .. })
-            | WriteError::Mismatch(_) => JobError::Permanent(e.to_string()),
-            WriteError::Notion(_) => JobError::Transient(e.to_string()),
+            | WriteError::Mismatch(_) => JobError::Permanent(text),
+            WriteError::Notion(_) => JobError::Transient(text),
         }
     }
 }
@@ -224,8 +235,8 @@ impl Migration {
                     first_err.get_or_insert(e);
                 }
                 Err(join) => {
-                    tracing::error!("a migration worker panicked: {join}");
-                    stopped.store(true, Ordering::SeqCst);
+                    self.request_stop();
+                    first_err.get_or_insert(RunError::Worker(join.to_string()));
                 }
             }
         }
@@ -303,10 +314,17 @@ impl Migration {
                         .requeue_job(job.id, &self.owner, Some(&msg), now + backoff, now)
                 }
                 Err(JobError::Stop) => {
+                    // The next request could start only after the deadline: this worker is done
+                    // (claiming again would only meet the same answer).
                     stopped.store(true, Ordering::SeqCst);
-                    self.db.park_job(job.id, &self.owner, now)
+                    let parked = self.db.park_job(job.id, &self.owner, now);
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    return parked.map_err(RunError::from);
                 }
-                Err(JobError::NotYet) => self.db.defer_job(job.id, &self.owner, now + 200, now),
+                Err(JobError::NotYet(until)) => {
+                    self.db
+                        .defer_job(job.id, &self.owner, until.max(now + 200), now)
+                }
                 Err(JobError::Fatal(e)) => {
                     let _ = self.db.park_job(job.id, &self.owner, now);
                     running.fetch_sub(1, Ordering::SeqCst);
@@ -413,6 +431,14 @@ impl Migration {
         }
         let parent = self.parent_notion_id(job)?;
         let who = self.caller(&job.account, opts)?;
+        // A page not created yet waits for its turn before spending Graph budget on its content.
+        let created = self
+            .db
+            .notion_item(&job.account, &job.item_id)?
+            .is_some_and(|i| i.notion_page_id.is_some());
+        if !created {
+            self.wait_for_turn(job).await?;
+        }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, svgs) = self
             .fetch_page(&who, &job.item_id, &item, last_modified.clone())
@@ -440,11 +466,15 @@ impl Migration {
             &title,
             &blocks,
             &resources,
-            Some((&who, report.as_deref(), last_modified.as_deref(), svgs)),
+            Some(PageWrite {
+                who: &who,
+                report: report.as_deref(),
+                last_modified: last_modified.as_deref(),
+                svgs,
+                pending_links: unresolved,
+            }),
         )
         .await?;
-        self.db
-            .set_pending_links(&job.account, &job.item_id, unresolved)?;
         self.stats.pages.fetch_add(1, Ordering::Relaxed);
         self.stats
             .approximations
@@ -508,7 +538,7 @@ impl Migration {
         let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
         let fetch = match &page {
-            Some((who, _, _, svgs)) => self.fetcher((*who).clone(), svgs.clone()),
+            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone()),
             None => no_fetch(),
         };
         let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
@@ -541,12 +571,13 @@ impl Migration {
                 let ours = self.db.notion_children_of(parent)?;
                 let db = self.db.clone();
                 let clock = self.clock.clone();
-                let record = move |id: &str| {
+                let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+                let record = |id: &str| {
                     if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
-                        tracing::error!("could not record a created Notion page: {e}");
+                        *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
                 };
-                let (_, stats) = writer
+                let stats = writer
                     .create_page(
                         NewPage {
                             parent,
@@ -558,8 +589,11 @@ impl Migration {
                         recover,
                         &record,
                     )
-                    .await?;
-                stats
+                    .await;
+                if let Some(e) = unrecorded.lock().expect("not poisoned").take() {
+                    return Err(JobError::Fatal(RunError::Unrecorded(e)));
+                }
+                stats?.1
             }
         };
         self.stats
@@ -572,16 +606,15 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
-        let (report, modified) = page.map(|(_, r, m, _)| (r, m)).unwrap_or((None, None));
-        self.db.record_written(
-            account,
-            item_id,
-            stats.blocks as i64,
-            stats.files as i64,
-            report,
-            modified,
-            self.clock.now_ms(),
-        )?;
+        let written = Written {
+            blocks: stats.blocks as i64,
+            files: stats.files as i64,
+            report: page.as_ref().and_then(|p| p.report),
+            onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
+            pending_links: page.as_ref().is_some_and(|p| p.pending_links),
+        };
+        self.db
+            .record_written(account, item_id, &written, self.clock.now_ms())?;
         Ok(true)
     }
 
@@ -590,10 +623,10 @@ impl Migration {
     async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
         loop {
             match self.db.earlier_siblings_pending(job)? {
-                (0, 0) => return Ok(()),
+                (0, 0, _) => return Ok(()),
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
-                (_, queued) if queued > 0 => return Err(JobError::NotYet),
+                (_, queued, next) if queued > 0 => return Err(JobError::NotYet(next)),
                 _ => tokio::time::sleep(Duration::from_millis(20)).await,
             }
         }
@@ -603,6 +636,8 @@ impl Migration {
     /// (`ink:` URLs) come from `svgs` in memory.
     fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>) -> Fetch {
         let graph = self.graph.clone();
+        // Nothing bigger than Notion takes is downloaded at all.
+        let max = usize::try_from(self.max_upload).unwrap_or(usize::MAX);
         let svgs = Arc::new(svgs);
         Arc::new(move |res: Resource| {
             let graph = graph.clone();
@@ -610,13 +645,15 @@ impl Migration {
             let svg = svgs.get(&res.url).cloned();
             let drawing = res.url.starts_with(ink::DRAWING_SCHEME);
             Box::pin(async move {
+                let item = format!("file {:?}", res.file_name);
                 if drawing {
-                    return svg.ok_or_else(|| format!("{} was not rendered", res.file_name));
+                    return svg.ok_or_else(|| GraphError::BadAnswer {
+                        account: who.account.clone(),
+                        item,
+                        problem: "the drawing was not rendered".into(),
+                    });
                 }
-                graph
-                    .get_bytes(&who, &res.url, &format!("file {:?}", res.file_name))
-                    .await
-                    .map_err(|e| e.to_string())
+                graph.get_bytes(&who, &res.url, &item, max).await
             })
         })
     }
@@ -637,19 +674,30 @@ impl Migration {
     }
 }
 
-/// For a OneNote page: who fetches its resources, its report, its `lastModifiedDateTime`, and its
-/// rendered drawings by `ink:` URL.
-type PageWrite<'a> = (
-    &'a Caller,
-    Option<&'a str>,
-    Option<&'a str>,
-    HashMap<String, Bytes>,
-);
+/// What a OneNote page's write needs besides its blocks.
+struct PageWrite<'a> {
+    /// Who fetches its resources.
+    who: &'a Caller,
+    /// The converter's report (JSON).
+    report: Option<&'a str>,
+    /// Its `lastModifiedDateTime`.
+    last_modified: Option<&'a str>,
+    /// Rendered drawings by `ink:` URL.
+    svgs: HashMap<String, Bytes>,
+    /// It links to pages not migrated yet.
+    pending_links: bool,
+}
 
 /// A fetcher for pages without resources.
 fn no_fetch() -> Fetch {
     Arc::new(|res: Resource| {
-        Box::pin(async move { Err(format!("{} has no source to fetch from", res.file_name)) })
+        Box::pin(async move {
+            Err(GraphError::BadAnswer {
+                account: String::new(),
+                item: format!("file {:?}", res.file_name),
+                problem: "it has no source to fetch from".into(),
+            })
+        })
     })
 }
 

@@ -328,17 +328,18 @@ impl Db {
     }
 
     /// The siblings before `job` (same account and parent, lower `seq`) whose Notion page does not
-    /// exist yet: how many are in flight and how many still queued. Notion lists child pages in
-    /// creation order, so a page is created only after all of these.
-    pub fn earlier_siblings_pending(&self, job: &Job) -> Result<(i64, i64)> {
+    /// exist yet: how many are in flight, how many still queued, and the earliest time a queued one
+    /// may run. Notion lists child pages in creation order, so a page is created only after these.
+    pub fn earlier_siblings_pending(&self, job: &Job) -> Result<(i64, i64, UnixMillis)> {
         self.read("checking sibling order", |c| {
             c.query_row(
-                "SELECT COALESCE(SUM(j.state = 'running'), 0), COALESCE(SUM(j.state = 'queued'), 0)
+                "SELECT COALESCE(SUM(j.state = 'running'), 0), COALESCE(SUM(j.state = 'queued'), 0),
+                        COALESCE(MIN(CASE WHEN j.state = 'queued' THEN j.not_before END), 0)
                  FROM jobs j LEFT JOIN notion_items n ON n.account = j.account AND n.item_id = j.item_id
                  WHERE j.account = ?1 AND j.parent_job IS ?2 AND j.seq < ?3 AND j.kind != 'links'
                    AND n.notion_page_id IS NULL",
                 params![job.account, job.parent_job, job.seq],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )
         })
     }

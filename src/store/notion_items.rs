@@ -31,6 +31,21 @@ impl BodyState {
     }
 }
 
+/// What writing an item's body produced.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Written<'a> {
+    /// Blocks written.
+    pub blocks: i64,
+    /// Files uploaded.
+    pub files: i64,
+    /// The converter's report (JSON).
+    pub report: Option<&'a str>,
+    /// OneNote's `lastModifiedDateTime` of what was written.
+    pub onenote_last_modified: Option<&'a str>,
+    /// Links to pages not migrated yet wait for the link pass.
+    pub pending_links: bool,
+}
+
 /// One row of `notion_items`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NotionItem {
@@ -145,30 +160,29 @@ impl Db {
         })
     }
 
-    /// Marks the body written, with what was written and the converter's report.
-    #[allow(clippy::too_many_arguments)]
+    /// Marks the body written, with what was written, the converter's report and whether links to
+    /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
+    /// without the other.
     pub fn record_written(
         &self,
         account: &str,
         item_id: &str,
-        blocks: i64,
-        files: i64,
-        report: Option<&str>,
-        onenote_last_modified: Option<&str>,
+        w: &Written<'_>,
         now: UnixMillis,
     ) -> Result<()> {
         self.write("recording a written page", |tx| {
             tx.execute(
                 "UPDATE notion_items SET body_state = 'done', blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, updated_at = ?7
+                        onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8
                  WHERE account = ?1 AND item_id = ?2",
                 params![
                     account,
                     item_id,
-                    blocks,
-                    files,
-                    report,
-                    onenote_last_modified,
+                    w.blocks,
+                    w.files,
+                    w.report,
+                    w.onenote_last_modified,
+                    w.pending_links,
                     now
                 ],
             )?;
@@ -285,16 +299,15 @@ mod tests {
             db.notion_item("a", "p1").unwrap().unwrap().body_state,
             BodyState::Writing
         );
-        db.record_written(
-            "a",
-            "p1",
-            10,
-            2,
-            Some("[]"),
-            Some("2024-01-01T00:00:00.000Z"),
-            4,
-        )
-        .unwrap();
+        let w = Written {
+            blocks: 10,
+            files: 2,
+            report: Some("[]"),
+            onenote_last_modified: Some("2024-01-01T00:00:00.000Z"),
+            pending_links: true,
+        };
+        db.record_written("a", "p1", &w, 4).unwrap();
+        assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));
         assert_eq!(db.notion_children_of("root").unwrap().len(), 1);

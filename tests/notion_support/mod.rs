@@ -52,7 +52,12 @@ pub fn fetch(sizes: HashMap<String, usize>, calls: Arc<AtomicUsize>) -> Fetch {
         let n = sizes.get(&r.url).copied().unwrap_or(1000);
         async move {
             if r.url.contains("fail") {
-                return Err("Graph answered 404".to_owned());
+                return Err(notebridge::graph::GraphError::Item {
+                    account: "test".into(),
+                    item: format!("file {:?}", r.file_name),
+                    status: 404,
+                    message: "ErrorItemNotFound".into(),
+                });
             }
             Ok(content(&r.url, n))
         }

@@ -246,16 +246,15 @@ pub async fn migrate(
         }
         if job.kind == JobKind::Page {
             let n: usize = blocks.iter().map(element_count).sum();
-            w.db.record_written(
-                account,
-                &job.item_id,
-                n as i64,
-                0,
-                Some(REPORT),
-                Some("2024-05-01T10:00:00.000Z"),
-                now,
-            )
-            .unwrap();
+            let written = notebridge::store::notion_items::Written {
+                blocks: n as i64,
+                files: 0,
+                report: Some(REPORT),
+                onenote_last_modified: Some("2024-05-01T10:00:00.000Z"),
+                pending_links: false,
+            };
+            w.db.record_written(account, &job.item_id, &written, now)
+                .unwrap();
         }
         w.db.complete_job(job.id, "test", now).unwrap();
     }
