@@ -81,6 +81,45 @@ async fn a_300_page_notebook_migrates_completely_and_a_second_run_does_nothing()
     let inv = inventory(&state.db, "alice");
     assert_mirrors(&lab, &user.id, &inv);
 
+    // Links between OneNote pages point at the migrated Notion pages, forward links included
+    // (rewritten by the link pass once their targets existed).
+    let db = Db::open(&state.db).unwrap();
+    let notes = lab.graph.notes(&user.id);
+    let linking: Vec<_> = notes.pages.iter().filter(|p| !p.links.is_empty()).collect();
+    assert!(
+        linking.len() >= 40,
+        "the notebook has links: {}",
+        linking.len()
+    );
+    for p in linking {
+        let page_id = db
+            .notion_item("alice", &p.id)
+            .unwrap()
+            .unwrap()
+            .notion_page_id
+            .unwrap();
+        let target = db
+            .notion_item("alice", &p.links[0])
+            .unwrap()
+            .unwrap()
+            .notion_page_id
+            .unwrap();
+        let want = format!("https://www.notion.so/{}", target.replace('-', ""));
+        let blocks = serde_json::to_string(&lab.notion.blocks_of(&page_id)).unwrap();
+        assert!(
+            blocks.contains(&want),
+            "page {:?} does not link to {want}",
+            p.title
+        );
+        assert!(
+            !blocks.contains("(OneNote page {"),
+            "an unresolved link is left in {:?}",
+            p.title
+        );
+    }
+    assert!(db.pages_with_pending_links("alice").unwrap().is_empty());
+    assert!(summary["this_run"]["links_rewritten"].as_u64().unwrap() > 0);
+
     // verify re-reads Notion and agrees: every planned page exactly once and complete.
     let (code, out, err) = notebridge(&lab, &state, &["--json", "verify"]).await;
     assert_eq!(code, 0, "{out}{err}");

@@ -369,6 +369,7 @@ async fn plan(
         ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
     };
     db.save_scan(account, &result.notebooks, &scope, clock.now_ms())?;
+    db.save_page_guids(account, &result.page_guids)?;
     let planned = db
         .create_plan(account, target, &result.notebooks, clock.now_ms())
         .context("planning")?;

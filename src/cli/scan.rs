@@ -98,6 +98,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
         };
         let diff = db.save_scan(&args.account, &result.notebooks, &scope, clock.now_ms())?;
+        db.save_page_guids(&args.account, &result.page_guids)?;
         let t = totals(&result.notebooks);
         let requests = graph.counts().requests;
         if printer.json {

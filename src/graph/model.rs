@@ -81,4 +81,35 @@ pub struct PageMeta {
     pub level: Option<i64>,
     /// Position in the section.
     pub order: Option<i64>,
+    /// `links.oneNoteClientUrl.href` holds the page's GUID, which `onenote:` links use.
+    pub links: Option<PageLinks>,
+}
+
+/// A page's `links`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PageLinks {
+    /// The desktop client URL (`onenote:...&page-id={GUID}&end`).
+    pub one_note_client_url: Option<Href>,
+}
+
+/// A link object.
+#[derive(Debug, Deserialize)]
+pub struct Href {
+    /// The URL.
+    pub href: Option<String>,
+}
+
+impl PageMeta {
+    /// The page's GUID as `onenote:` links name it: `{lower-case}`.
+    pub fn guid(&self) -> Option<String> {
+        let href = self
+            .links
+            .as_ref()?
+            .one_note_client_url
+            .as_ref()?
+            .href
+            .as_deref()?;
+        crate::convert::onenote_page_id(href).map(|g| g.to_ascii_lowercase())
+    }
 }

@@ -33,6 +33,8 @@ pub struct ScanResult {
     /// Items whose contents could not be read (403/404, or gave up); they are in `notebooks` but
     /// what is under them is not.
     pub failures: Vec<ScanFailure>,
+    /// Page id -> the GUID `onenote:` links use for it.
+    pub page_guids: Vec<(String, String)>,
 }
 
 /// A container whose contents could not be listed.
@@ -103,10 +105,11 @@ pub async fn scan(
     progress
         .sections_total
         .store(all_sections.len() as u64, Ordering::Relaxed);
-    list_pages(graph, who, &mut all_sections, &progress, &mut failures).await?;
+    let page_guids = list_pages(graph, who, &mut all_sections, &progress, &mut failures).await?;
     Ok(ScanResult {
         notebooks: out,
         failures,
+        page_guids,
     })
 }
 
@@ -250,7 +253,8 @@ async fn list_pages(
     sections: &mut [&mut Section],
     progress: &ScanProgress,
     failures: &mut Vec<ScanFailure>,
-) -> Result<(), GraphError> {
+) -> Result<Vec<(String, String)>, GraphError> {
+    let mut guids = Vec::new();
     let gets: Vec<BatchGet> = sections
         .iter()
         .map(|s| BatchGet {
@@ -312,6 +316,7 @@ async fn list_pages(
             }
             Err(e) => return Err(e),
         }
+        guids.extend(metas.iter().filter_map(|m| Some((m.id.clone(), m.guid()?))));
         let mut pages: Vec<Page> = metas
             .into_iter()
             .enumerate()
@@ -333,7 +338,7 @@ async fn list_pages(
         progress.sections_done.fetch_add(1, Ordering::Relaxed);
         section.pages = pages;
     }
-    Ok(())
+    Ok(guids)
 }
 
 /// Requests a scan of `who` costs at least, for reports: the hierarchy plus one per section and

@@ -50,7 +50,7 @@ async fn rewrite_page(
     // With its drawings, as written: blocks are matched to Notion's by position.
     let (mut page, _) = m.fetch_page(who, item_id, &label, last_modified).await?;
     let mut still_missing = false;
-    page.resolve_page_links(|id| match migrated.get(id) {
+    page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
         Some(n) => Some(notion_url(n)),
         None => {
             still_missing = true;

@@ -445,7 +445,7 @@ impl Migration {
             .await?;
         let migrated = self.db.migrated_pages(&job.account)?;
         let mut unresolved = false;
-        page.resolve_page_links(|id| match migrated.get(id) {
+        page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
             Some(n) => Some(notion_url(n)),
             None => {
                 unresolved = true;

@@ -219,6 +219,18 @@ impl Db {
         })
     }
 
+    /// Records the GUIDs `onenote:` links use for pages (from a scan).
+    pub fn save_page_guids(&self, account: &str, guids: &[(String, String)]) -> Result<()> {
+        self.write("storing page GUIDs", |tx| {
+            let mut st =
+                tx.prepare("UPDATE pages SET onenote_guid = ?3 WHERE account = ?1 AND id = ?2")?;
+            for (id, guid) in guids {
+                st.execute(params![account, id, guid])?;
+            }
+            Ok(())
+        })
+    }
+
     /// The name (title for pages) of an inventory item and whether a re-scan found it deleted.
     pub fn item_name(&self, account: &str, kind: &str, id: &str) -> Result<Option<(String, bool)>> {
         let (table, col) = match kind {

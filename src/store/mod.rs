@@ -30,6 +30,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0003_limiter",
         include_str!("../../migrations/0003_limiter.sql"),
     ),
+    (
+        "0004_page_guids",
+        include_str!("../../migrations/0004_page_guids.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

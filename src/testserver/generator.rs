@@ -136,6 +136,16 @@ pub fn generate(spec: &NotebookSpec) -> UserNotes {
             g.fill_section(&s, spec.pages_per_section);
         }
     }
+    // Every sixth page links to the page five further on (wrapping to the start), so there are links
+    // forward, to pages not migrated yet when the linking page is written, and back.
+    let ids: Vec<String> = g.notes.pages.iter().map(|p| p.id.clone()).collect();
+    if ids.len() > 1 {
+        for (i, page) in g.notes.pages.iter_mut().enumerate() {
+            if i % 6 == 2 {
+                page.links.push(ids[(i + 5) % ids.len()].clone());
+            }
+        }
+    }
     g.notes
 }
 
@@ -367,6 +377,7 @@ impl Gen<'_> {
             order,
             content_seed: self.rng.random(),
             resources: resources.iter().map(|r| r.id.clone()).collect(),
+            links: Vec::new(),
         };
         (page, resources)
     }
@@ -583,6 +594,19 @@ pub fn page_html(
                 }
                 h.push_str("\t\t\t<br />\n");
             }
+        }
+        h.push_str("\t\t</div>\n");
+    }
+    // Links to other pages of the notebook, as OneNote writes them, in an outline of their own below
+    // the rest.
+    if !page.links.is_empty() {
+        h.push_str("\t\t<div style=\"position:absolute;left:48px;top:5000px;width:624px\">\n");
+        for target in &page.links {
+            let guid = crate::testserver::graph::routes::guid_of(target);
+            let _ = writeln!(
+                h,
+                "\t\t\t<p style=\"{P_STYLE}\">See also <a href=\"onenote:#Linked%20page&amp;section-id={{00000000-0000-0000-0000-000000000000}}&amp;page-id={{{guid}}}&amp;end\">the linked page</a></p>"
+            );
         }
         h.push_str("\t\t</div>\n");
     }

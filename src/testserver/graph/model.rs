@@ -77,6 +77,8 @@ pub struct Page {
     pub content_seed: u64,
     /// Resource ids the body refers to, in document order.
     pub resources: Vec<String>,
+    /// Pages this one links to with `onenote:` links.
+    pub links: Vec<String>,
 }
 
 /// What a resource is to the page that holds it.

@@ -276,7 +276,8 @@ fn ts(d: DateTime<Utc>) -> String {
 }
 
 /// The GUID OneNote client links use, derived from the id's hex part.
-fn guid_of(id: &str) -> String {
+/// The GUID OneNote shows for an item id (in `oneNoteClientUrl`, and in `onenote:` links).
+pub(crate) fn guid_of(id: &str) -> String {
     let hex: String = id
         .chars()
         .skip(2)
