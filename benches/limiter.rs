@@ -1,45 +1,184 @@
-//! Limiter benchmark: prints three figures, one line each (quoted by the README's performance section).
+//! Limiter benchmark: prints three figures, one line each (quoted in docs/PERFORMANCE.md).
 //!
-//! The Graph test server (src/testserver/graph.rs) had not landed when this was written, so the bench
-//! drives the limiter against an in-process strict model of the service instead: sliding windows per
-//! user and per app counted on arrival, rejected requests counted too (punitive), concurrency caps,
-//! 429 without Retry-After, and an injectable Application-scope outage. Real time, short windows
-//! (user 12/600ms,40/6s, app 24/600ms,80/6s). `NOTEBRIDGE_BENCH_REQUESTS` sets the request count of
-//! the efficiency run (default 600).
+//! By default the limiter drives the Graph test server over loopback (real HTTP, the server's own
+//! windows, concurrency caps and external throttle; figures are read from the server's request log).
+//! `NOTEBRIDGE_BENCH_TARGET=model` drives the older in-process strict model of the service instead
+//! (sliding windows counted on arrival, rejected requests counted too, concurrency caps, 429 without
+//! Retry-After, an injectable Application-scope outage). Real time, short windows (user
+//! 12/600ms,40/6s, app 24/600ms,80/6s). `NOTEBRIDGE_BENCH_REQUESTS` sets the request count of the
+//! efficiency run (default 2400) and `NOTEBRIDGE_BENCH_SCALE` multiplies the window counts of that run
+//! only (default 2, so it takes about 90 s; the spiral and lanes runs use the windows as given).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod common;
+
+use common::ideal_makespan_ms;
 use notebridge::clock::{Clock, Jitter};
-use notebridge::limiter::{Lane, Limiter, ThrottleScope};
+use notebridge::limiter::{parse_scope_header, BreakerState, Lane, Limiter, Scope, ThrottleScope};
 use notebridge::settings::{parse_windows, GraphLimits, Window};
 use notebridge::store::Db;
+use notebridge::testserver::graph::faults::ExternalScope;
+use notebridge::testserver::graph::model::UserNotes;
+use notebridge::testserver::lab::{Lab, LabConfig};
 use tokio::time::Instant;
 
 const USERS: [&str; 2] = ["alice", "bob"];
+const USER_WINDOWS: &str = "12/600ms,40/6s";
+const APP_WINDOWS: &str = "24/600ms,80/6s";
 
-fn limits() -> GraphLimits {
+/// `windows` with every count multiplied by `scale`.
+fn scaled(windows: &str, scale: u32) -> String {
+    parse_windows(windows)
+        .unwrap()
+        .iter()
+        .map(|w| format!("{}/{}ms", w.count * scale, w.length.as_millis()))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn limits_scaled(scale: u32) -> GraphLimits {
     GraphLimits {
-        user_windows: parse_windows("12/600ms,40/6s").unwrap(),
+        user_windows: parse_windows(&scaled(USER_WINDOWS, scale)).unwrap(),
         user_concurrency: 5,
-        app_windows: parse_windows("24/600ms,80/6s").unwrap(),
+        app_windows: parse_windows(&scaled(APP_WINDOWS, scale)).unwrap(),
         app_concurrency: 20,
         background_share: 0.5,
     }
 }
 
-/// What the model answered.
+fn limits() -> GraphLimits {
+    limits_scaled(1)
+}
+
+/// What the service answered.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Answer {
     Ok,
     Throttled(ThrottleScope),
+    /// Anything else (a transport error or an unexpected status).
+    Failed,
+}
+
+/// Where requests go: the Graph test server over loopback, or the in-process model.
+enum Target {
+    Server(ServerTarget),
+    Model(Arc<Service>),
+}
+
+/// The Graph test server of a lab, with an access token per user.
+struct ServerTarget {
+    lab: Lab,
+    http: reqwest::Client,
+    url: String,
+    tokens: HashMap<&'static str, String>,
+}
+
+impl Target {
+    async fn start(scale: u32) -> Arc<Target> {
+        let model = std::env::var("NOTEBRIDGE_BENCH_TARGET").is_ok_and(|v| v == "model");
+        if model {
+            return Arc::new(Target::Model(Service::new(limits_scaled(scale))));
+        }
+        let lab = Lab::start(LabConfig {
+            user_windows: scaled(USER_WINDOWS, scale),
+            app_windows: scaled(APP_WINDOWS, scale),
+            ..LabConfig::default()
+        })
+        .await;
+        let mut tokens = HashMap::new();
+        for u in USERS {
+            let user = lab.add_user(u, UserNotes::default());
+            let token = format!("bench-token-{u}");
+            lab.registry
+                .insert(&token, &user.id, Duration::from_secs(24 * 3600));
+            tokens.insert(u, token);
+        }
+        let url = format!("{}/me/onenote/notebooks", lab.graph.base_url());
+        Arc::new(Target::Server(ServerTarget {
+            lab,
+            http: reqwest::Client::new(),
+            url,
+            tokens,
+        }))
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Target::Server(_) => "Graph test server over loopback",
+            Target::Model(_) => "in-process model",
+        }
+    }
+
+    async fn call(&self, user: &str) -> Answer {
+        match self {
+            Target::Model(m) => m.call(user).await,
+            Target::Server(s) => {
+                let sent = s.http.get(&s.url).bearer_auth(&s.tokens[user]).send().await;
+                let Ok(resp) = sent else {
+                    return Answer::Failed;
+                };
+                let status = resp.status().as_u16();
+                let scope = resp
+                    .headers()
+                    .get("x-ms-throttle-scope")
+                    .and_then(|v| v.to_str().ok())
+                    .map(parse_scope_header)
+                    .unwrap_or(ThrottleScope::Unknown);
+                // Read the body so the connection is reused, as the real client does.
+                let _ = resp.bytes().await;
+                match status {
+                    200 => Answer::Ok,
+                    429 => Answer::Throttled(scope),
+                    _ => Answer::Failed,
+                }
+            }
+        }
+    }
+
+    /// Starts an Application-scope outage of `length` now.
+    fn outage(&self, length: Duration) {
+        match self {
+            Target::Model(m) => {
+                let now = Instant::now();
+                m.state.lock().unwrap().outage = Some((now, now + length));
+            }
+            Target::Server(s) => s
+                .lab
+                .graph
+                .faults()
+                .throttle_externally(ExternalScope::Application, length),
+        }
+    }
+
+    /// Every request as the service saw it: arrival and whether it succeeded.
+    fn log(&self) -> Vec<(Instant, bool)> {
+        match self {
+            Target::Model(m) => m.state.lock().unwrap().log.clone(),
+            Target::Server(s) => s
+                .lab
+                .graph
+                .log()
+                .into_iter()
+                .map(|e| (e.at, e.status == 200))
+                .collect(),
+        }
+    }
+
+    /// 429s the service sent.
+    fn throttled(&self) -> u64 {
+        match self {
+            Target::Model(m) => m.state.lock().unwrap().throttled as u64,
+            Target::Server(s) => s.lab.graph.counters().throttled,
+        }
+    }
 }
 
 /// A strict model of OneNote's throttling: never more lenient than the documented limits.
 struct Service {
     limits: GraphLimits,
-    start: Instant,
     state: Mutex<ServiceState>,
     latency: Duration,
 }
@@ -57,7 +196,6 @@ impl Service {
     fn new(limits: GraphLimits) -> Arc<Self> {
         Arc::new(Self {
             limits,
-            start: Instant::now(),
             state: Mutex::new(ServiceState::default()),
             latency: Duration::from_millis(2),
         })
@@ -126,61 +264,29 @@ impl Service {
     }
 }
 
-fn open_limiter(dir: &tempfile::TempDir, name: &str) -> Limiter {
+fn open_limiter(dir: &tempfile::TempDir, name: &str, lim: GraphLimits) -> Limiter {
     let db = Arc::new(Db::open(&dir.path().join(name)).unwrap());
-    Limiter::open(db, limits(), Clock::system(), Jitter::from_entropy()).unwrap()
+    Limiter::open(db, lim, Clock::system(), Jitter::from_entropy()).unwrap()
 }
 
-/// One request through limiter and model; the 429 carries no Retry-After (OneNote sends none).
-async fn send(l: &Limiter, svc: &Service, user: &str, lane: Lane) -> (Instant, Answer) {
+/// One request through limiter and service; a 429 carries no Retry-After (OneNote sends none).
+async fn send(l: &Limiter, svc: &Target, user: &str, lane: Lane) -> (Instant, Answer) {
     let p = l.acquire(user, lane).await.unwrap();
     let at = Instant::now();
     let a = svc.call(user).await;
     match a {
         Answer::Ok => p.succeeded(None),
         Answer::Throttled(scope) => p.throttled(scope, None),
+        Answer::Failed => p.failed(),
     }
     (at, a)
 }
 
-/// The earliest schedule the windows allow for `per_user` requests of each user, zero latency.
-fn ideal_makespan_ms(lim: &GraphLimits, per_user: usize) -> i64 {
-    let mut left = vec![per_user; USERS.len()];
-    let mut times: Vec<Vec<i64>> = vec![Vec::new(); USERS.len()];
-    let mut all: Vec<i64> = Vec::new();
-    let room = |ts: &[i64], ws: &[Window], t: i64| {
-        ws.iter().all(|w| {
-            let len = w.length.as_millis() as i64;
-            ts.iter().filter(|&&x| x > t - len).count() < w.count as usize
-        })
-    };
-    let mut t = 0i64;
-    let mut last = 0;
-    while left.iter().any(|&n| n > 0) {
-        let mut sent = false;
-        for u in 0..USERS.len() {
-            if left[u] > 0
-                && room(&times[u], &lim.user_windows, t)
-                && room(&all, &lim.app_windows, t)
-            {
-                times[u].push(t);
-                all.push(t);
-                left[u] -= 1;
-                last = t;
-                sent = true;
-            }
-        }
-        if !sent {
-            t += 1;
-        }
-    }
-    last
-}
-
-async fn efficiency(n: usize) {
+async fn efficiency(n: usize, scale: u32) {
     let dir = tempfile::tempdir().unwrap();
-    let l = open_limiter(&dir, "eff.db");
-    let svc = Service::new(limits());
+    let lim = limits_scaled(scale);
+    let l = open_limiter(&dir, "eff.db", lim.clone());
+    let svc = Target::start(scale).await;
     let per_user = n / USERS.len();
     let mut tasks = Vec::new();
     for user in USERS {
@@ -209,25 +315,64 @@ async fn efficiency(n: usize) {
     let first = sends.iter().map(|s| s.0).min().unwrap();
     let last = sends.iter().map(|s| s.0).max().unwrap();
     let actual = last.duration_since(first).as_millis() as f64;
-    let ideal = ideal_makespan_ms(&limits(), per_user) as f64;
-    let throttled = svc.state.lock().unwrap().throttled;
+    let ideal = ideal_makespan_ms(&lim, &[per_user; USERS.len()]) as f64;
+    let failed = sends.iter().filter(|s| s.1 == Answer::Failed).count();
     println!(
-        "efficiency: {n} requests, 2 users: ideal makespan {:.2} s / actual {:.2} s = {:.3} (target >= 0.95), 429s from the service: {throttled} (target 0)",
+        "efficiency ({}): {} requests, 2 users, windows user {} app {}: ideal makespan {:.2} s / actual {:.2} s = {:.3} (target >= 0.95), 429s from the server: {} (target 0), other failures: {failed}",
+        svc.name(),
+        sends.len(),
+        scaled(USER_WINDOWS, scale),
+        scaled(APP_WINDOWS, scale),
         ideal / 1000.0,
         actual / 1000.0,
-        ideal / actual
+        ideal / actual,
+        svc.throttled(),
     );
+}
+
+/// The app breaker's cooldowns as the limiter stored them, sampled every few ms: (trips, cooldown
+/// ms, when opened as unix ms), one entry per opening.
+async fn watch_app_breaker(l: Limiter, stop: Instant) -> Vec<(u32, i64, i64)> {
+    let mut seen: Vec<(u32, i64, i64)> = Vec::new();
+    let mut last_until = None;
+    while Instant::now() < stop {
+        let snap = l.snapshot().unwrap();
+        if let Some(app) = snap.scopes.iter().find(|s| s.scope == Scope::App) {
+            if let BreakerState::Open { until, trips } = app.breaker {
+                if last_until != Some(until) {
+                    last_until = Some(until);
+                    // First seen within a few ms of opening: until - at is the cooldown, rounded down.
+                    seen.push((trips, until - snap.at, snap.at));
+                }
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    seen
 }
 
 async fn spiral() {
     let dir = tempfile::tempdir().unwrap();
-    let l = open_limiter(&dir, "spiral.db");
-    let svc = Service::new(limits());
+    let l = open_limiter(&dir, "spiral.db", limits());
+    let svc = Target::start(1).await;
+    let clock = Clock::system();
+    let begin = Instant::now();
     // Start it in the steady state, after the first 6 s window has filled and begun to slide.
-    let from = svc.start + Duration::from_secs(7);
-    let to = from + Duration::from_secs(5);
-    svc.state.lock().unwrap().outage = Some((from, to));
+    let from = begin + Duration::from_secs(7);
+    let length = Duration::from_secs(5);
+    let to = from + length;
     let end = to + Duration::from_secs(4);
+    let outage = {
+        let svc = svc.clone();
+        let clock = clock.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(from).await;
+            let at = (Instant::now(), clock.now_ms());
+            svc.outage(length);
+            at
+        })
+    };
+    let watcher = tokio::spawn(watch_app_breaker(l.clone(), end));
     let mut tasks = Vec::new();
     // A queue of 40 background workers (a migration) for two users.
     for w in 0..40 {
@@ -241,7 +386,11 @@ async fn spiral() {
     for t in tasks {
         t.await.unwrap();
     }
-    let log = svc.state.lock().unwrap().log.clone();
+    let (from, from_ms) = outage.await.unwrap();
+    let to = from + length;
+    let to_ms = from_ms + length.as_millis() as i64;
+    let openings = watcher.await.unwrap();
+    let log = svc.log();
     let during = log.iter().filter(|(t, _)| *t >= from && *t < to).count();
     if std::env::var_os("NOTEBRIDGE_BENCH_VERBOSE").is_some() {
         for (t, ok) in log
@@ -254,26 +403,35 @@ async fn spiral() {
                 if *ok { "ok" } else { "429" }
             );
         }
+        eprintln!(
+            "  app breaker openings (trips, cooldown ms, opened at ms after start): {openings:?}"
+        );
     }
     let next_ok = log
         .iter()
         .find(|(t, ok)| *t >= to && *ok)
         .map(|(t, _)| t.duration_since(to));
-    let first_cooldown_ms = 60.0; // a tenth of the app's shortest window (600 ms), before jitter
-    let bound = 1.0 + 5000.0 / first_cooldown_ms;
-    let snap = l.snapshot().unwrap();
+    let during_outage: Vec<&(u32, i64, i64)> = openings
+        .iter()
+        .filter(|o| o.2 >= from_ms - 50 && o.2 < to_ms)
+        .collect();
+    let first_cooldown = during_outage.first().map(|o| o.1);
+    // The cooldown in effect when the outage ended: the last opening before its end.
+    let at_end = during_outage.last().map(|o| o.1);
+    let bound = first_cooldown.map(|c| 1.0 + length.as_millis() as f64 / c.max(1) as f64);
     println!(
-        "spiral: 5 s Application-scope outage: {during} requests sent during it (target <= {bound:.0}); \
-         first success {} ms after its end (the cooldown in effect then was at most {} ms; breakers now: {})",
+        "spiral ({}): 5 s Application-scope throttle from outside: {during} requests sent during it (target <= 1 + 5 s / first cooldown = {}); \
+         first success {} ms after its end (target within the cooldown then in effect, {} ms); app breaker openings during it: {} (cooldowns ms: {:?})",
+        svc.name(),
+        bound.map(|b| format!("{b:.0}")).unwrap_or("n/a (breaker never opened)".into()),
         next_ok.map(|d| d.as_millis().to_string()).unwrap_or("none".into()),
-        // Cooldowns double from 60 ms: 60+120+...+1920 = 3780 ms < 5 s < 7620 ms, so the one in
-        // effect at the end is the 3840 ms step (+ up to 25 % jitter).
-        3840 * 5 / 4,
-        serde_json::to_string(&snap.scopes.iter().map(|s| &s.breaker).collect::<Vec<_>>()).unwrap()
+        at_end.map(|c| c.to_string()).unwrap_or("n/a".into()),
+        during_outage.len(),
+        during_outage.iter().map(|o| o.1).collect::<Vec<_>>(),
     );
 }
 
-async fn fg_stream(l: &Limiter, svc: &Service, n: usize) -> f64 {
+async fn fg_stream(l: &Limiter, svc: &Target, n: usize) -> f64 {
     let mut waits = Vec::new();
     for _ in 0..n {
         tokio::time::sleep(Duration::from_millis(350)).await;
@@ -288,47 +446,64 @@ async fn lanes() {
     let n = 20;
     let dir = tempfile::tempdir().unwrap();
     let alone = {
-        let l = open_limiter(&dir, "alone.db");
-        let svc = Service::new(limits());
+        let l = open_limiter(&dir, "alone.db", limits());
+        let svc = Target::start(1).await;
         fg_stream(&l, &svc, n).await
     };
-    let l = open_limiter(&dir, "busy.db");
-    let svc = Service::new(limits());
+    let l = open_limiter(&dir, "busy.db", limits());
+    let svc = Target::start(1).await;
     let stop = Instant::now() + Duration::from_millis(350 * n as u64 + 500);
     let mut bg = Vec::new();
     for w in 0..20 {
         let (l, svc) = (l.clone(), svc.clone());
         bg.push(tokio::spawn(async move {
+            let mut count = 0u64;
             while Instant::now() < stop {
                 send(&l, &svc, USERS[w % 2], Lane::Background).await;
+                count += 1;
             }
+            count
         }));
     }
     let busy = fg_stream(&l, &svc, n).await;
+    let mut background = 0;
     for t in bg {
-        t.await.unwrap();
+        background += t.await.unwrap();
     }
-    let throttled = svc.state.lock().unwrap().throttled;
     println!(
-        "lanes: foreground mean wait {busy:.2} ms while background saturates vs {alone:.2} ms alone = {:.2}x (target <= 1.25x; both are limiter bookkeeping, no throttle wait), 429s: {throttled}",
-        busy / alone
+        "lanes ({}): foreground mean wait {busy:.2} ms while background saturates ({background} background requests) vs {alone:.2} ms alone = {:.2}x (target <= 1.25x), 429s: {}",
+        svc.name(),
+        busy / alone,
+        svc.throttled(),
     );
+}
+
+fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; nothing else to parse.
-    let n: usize = std::env::var("NOTEBRIDGE_BENCH_REQUESTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(600);
+    let n: usize = env_num("NOTEBRIDGE_BENCH_REQUESTS", 2400);
+    let scale: u32 = env_num("NOTEBRIDGE_BENCH_SCALE", 2);
+    let only = std::env::var("NOTEBRIDGE_BENCH_ONLY").unwrap_or_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .unwrap();
     rt.block_on(async {
-        efficiency(n).await;
-        spiral().await;
-        lanes().await;
+        if only.is_empty() || only == "efficiency" {
+            efficiency(n, scale).await;
+        }
+        if only.is_empty() || only == "spiral" {
+            spiral().await;
+        }
+        if only.is_empty() || only == "lanes" {
+            lanes().await;
+        }
     });
 }
