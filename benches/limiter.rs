@@ -64,7 +64,7 @@ enum Answer {
 
 /// Where requests go: the Graph test server over loopback, or the in-process model.
 enum Target {
-    Server(ServerTarget),
+    Server(Box<ServerTarget>),
     Model(Arc<Service>),
 }
 
@@ -97,12 +97,12 @@ impl Target {
             tokens.insert(u, token);
         }
         let url = format!("{}/me/onenote/notebooks", lab.graph.base_url());
-        Arc::new(Target::Server(ServerTarget {
+        Arc::new(Target::Server(Box::new(ServerTarget {
             lab,
             http: reqwest::Client::new(),
             url,
             tokens,
-        }))
+        })))
     }
 
     fn name(&self) -> &'static str {

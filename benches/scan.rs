@@ -157,6 +157,7 @@ async fn listings(mode: Mode, latency: Option<Duration>) {
             .graph
             .batch_get(&run.who, &gets)
             .await
+            .expect("batch runs")
             .iter()
             .filter(|r| r.is_ok())
             .count(),
