@@ -24,7 +24,7 @@ use crate::store::inventory::ScanScope;
 use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
-const WORKERS: usize = 4;
+const WORKERS: usize = 8;
 /// A migration lock whose holder has not shown signs of life for this long is taken over.
 const LOCK_STALE: Duration = Duration::from_secs(90);
 
