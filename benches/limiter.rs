@@ -266,7 +266,9 @@ impl Service {
 
 fn open_limiter(dir: &tempfile::TempDir, name: &str, lim: GraphLimits) -> Limiter {
     let db = Arc::new(Db::open(&dir.path().join(name)).unwrap());
-    Limiter::open(db, lim, Clock::system(), Jitter::from_entropy()).unwrap()
+    Limiter::open(db, lim, Clock::system(), Jitter::from_entropy())
+        .unwrap()
+        .with_release_margin(Duration::from_millis(10))
 }
 
 /// One request through limiter and service; a 429 carries no Retry-After (OneNote sends none).

@@ -506,3 +506,27 @@ async fn snapshot_serializes() {
     assert_eq!(v["scopes"][1]["in_flight_background"], 1);
     assert_eq!(v["scopes"][1]["breaker"]["state"], "closed");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_finished_request_keeps_its_slot_for_the_release_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let lim = GraphLimits {
+        user_concurrency: 1,
+        ..limits()
+    };
+    let l = Limiter::open(open_db(&dir), lim, clock.clone(), Jitter::seeded(1))
+        .unwrap()
+        .with_release_margin(Duration::from_millis(10));
+    let first = l.acquire("alice", Lane::Foreground).await.unwrap();
+    first.succeeded(None);
+    // The service may still count the first request in flight for a moment after its answer.
+    let second = l.acquire("alice", Lane::Foreground).await.unwrap();
+    assert!(
+        second.granted_at() >= T0 + 10,
+        "granted at +{}",
+        second.granted_at() - T0
+    );
+    // A throttled answer frees its slot at once (nothing was left in flight on the service).
+    second.throttled(ThrottleScope::User, None);
+}

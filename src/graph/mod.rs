@@ -28,6 +28,8 @@ use crate::limiter::{
 use crate::settings::Settings;
 use crate::store::Db;
 
+/// How long a finished request still holds its concurrency slot (see `Limiter::with_release_margin`).
+const RELEASE_MARGIN: Duration = Duration::from_millis(10);
 /// Attempts at a request that keeps failing transiently (5xx, resets, timeouts).
 const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
@@ -228,7 +230,8 @@ impl GraphClient {
             settings.graph.clone(),
             clock.clone(),
             jitter.clone(),
-        )?;
+        )?
+        .with_release_margin(RELEASE_MARGIN);
         let tokens = TokenSource::new(db, settings, clock.clone())?;
         Ok(GraphClient::new(
             &settings.graph_url,

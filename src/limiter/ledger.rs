@@ -108,10 +108,21 @@ pub fn insert_grant(
 
 /// Ends request `id`: frees its slot and counts it from `now` (its completion), never earlier.
 pub fn complete(c: &Connection, id: i64, now: UnixMillis) -> rusqlite::Result<()> {
-    c.prepare_cached("DELETE FROM limiter_inflight WHERE id = ?1")?
-        .execute(params![id])?;
+    release_slot(c, id)?;
+    count_from(c, id, now)
+}
+
+/// Counts request `id` in the windows from `now` (its completion), never earlier.
+pub fn count_from(c: &Connection, id: i64, now: UnixMillis) -> rusqlite::Result<()> {
     c.prepare_cached("UPDATE limiter_ledger SET at = max(at, ?2) WHERE id = ?1")?
         .execute(params![id, now])?;
+    Ok(())
+}
+
+/// Frees request `id`'s concurrency slot.
+pub fn release_slot(c: &Connection, id: i64) -> rusqlite::Result<()> {
+    c.prepare_cached("DELETE FROM limiter_inflight WHERE id = ?1")?
+        .execute(params![id])?;
     Ok(())
 }
 

@@ -107,6 +107,9 @@ struct Inner {
     poll_ms: i64,
     longest_ms: i64,
     last_prune: AtomicI64,
+    /// How long a finished request keeps its concurrency slot (ms): the service counts a request
+    /// in flight until it has sent the last byte, a moment after the client has read it.
+    release_margin_ms: AtomicU64,
     user_policy: CooldownPolicy,
     app_policy: CooldownPolicy,
 }
@@ -211,11 +214,21 @@ impl Limiter {
                 poll_ms: (shortest / 50).clamp(5, 1_000),
                 longest_ms: ul.max(al),
                 last_prune: AtomicI64::new(0),
+                release_margin_ms: AtomicU64::new(0),
                 user_policy: CooldownPolicy::for_windows(us, ul),
                 app_policy: CooldownPolicy::for_windows(as_, al),
                 limits,
             }),
         })
+    }
+
+    /// Keeps a finished request's concurrency slot for `margin` more: the service counts a request
+    /// in flight until it has sent its last byte, a moment after the client has read it.
+    pub fn with_release_margin(self, margin: Duration) -> Self {
+        self.inner
+            .release_margin_ms
+            .store(margin.as_millis() as u64, Ordering::Relaxed);
+        self
     }
 
     /// The limits this limiter models.
@@ -633,10 +646,21 @@ impl Inner {
         Ok(until - now)
     }
 
-    fn finish(&self, p: &Permit, outcome: Outcome) {
+    fn finish(self: &Arc<Self>, p: &Permit, outcome: Outcome) {
         let now = self.clock.now_ms();
+        let margin = self.release_margin_ms.load(Ordering::Relaxed);
+        // The slot is freed a little later (when a runtime can do it): a next request sent the
+        // instant this one's answer was read could otherwise reach the service while it still
+        // counts this one in flight.
+        let delayed = margin > 0
+            && !matches!(outcome, Outcome::Throttled(..))
+            && tokio::runtime::Handle::try_current().is_ok();
         let r = self.db.write("recording a Graph request's outcome", |c| {
-            ledger::complete(c, p.id, now)?;
+            if delayed {
+                ledger::count_from(c, p.id, now)?;
+            } else {
+                ledger::complete(c, p.id, now)?;
+            }
             match outcome {
                 Outcome::Succeeded(pct) => {
                     for key in &p.probe_scopes {
@@ -687,6 +711,19 @@ impl Inner {
         });
         if let Err(e) = r {
             tracing::warn!(error = %e, user = %p.user, "could not record a Graph request's outcome; its slot lease will end it");
+        }
+        if delayed {
+            let (me, id) = (self.clone(), p.id);
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(margin)).await;
+                if let Err(e) = me
+                    .db
+                    .write("freeing a Graph slot", |c| ledger::release_slot(c, id))
+                {
+                    tracing::warn!(error = %e, "could not free a Graph slot; its lease will end it");
+                }
+                me.notify.notify_waiters();
+            });
         }
         self.notify.notify_waiters();
     }
