@@ -667,7 +667,9 @@ impl Inner {
                         breaker::close_if_probe(c, key, p.id)?;
                     }
                     match pct {
-                        Some(pct) if pct > 0.8 => {
+                        // Only a reading above what our own ledger explains means someone else
+                        // uses this user's budget; our own use is already paced by the model.
+                        Some(pct) if pct > 0.8 && pct > self.own_use(c, &p.user, now)? + 0.05 => {
                             let w = self.shortest_user_window();
                             let len = w.length.as_millis() as i64;
                             let oldest = ledger::nth_oldest(c, Some(&p.user), None, now - len, 0)?;
@@ -726,6 +728,17 @@ impl Inner {
             });
         }
         self.notify.notify_waiters();
+    }
+
+    /// The highest share of any of `user`'s windows our own ledger has used (0..=1 and above).
+    fn own_use(&self, c: &Connection, user: &str, now: UnixMillis) -> rusqlite::Result<f64> {
+        let mut most: f64 = 0.0;
+        for w in &self.limits.user_windows {
+            let since = now - w.length.as_millis() as i64;
+            let n = ledger::window_counts(c, Some(user), since)?.total;
+            most = most.max(n as f64 / w.count.max(1) as f64);
+        }
+        Ok(most)
     }
 
     /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`.
