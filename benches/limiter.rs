@@ -269,6 +269,7 @@ fn open_limiter(dir: &tempfile::TempDir, name: &str, lim: GraphLimits) -> Limite
     Limiter::open(db, lim, Clock::system(), Jitter::from_entropy())
         .unwrap()
         .with_release_margin(Duration::from_millis(10))
+        .with_window_slack(Duration::from_millis(5))
 }
 
 /// One request through limiter and service; a 429 carries no Retry-After (OneNote sends none).

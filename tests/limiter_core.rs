@@ -530,3 +530,15 @@ async fn a_finished_request_keeps_its_slot_for_the_release_margin() {
     // A throttled answer frees its slot at once (nothing was left in flight on the service).
     second.throttled(ThrottleScope::User, None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn window_slack_holds_every_window_a_little_longer_than_the_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = Limiter::open(open_db(&dir), limits(), clock.clone(), Jitter::seeded(1))
+        .unwrap()
+        .with_window_slack(Duration::from_millis(5));
+    burst(&l, "alice", Lane::Foreground, 12).await;
+    let p = l.acquire("alice", Lane::Foreground).await.unwrap();
+    assert_eq!(p.granted_at(), T0 + 605);
+}

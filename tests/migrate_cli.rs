@@ -215,3 +215,47 @@ async fn an_unreadable_section_fails_with_its_reason_and_exit_4() {
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(counts(&state.db, "alice")["pages_done"], 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_rewrites_pages_changed_in_onenote_in_place() {
+    let lab = Lab::start(LabConfig {
+        notion_per_second: 150,
+        ..LabConfig::default()
+    })
+    .await;
+    let user = lab.add_user("default", generate(&spec(6)));
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    let (code, out, err) = notebridge(&lab, &state, &["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let pages_before = lab.notion.pages_under(&lab.target_page).len();
+
+    // A page changes in OneNote: new body, newer lastModifiedDateTime.
+    let changed = lab.graph.mutate(&user.id, |n| {
+        let p = n.pages.iter_mut().find(|p| p.level == 0).unwrap();
+        p.content_seed = p.content_seed.wrapping_add(1);
+        p.modified += chrono::Duration::days(1);
+        p.id.clone()
+    });
+    // a re-scan shows it in `status`
+    let (code, _, err) = notebridge(&lab, &state, &["scan"]).await;
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = notebridge(&lab, &state, &["status", "--json"]).await;
+    assert!(
+        out.contains(&changed),
+        "status lists the changed page: {out}"
+    );
+
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--to", &lab.target_page, "--update"],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    // same Notion pages, no duplicates, and the changed page holds its new body
+    assert_eq!(lab.notion.pages_under(&lab.target_page).len(), pages_before);
+    assert_mirrors(&lab, &user.id, &inventory(&state.db, "default"));
+    let (code, out, err) = notebridge(&lab, &state, &["verify"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+}

@@ -30,6 +30,8 @@ use crate::store::Db;
 
 /// How long a finished request still holds its concurrency slot (see `Limiter::with_release_margin`).
 const RELEASE_MARGIN: Duration = Duration::from_millis(10);
+/// How much longer than the service's each window is held (see `Limiter::with_window_slack`).
+const WINDOW_SLACK: Duration = Duration::from_millis(5);
 /// Attempts at a request that keeps failing transiently (5xx, resets, timeouts).
 const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
@@ -231,7 +233,8 @@ impl GraphClient {
             clock.clone(),
             jitter.clone(),
         )?
-        .with_release_margin(RELEASE_MARGIN);
+        .with_release_margin(RELEASE_MARGIN)
+        .with_window_slack(WINDOW_SLACK);
         let tokens = TokenSource::new(db, settings, clock.clone())?;
         Ok(GraphClient::new(
             &settings.graph_url,

@@ -110,6 +110,10 @@ struct Inner {
     /// How long a finished request keeps its concurrency slot (ms): the service counts a request
     /// in flight until it has sent the last byte, a moment after the client has read it.
     release_margin_ms: AtomicU64,
+    /// How much longer than the service's each window is held (ms): our instants are whole
+    /// milliseconds and the service counts arrivals a moment after our grant, so a request released
+    /// at the exact boundary could reach it a fraction of a millisecond early.
+    window_slack_ms: AtomicU64,
     user_policy: CooldownPolicy,
     app_policy: CooldownPolicy,
 }
@@ -215,6 +219,7 @@ impl Limiter {
                 longest_ms: ul.max(al),
                 last_prune: AtomicI64::new(0),
                 release_margin_ms: AtomicU64::new(0),
+                window_slack_ms: AtomicU64::new(0),
                 user_policy: CooldownPolicy::for_windows(us, ul),
                 app_policy: CooldownPolicy::for_windows(as_, al),
                 limits,
@@ -228,6 +233,14 @@ impl Limiter {
         self.inner
             .release_margin_ms
             .store(margin.as_millis() as u64, Ordering::Relaxed);
+        self
+    }
+
+    /// Holds every window `slack` longer than the service does (see `window_slack_ms`).
+    pub fn with_window_slack(self, slack: Duration) -> Self {
+        self.inner
+            .window_slack_ms
+            .store(slack.as_millis() as u64, Ordering::Relaxed);
         self
     }
 
@@ -479,7 +492,9 @@ impl Inner {
                 }
             }
             for w in self.windows(&scope) {
-                let len = w.length.as_millis() as i64;
+                // Each window is held a little longer than the service's (see `window_slack_ms`).
+                let len = w.length.as_millis() as i64
+                    + self.window_slack_ms.load(Ordering::Relaxed) as i64;
                 let since = now - len;
                 let n = ledger::window_counts(c, u, since)?;
                 let full = |bg_share: bool| WaitReason::WindowFull {
