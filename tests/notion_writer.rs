@@ -400,3 +400,38 @@ async fn a_block_notion_refuses_fails_the_item_with_its_path_and_no_retry() {
     assert!(err.to_string().contains("validation_error"));
     assert_eq!(requests(&s) - before, 1, "a rejection is not retried");
 }
+
+/// `migrate --update`: a page's new body replaces the old one in place, before its subpages (Notion
+/// appends at the end unless told where).
+#[tokio::test]
+async fn a_replaced_body_goes_before_the_subpages() {
+    let s = fast_server(41).await;
+    let root = s.add_shared_page("Root");
+    let w = writer(&s);
+    let old: Vec<Value> = (0..3).map(|i| para(&format!("old {i}"))).collect();
+    let page = NewPage {
+        parent: &root,
+        title: "Page",
+        blocks: &old,
+        resources: &HashMap::new(),
+    };
+    let (id, _) = w
+        .create_page(page, &HashSet::new(), false, &|_: &str| {})
+        .await
+        .unwrap();
+    w.client().create_page(&id, "Subpage", &[]).await.unwrap();
+
+    let new: Vec<Value> = (0..150).map(|i| para(&format!("new {i}"))).collect();
+    w.replace_body(&id, &new, &HashMap::new()).await.unwrap();
+    let dump = s.dump(&id).unwrap();
+    let kinds: Vec<&str> = dump.children.iter().map(|c| c.kind.as_str()).collect();
+    assert_eq!(kinds.len(), 151);
+    assert!(kinds[..150].iter().all(|k| *k == "paragraph"), "{kinds:?}");
+    assert_eq!(kinds[150], "page");
+    let texts: Vec<&str> = dump.children[..150]
+        .iter()
+        .map(|c| c.text.as_str())
+        .collect();
+    let want: Vec<String> = (0..150).map(|i| format!("new {i}")).collect();
+    assert_eq!(texts, want);
+}

@@ -107,6 +107,17 @@ pub struct NotionCounts {
     pub retries: u64,
 }
 
+/// Where appended blocks go among a parent's children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// After the last child.
+    End,
+    /// Before the first child.
+    Start,
+    /// Right after this block.
+    After(String),
+}
+
 /// Whether a request may be repeated blindly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Retry {
@@ -271,11 +282,26 @@ impl NotionClient {
 
     /// `PATCH /v1/blocks/{id}/children` at the end; returns the created first-level blocks.
     pub async fn append(&self, id: &str, children: &[Value]) -> Result<Vec<Value>, NotionError> {
+        self.append_at(id, children, &Position::End).await
+    }
+
+    /// `PATCH /v1/blocks/{id}/children` at `position`; returns the created first-level blocks.
+    pub async fn append_at(
+        &self,
+        id: &str,
+        children: &[Value],
+        position: &Position,
+    ) -> Result<Vec<Value>, NotionError> {
+        let position = match position {
+            Position::End => json!({"type": "end"}),
+            Position::Start => json!({"type": "start"}),
+            Position::After(b) => json!({"type": "after_block", "after_block": {"id": b}}),
+        };
         let v = self
             .call(
                 Method::PATCH,
                 &format!("/v1/blocks/{id}/children"),
-                Body::Json(json!({"children": children, "position": {"type": "end"}})),
+                Body::Json(json!({"children": children, "position": position})),
                 Retry::Unsafe,
                 &format!("appending {} blocks to {id}", children.len()),
             )

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::client::{NotionClient, NotionError};
+use super::client::{NotionClient, NotionError, Position};
 use super::split::{self, block_type, Prepared};
 use crate::graph::GraphError;
 
@@ -209,6 +209,7 @@ impl Writer {
             first.len(),
             resources,
             &mut stats,
+            None,
         )
         .await?;
         Ok((id, stats))
@@ -235,11 +236,20 @@ impl Writer {
         blocks: &[Value],
         resources: &HashMap<String, Resource>,
     ) -> Result<WriteStats, WriteError> {
-        for id in self.body_ids(page).await? {
-            self.client.delete_block(&id).await?;
+        let kids = self.client.children(page).await?;
+        let mut subpages = false;
+        for b in &kids {
+            if b["type"] == "child_page" {
+                subpages = true;
+            } else if let Some(id) = b["id"].as_str() {
+                self.client.delete_block(id).await?;
+            }
         }
         let mut stats = WriteStats::default();
-        self.append_blocks(page, blocks, 0, resources, &mut stats)
+        // Subpages stay where they are; the new body goes before them, as it was.
+        let top = subpages.then_some(Position::Start);
+        let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
+        self.append_prepared(page, &prepared, 0, resources, &mut stats, top)
             .await?;
         Ok(stats)
     }
@@ -309,7 +319,7 @@ impl Writer {
             }
             let prepared: Vec<Prepared> =
                 expected[have.len()..].iter().map(split::prepare).collect();
-            self.append_prepared(parent, &prepared, have.len(), resources, stats)
+            self.append_prepared(parent, &prepared, have.len(), resources, stats, None)
                 .await
         })
     }
@@ -325,12 +335,14 @@ impl Writer {
     ) -> BoxFuture<'a, Result<(), WriteError>> {
         Box::pin(async move {
             let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
-            self.append_prepared(parent, &prepared, before, resources, stats)
+            self.append_prepared(parent, &prepared, before, resources, stats, None)
                 .await
         })
     }
 
     /// Appends prepared blocks in requests, then their deferred children to the returned ids.
+    /// `at` places the first request (each next one goes right after the previous); `None` appends
+    /// at the end.
     async fn append_prepared(
         &self,
         parent: &str,
@@ -338,12 +350,17 @@ impl Writer {
         mut count: usize,
         resources: &HashMap<String, Resource>,
         stats: &mut WriteStats,
+        mut at: Option<Position>,
     ) -> Result<(), WriteError> {
         for range in split::chunk(prepared) {
             let part = &prepared[range];
             let mut blocks: Vec<Value> = part.iter().map(|p| p.block.clone()).collect();
             self.upload_media(&mut blocks, resources, stats).await?;
-            let ids = self.append_once(parent, &blocks, count).await?;
+            let position = at.clone().unwrap_or(Position::End);
+            let ids = self.append_once(parent, &blocks, count, &position).await?;
+            if at.is_some() {
+                at = ids.last().cloned().map(Position::After).or(at);
+            }
             if ids.len() != blocks.len() {
                 return Err(WriteError::Mismatch(format!(
                     "Notion answered an append of {} blocks to {parent} with {} ids",
@@ -371,11 +388,12 @@ impl Writer {
         parent: &str,
         blocks: &[Value],
         before: usize,
+        position: &Position,
     ) -> Result<Vec<String>, WriteError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
-            match self.client.append(parent, blocks).await {
+            match self.client.append_at(parent, blocks, position).await {
                 Ok(created) => {
                     return Ok(created
                         .iter()
@@ -385,7 +403,8 @@ impl Writer {
                 Err(NotionError::Ambiguous { .. }) if attempt < 8 => {
                     let now = self.body_ids(parent).await?;
                     if now.len() == before + blocks.len() {
-                        return Ok(now[before..].to_vec());
+                        // Ours follow the `before` body blocks already written, wherever placed.
+                        return Ok(now[before..before + blocks.len()].to_vec());
                     }
                     if now.len() != before {
                         return Err(WriteError::Mismatch(format!(
