@@ -235,6 +235,7 @@ async fn update_rewrites_pages_changed_in_onenote_in_place() {
         let p = n.pages.iter_mut().find(|p| p.level == 0).unwrap();
         p.content_seed = p.content_seed.wrapping_add(1);
         p.modified += chrono::Duration::days(1);
+        p.title = format!("{} (renamed)", p.title);
         p.id.clone()
     });
     // a re-scan shows it in `status`

@@ -240,6 +240,18 @@ impl NotionClient {
         .await
     }
 
+    /// Renames a page. Safe to repeat.
+    pub async fn set_title(&self, id: &str, title: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/pages/{id}"),
+            Body::Json(json!({"properties": {"title": {"title": title_rich_text(title)}}})),
+            Retry::Safe,
+            &format!("renaming page {id}"),
+        )
+        .await
+    }
+
     /// Moves a page to the trash.
     pub async fn trash_page(&self, id: &str) -> Result<Value, NotionError> {
         self.call(

@@ -549,7 +549,16 @@ impl Migration {
             Some(i) if i.notion_page_id.is_some() => {
                 let id = i.notion_page_id.expect("checked");
                 if i.body_state == BodyState::None {
-                    // `--update`: the page exists; its old body goes, the new one is written.
+                    // `--update`: the page exists; its old body goes, the new one is written, and a
+                    // title renamed in OneNote follows.
+                    let title = display_title(title);
+                    if title != i.title {
+                        self.notion
+                            .set_title(&id, &title)
+                            .await
+                            .map_err(WriteError::from)?;
+                        self.db.record_title(account, item_id, &title, now)?;
+                    }
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
                     writer.resume_body(&id, blocks, resources).await?

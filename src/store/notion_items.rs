@@ -160,6 +160,23 @@ impl Db {
         })
     }
 
+    /// Records a new title of an item's Notion page.
+    pub fn record_title(
+        &self,
+        account: &str,
+        item_id: &str,
+        title: &str,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("recording a title", |tx| {
+            tx.execute(
+                "UPDATE notion_items SET title = ?3, updated_at = ?4 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, title, now],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Marks the body written, with what was written, the converter's report and whether links to
     /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
     /// without the other.
