@@ -79,6 +79,35 @@ pub enum SignInSaved {
     },
 }
 
+/// Inserts `a`, or replaces everything but `created_at` of the account with its name.
+fn upsert(tx: &rusqlite::Transaction<'_>, a: &Account) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
+              access_token, access_expires_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+         ON CONFLICT(name) DO UPDATE SET
+            user_id = excluded.user_id,
+            user_principal_name = excluded.user_principal_name,
+            display_name = excluded.display_name,
+            refresh_token = excluded.refresh_token,
+            access_token = excluded.access_token,
+            access_expires_at = excluded.access_expires_at,
+            updated_at = excluded.updated_at",
+        params![
+            a.name,
+            a.user_id,
+            a.user_principal_name,
+            a.display_name,
+            a.refresh_token,
+            a.access_token,
+            a.access_expires_at,
+            a.created_at,
+            a.updated_at
+        ],
+    )?;
+    Ok(())
+}
+
 const COLUMNS: &str =
     "name, user_id, user_principal_name, display_name, refresh_token, access_token, \
                        access_expires_at, created_at, updated_at";
@@ -107,33 +136,7 @@ impl Db {
 
     /// Inserts or replaces an account with its tokens (one transaction).
     pub fn save_account(&self, a: &Account) -> Result<()> {
-        self.write("storing an account", |tx| {
-            tx.execute(
-                "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
-                                      access_token, access_expires_at, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT(name) DO UPDATE SET
-                    user_id = excluded.user_id,
-                    user_principal_name = excluded.user_principal_name,
-                    display_name = excluded.display_name,
-                    refresh_token = excluded.refresh_token,
-                    access_token = excluded.access_token,
-                    access_expires_at = excluded.access_expires_at,
-                    updated_at = excluded.updated_at",
-                params![
-                    a.name,
-                    a.user_id,
-                    a.user_principal_name,
-                    a.display_name,
-                    a.refresh_token,
-                    a.access_token,
-                    a.access_expires_at,
-                    a.created_at,
-                    a.updated_at
-                ],
-            )?;
-            Ok(())
-        })
+        self.write("storing an account", |tx| upsert(tx, a))
     }
 
     /// Stores a fresh sign-in under `a.name` in one transaction. An existing account of the same user
@@ -155,30 +158,7 @@ impl Db {
                 }
                 Some((_, upn)) => SignInSaved::ReplacedOtherUser { previous: upn },
             };
-            tx.execute(
-                "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
-                                      access_token, access_expires_at, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
-                 ON CONFLICT(name) DO UPDATE SET
-                    user_id = excluded.user_id,
-                    user_principal_name = excluded.user_principal_name,
-                    display_name = excluded.display_name,
-                    refresh_token = excluded.refresh_token,
-                    access_token = excluded.access_token,
-                    access_expires_at = excluded.access_expires_at,
-                    updated_at = excluded.updated_at",
-                params![
-                    a.name,
-                    a.user_id,
-                    a.user_principal_name,
-                    a.display_name,
-                    a.refresh_token,
-                    a.access_token,
-                    a.access_expires_at,
-                    a.created_at,
-                    a.updated_at
-                ],
-            )?;
+            upsert(tx, a)?;
             Ok(outcome)
         })
     }
