@@ -235,3 +235,32 @@ async fn transient_failures_are_retried_and_a_gone_list_names_the_account() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn failures_of_whole_batches_and_single_requests_lose_nothing() {
+    let spec = NotebookSpec {
+        sections_per_container: 12,
+        pages_per_section: 2,
+        images_per_page: 0,
+        seed: 9,
+        ..NotebookSpec::default()
+    };
+    let config = LabConfig {
+        user_windows: "1000/600ms".into(),
+        app_windows: "2000/600ms".into(),
+        ..LabConfig::default()
+    };
+    let s = setup(config, spec).await;
+    // a third of all answers, `$batch` envelopes included, are 502/503
+    s.lab.graph.faults().fail_ratio(0.33, &[502, 503]);
+    let r = scan(&s.graph, &s.who, &[], Arc::new(ScanProgress::default()))
+        .await
+        .unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let expected = expected_inventory(&s.lab.graph.notes(&s.who.user_id));
+    assert_eq!(
+        serde_json::to_value(&r.notebooks).unwrap(),
+        serde_json::to_value(&expected).unwrap()
+    );
+    assert!(s.graph.counts().retries > 0);
+}
