@@ -370,6 +370,19 @@ async fn plan(
     };
     db.save_scan(account, &result.notebooks, &scope, clock.now_ms())?;
     db.save_page_guids(account, &result.page_guids)?;
+    // Items keep the Notion page they were first planned under; say so when that is not `--to`.
+    let earlier: Vec<String> = db
+        .plan_targets(account)?
+        .into_iter()
+        .filter(|t| t != target)
+        .collect();
+    if !earlier.is_empty() {
+        printer.note(format!(
+            "{account}: what was planned before, and new pages of it, stays under Notion page {}; \
+             only new notebooks go under {target} (use a new --db to migrate everything elsewhere)",
+            earlier.join(", ")
+        ));
+    }
     let planned = db
         .create_plan(account, target, &result.notebooks, clock.now_ms())
         .context("planning")?;

@@ -207,6 +207,18 @@ impl Db {
         })
     }
 
+    /// The Notion pages earlier plans of `account` put items under (with jobs in them).
+    pub fn plan_targets(&self, account: &str) -> Result<Vec<String>> {
+        self.read("reading plan targets", |c| {
+            let mut st = c.prepare(
+                "SELECT DISTINCT p.target_page_id FROM plans p
+                 WHERE p.account = ?1 AND EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND j.kind != 'links')",
+            )?;
+            let rows = st.query_map([account], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Claims the next runnable job of `accounts` (all when empty): queued, or running with an expired
     /// lease; its parent done; not held back by `not_before`. The link pass waits for every other job
     /// of its plan.
