@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::split;
 use crate::notion::writer::display_title;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
 use crate::store::notion_items::{BodyState, NotionItem};
@@ -345,21 +346,26 @@ impl Reader<'_> {
     async fn count_body(
         &self,
         page: &str,
-        enough: i64,
         account: &str,
-    ) -> Result<Result<i64, String>, VerifyError> {
+    ) -> Result<Result<(i64, String), String>, VerifyError> {
         let top = match self.listing(page) {
             Some(Ok(v)) => v.clone(),
             Some(Err(e)) => return Ok(Err(e.clone())),
             None => return Ok(Err(format!("page {page} was not listed"))),
         };
+        // Every block is visited, level by level, as `notion::split::shape` does for what was
+        // written: a body written twice, or a lost block hidden by a stray one, must not pass.
         let mut count = 0i64;
-        let mut queue = VecDeque::new();
-        take_body(&top, &mut count, &mut queue);
-        while count < enough {
-            let Some(id) = queue.pop_front() else { break };
+        let mut counts = Vec::new();
+        let mut queue: VecDeque<Option<String>> = VecDeque::new();
+        take_body(&top, &mut count, &mut counts, &mut queue);
+        while let Some(next) = queue.pop_front() {
+            let Some(id) = next else {
+                counts.push(0);
+                continue;
+            };
             match self.client.children(&id).await {
-                Ok(kids) => take_body(&kids, &mut count, &mut queue),
+                Ok(kids) => take_body(&kids, &mut count, &mut counts, &mut queue),
                 Err(e @ (NotionError::NoAccess { .. } | NotionError::Rejected { .. })) => {
                     return Ok(Err(e.to_string()))
                 }
@@ -371,23 +377,27 @@ impl Reader<'_> {
                 }
             }
         }
-        Ok(Ok(count))
+        Ok(Ok((count, split::shape_of_counts(&counts))))
     }
 }
 
-/// Counts the body blocks of one listing and queues those with children.
-fn take_body(blocks: &[Value], count: &mut i64, queue: &mut VecDeque<String>) {
-    for b in blocks.iter().filter(|b| is_body_block(b)) {
+/// Counts the body blocks of one listing, notes how many there are (the shape), and queues each in
+/// order: its id when it has children to list, `None` when it has none.
+fn take_body(
+    blocks: &[Value],
+    count: &mut i64,
+    counts: &mut Vec<usize>,
+    queue: &mut VecDeque<Option<String>>,
+) {
+    let body: Vec<&Value> = blocks.iter().filter(|b| is_body_block(b)).collect();
+    counts.push(body.len());
+    for b in body {
         *count += 1;
-        if b["has_children"].as_bool() == Some(true) {
-            if let Some(id) = b["id"].as_str() {
-                queue.push_back(id.to_owned());
-            }
-        }
+        let id = b["id"].as_str().map(str::to_owned);
+        queue.push_back(id.filter(|_| b["has_children"].as_bool() == Some(true)));
     }
 }
 
-/// A visible block that is part of a page's body (child pages and databases are items of their own).
 fn is_body_block(b: &Value) -> bool {
     !trashed(b) && !matches!(b["type"].as_str(), Some("child_page" | "child_database"))
 }
@@ -506,7 +516,12 @@ struct Matches {
 }
 
 /// Pairs every Notion child page under our parents with the records that expect to be there.
-fn match_children(reader: &Reader<'_>, items: &[NotionItem], targets: &HashSet<String>) -> Matches {
+fn match_children(
+    reader: &Reader<'_>,
+    items: &[NotionItem],
+    targets: &HashSet<String>,
+    others: &HashSet<String>,
+) -> Matches {
     let recorded: HashSet<String> = items
         .iter()
         .filter_map(|i| i.notion_page_id.as_deref().map(norm))
@@ -533,9 +548,11 @@ fn match_children(reader: &Reader<'_>, items: &[NotionItem], targets: &HashSet<S
             continue;
         };
         let expected = &by_parent[&parent];
+        // Pages another account of this database created (two accounts may share a target) are
+        // theirs, never our duplicates.
         let mut unclaimed: Vec<(String, String)> = child_pages(listing)
             .into_iter()
-            .filter(|(id, _)| !recorded.contains(&norm(id)))
+            .filter(|(id, _)| !recorded.contains(&norm(id)) && !others.contains(&norm(id)))
             .collect();
         // An intent without an id is a creation whose answer was lost: the page with its title is it.
         for item in expected.iter().filter(|i| i.notion_page_id.is_none()) {
@@ -722,7 +739,17 @@ async fn verify_account(
     reader.fetch(ids, account).await?;
 
     let target_set: HashSet<String> = targets.iter().map(|t| norm(t)).collect();
-    let matches = match_children(reader, &items, &target_set);
+    let others: HashSet<String> = db
+        .accounts()?
+        .into_iter()
+        .filter(|a| a.name != account)
+        .map(|a| db.notion_items(&a.name))
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.notion_page_id.as_deref().map(norm))
+        .collect();
+    let matches = match_children(reader, &items, &target_set, &others);
     let mut names: HashMap<&str, String> = HashMap::new();
     let flat = flatten(&inventory);
     for (_, id, path) in &flat.containers {
@@ -801,13 +828,30 @@ async fn verify_account(
                     check.reason = Some("its body was not completely written".into());
                 } else {
                     let id = check.notion_page_id.clone().unwrap_or_default();
-                    match reader.count_body(&id, rec.blocks, account).await? {
-                        Ok(n) => {
+                    match reader.count_body(&id, account).await? {
+                        Ok((n, shape)) => {
                             blocks_found = Some(n);
+                            let misplaced = n == rec.blocks
+                                && rec.body_shape.as_deref().is_some_and(|want| want != shape);
+                            if misplaced {
+                                check.state = ItemState::Partial;
+                                check.reason = Some(
+                                    "its body has the blocks written, but not where they were \
+                                     written (some lost, others added)"
+                                        .into(),
+                                );
+                            }
                             if n < rec.blocks {
                                 check.state = ItemState::Partial;
                                 check.reason = Some(format!(
                                     "{n} of the {} body blocks written are in Notion",
+                                    rec.blocks
+                                ));
+                            } else if n > rec.blocks {
+                                check.state = ItemState::Partial;
+                                check.reason = Some(format!(
+                                    "its body holds {n} blocks where {} were written (content \
+                                     written twice, or added outside notebridge)",
                                     rec.blocks
                                 ));
                             }

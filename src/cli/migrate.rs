@@ -26,7 +26,7 @@ use crate::store::Db;
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
 const WORKERS: usize = 8;
 /// A migration lock whose holder has not shown signs of life for this long is taken over.
-const LOCK_STALE: Duration = Duration::from_secs(90);
+pub(super) const LOCK_STALE: Duration = Duration::from_secs(90);
 
 /// Arguments of `migrate`.
 #[derive(Debug, Args)]
@@ -570,7 +570,7 @@ pub fn parse_page_id(s: &str) -> anyhow::Result<String> {
     ))
 }
 
-fn pid_alive(pid: i64) -> bool {
+pub(super) fn pid_alive(pid: i64) -> bool {
     let Ok(pid) = i32::try_from(pid) else {
         return false;
     };

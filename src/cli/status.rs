@@ -127,20 +127,27 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
 
 /// The process migrating with this database now, if any.
 fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
-    Ok(db.read("reading the migration lock", |c| {
-        c.query_row(
-            "SELECT pid, started_at, heartbeat_at FROM run_lock WHERE id = 1",
-            [],
-            |r| {
-                Ok(Migrating {
-                    pid: r.get(0)?,
-                    started_at: r.get(1)?,
-                    heartbeat_at: r.get(2)?,
-                })
-            },
-        )
-        .optional()
-    })?)
+    Ok(db
+        .read("reading the migration lock", |c| {
+            c.query_row(
+                "SELECT pid, started_at, heartbeat_at FROM run_lock WHERE id = 1",
+                [],
+                |r| {
+                    Ok(Migrating {
+                        pid: r.get(0)?,
+                        started_at: r.get(1)?,
+                        heartbeat_at: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+        })?
+        // A holder that died (kill -9) or stopped beating is not migrating: the next run takes over.
+        .filter(|m: &Migrating| {
+            let now = crate::clock::Clock::system().now_ms();
+            super::migrate::pid_alive(m.pid)
+                && now - m.heartbeat_at < super::migrate::LOCK_STALE.as_millis() as i64
+        }))
 }
 
 fn print_human(

@@ -119,6 +119,16 @@ pub fn count_from(c: &Connection, id: i64, now: UnixMillis) -> rusqlite::Result<
     Ok(())
 }
 
+/// Lets request `id`'s slot expire at `at` however long its process lives (a released slot is no
+/// longer its process's, so its lease is not renewed).
+pub fn release_slot_at(c: &Connection, id: i64, at: UnixMillis) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "UPDATE limiter_inflight SET lease_until = ?2, owner = owner || '/released' WHERE id = ?1",
+    )?
+    .execute(params![id, at])?;
+    Ok(())
+}
+
 /// Frees request `id`'s concurrency slot.
 pub fn release_slot(c: &Connection, id: i64) -> rusqlite::Result<()> {
     c.prepare_cached("DELETE FROM limiter_inflight WHERE id = ?1")?

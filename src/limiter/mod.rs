@@ -459,7 +459,9 @@ impl Inner {
         ledger::refresh_leases(c, &self.owner, now + self.lease_ms)?;
         ledger::expire(c, now)?;
         if now - self.last_prune.load(Ordering::Relaxed) >= self.longest_ms / 16 {
-            ledger::prune(c, now - self.longest_ms)?;
+            // Rows inside the slack still count in the slackened windows: keep them.
+            let slack = self.window_slack_ms.load(Ordering::Relaxed) as i64;
+            ledger::prune(c, now - self.longest_ms - slack)?;
             self.last_prune.store(now, Ordering::Relaxed);
         }
 
@@ -673,6 +675,9 @@ impl Inner {
         let r = self.db.write("recording a Graph request's outcome", |c| {
             if delayed {
                 ledger::count_from(c, p.id, now)?;
+                // Should this process end before the delayed release runs, the slot still frees
+                // itself at the end of the margin.
+                ledger::release_slot_at(c, p.id, now + margin as i64)?;
             } else {
                 ledger::complete(c, p.id, now)?;
             }

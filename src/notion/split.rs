@@ -178,6 +178,33 @@ pub fn chunk(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// The shape of a body: the number of children of the page and then of every block, level by level
+/// (breadth first, in order), hashed. Block types are left out on purpose: a file that could not be
+/// carried over is replaced one for one by a placeholder paragraph.
+pub fn shape(blocks: &[Value]) -> String {
+    let mut counts = vec![blocks.len()];
+    let mut queue: std::collections::VecDeque<&Value> = blocks.iter().collect();
+    while let Some(b) = queue.pop_front() {
+        let kids = children(b);
+        counts.push(kids.len());
+        queue.extend(kids.iter());
+    }
+    shape_of_counts(&counts)
+}
+
+/// [`shape`] from the level-order child counts (the page first).
+pub fn shape_of_counts(counts: &[usize]) -> String {
+    // FNV-1a over the counts: stable across versions and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for c in counts {
+        for byte in (*c as u64).to_le_bytes() {
+            h ^= u64::from(byte);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
+}
+
 /// The depth of the deepest nesting under `block` (a leaf is 1).
 pub fn depth(block: &Value) -> usize {
     1 + children(block).iter().map(depth).max().unwrap_or(0)

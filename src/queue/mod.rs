@@ -21,6 +21,7 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::{Lane, LimiterError};
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::split;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, Writer,
 };
@@ -615,12 +616,16 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
+        let shape = split::shape(blocks);
         let written = Written {
-            blocks: stats.blocks as i64,
+            // The whole body as it stands in Notion now, whether this run wrote all of it or
+            // resumed after blocks written before (a placeholder stands in for a file one for one).
+            blocks: blocks.iter().map(split::element_count).sum::<usize>() as i64,
             files: stats.files as i64,
             report: page.as_ref().and_then(|p| p.report),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
+            shape: Some(&shape),
         };
         self.db
             .record_written(account, item_id, &written, self.clock.now_ms())?;

@@ -34,6 +34,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0004_page_guids",
         include_str!("../../migrations/0004_page_guids.sql"),
     ),
+    (
+        "0005_body_shape",
+        include_str!("../../migrations/0005_body_shape.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -44,6 +44,8 @@ pub struct Written<'a> {
     pub onenote_last_modified: Option<&'a str>,
     /// Links to pages not migrated yet wait for the link pass.
     pub pending_links: bool,
+    /// The body's shape (`notion::split::shape`).
+    pub shape: Option<&'a str>,
 }
 
 /// One row of `notion_items`.
@@ -69,6 +71,8 @@ pub struct NotionItem {
     pub files: i64,
     /// The converter's report (JSON), for `verify`.
     pub report: Option<String>,
+    /// The written body's shape (`notion::split::shape`), for `verify`.
+    pub body_shape: Option<String>,
 }
 
 impl NotionItem {
@@ -84,12 +88,13 @@ impl NotionItem {
             blocks: r.get("blocks")?,
             files: r.get("files")?,
             report: r.get("report")?,
+            body_shape: r.get("body_shape")?,
         })
     }
 }
 
 const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
-                       onenote_last_modified, blocks, files, report";
+                       onenote_last_modified, blocks, files, report, body_shape";
 
 impl Db {
     /// The Notion record of one OneNote item.
@@ -190,7 +195,8 @@ impl Db {
         self.write("recording a written page", |tx| {
             tx.execute(
                 "UPDATE notion_items SET body_state = 'done', blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8
+                        onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8,
+                        body_shape = ?9
                  WHERE account = ?1 AND item_id = ?2",
                 params![
                     account,
@@ -200,7 +206,8 @@ impl Db {
                     w.report,
                     w.onenote_last_modified,
                     w.pending_links,
-                    now
+                    now,
+                    w.shape
                 ],
             )?;
             Ok(())
@@ -325,6 +332,7 @@ mod tests {
             report: Some("[]"),
             onenote_last_modified: Some("2024-01-01T00:00:00.000Z"),
             pending_links: true,
+            shape: None,
         };
         db.record_written("a", "p1", &w, 4).unwrap();
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);

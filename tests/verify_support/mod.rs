@@ -252,6 +252,7 @@ pub async fn migrate(
                 report: Some(REPORT),
                 onenote_last_modified: Some("2024-05-01T10:00:00.000Z"),
                 pending_links: false,
+                shape: Some(&notebridge::notion::split::shape(&blocks)),
             };
             w.db.record_written(account, &job.item_id, &written, now)
                 .unwrap();
