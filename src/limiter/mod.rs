@@ -337,7 +337,10 @@ impl Limiter {
                             return Err(LimiterError::WouldWait { until, reason });
                         }
                     }
-                    let mut wake = inner.wake_at(&b, now);
+                    // Wake at least every third of a lease: deciding again renews this process's
+                    // slot leases, so a long request in flight keeps its slot even while every
+                    // other task waits out an hour window.
+                    let mut wake = inner.wake_at(&b, now).min(now + inner.lease_ms / 3);
                     if let Some(d) = deadline {
                         wake = wake.min(d);
                     }
