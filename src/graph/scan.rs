@@ -340,22 +340,3 @@ async fn list_pages(
     }
     Ok(guids)
 }
-
-/// Requests a scan of `who` costs at least, for reports: the hierarchy plus one per section and
-/// one per further hundred pages.
-pub fn request_floor(notebooks: &[Notebook]) -> u64 {
-    let t = crate::store::inventory::totals(notebooks);
-    let mut extra = 0u64;
-    fn walk(g: &[SectionGroup], s: &[Section], extra: &mut u64) {
-        for sec in s {
-            *extra += (sec.pages.len().saturating_sub(1) / PAGE_SIZE) as u64;
-        }
-        for gg in g {
-            walk(&gg.section_groups, &gg.sections, extra);
-        }
-    }
-    for n in notebooks {
-        walk(&n.section_groups, &n.sections, &mut extra);
-    }
-    1 + t.sections as u64 + extra
-}

@@ -283,16 +283,6 @@ impl Db {
         })
     }
 
-    /// Extends the lease of a job we hold.
-    pub fn renew_lease(&self, job: i64, owner: &str, until: UnixMillis) -> Result<bool> {
-        self.write("renewing a job lease", |tx| {
-            Ok(tx.execute(
-                "UPDATE jobs SET lease_until = ?3 WHERE id = ?1 AND lease_owner = ?2 AND state = 'running'",
-                params![job, owner, until],
-            )? > 0)
-        })
-    }
-
     /// Marks a job done.
     pub fn complete_job(&self, job: i64, owner: &str, now: UnixMillis) -> Result<()> {
         self.finish(job, owner, "done", None, 0, now)
