@@ -389,7 +389,7 @@ async fn plan(
     // What could not be listed is not silently left out: its job fails with the reason, so the run
     // ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
     for f in &result.failures {
-        eprintln!("error: {account}: {f}");
+        printer.problem(format!("{account}: {f}"));
         let reason = format!(
             "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to re-scan)"
         );

@@ -2,6 +2,7 @@
 //! stderr, nothing but errors with `--quiet`, no bars without a terminal.
 
 use std::io::{IsTerminal, Write};
+use std::sync::{Arc, Mutex};
 
 use super::GlobalArgs;
 
@@ -14,6 +15,8 @@ pub struct Printer {
     pub quiet: bool,
     /// Progress bars may be drawn (a terminal on stderr and no `--no-progress`/`--quiet`).
     pub progress: bool,
+    /// The bar on screen, if any: notes are printed above it instead of through it.
+    bar: Arc<Mutex<Option<indicatif::ProgressBar>>>,
 }
 
 impl Printer {
@@ -23,6 +26,7 @@ impl Printer {
             json: g.json,
             quiet: g.quiet,
             progress: !g.no_progress && !g.quiet && std::io::stderr().is_terminal(),
+            bar: Arc::default(),
         }
     }
 
@@ -44,8 +48,26 @@ impl Printer {
     /// A note for people on stderr (not with `--quiet`).
     pub fn note(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}", line.as_ref());
+            let bar = self.bar.lock().expect("printer bar poisoned").clone();
+            match bar {
+                Some(b) => b.suspend(|| eprintln!("{}", line.as_ref())),
+                None => eprintln!("{}", line.as_ref()),
+            }
         }
+    }
+
+    /// A problem that did not stop the run, on stderr even with `--quiet`, above any bar.
+    pub fn problem(&self, line: impl AsRef<str>) {
+        let bar = self.bar.lock().expect("printer bar poisoned").clone();
+        match bar {
+            Some(b) => b.suspend(|| eprintln!("error: {}", line.as_ref())),
+            None => eprintln!("error: {}", line.as_ref()),
+        }
+    }
+
+    /// Sets (or clears) the bar that notes must be printed above.
+    pub fn set_bar(&self, bar: Option<indicatif::ProgressBar>) {
+        *self.bar.lock().expect("printer bar poisoned") = bar;
     }
 
     /// The final error message on stderr, with its causes.

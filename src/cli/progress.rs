@@ -26,6 +26,7 @@ pub struct Frame {
 pub struct Ticker {
     task: Option<tokio::task::JoinHandle<()>>,
     bar: Option<ProgressBar>,
+    printer: Printer,
 }
 
 impl Ticker {
@@ -46,6 +47,7 @@ impl Ticker {
                 .expect("progress template parses"),
             );
             bar.set_prefix(label);
+            printer.set_bar(Some(bar.clone()));
             let b = bar.clone();
             let task = tokio::spawn(async move {
                 loop {
@@ -62,6 +64,7 @@ impl Ticker {
             Ticker {
                 task: Some(task),
                 bar: Some(bar),
+                printer: printer.clone(),
             }
         } else if !printer.quiet {
             let task = tokio::spawn(async move {
@@ -88,11 +91,13 @@ impl Ticker {
             Ticker {
                 task: Some(task),
                 bar: None,
+                printer: printer.clone(),
             }
         } else {
             Ticker {
                 task: None,
                 bar: None,
+                printer: printer.clone(),
             }
         }
     }
@@ -107,6 +112,7 @@ impl Ticker {
             t.abort();
         }
         if let Some(b) = self.bar.take() {
+            self.printer.set_bar(None);
             b.finish_and_clear();
         }
     }

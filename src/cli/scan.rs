@@ -128,7 +128,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             diff.deleted
         ));
         for f in &result.failures {
-            eprintln!("error: {f}");
+            printer.problem(f.to_string());
         }
         Ok(if result.failures.is_empty() {
             Exit::Done
