@@ -827,47 +827,25 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         ["onenote", "notebooks", id, "sections"] => {
             n.notebook(id).ok_or_else(Reply::not_found)?;
-            let items = n
-                .sections_in(Some(id), None)
-                .into_iter()
-                .map(|s| ctx.section(s))
-                .collect();
-            Ok(ctx.list(
+            Ok(ctx.sections_reply(
                 path,
                 &q,
-                Listing {
-                    kind: Kind::Section,
-                    context: ctx.context(&format!("notebooks('{id}')/sections")),
-                    items,
-                    paging: None,
-                },
+                Some(id),
+                None,
+                &format!("notebooks('{id}')/sections"),
             ))
         }
         ["onenote", "notebooks", id, "sectionGroups"] => {
             n.notebook(id).ok_or_else(Reply::not_found)?;
-            let items = n
-                .groups_in(Some(id), None)
-                .into_iter()
-                .map(|g| (ctx.group(g), Container::Group(&g.id)))
-                .collect();
-            let items = ctx.with_expand(&q, items)?;
-            Ok(ctx.list_raw(
+            ctx.groups_reply(
                 path,
                 &q,
-                Kind::Group,
-                ctx.context(&format!("notebooks('{id}')/sectionGroups")),
-                items,
-            ))
+                Some(id),
+                None,
+                &format!("notebooks('{id}')/sectionGroups"),
+            )
         }
-        ["onenote", "sectionGroups"] => {
-            let items = n
-                .groups_in(None, None)
-                .into_iter()
-                .map(|g| (ctx.group(g), Container::Group(&g.id)))
-                .collect();
-            let items = ctx.with_expand(&q, items)?;
-            Ok(ctx.list_raw(path, &q, Kind::Group, ctx.context("sectionGroups"), items))
-        }
+        ["onenote", "sectionGroups"] => ctx.groups_reply(path, &q, None, None, "sectionGroups"),
         ["onenote", "sectionGroups", id] => {
             let g = n.section_group(id).ok_or_else(Reply::not_found)?;
             let mut items = ctx.with_expand(&q, vec![(ctx.group(g), Container::Group(&g.id))])?;
@@ -880,55 +858,25 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         ["onenote", "sectionGroups", id, "sections"] => {
             n.section_group(id).ok_or_else(Reply::not_found)?;
-            let items = n
-                .sections_in(None, Some(id))
-                .into_iter()
-                .map(|s| ctx.section(s))
-                .collect();
-            Ok(ctx.list(
+            Ok(ctx.sections_reply(
                 path,
                 &q,
-                Listing {
-                    kind: Kind::Section,
-                    context: ctx.context(&format!("sectionGroups('{id}')/sections")),
-                    items,
-                    paging: None,
-                },
+                None,
+                Some(id),
+                &format!("sectionGroups('{id}')/sections"),
             ))
         }
         ["onenote", "sectionGroups", id, "sectionGroups"] => {
             n.section_group(id).ok_or_else(Reply::not_found)?;
-            let items = n
-                .groups_in(None, Some(id))
-                .into_iter()
-                .map(|g| (ctx.group(g), Container::Group(&g.id)))
-                .collect();
-            let items = ctx.with_expand(&q, items)?;
-            Ok(ctx.list_raw(
+            ctx.groups_reply(
                 path,
                 &q,
-                Kind::Group,
-                ctx.context(&format!("sectionGroups('{id}')/sectionGroups")),
-                items,
-            ))
+                None,
+                Some(id),
+                &format!("sectionGroups('{id}')/sectionGroups"),
+            )
         }
-        ["onenote", "sections"] => {
-            let items = n
-                .sections_in(None, None)
-                .into_iter()
-                .map(|s| ctx.section(s))
-                .collect();
-            Ok(ctx.list(
-                path,
-                &q,
-                Listing {
-                    kind: Kind::Section,
-                    context: ctx.context("sections"),
-                    items,
-                    paging: None,
-                },
-            ))
-        }
+        ["onenote", "sections"] => Ok(ctx.sections_reply(path, &q, None, None, "sections")),
         ["onenote", "sections", id] => {
             let s = n.section(id).ok_or_else(Reply::not_found)?;
             Ok(ctx.entity(
@@ -994,6 +942,53 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
 }
 
 impl Ctx<'_> {
+    /// The sections directly in a notebook or a section group (every section with neither).
+    fn sections_reply(
+        &self,
+        path: &str,
+        q: &Query,
+        notebook: Option<&str>,
+        group: Option<&str>,
+        context: &str,
+    ) -> Reply {
+        let items = self
+            .notes
+            .sections_in(notebook, group)
+            .into_iter()
+            .map(|s| self.section(s))
+            .collect();
+        self.list(
+            path,
+            q,
+            Listing {
+                kind: Kind::Section,
+                context: self.context(context),
+                items,
+                paging: None,
+            },
+        )
+    }
+
+    /// The section groups directly in a notebook or a section group (every one with neither),
+    /// expanded as the query asks.
+    fn groups_reply(
+        &self,
+        path: &str,
+        q: &Query,
+        notebook: Option<&str>,
+        group: Option<&str>,
+        context: &str,
+    ) -> Result<Reply, Reply> {
+        let items = self
+            .notes
+            .groups_in(notebook, group)
+            .into_iter()
+            .map(|g| (self.group(g), Container::Group(&g.id)))
+            .collect();
+        let items = self.with_expand(q, items)?;
+        Ok(self.list_raw(path, q, Kind::Group, self.context(context), items))
+    }
+
     /// Like `list`, for items already selected and expanded.
     fn list_raw(
         &self,
