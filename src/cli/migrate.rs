@@ -20,7 +20,6 @@ use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::queue::{Migration, RunEnd, RunOptions};
 use crate::settings::{parse_duration, Settings};
-use crate::store::inventory::ScanScope;
 use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
@@ -349,27 +348,7 @@ async fn plan(
     let who = Caller::for_account(db, account, Lane::Foreground)?;
     printer.note(format!("scanning {account}..."));
     let result = scan(graph, &who, notebooks, Arc::new(ScanProgress::default())).await?;
-    for wanted in notebooks {
-        if !result
-            .notebooks
-            .iter()
-            .any(|n| &n.id == wanted || &n.name == wanted)
-        {
-            return Err(CliError::usage(format!(
-                "account {account} has no notebook named or with id {wanted:?}"
-            ))
-            .into());
-        }
-    }
-    let scope = if !result.failures.is_empty() {
-        ScanScope::Notebooks(Vec::new())
-    } else if notebooks.is_empty() {
-        ScanScope::All
-    } else {
-        ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
-    };
-    db.save_scan(account, &result.notebooks, &scope, clock.now_ms())?;
-    db.save_page_guids(account, &result.page_guids)?;
+    super::scan::store_scan(db, account, notebooks, &result, clock.now_ms())?;
     // Items keep the Notion page they were first planned under; say so when that is not `--to`.
     let earlier: Vec<String> = db
         .plan_targets(account)?

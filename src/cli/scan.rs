@@ -12,11 +12,11 @@ use super::output::Printer;
 use super::progress::{Frame, Ticker};
 use crate::clock::{Clock, Jitter};
 use crate::exit::{CliError, Exit};
-use crate::graph::scan::{scan, ScanProgress};
+use crate::graph::scan::{scan, ScanProgress, ScanResult};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
 use crate::settings::Settings;
-use crate::store::inventory::{totals, Notebook, ScanScope, Section, SectionGroup};
+use crate::store::inventory::{totals, Notebook, ScanDiff, ScanScope, Section, SectionGroup};
 use crate::store::Db;
 
 /// Arguments of `scan`.
@@ -75,30 +75,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
         ticker.finish();
         let result = result?;
 
-        for wanted in &args.notebooks {
-            if !result
-                .notebooks
-                .iter()
-                .any(|n| &n.id == wanted || &n.name == wanted)
-            {
-                return Err(CliError::usage(format!(
-                    "account {} has no notebook named or with id {wanted:?} (run `notebridge scan \
-                     --account {}` to list them)",
-                    args.account, args.account
-                ))
-                .into());
-            }
-        }
-        // Deletions are only inferred from a complete listing: never from one that had failures.
-        let scope = if !result.failures.is_empty() {
-            ScanScope::Notebooks(Vec::new())
-        } else if args.notebooks.is_empty() {
-            ScanScope::All
-        } else {
-            ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
-        };
-        let diff = db.save_scan(&args.account, &result.notebooks, &scope, clock.now_ms())?;
-        db.save_page_guids(&args.account, &result.page_guids)?;
+        let diff = store_scan(&db, &args.account, &args.notebooks, &result, clock.now_ms())?;
         let t = totals(&result.notebooks);
         let requests = graph.counts().requests;
         if printer.json {
@@ -136,6 +113,37 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             Exit::SomeFailed
         })
     })
+}
+
+/// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
+/// Deletions are inferred only from a complete listing: never from one that had failures, and only
+/// inside the notebooks scanned.
+pub(super) fn store_scan(
+    db: &Db,
+    account: &str,
+    wanted: &[String],
+    result: &ScanResult,
+    now: crate::clock::UnixMillis,
+) -> anyhow::Result<ScanDiff> {
+    for w in wanted {
+        if !result.notebooks.iter().any(|n| &n.id == w || &n.name == w) {
+            return Err(CliError::usage(format!(
+                "account {account} has no notebook named or with id {w:?} (run `notebridge scan \
+                 --account {account}` to list them)"
+            ))
+            .into());
+        }
+    }
+    let scope = if !result.failures.is_empty() {
+        ScanScope::Notebooks(Vec::new())
+    } else if wanted.is_empty() {
+        ScanScope::All
+    } else {
+        ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
+    };
+    let diff = db.save_scan(account, &result.notebooks, &scope, now)?;
+    db.save_page_guids(account, &result.page_guids)?;
+    Ok(diff)
 }
 
 fn print_tree(printer: &Printer, nb: &Notebook) {
