@@ -417,7 +417,7 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
 fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
     let (m, accounts) = (m.clone(), accounts.to_vec());
     let limits = settings.graph.clone();
-    let names = AccountNames::load(m.db());
+    let names = super::progress::AccountNames::load(m.db());
     Ticker::start(
         printer,
         "migrate",
@@ -433,12 +433,7 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
             let s = m.stats();
             let g = m.graph().counts();
             let n = m.notion().counts();
-            let waiting = m
-                .graph()
-                .limiter()
-                .snapshot()
-                .ok()
-                .and_then(|s| s.waits.first().map(|w| names.label(&w.message)));
+            let waiting = names.current_wait(m.graph().limiter());
             let wait = waiting
                 .as_ref()
                 .map(|w| format!("; waiting: {w}"))
@@ -473,29 +468,6 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
             }
         }),
     )
-}
-
-/// Graph user ids -> account names, so waits read "alice's 400/1h window is full".
-pub(super) struct AccountNames(Vec<(String, String)>);
-
-impl AccountNames {
-    /// The accounts in `db`.
-    pub(super) fn load(db: &Db) -> Self {
-        Self(
-            db.accounts()
-                .unwrap_or_default()
-                .into_iter()
-                .map(|a| (a.user_id, a.name))
-                .collect(),
-        )
-    }
-
-    /// `text` with every known user id replaced by its account name.
-    pub(super) fn label(&self, text: &str) -> String {
-        self.0.iter().fold(text.to_owned(), |t, (id, name)| {
-            t.replace(id.as_str(), name)
-        })
-    }
 }
 
 fn human_secs(s: u64) -> String {

@@ -123,3 +123,32 @@ impl Drop for Ticker {
         self.stop();
     }
 }
+
+/// Graph user ids -> account names, so waits read "alice's 400/1h window is full".
+pub struct AccountNames(Vec<(String, String)>);
+
+impl AccountNames {
+    /// The accounts in `db`.
+    pub fn load(db: &crate::store::Db) -> Self {
+        Self(
+            db.accounts()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|a| (a.user_id, a.name))
+                .collect(),
+        )
+    }
+
+    /// `text` with every known user id replaced by its account name.
+    pub fn label(&self, text: &str) -> String {
+        self.0.iter().fold(text.to_owned(), |t, (id, name)| {
+            t.replace(id.as_str(), name)
+        })
+    }
+
+    /// Why this process's Graph requests wait now, if they do.
+    pub fn current_wait(&self, limiter: &crate::limiter::Limiter) -> Option<String> {
+        let snapshot = limiter.snapshot().ok()?;
+        snapshot.waits.first().map(|w| self.label(&w.message))
+    }
+}

@@ -41,21 +41,15 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
         let progress = Arc::new(ScanProgress::default());
         let ticker = {
             let (p, g) = (progress.clone(), graph.clone());
-            let names = super::migrate::AccountNames::load(&db);
+            let names = super::progress::AccountNames::load(&db);
             Ticker::start(
                 printer,
                 "scan",
                 Duration::from_secs(10),
                 Arc::new(move || {
-                    let wait = g
-                        .limiter()
-                        .snapshot()
-                        .ok()
-                        .and_then(|s| {
-                            s.waits
-                                .first()
-                                .map(|w| format!("; waiting: {}", names.label(&w.message)))
-                        })
+                    let wait = names
+                        .current_wait(g.limiter())
+                        .map(|w| format!("; waiting: {w}"))
                         .unwrap_or_default();
                     let state = if wait.is_empty() { "running".into() } else { wait.clone() };
                     Frame {
