@@ -487,21 +487,7 @@ impl GraphClient {
     }
 
     async fn send(&self, url: &str, token: &AccessToken, max: usize) -> Result<Answer, BodyError> {
-        let resp = self
-            .http
-            .get(url)
-            .bearer_auth(token.secret())
-            .send()
-            .await
-            .map_err(|e| BodyError::Failed(transport_detail(&e)))?;
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = read_body(resp, max).await?;
-        Ok(Answer {
-            status,
-            headers,
-            body,
-        })
+        answer(self.http.get(url).bearer_auth(token.secret()), max).await
     }
 
     /// POSTs a JSON body (the `$batch` envelope) without a permit of its own: the inner requests
@@ -512,24 +498,8 @@ impl GraphClient {
         token: &AccessToken,
         body: &Value,
     ) -> Result<Answer, String> {
-        let resp = self
-            .http
-            .post(url)
-            .bearer_auth(token.secret())
-            .json(body)
-            .send()
-            .await
-            .map_err(|e| transport_detail(&e))?;
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let body = read_body(resp, MAX_BODY_BYTES)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok(Answer {
-            status,
-            headers,
-            body,
-        })
+        let req = self.http.post(url).bearer_auth(token.secret()).json(body);
+        answer(req, MAX_BODY_BYTES).await.map_err(|e| e.to_string())
     }
 
     async fn transient_backoff(
@@ -641,6 +611,22 @@ fn transport_detail(e: &reqwest::Error) -> String {
     } else {
         "connection failed".into()
     }
+}
+
+/// Sends `req` and reads its answer, body bounded by `max`.
+async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, BodyError> {
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| BodyError::Failed(transport_detail(&e)))?;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = read_body(resp, max).await?;
+    Ok(Answer {
+        status,
+        headers,
+        body,
+    })
 }
 
 /// Why a body was not read.
