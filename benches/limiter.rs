@@ -20,9 +20,9 @@ use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{parse_scope_header, BreakerState, Lane, Limiter, Scope, ThrottleScope};
 use notebridge::settings::{parse_windows, GraphLimits, Window};
 use notebridge::store::Db;
-use notebridge::testserver::graph::faults::ExternalScope;
-use notebridge::testserver::graph::model::UserNotes;
-use notebridge::testserver::lab::{Lab, LabConfig};
+use notebridge_testkit::graph::faults::ExternalScope;
+use notebridge_testkit::graph::model::UserNotes;
+use notebridge_testkit::lab::{Lab, LabConfig};
 use tokio::time::Instant;
 
 const USERS: [&str; 2] = ["alice", "bob"];

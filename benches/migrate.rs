@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 use common::ideal_makespan_ms;
 use notebridge::settings::{parse_windows, GraphLimits, Window};
 use notebridge::store::Db;
-use notebridge::testserver::generator::{generate, NotebookSpec};
-use notebridge::testserver::lab::{Lab, LabConfig};
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::lab::{Lab, LabConfig};
 
 const USER_WINDOWS: &str = "60/600ms,200/6s";
 const APP_WINDOWS: &str = "120/600ms,400/6s";

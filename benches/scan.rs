@@ -17,9 +17,9 @@ use notebridge::limiter::Lane;
 use notebridge::settings::{GraphLimits, Window};
 use notebridge::store::inventory::totals;
 use notebridge::store::Db;
-use notebridge::testserver::generator::{generate, NotebookSpec};
-use notebridge::testserver::graph::stats::Counters;
-use notebridge::testserver::lab::{Lab, LabConfig};
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::graph::stats::Counters;
+use notebridge_testkit::lab::{Lab, LabConfig};
 use serde_json::Value;
 
 fn windows(ws: &[Window]) -> String {

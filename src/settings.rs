@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::exit::{Exit, ExitClass};
+use crate::failure::{Classify, Meaning};
 
 /// Environment variable names, in one list so docs, tests and code agree.
 pub mod env {
@@ -76,9 +76,9 @@ pub enum SettingsError {
     Missing(String),
 }
 
-impl ExitClass for SettingsError {
-    fn exit_class(&self) -> Option<Exit> {
-        Some(Exit::Usage)
+impl Classify for SettingsError {
+    fn meaning(&self) -> Option<Meaning> {
+        Some(Meaning::Usage)
     }
 }
 
@@ -720,7 +720,7 @@ mod tests {
                 dirs(t.path()),
             );
             let e = r.expect_err(name);
-            assert_eq!(e.exit_class(), Some(Exit::Usage));
+            assert_eq!(e.meaning(), Some(Meaning::Usage));
             let text = e.to_string();
             assert!(text.contains(name), "{text}");
             assert!(text.contains("environment"), "{text}");

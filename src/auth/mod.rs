@@ -14,7 +14,7 @@ pub use me::{fetch_me, Me};
 pub use source::TokenSource;
 
 use crate::clock::UnixMillis;
-use crate::exit::{Exit, ExitClass};
+use crate::failure::{Classify, Meaning};
 use crate::store::StoreError;
 
 /// Where to register an app, shown when no client id is configured.
@@ -128,28 +128,27 @@ pub enum AuthError {
     },
 }
 
-impl ExitClass for AuthError {
-    fn exit_class(&self) -> Option<Exit> {
+impl Classify for AuthError {
+    fn meaning(&self) -> Option<Meaning> {
         match self {
             AuthError::MissingClientId
             | AuthError::BadUrl { .. }
             | AuthError::ClientRejected { .. }
-            | AuthError::DifferentUser { .. } => Some(Exit::Usage),
+            | AuthError::DifferentUser { .. } => Some(Meaning::Usage),
             AuthError::NoAccount { .. }
             | AuthError::RefreshRejected { .. }
             | AuthError::Declined
             | AuthError::CodeExpired
-            | AuthError::Cancelled => Some(Exit::SignIn),
-            AuthError::Store { source, .. } => source.exit_class(),
+            | AuthError::Cancelled => Some(Meaning::SignIn),
+            AuthError::Store { source, .. } => source.meaning(),
             AuthError::Service { .. } | AuthError::Transport { .. } | AuthError::Me { .. } => None,
         }
     }
 }
 
 /// The exit code an auth error in an error chain maps to, if any.
-pub fn exit_class_of(e: &(dyn std::error::Error + 'static)) -> Option<Exit> {
-    e.downcast_ref::<AuthError>()
-        .and_then(ExitClass::exit_class)
+pub fn meaning_of(e: &(dyn std::error::Error + 'static)) -> Option<Meaning> {
+    e.downcast_ref::<AuthError>().and_then(Classify::meaning)
 }
 
 /// A secret string (refresh token) that never prints itself.
@@ -232,23 +231,23 @@ mod tests {
             account: "bob".into(),
             reason: "invalid_grant".into(),
         });
-        assert_eq!(exit_class_of(e.as_ref()), Some(Exit::SignIn));
+        assert_eq!(meaning_of(e.as_ref()), Some(Meaning::SignIn));
         let msg = e.to_string();
         assert!(msg.contains("notebridge login --account bob"), "{msg}");
         assert_eq!(
-            exit_class_of(&AuthError::NoAccount {
+            meaning_of(&AuthError::NoAccount {
                 account: "x".into()
             }),
-            Some(Exit::SignIn)
+            Some(Meaning::SignIn)
         );
         assert_eq!(
-            exit_class_of(&AuthError::MissingClientId),
-            Some(Exit::Usage)
+            meaning_of(&AuthError::MissingClientId),
+            Some(Meaning::Usage)
         );
         assert!(AuthError::MissingClientId
             .to_string()
             .contains("NOTEBRIDGE_CLIENT_ID"));
         let other = std::io::Error::other("x");
-        assert_eq!(exit_class_of(&other), None);
+        assert_eq!(meaning_of(&other), None);
     }
 }

@@ -5,8 +5,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::Printer;
+use crate::cli::exit::{CliError, Exit};
 use crate::clock::Clock;
-use crate::exit::{CliError, Exit};
 use crate::settings::Settings;
 use crate::store::Db;
 

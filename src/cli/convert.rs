@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::output::Printer;
+use crate::cli::exit::{CliError, Exit};
 use crate::convert::convert_page;
-use crate::exit::{CliError, Exit};
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]

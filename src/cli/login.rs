@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::output::Printer;
 use crate::auth::{fetch_me, sign_in, AuthError, DevicePrompt, Identity};
+use crate::cli::exit::Exit;
 use crate::clock::Clock;
-use crate::exit::Exit;
 use crate::settings::Settings;
 use crate::store::accounts::{Account, SignInSaved};
 use crate::store::Db;

@@ -3,6 +3,7 @@
 
 mod accounts;
 mod convert;
+pub mod exit;
 mod login;
 mod migrate;
 pub mod output;
@@ -17,7 +18,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::exit::{classify, Exit};
+use crate::cli::exit::{classify, Exit};
 use crate::settings::{FlagSettings, Settings};
 use output::Printer;
 

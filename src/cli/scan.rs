@@ -10,8 +10,8 @@ use serde_json::json;
 
 use super::output::Printer;
 use super::progress::{Frame, Ticker};
+use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
-use crate::exit::{CliError, Exit};
 use crate::graph::scan::{scan, ScanProgress, ScanResult};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;

@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::output::Printer;
+use crate::cli::exit::Exit;
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::exit::Exit;
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
 use crate::limiter::Limiter;
 use crate::settings::Settings;

@@ -5,8 +5,8 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::output::Printer;
+use crate::cli::exit::{CliError, Exit};
 use crate::clock::Jitter;
-use crate::exit::{CliError, Exit};
 use crate::notion::client::NotionClient;
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, Settings};

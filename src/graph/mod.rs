@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::auth::{AccessToken, AuthError, TokenSource};
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::exit::{Exit, ExitClass};
+use crate::failure::{Classify, Meaning};
 use crate::limiter::{
     parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
     Permit, ThrottleScope,
@@ -140,11 +140,11 @@ impl GraphError {
     }
 }
 
-impl ExitClass for GraphError {
-    fn exit_class(&self) -> Option<Exit> {
+impl Classify for GraphError {
+    fn meaning(&self) -> Option<Meaning> {
         match self {
-            GraphError::Auth(e) => crate::auth::exit_class_of(e),
-            GraphError::Limiter(e) => e.exit_class(),
+            GraphError::Auth(e) => crate::auth::meaning_of(e),
+            GraphError::Limiter(e) => e.meaning(),
             _ => None,
         }
     }

@@ -28,7 +28,7 @@ pub use state::{
 };
 
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::exit::{Exit, ExitClass};
+use crate::failure::{Classify, Meaning};
 use crate::settings::{GraphLimits, Window};
 use crate::store::{Db, StoreError};
 use window::{brake_interval_ms, lane_limit, CooldownPolicy};
@@ -72,12 +72,12 @@ pub enum LimiterError {
     InvalidLimits(String),
 }
 
-impl ExitClass for LimiterError {
-    fn exit_class(&self) -> Option<Exit> {
+impl Classify for LimiterError {
+    fn meaning(&self) -> Option<Meaning> {
         match self {
-            LimiterError::WouldWait { .. } => Some(Exit::WorkRemaining),
-            LimiterError::InvalidLimits(_) => Some(Exit::Usage),
-            LimiterError::Store(e) => e.exit_class(),
+            LimiterError::WouldWait { .. } => Some(Meaning::WorkRemaining),
+            LimiterError::InvalidLimits(_) => Some(Meaning::Usage),
+            LimiterError::Store(e) => e.meaning(),
         }
     }
 }

@@ -63,11 +63,11 @@ pub enum RunError {
     Unrecorded(String),
 }
 
-impl crate::exit::ExitClass for RunError {
-    fn exit_class(&self) -> Option<crate::exit::Exit> {
+impl crate::failure::Classify for RunError {
+    fn meaning(&self) -> Option<crate::failure::Meaning> {
         match self {
-            RunError::Store(e) => e.exit_class(),
-            RunError::Graph(e) => e.exit_class(),
+            RunError::Store(e) => e.meaning(),
+            RunError::Graph(e) => e.meaning(),
             RunError::Worker(_) | RunError::Unrecorded(_) => None,
         }
     }

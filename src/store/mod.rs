@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use crate::exit::{Exit, ExitClass};
+use crate::failure::{Classify, Meaning};
 
 /// The schema, one entry per version, in order. Entries are never edited once released, removed or
 /// reordered; a change is a new file appended here.
@@ -82,11 +82,11 @@ pub enum StoreError {
     },
 }
 
-impl ExitClass for StoreError {
-    fn exit_class(&self) -> Option<Exit> {
+impl Classify for StoreError {
+    fn meaning(&self) -> Option<Meaning> {
         match self {
-            StoreError::NewerSchema { .. } => Some(Exit::Usage),
-            StoreError::Io { .. } => Some(Exit::Usage),
+            StoreError::NewerSchema { .. } => Some(Meaning::Usage),
+            StoreError::Io { .. } => Some(Meaning::Usage),
             StoreError::Sqlite { .. } => None,
         }
     }
@@ -337,7 +337,7 @@ mod tests {
         let before = std::fs::read(&p).unwrap();
         let err = Db::open(&p).unwrap_err();
         assert!(matches!(err, StoreError::NewerSchema { found: 999, .. }));
-        assert_eq!(err.exit_class(), Some(Exit::Usage));
+        assert_eq!(err.meaning(), Some(Meaning::Usage));
         assert!(err.to_string().contains("newer notebridge"));
         assert_eq!(std::fs::read(&p).unwrap(), before, "file modified");
         assert!(!t.path().join("s.db-wal").exists());

@@ -1,0 +1,178 @@
+//! Reading Notion back: one children listing per page, kept for the whole verification (accounts may
+//! share a target), and the few rules for what a listed block is.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use futures::stream::{self, StreamExt};
+use serde_json::Value;
+
+use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::split;
+
+use super::VerifyError;
+
+/// How many Notion listings may be in flight at once (the client's pacing still rules the rate).
+const CONCURRENT_LISTINGS: usize = 4;
+
+/// A children listing, or why it could not be read (a 404 or refusal is a finding, not a failure).
+pub(super) type Listing = Result<Vec<Value>, String>;
+
+pub(super) struct Reader<'a> {
+    pub(super) client: &'a NotionClient,
+    /// By normalised id; shared across accounts (they may share a target).
+    pub(super) listings: HashMap<String, Listing>,
+}
+
+impl Reader<'_> {
+    /// Lists every id not listed yet, a few at a time.
+    pub(super) async fn fetch(
+        &mut self,
+        ids: Vec<String>,
+        account: &str,
+    ) -> Result<(), VerifyError> {
+        let todo: Vec<String> = {
+            let mut seen = HashSet::new();
+            ids.into_iter()
+                .filter(|id| !self.listings.contains_key(&norm(id)) && seen.insert(norm(id)))
+                .collect()
+        };
+        let client = self.client;
+        let results: Vec<(String, Result<Vec<Value>, NotionError>)> = stream::iter(todo)
+            .map(|id| async move {
+                let r = client.children(&id).await;
+                (id, r)
+            })
+            .buffer_unordered(CONCURRENT_LISTINGS)
+            .collect()
+            .await;
+        for (id, r) in results {
+            let listing = match r {
+                Ok(v) => Ok(v),
+                Err(e @ (NotionError::NoAccess { .. } | NotionError::Rejected { .. })) => {
+                    Err(e.to_string())
+                }
+                Err(source) => {
+                    return Err(VerifyError::Notion {
+                        account: account.to_owned(),
+                        source,
+                    })
+                }
+            };
+            self.listings.insert(norm(&id), listing);
+        }
+        Ok(())
+    }
+
+    pub(super) fn listing(&self, id: &str) -> Option<&Listing> {
+        self.listings.get(&norm(id))
+    }
+
+    /// Counts body blocks under `page` at any depth, stopping once `enough` is reached: the top
+    /// level comes from the listing already made; nested levels cost one listing per parent block.
+    pub(super) async fn count_body(
+        &self,
+        page: &str,
+        account: &str,
+    ) -> Result<Result<(i64, String), String>, VerifyError> {
+        let top = match self.listing(page) {
+            Some(Ok(v)) => v.clone(),
+            Some(Err(e)) => return Ok(Err(e.clone())),
+            None => return Ok(Err(format!("page {page} was not listed"))),
+        };
+        // Every block is visited, level by level, as `notion::split::shape` does for what was
+        // written: a body written twice, or a lost block hidden by a stray one, must not pass.
+        let mut count = 0i64;
+        let mut counts = Vec::new();
+        let mut queue: VecDeque<Option<String>> = VecDeque::new();
+        take_body(&top, &mut count, &mut counts, &mut queue);
+        while let Some(next) = queue.pop_front() {
+            let Some(id) = next else {
+                counts.push(0);
+                continue;
+            };
+            match self.client.children(&id).await {
+                Ok(kids) => take_body(&kids, &mut count, &mut counts, &mut queue),
+                Err(e @ (NotionError::NoAccess { .. } | NotionError::Rejected { .. })) => {
+                    return Ok(Err(e.to_string()))
+                }
+                Err(source) => {
+                    return Err(VerifyError::Notion {
+                        account: account.to_owned(),
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(Ok((count, split::shape_of_counts(&counts))))
+    }
+}
+
+/// Counts the body blocks of one listing, notes how many there are (the shape), and queues each in
+/// order: its id when it has children to list, `None` when it has none.
+pub(super) fn take_body(
+    blocks: &[Value],
+    count: &mut i64,
+    counts: &mut Vec<usize>,
+    queue: &mut VecDeque<Option<String>>,
+) {
+    let body: Vec<&Value> = blocks.iter().filter(|b| is_body_block(b)).collect();
+    counts.push(body.len());
+    for b in body {
+        *count += 1;
+        let id = b["id"].as_str().map(str::to_owned);
+        queue.push_back(id.filter(|_| b["has_children"].as_bool() == Some(true)));
+    }
+}
+
+pub(super) fn is_body_block(b: &Value) -> bool {
+    !trashed(b) && !matches!(b["type"].as_str(), Some("child_page" | "child_database"))
+}
+
+pub(super) fn trashed(b: &Value) -> bool {
+    b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true)
+}
+
+/// Visible child pages in a listing: (id, title).
+pub(super) fn child_pages(listing: &[Value]) -> Vec<(String, String)> {
+    listing
+        .iter()
+        .filter(|b| b["type"] == "child_page" && !trashed(b))
+        .filter_map(|b| {
+            Some((
+                b["id"].as_str()?.to_owned(),
+                b["child_page"]["title"].as_str().unwrap_or("").to_owned(),
+            ))
+        })
+        .collect()
+}
+
+/// Notion ids compare without dashes and case (the API accepts and returns both forms).
+pub(super) fn norm(id: &str) -> String {
+    id.replace('-', "").to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    pub(super) fn ids_compare_without_dashes_or_case() {
+        assert_eq!(
+            norm("1A2b3c4d-0000-4000-8000-000000000001"),
+            norm("1a2b3c4d000040008000000000000001")
+        );
+    }
+
+    #[test]
+    pub(super) fn child_pages_skip_body_and_trashed_blocks() {
+        let listing = vec![
+            json!({"id": "a", "type": "paragraph", "paragraph": {}}),
+            json!({"id": "b", "type": "child_page", "child_page": {"title": "One"}}),
+            json!({"id": "c", "type": "child_page", "child_page": {"title": "Two"}, "in_trash": true}),
+        ];
+        assert_eq!(child_pages(&listing), vec![("b".into(), "One".into())]);
+        assert!(is_body_block(&listing[0]));
+        assert!(!is_body_block(&listing[1]));
+    }
+}

@@ -1,0 +1,238 @@
+//! All three test servers started together, sharing one token registry, with the settings that point
+//! notebridge at them. The integration tests and the offline demo both start from here.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::auth::{AuthServer, AuthServerConfig, CodeScript};
+use super::graph::model::UserNotes;
+use super::graph::{GraphServer, GraphServerConfig};
+use super::notion::rate::RateConfig;
+use super::notion::{NotionServer, NotionServerConfig};
+use super::{TestUser, TokenRegistry};
+use notebridge::settings::{env, DefaultDirs, FlagSettings, Settings};
+use notebridge::store::accounts::Account;
+use notebridge::store::Db;
+
+/// The Entra app id the sign-in test server knows.
+pub const CLIENT_ID: &str = "0badc0de-0000-4000-8000-notebridge00";
+
+/// How the lab is set up.
+#[derive(Clone, Debug)]
+pub struct LabConfig {
+    /// Graph per-user windows (settings syntax).
+    pub user_windows: String,
+    /// Graph app windows.
+    pub app_windows: String,
+    /// Graph concurrency per user.
+    pub user_concurrency: u32,
+    /// Graph concurrency per app.
+    pub app_concurrency: u32,
+    /// Notion requests per second (server and client alike).
+    pub notion_per_second: u32,
+    /// Access-token lifetime.
+    pub access_lifetime: Duration,
+    /// Seed of the servers' random choices.
+    pub seed: u64,
+}
+
+impl Default for LabConfig {
+    /// Short windows in the documented 1:3.3 minute-to-hour proportion, and Notion's real 3/s.
+    fn default() -> Self {
+        Self {
+            user_windows: "12/600ms,40/6s".into(),
+            app_windows: "24/600ms,80/6s".into(),
+            user_concurrency: 5,
+            app_concurrency: 20,
+            notion_per_second: 3,
+            access_lifetime: Duration::from_secs(3600),
+            seed: 7,
+        }
+    }
+}
+
+/// The running servers.
+pub struct Lab {
+    /// Tokens shared by sign-in and Graph.
+    pub registry: Arc<TokenRegistry>,
+    /// Sign-in.
+    pub auth: AuthServer,
+    /// Graph.
+    pub graph: GraphServer,
+    /// Notion.
+    pub notion: NotionServer,
+    /// A Notion page shared with the integration, to migrate under.
+    pub target_page: String,
+    /// The configuration.
+    pub config: LabConfig,
+}
+
+impl Lab {
+    /// Starts the three servers on loopback.
+    pub async fn start(config: LabConfig) -> Lab {
+        let registry = Arc::new(TokenRegistry::default());
+        let mut acfg = AuthServerConfig::new(registry.clone(), CLIENT_ID);
+        acfg.access_lifetime = config.access_lifetime;
+        acfg.interval_secs = 1;
+        let auth = AuthServer::start(acfg).await;
+        let mut gcfg = GraphServerConfig::new(registry.clone())
+            .with_windows(&config.user_windows, &config.app_windows);
+        gcfg.limits.user_concurrency = config.user_concurrency;
+        gcfg.limits.app_concurrency = config.app_concurrency;
+        gcfg.seed = config.seed;
+        let graph = GraphServer::start(gcfg).await;
+        let notion = NotionServer::start(NotionServerConfig {
+            rate: RateConfig {
+                per_second: config.notion_per_second as f64,
+                burst: 5,
+            },
+            seed: config.seed,
+            ..NotionServerConfig::default()
+        })
+        .await;
+        let target_page = notion.add_shared_page("OneNote import");
+        Lab {
+            registry,
+            auth,
+            graph,
+            notion,
+            target_page,
+            config,
+        }
+    }
+
+    /// Adds a OneNote user with their notebooks; the next device-code sign-in approves as them.
+    pub fn add_user(&self, name: &str, notes: UserNotes) -> TestUser {
+        let user = TestUser::named(name);
+        self.graph.add_user(user.clone());
+        self.graph.load(&user.id, notes);
+        self.auth.push_script(CodeScript::approve(user.clone(), 1));
+        user
+    }
+
+    /// The environment that points the notebridge binary at the lab.
+    pub fn env(&self) -> HashMap<String, String> {
+        let c = &self.config;
+        [
+            (env::CLIENT_ID, CLIENT_ID.to_owned()),
+            (env::AUTHORITY_URL, self.auth.authority_url()),
+            (env::GRAPH_URL, self.graph.base_url().to_owned()),
+            (env::NOTION_URL, self.notion.base_url().to_owned()),
+            (env::NOTION_TOKEN, self.notion.token().to_owned()),
+            (env::GRAPH_USER_LIMITS, c.user_windows.clone()),
+            (env::GRAPH_APP_LIMITS, c.app_windows.clone()),
+            (env::GRAPH_USER_CONCURRENCY, c.user_concurrency.to_string()),
+            (env::GRAPH_APP_CONCURRENCY, c.app_concurrency.to_string()),
+            (env::NOTION_RATE, format!("{}/1s", c.notion_per_second)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
+    /// Settings for in-process use with the database at `db`.
+    pub fn settings(&self, db: &Path) -> Settings {
+        let flags = FlagSettings {
+            db: Some(db.to_owned()),
+            config: None,
+        };
+        Settings::resolve(&flags, &self.env(), DefaultDirs::default())
+            .expect("lab settings resolve")
+    }
+
+    /// Stores `user` as the signed-in account `name` without the device-code dance (a refresh token
+    /// minted by the sign-in server; the first Graph call refreshes it like a real one).
+    pub fn sign_in(&self, db: &Db, name: &str, user: &TestUser) {
+        let rt = self
+            .auth
+            .mint_refresh_token(user, &["offline_access", "User.Read", "Notes.Read"]);
+        db.save_account(&Account {
+            name: name.to_owned(),
+            user_id: user.id.clone(),
+            user_principal_name: user.upn.clone(),
+            display_name: Some(user.display_name.clone()),
+            refresh_token: Some(rt),
+            access_token: None,
+            access_expires_at: None,
+            created_at: 0,
+            updated_at: 0,
+        })
+        .expect("account stored");
+    }
+}
+
+/// The inventory a complete, correct scan of `notes` must produce: the service's order (notebooks,
+/// section groups and sections by name) and pages in OneNote's order.
+pub fn expected_inventory(notes: &UserNotes) -> Vec<notebridge::store::inventory::Notebook> {
+    use chrono::SecondsFormat;
+    use notebridge::store::inventory as inv;
+    let ts =
+        |d: chrono::DateTime<chrono::Utc>| Some(d.to_rfc3339_opts(SecondsFormat::Millis, true));
+    fn sections(
+        notes: &UserNotes,
+        nb: &str,
+        group: Option<&str>,
+        ts: &dyn Fn(chrono::DateTime<chrono::Utc>) -> Option<String>,
+    ) -> Vec<inv::Section> {
+        notes
+            .sections_in(Some(nb), group)
+            .into_iter()
+            .map(|s| {
+                let mut pages: Vec<inv::Page> = notes
+                    .pages_in(&s.id)
+                    .into_iter()
+                    .map(|p| inv::Page {
+                        id: p.id.clone(),
+                        title: p.title.clone(),
+                        level: p.level as i64,
+                        order: p.order as i64,
+                        last_modified: ts(p.modified),
+                        created: ts(p.created),
+                        content_url: None,
+                    })
+                    .collect();
+                pages.sort_by_key(|p| p.order);
+                inv::Section {
+                    id: s.id.clone(),
+                    name: s.display_name.clone(),
+                    created: ts(s.created),
+                    last_modified: ts(s.modified),
+                    pages,
+                }
+            })
+            .collect()
+    }
+    fn groups(
+        notes: &UserNotes,
+        nb: &str,
+        parent: Option<&str>,
+        ts: &dyn Fn(chrono::DateTime<chrono::Utc>) -> Option<String>,
+    ) -> Vec<inv::SectionGroup> {
+        notes
+            .groups_in(Some(nb), parent)
+            .into_iter()
+            .map(|g| inv::SectionGroup {
+                id: g.id.clone(),
+                name: g.display_name.clone(),
+                created: ts(g.created),
+                last_modified: ts(g.modified),
+                section_groups: groups(notes, nb, Some(&g.id), ts),
+                sections: sections(notes, nb, Some(&g.id), ts),
+            })
+            .collect()
+    }
+    notes
+        .notebooks_sorted()
+        .into_iter()
+        .map(|n| inv::Notebook {
+            id: n.id.clone(),
+            name: n.display_name.clone(),
+            created: ts(n.created),
+            last_modified: ts(n.modified),
+            section_groups: groups(notes, &n.id, None, &ts),
+            sections: sections(notes, &n.id, None, &ts),
+        })
+        .collect()
+}

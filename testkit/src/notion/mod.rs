@@ -1,0 +1,336 @@
+//! A Notion API test server (axum on loopback) that enforces the documented rules: bearer and
+//! `Notion-Version` checks, sharing, pages and blocks, append limits, file uploads, a per-token rate
+//! limit, plus fault injection and inspection of what arrived.
+//!
+//! It is never more lenient than Notion: where the docs are unsure, the stricter reading wins.
+
+pub mod error;
+pub mod faults;
+pub mod rate;
+mod routes;
+pub mod store;
+pub mod uploads;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use faults::{FaultKind, FaultRule};
+use notebridge::clock::Clock;
+pub use rate::RateConfig;
+pub use store::DumpNode;
+
+/// The Notion version our client pins.
+pub const PINNED_VERSION: &str = "2026-03-11";
+/// `Notion-Version` values the server accepts.
+pub const ACCEPTED_VERSIONS: &[&str] = &[
+    "2021-05-13",
+    "2021-08-16",
+    "2022-02-22",
+    "2022-06-28",
+    "2025-09-03",
+    "2026-03-11",
+];
+
+/// The API operations, for counters, logs and targeted faults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Endpoint {
+    /// `GET /v1/users/me`.
+    UsersMe,
+    /// `POST /v1/pages`.
+    CreatePage,
+    /// `GET /v1/pages/{id}`.
+    GetPage,
+    /// `PATCH /v1/pages/{id}`.
+    UpdatePage,
+    /// `GET /v1/blocks/{id}`.
+    GetBlock,
+    /// `PATCH /v1/blocks/{id}`.
+    UpdateBlock,
+    /// `DELETE /v1/blocks/{id}`.
+    DeleteBlock,
+    /// `GET /v1/blocks/{id}/children`.
+    ListChildren,
+    /// `PATCH /v1/blocks/{id}/children`.
+    AppendChildren,
+    /// `POST /v1/file_uploads`.
+    CreateUpload,
+    /// `POST /v1/file_uploads/{id}/send`.
+    SendUpload,
+    /// `POST /v1/file_uploads/{id}/complete`.
+    CompleteUpload,
+    /// `GET /v1/file_uploads/{id}`.
+    GetUpload,
+    /// Anything else (answered 400 `invalid_request_url`).
+    Unknown,
+}
+
+/// Server settings.
+#[derive(Clone, Debug)]
+pub struct NotionServerConfig {
+    /// The integration token accepted as `Authorization: Bearer <token>`.
+    pub token: String,
+    /// Rate limit per token.
+    pub rate: RateConfig,
+    /// Seed for fault ratios.
+    pub seed: u64,
+    /// How long an unattached upload lives.
+    pub upload_expiry: Duration,
+    /// `workspace_limits.max_file_upload_size_in_bytes`.
+    pub max_file_upload_size: u64,
+}
+
+impl Default for NotionServerConfig {
+    /// Token `secret_test`, 3 requests/s with a burst of 5, seed 0, 1 h upload expiry, 5 GiB limit.
+    fn default() -> Self {
+        Self {
+            token: "secret_test".into(),
+            rate: RateConfig::default(),
+            seed: 0,
+            upload_expiry: Duration::from_secs(3600),
+            max_file_upload_size: 5 * 1024 * 1024 * 1024,
+        }
+    }
+}
+
+/// One handled request, as logged.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LoggedRequest {
+    /// HTTP method.
+    pub method: String,
+    /// Path without the query.
+    pub path: String,
+    /// The operation.
+    pub endpoint: Endpoint,
+    /// HTTP status answered.
+    pub status: u16,
+    /// Notion error code when it failed.
+    pub code: Option<String>,
+}
+
+/// Request counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counters {
+    /// Requests per operation (every answer counted, errors included).
+    pub per_endpoint: BTreeMap<Endpoint, u64>,
+    /// 429 answers sent.
+    pub rate_limited: u64,
+    /// 400 `validation_error` answers sent.
+    pub validation_errors: u64,
+    /// Injected faults fired.
+    pub faults: u64,
+}
+
+/// What the server recorded about an upload.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UploadInfo {
+    /// `pending`, `uploaded` or `expired`.
+    pub status: String,
+    /// File name.
+    pub filename: Option<String>,
+    /// Bytes received in total (once uploaded).
+    pub content_length: Option<u64>,
+    /// [`uploads::content_hash`] of the content (once uploaded).
+    pub hash: Option<String>,
+    /// Attached to a block or page.
+    pub attached: bool,
+}
+
+pub(crate) struct Inner {
+    pub(crate) store: store::Store,
+    pub(crate) uploads: uploads::Uploads,
+    pub(crate) rate: rate::RateLimiter,
+    pub(crate) faults: faults::Faults,
+    pub(crate) log: Vec<LoggedRequest>,
+    pub(crate) counters: Counters,
+}
+
+pub(crate) struct Shared {
+    pub(crate) inner: Mutex<Inner>,
+    pub(crate) config: NotionServerConfig,
+    pub(crate) bot_id: String,
+    pub(crate) base_url: String,
+    pub(crate) clock: Clock,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .expect("notion test server state poisoned")
+    }
+}
+
+/// A running Notion test server; stops on drop or [`NotionServer::shutdown`].
+pub struct NotionServer {
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl NotionServer {
+    /// Binds 127.0.0.1 on a free port and serves until dropped.
+    ///
+    /// # Panics
+    /// When no loopback port can be bound: a test cannot run without one.
+    pub async fn start(config: NotionServerConfig) -> Self {
+        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .expect("bind a loopback port for the Notion test server");
+        let addr = listener
+            .local_addr()
+            .expect("local address of the Notion test server");
+        let inner = Inner {
+            store: store::Store::default(),
+            uploads: uploads::Uploads::new(config.upload_expiry, config.max_file_upload_size),
+            rate: rate::RateLimiter::new(config.rate),
+            faults: faults::Faults::new(config.seed),
+            log: Vec::new(),
+            counters: Counters::default(),
+        };
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(inner),
+            config,
+            bot_id: uuid::Uuid::new_v4().to_string(),
+            base_url: format!("http://{addr}"),
+            clock: Clock::system(),
+        });
+        let app = routes::router(shared.clone());
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = rx.await;
+            });
+            if let Err(e) = serve.await {
+                tracing::warn!(error = %e, "notion test server stopped with an error");
+            }
+        });
+        Self {
+            shared,
+            stop: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    /// `http://127.0.0.1:PORT`; requests go to `{base_url}/v1/...`.
+    pub fn base_url(&self) -> &str {
+        &self.shared.base_url
+    }
+
+    /// The accepted integration token.
+    pub fn token(&self) -> &str {
+        &self.shared.config.token
+    }
+
+    /// The bot user's id (`GET /v1/users/me`).
+    pub fn bot_id(&self) -> &str {
+        &self.shared.bot_id
+    }
+
+    /// Stops serving and waits for the server task.
+    pub async fn shutdown(mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            // Open keep-alive connections would hold a graceful shutdown; the tests are done with them.
+            t.abort();
+            let _ = t.await;
+        }
+    }
+
+    /// Creates a root page shared with the integration; returns its id.
+    pub fn add_shared_page(&self, title: &str) -> String {
+        let now = self.shared.clock.now_ms();
+        self.shared.lock().store.add_root_page(title, now)
+    }
+
+    /// Adds a fault rule (checked in order, after auth, version and rate checks).
+    pub fn inject(&self, rule: FaultRule) {
+        self.shared.lock().faults.push(rule);
+    }
+
+    /// Removes all fault rules.
+    pub fn clear_faults(&self) {
+        self.shared.lock().faults.clear();
+    }
+
+    /// Answers every request 429 with the remaining whole seconds as `Retry-After` for `d`: a
+    /// workspace-level wait longer than any client cap.
+    pub fn force_rate_limit_for(&self, d: Duration) {
+        self.shared.lock().rate.block_for(d);
+    }
+
+    /// Every request handled so far, in order.
+    pub fn request_log(&self) -> Vec<LoggedRequest> {
+        self.shared.lock().log.clone()
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> Counters {
+        self.shared.lock().counters.clone()
+    }
+
+    /// The visible content tree under a page or block, or `None` for an unknown id.
+    pub fn dump(&self, root_id: &str) -> Option<DumpNode> {
+        self.shared.lock().store.dump(root_id)
+    }
+
+    /// Visible child pages of `id` in order, as (id, title).
+    pub fn pages_under(&self, id: &str) -> Vec<(String, String)> {
+        self.shared.lock().store.pages_under(id)
+    }
+
+    /// Visible direct children of a page or block, rendered as the API returns them.
+    pub fn blocks_of(&self, page_id: &str) -> Vec<Value> {
+        let g = self.shared.lock();
+        let now = self.shared.clock.now_ms();
+        let render = routes::file_renderer(&g.uploads, now);
+        g.store
+            .visible_children(page_id)
+            .into_iter()
+            .map(|n| g.store.render_block(n, &self.shared.bot_id, &render))
+            .collect()
+    }
+
+    /// Titles that appear more than once among the visible child pages of `id`, with their counts.
+    pub fn duplicate_titles(&self, id: &str) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for (_, t) in self.pages_under(id) {
+            *counts.entry(t).or_insert(0usize) += 1;
+        }
+        counts.retain(|_, n| *n > 1);
+        counts
+    }
+
+    /// What the server recorded about an upload.
+    pub fn upload(&self, id: &str) -> Option<UploadInfo> {
+        let g = self.shared.lock();
+        let now = self.shared.clock.now_ms();
+        g.uploads.get(id).map(|u| UploadInfo {
+            status: u.status(now).to_owned(),
+            filename: u.filename.clone(),
+            content_length: u.content_length,
+            hash: u.hash.clone(),
+            attached: u.attached,
+        })
+    }
+}
+
+impl Drop for NotionServer {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The content tree the integration can see: shared root pages, their child pages and blocks.
+
+pub mod model;
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use model::{
+    iso, normalise_payload, normalise_rich_text_item, plain_text, Node, NodeKind, ParentRef,
+};
+
+/// Where appended blocks go among the target's children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Before the first child.
+    Start,
+    /// After the last child (the default).
+    End,
+    /// Right after this existing child.
+    After(String),
+}
+
+/// A node of [`Store::dump`]: the content in order, without ids, so tests compare it with the source.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpNode {
+    /// `page` for pages, else the block type.
+    pub kind: String,
+    /// Page title (pages only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Plain-text summary: rich text, table cells joined by ` | `, equation, URL.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub text: String,
+    /// Media source: `external:<url>` or `file_upload:<id>`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Children in display order (trashed ones left out).
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub children: Vec<DumpNode>,
+}
+
+/// All pages and blocks, keyed by id.
+#[derive(Debug, Default)]
+pub struct Store {
+    nodes: HashMap<String, Node>,
+}
+
+impl Store {
+    /// A node by id (trashed ones included).
+    pub fn get(&self, id: &str) -> Option<&Node> {
+        self.nodes.get(id)
+    }
+
+    /// Mutable access to a node.
+    pub fn get_mut(&mut self, id: &str) -> Option<&mut Node> {
+        self.nodes.get_mut(id)
+    }
+
+    /// Creates a root page shared with the integration.
+    pub fn add_root_page(&mut self, title: &str, now: i64) -> String {
+        let rt = vec![normalise_rich_text_item(
+            &json!({"text": {"content": title}}),
+        )];
+        self.insert_node(
+            ParentRef::Workspace,
+            page_kind(rt, Value::Null, Value::Null),
+            now,
+        )
+    }
+
+    /// Creates a page under `parent` (a page), listed last among its children.
+    pub fn create_page(
+        &mut self,
+        parent: &str,
+        title: Vec<Value>,
+        icon: Value,
+        cover: Value,
+        now: i64,
+    ) -> String {
+        let id = self.insert_node(
+            ParentRef::Page(parent.to_owned()),
+            page_kind(title, icon, cover),
+            now,
+        );
+        if let Some(p) = self.nodes.get_mut(parent) {
+            p.children.push(id.clone());
+            p.edited_ms = now;
+        }
+        id
+    }
+
+    fn insert_node(&mut self, parent: ParentRef, kind: NodeKind, now: i64) -> String {
+        let id = uuid::Uuid::new_v4().to_string();
+        self.nodes.insert(
+            id.clone(),
+            Node {
+                id: id.clone(),
+                parent,
+                kind,
+                children: Vec::new(),
+                in_trash: false,
+                created_ms: now,
+                edited_ms: now,
+            },
+        );
+        id
+    }
+
+    /// Inserts validated request blocks (with their nested children) under `target`; returns the new
+    /// first-level ids in order.
+    pub fn insert_blocks(
+        &mut self,
+        target: &str,
+        blocks: &[Value],
+        pos: &Position,
+        now: i64,
+    ) -> Vec<String> {
+        let parent_ref = match self.nodes.get(target).map(|n| &n.kind) {
+            Some(NodeKind::Page { .. }) => ParentRef::Page(target.to_owned()),
+            _ => ParentRef::Block(target.to_owned()),
+        };
+        let mut ids = Vec::new();
+        for b in blocks {
+            let Some(ty) = crate::notion::validate::block_type(b) else {
+                continue;
+            };
+            let payload = b
+                .get(ty)
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            let kind = NodeKind::Block {
+                ty: ty.to_owned(),
+                payload: normalise_payload(ty, &payload),
+            };
+            let id = self.insert_node(parent_ref.clone(), kind, now);
+            if let Some(Value::Array(ch)) = payload.get("children") {
+                self.insert_blocks(&id, ch, &Position::End, now);
+            }
+            ids.push(id);
+        }
+        if let Some(t) = self.nodes.get_mut(target) {
+            let at = match pos {
+                Position::Start => 0,
+                Position::End => t.children.len(),
+                Position::After(a) => t
+                    .children
+                    .iter()
+                    .position(|c| c == a)
+                    .map_or(t.children.len(), |i| i + 1),
+            };
+            t.children.splice(at..at, ids.iter().cloned());
+            t.edited_ms = now;
+        }
+        ids
+    }
+
+    /// Children not in the trash, in order.
+    pub fn visible_children(&self, id: &str) -> Vec<&Node> {
+        self.nodes.get(id).map_or_else(Vec::new, |n| {
+            n.children
+                .iter()
+                .filter_map(|c| self.nodes.get(c))
+                .filter(|c| !c.in_trash)
+                .collect()
+        })
+    }
+
+    /// True when the node or one of its ancestors is in the trash.
+    pub fn trashed(&self, id: &str) -> bool {
+        let mut cur = self.nodes.get(id);
+        while let Some(n) = cur {
+            if n.in_trash {
+                return true;
+            }
+            cur = match &n.parent {
+                ParentRef::Workspace => None,
+                ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
+            };
+        }
+        false
+    }
+
+    fn parent_json(&self, n: &Node) -> Value {
+        match &n.parent {
+            ParentRef::Workspace => json!({"type": "workspace", "workspace": true}),
+            ParentRef::Page(p) => json!({"type": "page_id", "page_id": p}),
+            ParentRef::Block(b) => json!({"type": "block_id", "block_id": b}),
+        }
+    }
+
+    /// A node rendered as a Notion block object (`child_page` for pages).
+    pub fn render_block(
+        &self,
+        n: &Node,
+        bot_id: &str,
+        render_file: &dyn Fn(&Value) -> Value,
+    ) -> Value {
+        let ty = n.block_type();
+        let payload = match &n.kind {
+            NodeKind::Page { .. } => json!({"title": n.title()}),
+            NodeKind::Block { payload, .. } => render_file(payload),
+        };
+        let user = json!({"object": "user", "id": bot_id});
+        let mut v = json!({
+            "object": "block",
+            "id": n.id,
+            "parent": self.parent_json(n),
+            "created_time": iso(n.created_ms),
+            "last_edited_time": iso(n.edited_ms),
+            "created_by": user,
+            "last_edited_by": user,
+            "has_children": !self.visible_children(&n.id).is_empty(),
+            "archived": n.in_trash,
+            "in_trash": n.in_trash,
+            "type": ty,
+        });
+        v[ty] = payload;
+        v
+    }
+
+    /// A page node rendered as a Notion page object.
+    pub fn render_page(&self, n: &Node, bot_id: &str) -> Value {
+        let NodeKind::Page { title, icon, cover } = &n.kind else {
+            return Value::Null;
+        };
+        let user = json!({"object": "user", "id": bot_id});
+        let slug: String = n.title().split_whitespace().collect::<Vec<_>>().join("-");
+        json!({
+            "object": "page",
+            "id": n.id,
+            "created_time": iso(n.created_ms),
+            "last_edited_time": iso(n.edited_ms),
+            "created_by": user,
+            "last_edited_by": user,
+            "cover": cover,
+            "icon": icon,
+            "parent": self.parent_json(n),
+            "archived": n.in_trash,
+            "in_trash": n.in_trash,
+            "is_locked": false,
+            "properties": {"title": {"id": "title", "type": "title", "title": title}},
+            "url": format!("https://www.notion.so/{}{}", if slug.is_empty() { String::new() } else { format!("{slug}-") }, n.id.replace('-', "")),
+            "public_url": null,
+        })
+    }
+
+    /// The visible tree under `id` (a page or block).
+    pub fn dump(&self, id: &str) -> Option<DumpNode> {
+        let n = self.nodes.get(id)?;
+        Some(self.dump_node(n))
+    }
+
+    fn dump_node(&self, n: &Node) -> DumpNode {
+        let children = self
+            .visible_children(&n.id)
+            .into_iter()
+            .map(|c| self.dump_node(c))
+            .collect();
+        match &n.kind {
+            NodeKind::Page { .. } => DumpNode {
+                kind: "page".into(),
+                title: Some(n.title()),
+                text: String::new(),
+                file: None,
+                children,
+            },
+            NodeKind::Block { ty, payload } => DumpNode {
+                kind: ty.clone(),
+                title: None,
+                text: summary(ty, payload),
+                file: file_source(payload),
+                children,
+            },
+        }
+    }
+
+    /// Visible child pages of `id`, in order, as (id, title).
+    pub fn pages_under(&self, id: &str) -> Vec<(String, String)> {
+        self.visible_children(id)
+            .into_iter()
+            .filter(|n| matches!(n.kind, NodeKind::Page { .. }))
+            .map(|n| (n.id.clone(), n.title()))
+            .collect()
+    }
+}
+
+fn page_kind(title: Vec<Value>, icon: Value, cover: Value) -> NodeKind {
+    NodeKind::Page { title, icon, cover }
+}
+
+fn rt_text(v: Option<&Value>) -> String {
+    v.and_then(Value::as_array)
+        .map(|a| plain_text(a))
+        .unwrap_or_default()
+}
+
+fn summary(ty: &str, p: &Value) -> String {
+    match ty {
+        "table_row" => p
+            .get("cells")
+            .and_then(Value::as_array)
+            .map(|cells| {
+                cells
+                    .iter()
+                    .map(|c| rt_text(Some(c)))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            })
+            .unwrap_or_default(),
+        "equation" => p["expression"].as_str().unwrap_or("").to_owned(),
+        "embed" | "bookmark" => p["url"].as_str().unwrap_or("").to_owned(),
+        _ => {
+            let mut s = rt_text(p.get("rich_text"));
+            if s.is_empty() {
+                s = rt_text(p.get("caption"));
+            }
+            s
+        }
+    }
+}
+
+fn file_source(p: &Value) -> Option<String> {
+    if let Some(u) = p
+        .get("external")
+        .and_then(|e| e.get("url"))
+        .and_then(Value::as_str)
+    {
+        return Some(format!("external:{u}"));
+    }
+    p.get("file_upload")
+        .and_then(|f| f.get("id"))
+        .and_then(Value::as_str)
+        .map(|id| format!("file_upload:{id}"))
+}

@@ -1,0 +1,5 @@
+//! The test servers' own tests: each documented rule of the stand-ins, checked against the server.
+
+mod ink_testserver;
+mod testserver_graph;
+mod testserver_notion;

@@ -1,0 +1,288 @@
+//! A migrated state built by hand for the `verify` and `status` tests: an inventory, a plan, and Notion
+//! pages created on the lab's Notion server through the real client, recorded as `migrate` records
+//! them.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use notebridge::clock::Jitter;
+use notebridge::notion::client::NotionClient;
+use notebridge::notion::rate::NotionRate;
+use notebridge::notion::split::element_count;
+use notebridge::notion::writer::display_title;
+use notebridge::settings::Window;
+use notebridge::store::accounts::Account;
+use notebridge::store::inventory::{Notebook, Page, ScanScope, Section, SectionGroup};
+use notebridge::store::jobs::JobKind;
+use notebridge::store::Db;
+use notebridge_testkit::lab::{Lab, LabConfig};
+use serde_json::{json, Value};
+
+/// The lab, a database and a client on the lab's Notion server.
+pub struct World {
+    pub lab: Lab,
+    pub dir: tempfile::TempDir,
+    pub db_path: PathBuf,
+    pub db: Arc<Db>,
+    pub client: NotionClient,
+}
+
+/// What the hand-made migration does with one page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fate {
+    /// Created and written completely.
+    Done,
+    /// Its job fails permanently with this error before anything is created.
+    Fail(String),
+    /// Created, body writing started, then the process died (job left running).
+    Interrupted,
+}
+
+pub async fn world() -> World {
+    let lab = Lab::start(LabConfig {
+        notion_per_second: 50,
+        ..LabConfig::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("state.db");
+    let db = Arc::new(Db::open(&db_path).unwrap());
+    let rate = Arc::new(NotionRate::new(
+        Window {
+            count: 50,
+            length: Duration::from_secs(1),
+        },
+        3,
+    ));
+    let client = NotionClient::new(
+        lab.notion.base_url(),
+        lab.notion.token(),
+        rate,
+        Jitter::seeded(3),
+    )
+    .with_backoff_base(Duration::from_millis(20));
+    World {
+        lab,
+        dir,
+        db_path,
+        db,
+        client,
+    }
+}
+
+pub fn add_account(db: &Db, name: &str) {
+    db.save_account(&Account {
+        name: name.into(),
+        user_id: format!("user-{name}"),
+        user_principal_name: format!("{name}@example.com"),
+        display_name: None,
+        refresh_token: Some("rt".into()),
+        access_token: None,
+        access_expires_at: None,
+        created_at: 0,
+        updated_at: 0,
+    })
+    .unwrap();
+}
+
+fn page(id: &str, title: &str, level: i64, order: i64) -> Page {
+    Page {
+        id: id.into(),
+        title: title.into(),
+        level,
+        order,
+        last_modified: Some("2024-05-01T10:00:00.000Z".into()),
+        created: None,
+        content_url: None,
+    }
+}
+
+/// Work / Notes: First, Sub (level 1), an untitled page; Work / Projects / Inner: Deep page.
+pub fn inventory() -> Vec<Notebook> {
+    vec![Notebook {
+        id: "nb".into(),
+        name: "Work".into(),
+        created: None,
+        last_modified: None,
+        section_groups: vec![SectionGroup {
+            id: "g".into(),
+            name: "Projects".into(),
+            created: None,
+            last_modified: None,
+            section_groups: vec![],
+            sections: vec![Section {
+                id: "s2".into(),
+                name: "Inner".into(),
+                created: None,
+                last_modified: None,
+                pages: vec![page("q1", "Deep page", 0, 0)],
+            }],
+        }],
+        sections: vec![Section {
+            id: "s1".into(),
+            name: "Notes".into(),
+            created: None,
+            last_modified: None,
+            pages: vec![
+                page("p1", "First", 0, 0),
+                page("p1a", "Sub", 1, 1),
+                page("p2", "", 0, 2),
+            ],
+        }],
+    }]
+}
+
+fn para(text: &str) -> Value {
+    json!({"object": "block", "type": "paragraph",
+           "paragraph": {"rich_text": [{"type": "text", "text": {"content": text}}]}})
+}
+
+/// A page body: two paragraphs and a toggle holding two more (5 blocks in all, 3 at the top).
+pub fn body(id: &str) -> Vec<Value> {
+    vec![
+        para(&format!("{id} one")),
+        para(&format!("{id} two")),
+        json!({"object": "block", "type": "toggle", "toggle": {
+            "rich_text": [{"type": "text", "text": {"content": "more"}}],
+            "children": [para("inside a"), para("inside b")]}}),
+    ]
+}
+
+pub const REPORT: &str = r#"[{"element":"<sup>","count":2,"action":"text kept"}]"#;
+
+/// Scans `inventory()` into the database for `account` and plans it under a new shared page.
+pub fn plan(w: &World, account: &str) -> String {
+    let target = w.lab.notion.add_shared_page("OneNote import");
+    w.db.save_scan(account, &inventory(), &ScanScope::All, 1)
+        .unwrap();
+    w.db.create_plan(account, &target, &inventory(), 2).unwrap();
+    target
+}
+
+/// Drains the plan as `migrate` would, page fates as given (default `Done`). Returns OneNote id ->
+/// Notion page id of what was created.
+pub async fn migrate(
+    w: &World,
+    account: &str,
+    target: &str,
+    fates: &HashMap<&str, Fate>,
+) -> HashMap<String, String> {
+    let titles: HashMap<String, String> = {
+        let mut m = HashMap::new();
+        let inv = inventory();
+        m.insert(inv[0].id.clone(), inv[0].name.clone());
+        m.insert(
+            inv[0].section_groups[0].id.clone(),
+            inv[0].section_groups[0].name.clone(),
+        );
+        for s in inv[0]
+            .sections
+            .iter()
+            .chain(&inv[0].section_groups[0].sections)
+        {
+            m.insert(s.id.clone(), s.name.clone());
+            for p in &s.pages {
+                m.insert(p.id.clone(), p.title.clone());
+            }
+        }
+        m
+    };
+    let mut item_of_job: HashMap<i64, String> = HashMap::new();
+    let mut created: HashMap<String, String> = HashMap::new();
+    let lease = Duration::from_secs(600);
+    let mut now = 10;
+    while let Some(job) =
+        w.db.claim_job(&[account.to_owned()], "test", lease, now)
+            .unwrap()
+    {
+        now += 1;
+        item_of_job.insert(job.id, job.item_id.clone());
+        if job.kind == JobKind::Links {
+            w.db.complete_job(job.id, "test", now).unwrap();
+            continue;
+        }
+        let fate = fates
+            .get(job.item_id.as_str())
+            .cloned()
+            .unwrap_or(Fate::Done);
+        if let Fate::Fail(e) = &fate {
+            w.db.fail_job(job.id, "test", e, now).unwrap();
+            continue;
+        }
+        let parent = match job.parent_job {
+            None => target.to_owned(),
+            Some(p) => created[&item_of_job[&p]].clone(),
+        };
+        let title = display_title(&titles[&job.item_id]);
+        w.db.record_intent(
+            account,
+            &job.item_id,
+            job.kind.as_str(),
+            &parent,
+            &title,
+            now,
+        )
+        .unwrap();
+        let blocks = if job.kind == JobKind::Page {
+            body(&job.item_id)
+        } else {
+            vec![]
+        };
+        let page = w
+            .client
+            .create_page(&parent, &title, &blocks)
+            .await
+            .unwrap();
+        let id = page["id"].as_str().unwrap().to_owned();
+        w.db.record_created(account, &job.item_id, &id, now)
+            .unwrap();
+        created.insert(job.item_id.clone(), id);
+        if fate == Fate::Interrupted {
+            // Killed while writing: the job stays claimed, the body unconfirmed.
+            continue;
+        }
+        if job.kind == JobKind::Page {
+            let n: usize = blocks.iter().map(element_count).sum();
+            let written = notebridge::store::notion_items::Written {
+                blocks: n as i64,
+                files: 0,
+                report: Some(REPORT),
+                onenote_last_modified: Some("2024-05-01T10:00:00.000Z"),
+                pending_links: false,
+                shape: Some(&notebridge::notion::split::shape(&blocks)),
+            };
+            w.db.record_written(account, &job.item_id, &written, now)
+                .unwrap();
+        }
+        w.db.complete_job(job.id, "test", now).unwrap();
+    }
+    created
+}
+
+/// Runs the real binary against the lab with `args`; returns (exit code, stdout, stderr).
+pub fn run_bin(w: &World, args: &[&str], env: &[(&str, Option<&str>)]) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
+    cmd.arg("--db")
+        .arg(&w.db_path)
+        .args(args)
+        .env_remove("NOTEBRIDGE_CONFIG")
+        .env("HOME", w.dir.path())
+        .env("XDG_CONFIG_HOME", w.dir.path())
+        .env("XDG_DATA_HOME", w.dir.path())
+        .envs(w.lab.env());
+    for (k, v) in env {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
