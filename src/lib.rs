@@ -1,8 +1,23 @@
 //! notebridge: moves OneNote notebooks into Notion, end to end and unattended, while staying inside
 //! Microsoft Graph's OneNote throttling limits.
 //!
-//! The binary (`src/main.rs`) only hands over to [`cli::main`]; everything else lives in modules that
-//! each do one job.
+//! The binary (`src/main.rs`) only hands over to [`cli::main`]. A page flows through the modules in
+//! this order:
+//!
+//! - [`settings`]: every flag, variable and config key, merged and validated before any work.
+//! - [`store`]: the SQLite state (accounts, inventory, job queue, Notion records, limiter ledger).
+//! - [`auth`]: device-code sign-in and silent refresh; secrets never leave it in clear.
+//! - [`limiter`]: the Graph budgets of every user (and of the app, when set), lanes and breakers.
+//! - [`graph`]: the OneNote client, `$batch`, and the scan that fills the inventory.
+//! - [`convert`] (with [`ink`] and [`mathml`]): OneNote HTML to Notion blocks, within Notion's limits.
+//! - [`notion`]: the Notion client, request splitting and the exactly-once writer.
+//! - [`queue`]: the persistent job runner that drains the plan through all of the above.
+//! - [`verify`]: reads Notion back and reconciles it with what was planned.
+//! - [`failure`]: what an error means; [`cli`] alone turns that into the contract's exit codes.
+//! - [`clock`]: the time and randomness seams that make the limiter's tests exact.
+//!
+//! The test servers that stand in for Microsoft and Notion live in the `notebridge-testkit` crate,
+//! never in this one.
 
 pub mod auth;
 pub mod cli;

@@ -6,8 +6,8 @@
 //! when the top-level count alone cannot prove the body complete. Every request goes through the
 //! client's pacing.
 //!
-//! The parts: [`read`] lists what Notion holds, [`reconcile`] pairs it with what was planned and
-//! decides each item's verdict, [`report`] is the result's shape and its counts.
+//! The parts: `read` lists what Notion holds, `reconcile` pairs it with what was planned and
+//! decides each item's verdict, `report` is the result's shape and its counts.
 
 mod read;
 mod reconcile;
