@@ -2,6 +2,7 @@
 //! message and an exit code. Each subcommand lives in its own file with a `run` function.
 
 mod accounts;
+mod completions;
 mod convert;
 pub mod exit;
 mod login;
@@ -73,6 +74,10 @@ enum Command {
     Status(status::StatusArgs),
     /// Prove the migration complete: reconcile what is in Notion with the OneNote inventory.
     Verify(verify::VerifyArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(completions::CompletionsArgs),
+    /// Print the man page (roff).
+    Man,
 }
 
 /// Entry point used by `main.rs`.
@@ -119,6 +124,8 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
     let settings = || Settings::load(&flags);
     match cli.command {
         Command::Convert(a) => convert::run(printer, a),
+        Command::Completions(a) => completions::run_completions(a),
+        Command::Man => completions::run_man(printer),
         Command::Login(a) => login::run(&settings()?, printer, a),
         Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
