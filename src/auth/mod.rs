@@ -3,11 +3,13 @@
 //! Secrets (access, refresh and device codes) live only in [`AccessToken`], [`Secret`] and the state
 //! database; both types redact themselves in `Debug`/`Display`, and no error message carries one.
 
+mod check;
 mod device;
 mod identity;
 mod me;
 mod source;
 
+pub use check::check_app;
 pub use device::{sign_in, DevicePrompt, SignInTokens};
 pub use identity::Identity;
 pub use me::{fetch_me, Me};

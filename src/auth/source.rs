@@ -59,6 +59,15 @@ impl TokenSource {
         self.refresh(&acct).await
     }
 
+    /// A new access token for `account` whatever the stored one's age: proves the refresh token still
+    /// works (`doctor`). Shares the single-flight lock with every other caller.
+    pub async fn refresh_now(&self, account: &str) -> Result<AccessToken, AuthError> {
+        let flight = self.flight(account);
+        let _turn = flight.lock().await;
+        let acct = self.load(account)?;
+        self.refresh(&acct).await
+    }
+
     /// A new access token after Graph answered 401 to `rejected`. When another caller already replaced
     /// that token, its replacement is returned without a second refresh.
     pub async fn refresh_after_401(

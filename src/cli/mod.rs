@@ -4,6 +4,7 @@
 mod accounts;
 mod completions;
 mod convert;
+mod doctor;
 pub mod exit;
 mod login;
 mod migrate;
@@ -74,6 +75,8 @@ enum Command {
     Status(status::StatusArgs),
     /// Prove the migration complete: reconcile what is in Notion with the OneNote inventory.
     Verify(verify::VerifyArgs),
+    /// Check everything a migration needs (sign-in, permissions, Graph, Notion, the database).
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
@@ -133,6 +136,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
         Command::Status(a) => status::run(&settings()?, printer, a),
         Command::Verify(a) => verify::run(&settings()?, printer, a),
+        Command::Doctor(a) => doctor::run(&settings()?, printer, a),
     }
 }
 

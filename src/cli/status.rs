@@ -126,7 +126,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
 }
 
 /// The process migrating with this database now, if any.
-fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
+pub(super) fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
     Ok(db
         .read("reading the migration lock", |c| {
             c.query_row(

@@ -1,0 +1,549 @@
+//! `notebridge doctor`: everything a migration needs, checked in one go before a long run, each with a
+//! one-line verdict and, when it fails, what to do. It writes nothing to Notion and sends a known,
+//! small number of requests: one device-code request to the sign-in service, one token refresh per
+//! account, one Graph request per account (foreground lane, counted by the limiter) and one or two
+//! Notion reads.
+
+use std::os::unix::fs::PermissionsExt;
+use std::sync::Arc;
+
+use clap::Args;
+use serde::Serialize;
+use serde_json::json;
+
+use super::output::Printer;
+use crate::auth::{check_app, AuthError, Identity, TokenSource};
+use crate::cli::exit::Exit;
+use crate::clock::{Clock, Jitter};
+use crate::failure::Classify;
+use crate::graph::{Caller, GraphClient, GraphError};
+use crate::limiter::Lane;
+use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::rate::NotionRate;
+use crate::settings::{env, Settings};
+use crate::store::Db;
+
+/// Free space below this on the database's file system fails the check: the ledger and the job
+/// queue grow during a run, and SQLite needs room for its journal.
+const MIN_FREE_BYTES: u64 = 200 * 1024 * 1024;
+
+/// Arguments of `doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Check this account only (default: every account in the database).
+    #[arg(long, value_name = "NAME", conflicts_with = "all_accounts")]
+    pub account: Option<String>,
+    /// Check every account in the database (the default when no account is named).
+    #[arg(long)]
+    pub all_accounts: bool,
+    /// The Notion page a migration would write under (id or URL): checks it is shared.
+    #[arg(long, value_name = "NOTION_PAGE")]
+    pub to: Option<String>,
+}
+
+/// One check's verdict.
+#[derive(Debug, Serialize)]
+pub struct Check {
+    /// What was checked (`client_id`, `account:alice`, ...).
+    pub name: String,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What was found.
+    pub detail: String,
+    /// What to do when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<String>,
+    /// The exit code this failure stands for (none for a pass or an unclassified failure).
+    #[serde(skip)]
+    exit: Option<Exit>,
+}
+
+impl Check {
+    fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+        Check {
+            name: name.into(),
+            ok: true,
+            detail: detail.into(),
+            fix: None,
+            exit: None,
+        }
+    }
+
+    fn fail(
+        name: impl Into<String>,
+        exit: Option<Exit>,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
+        Check {
+            name: name.into(),
+            ok: false,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+            exit,
+        }
+    }
+}
+
+/// The exit code for a set of checks: 0 when all pass, else the first classified failure's code
+/// (2, 3 or 5), else 1 (something failed that says nothing about the set-up, such as a network error).
+pub fn exit_for(checks: &[Check]) -> Exit {
+    if checks.iter().all(|c| c.ok) {
+        return Exit::Done;
+    }
+    checks
+        .iter()
+        .filter(|c| !c.ok)
+        .find_map(|c| c.exit)
+        .unwrap_or(Exit::Unexpected)
+}
+
+/// Runs `doctor`.
+pub fn run(settings: &Settings, printer: &Printer, args: DoctorArgs) -> anyhow::Result<Exit> {
+    let checks = super::runtime()?.block_on(checks(settings, &args));
+    if printer.json {
+        printer.json_line(&json!({
+            "checks": checks,
+            "ok": checks.iter().all(|c| c.ok),
+        }));
+    } else {
+        for c in &checks {
+            let mark = if c.ok { "ok  " } else { "FAIL" };
+            printer.out(format!("{mark}  {:<22} {}", c.name, c.detail));
+            if let Some(fix) = &c.fix {
+                printer.out(format!("      {:<22} fix: {fix}", ""));
+            }
+        }
+        let failed = checks.iter().filter(|c| !c.ok).count();
+        printer.out(if failed == 0 {
+            format!("all {} checks passed", checks.len())
+        } else {
+            format!("{failed} of {} checks failed", checks.len())
+        });
+    }
+    Ok(exit_for(&checks))
+}
+
+async fn checks(settings: &Settings, args: &DoctorArgs) -> Vec<Check> {
+    let mut out = Vec::new();
+    let db = match database(settings, &mut out) {
+        Some(db) => db,
+        None => return out,
+    };
+    microsoft(settings, &db, args, &mut out).await;
+    notion(settings, args, &mut out).await;
+    out.push(migration_lock(&db));
+    out
+}
+
+/// The state database: opens and migrates, passes `PRAGMA quick_check`, is private, has room.
+fn database(settings: &Settings, out: &mut Vec<Check>) -> Option<Arc<Db>> {
+    let path = &settings.db_path;
+    let db = match Db::open(path) {
+        Ok(db) => Arc::new(db),
+        Err(e) => {
+            out.push(Check::fail(
+                "database",
+                e.meaning().map(Exit::from),
+                e.to_string(),
+                format!("check {} (or set {} / --db)", path.display(), env::DB),
+            ));
+            return None;
+        }
+    };
+    let integrity = db.read("checking the database", |c| {
+        c.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
+    });
+    out.push(match integrity {
+        Ok(s) if s == "ok" => {
+            Check::pass("database", format!("{} passes quick_check", path.display()))
+        }
+        Ok(s) => Check::fail(
+            "database",
+            Some(Exit::Usage),
+            format!("{} is damaged: {s}", path.display()),
+            "restore it from a backup, or move it away and plan the migration again",
+        ),
+        Err(e) => Check::fail(
+            "database",
+            Some(Exit::Usage),
+            e.to_string(),
+            "restore it from a backup, or move it away and plan the migration again",
+        ),
+    });
+    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777);
+    out.push(match mode {
+        Ok(m) if m & 0o077 == 0 => {
+            Check::pass("database_mode", format!("mode {m:o}: only you can read it"))
+        }
+        Ok(m) => Check::fail(
+            "database_mode",
+            Some(Exit::Usage),
+            format!("mode {m:o}: others can read the tokens in it"),
+            format!("chmod 600 {}", path.display()),
+        ),
+        Err(e) => Check::fail(
+            "database_mode",
+            Some(Exit::Usage),
+            e.to_string(),
+            format!("check {}", path.display()),
+        ),
+    });
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    out.push(match free_bytes(dir) {
+        Some(free) if free >= MIN_FREE_BYTES => Check::pass(
+            "disk_space",
+            format!("{} free in {}", human_bytes(free), dir.display()),
+        ),
+        Some(free) => Check::fail(
+            "disk_space",
+            Some(Exit::Usage),
+            format!("only {} free in {}", human_bytes(free), dir.display()),
+            format!(
+                "free some space, or put the database elsewhere with {} / --db",
+                env::DB
+            ),
+        ),
+        None => Check::fail(
+            "disk_space",
+            None,
+            format!("could not read the free space of {}", dir.display()),
+            "check the folder exists and is readable",
+        ),
+    });
+    Some(db)
+}
+
+/// Client id, the sign-in service, each account's refresh, the scopes, and Graph for each account.
+async fn microsoft(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut Vec<Check>) {
+    let id = match Identity::from_settings(settings) {
+        Ok(id) => {
+            out.push(Check::pass("client_id", "set"));
+            id
+        }
+        Err(e) => {
+            out.push(Check::fail(
+                "client_id",
+                e.meaning().map(Exit::from),
+                e.to_string(),
+                format!(
+                    "register an app (README, \"Using it with real accounts\") and set {}",
+                    env::CLIENT_ID
+                ),
+            ));
+            return;
+        }
+    };
+    out.push(match check_app(&id).await {
+        Ok(()) => Check::pass(
+            "sign_in_service",
+            format!(
+                "{} accepts the app for tenant {} (device-code sign-in allowed)",
+                settings.authority_url, settings.tenant
+            ),
+        ),
+        Err(e) => auth_failure("sign_in_service", &e),
+    });
+    out.push(scopes(settings));
+
+    let accounts = match &args.account {
+        Some(name) => vec![name.clone()],
+        None => db
+            .accounts()
+            .map(|a| a.into_iter().map(|a| a.name).collect())
+            .unwrap_or_default(),
+    };
+    if accounts.is_empty() {
+        out.push(Check::fail(
+            "accounts",
+            Some(Exit::SignIn),
+            "no account has signed in with this database",
+            "notebridge login --account NAME",
+        ));
+        return;
+    }
+    let clock = Clock::system();
+    let tokens = match TokenSource::new(db.clone(), settings, clock.clone()) {
+        Ok(t) => t,
+        Err(e) => {
+            out.push(auth_failure("accounts", &e));
+            return;
+        }
+    };
+    let graph = match GraphClient::open(db.clone(), settings, clock, Jitter::from_entropy()) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            out.push(Check::fail(
+                "graph",
+                e.meaning().map(Exit::from),
+                e.to_string(),
+                "check the Graph settings",
+            ));
+            None
+        }
+    };
+    for account in &accounts {
+        let name = format!("account:{account}");
+        match tokens.refresh_now(account).await {
+            Ok(_) => out.push(Check::pass(&name, "signed in; its token refreshes")),
+            Err(e) => {
+                out.push(auth_failure(&name, &e));
+                continue;
+            }
+        }
+        if let Some(graph) = &graph {
+            out.push(graph_check(db, graph, account).await);
+        }
+    }
+}
+
+/// The configured scopes hold a OneNote read permission and `offline_access` (for unattended runs).
+fn scopes(settings: &Settings) -> Check {
+    let has = |s: &str| settings.scopes.iter().any(|x| x.eq_ignore_ascii_case(s));
+    let notes = has("Notes.Read")
+        || has("Notes.Read.All")
+        || has("Notes.ReadWrite")
+        || has("Notes.ReadWrite.All");
+    let shown = settings.scopes.join(" ");
+    if !notes {
+        return Check::fail(
+            "scopes",
+            Some(Exit::Usage),
+            format!("{shown:?} has no OneNote permission"),
+            format!(
+                "set {}=\"offline_access User.Read Notes.Read\" and sign in again",
+                env::SCOPES
+            ),
+        );
+    }
+    if !has("offline_access") {
+        return Check::fail(
+            "scopes",
+            Some(Exit::Usage),
+            format!("{shown:?} lacks offline_access: no refresh token, so no unattended run"),
+            format!("add offline_access to {} and sign in again", env::SCOPES),
+        );
+    }
+    Check::pass("scopes", shown)
+}
+
+/// One foreground Graph request: the OneNote API answers for the account with its permissions.
+async fn graph_check(db: &Db, graph: &GraphClient, account: &str) -> Check {
+    let name = format!("graph:{account}");
+    let who = match Caller::for_account(db, account, Lane::Foreground) {
+        Ok(w) => w,
+        Err(e) => return graph_failure(&name, &e),
+    };
+    let listing: Result<serde_json::Value, GraphError> = graph
+        .get_json(
+            &who,
+            "/me/onenote/notebooks?$select=id",
+            "the notebook list",
+        )
+        .await;
+    match listing {
+        Ok(v) => {
+            let n = v["value"].as_array().map_or(0, Vec::len);
+            let more = if v.get("@odata.nextLink").is_some() {
+                " or more"
+            } else {
+                ""
+            };
+            let noun = if n == 1 && more.is_empty() {
+                "notebook"
+            } else {
+                "notebooks"
+            };
+            Check::pass(
+                &name,
+                format!("OneNote answers: {n}{more} {noun} (1 request)"),
+            )
+        }
+        Err(e) => graph_failure(&name, &e),
+    }
+}
+
+fn graph_failure(name: &str, e: &GraphError) -> Check {
+    match e {
+        GraphError::Item { status: 401 | 403, .. } => Check::fail(
+            name,
+            Some(Exit::SignIn),
+            e.to_string(),
+            "the token lacks Notes.Read: add it to the app's API permissions (a work tenant's admin \
+             may have to consent), then notebridge login again",
+        ),
+        GraphError::Auth(a) => auth_failure(name, a),
+        other => Check::fail(
+            name,
+            other.meaning().map(Exit::from),
+            other.to_string(),
+            "check the network and NOTEBRIDGE_GRAPH_URL; run doctor again",
+        ),
+    }
+}
+
+fn auth_failure(name: &str, e: &AuthError) -> Check {
+    let fix = match e {
+        AuthError::MissingClientId => format!("set {}", env::CLIENT_ID),
+        AuthError::ClientRejected { .. } => format!(
+            "check {} and {}, and in the app registration: Authentication > Allow public client \
+             flows: Yes",
+            env::CLIENT_ID,
+            env::TENANT
+        ),
+        AuthError::NoAccount { account } | AuthError::RefreshRejected { account, .. } => {
+            format!("notebridge login --account {account}")
+        }
+        AuthError::Transport { .. } | AuthError::Service { .. } => {
+            format!(
+                "check the network and {}; run doctor again",
+                env::AUTHORITY_URL
+            )
+        }
+        _ => "see the message".to_owned(),
+    };
+    Check::fail(name, e.meaning().map(Exit::from), e.to_string(), fix)
+}
+
+/// The Notion token, what the integration can do, the target page, and the upload limit.
+async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
+    let Some(token) = settings.notion_token.as_deref() else {
+        out.push(Check::fail(
+            "notion_token",
+            Some(Exit::Usage),
+            format!("{} is not set", env::NOTION_TOKEN),
+            "create an internal integration (README step 2) and export NOTION_TOKEN",
+        ));
+        return;
+    };
+    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy());
+    let me = match client.me().await {
+        Ok(me) => me,
+        Err(e) => {
+            out.push(notion_failure("notion_token", &e, "the token"));
+            return;
+        }
+    };
+    let bot = me["name"].as_str().unwrap_or("the integration");
+    let workspace = me["bot"]["workspace_name"]
+        .as_str()
+        .unwrap_or("its workspace");
+    out.push(Check::pass(
+        "notion_token",
+        format!("valid: {bot} in {workspace}"),
+    ));
+    out.push(
+        match me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"].as_u64() {
+            Some(max) => Check::pass(
+                "upload_limit",
+                format!(
+                    "files up to {} (larger ones become placeholders)",
+                    human_bytes(max)
+                ),
+            ),
+            None => Check::pass(
+                "upload_limit",
+                "not reported; 5 MB assumed (the Free plan's), larger files become placeholders",
+            ),
+        },
+    );
+    let Some(to) = &args.to else {
+        out.push(Check::pass(
+            "notion_target",
+            "not checked (give --to PAGE to check the page a migration writes under)",
+        ));
+        return;
+    };
+    let page = match super::migrate::parse_page_id(to) {
+        Ok(p) => p,
+        Err(e) => {
+            out.push(Check::fail(
+                "notion_target",
+                Some(Exit::Usage),
+                e.to_string(),
+                "give the page's URL or id",
+            ));
+            return;
+        }
+    };
+    out.push(match client.page(&page).await {
+        Ok(_) => Check::pass(
+            "notion_target",
+            format!(
+                "{page} is shared and readable; insert is proven by the first write (Notion lists \
+                 no capabilities and doctor writes nothing)"
+            ),
+        ),
+        Err(e) => notion_failure("notion_target", &e, &format!("page {page}")),
+    });
+}
+
+fn notion_failure(name: &str, e: &NotionError, what: &str) -> Check {
+    match e {
+        NotionError::NoAccess { status: 401, .. } => Check::fail(
+            name,
+            Some(Exit::Usage),
+            format!("Notion rejected {}: {e}", env::NOTION_TOKEN),
+            "copy the integration's secret again into NOTION_TOKEN",
+        ),
+        NotionError::NoAccess { status: 404, .. } => Check::fail(
+            name,
+            Some(Exit::Usage),
+            format!("{what} is not shared with the integration (or does not exist)"),
+            "open the page in Notion, ... menu > Connections > add the integration",
+        ),
+        NotionError::NoAccess { .. } => Check::fail(
+            name,
+            Some(Exit::Usage),
+            e.to_string(),
+            "give the integration the Read and Insert content capabilities, and share the page",
+        ),
+        other => Check::fail(
+            name,
+            None,
+            other.to_string(),
+            format!(
+                "check the network and {}; run doctor again",
+                env::NOTION_URL
+            ),
+        ),
+    }
+}
+
+/// Whether another process is migrating with this database now.
+fn migration_lock(db: &Db) -> Check {
+    match super::status::run_lock(db) {
+        Ok(None) => Check::pass("migration_lock", "free: no other process is migrating"),
+        Ok(Some(m)) => Check::fail(
+            "migration_lock",
+            Some(Exit::Busy),
+            format!("process {} is migrating with this database", m.pid),
+            "wait for it to finish (notebridge status), or stop it",
+        ),
+        Err(e) => Check::fail("migration_lock", None, e.to_string(), "check the database"),
+    }
+}
+
+/// Free bytes for unprivileged users on the file system holding `dir`.
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `s` a writable statvfs.
+    let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
+    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+}
+
+fn human_bytes(n: u64) -> String {
+    const MB: f64 = 1024.0 * 1024.0;
+    if n as f64 >= 1024.0 * MB {
+        format!("{:.1} GB", n as f64 / (1024.0 * MB))
+    } else {
+        format!("{:.0} MB", n as f64 / MB)
+    }
+}
