@@ -12,7 +12,7 @@
 //! - [`convert`] (with [`ink`] and [`mathml`]): OneNote HTML to Notion blocks, within Notion's limits.
 //! - [`notion`]: the Notion client, request splitting and the exactly-once writer.
 //! - [`queue`]: the persistent job runner that drains the plan through all of the above.
-//! - [`verify`]: reads Notion back and reconciles it with what was planned.
+//! - [`verify`]: reads Notion back and reconciles it with what was planned; [`report`] shows it all.
 //! - [`failure`]: what an error means; [`cli`] alone turns that into the contract's exit codes.
 //! - [`clock`]: the time and randomness seams that make the limiter's tests exact.
 //!
@@ -30,6 +30,7 @@ pub mod limiter;
 pub mod mathml;
 pub mod notion;
 pub mod queue;
+pub mod report;
 pub mod settings;
 pub mod store;
 pub mod verify;

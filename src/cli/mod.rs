@@ -10,6 +10,7 @@ mod login;
 mod migrate;
 pub mod output;
 mod progress;
+mod report;
 mod scan;
 mod status;
 mod verify;
@@ -77,6 +78,8 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Check everything a migration needs (sign-in, permissions, Graph, Notion, the database).
     Doctor(doctor::DoctorArgs),
+    /// Write a self-contained HTML report of the migration (no network).
+    Report(report::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
@@ -137,6 +140,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Status(a) => status::run(&settings()?, printer, a),
         Command::Verify(a) => verify::run(&settings()?, printer, a),
         Command::Doctor(a) => doctor::run(&settings()?, printer, a),
+        Command::Report(a) => report::run(&settings()?, printer, a),
     }
 }
 

@@ -38,6 +38,11 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
         let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy());
         verify(&db, &client, &accounts).await
     })?;
+    // Kept for `report`, which shows what Notion really held at the last verification.
+    let now = crate::clock::Clock::system().now_ms();
+    for a in &report.accounts {
+        db.save_verify_report(&a.account, now, &serde_json::to_string(a)?)?;
+    }
     if printer.json {
         printer.json_line(&serde_json::to_value(&report)?);
     } else {

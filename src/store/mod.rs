@@ -5,6 +5,7 @@
 //! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
 
 pub mod accounts;
+pub mod history;
 pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
@@ -37,6 +38,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0005_body_shape",
         include_str!("../../migrations/0005_body_shape.sql"),
+    ),
+    (
+        "0006_history",
+        include_str!("../../migrations/0006_history.sql"),
     ),
 ];
 

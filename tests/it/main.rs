@@ -30,6 +30,7 @@ mod notion_support;
 mod notion_uploads_rate;
 mod notion_writer;
 mod public_samples;
+mod report_cli;
 mod scan_cli;
 mod status_cli;
 mod verify_cli;
