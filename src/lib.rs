@@ -33,4 +33,5 @@ pub mod queue;
 pub mod report;
 pub mod settings;
 pub mod store;
+pub mod trace;
 pub mod verify;

@@ -9,6 +9,7 @@ use oauth2::{
     RequestTokenError, Scope, TokenUrl,
 };
 
+use super::http::TracedHttp;
 use super::AuthError;
 use crate::settings::Settings;
 
@@ -23,7 +24,7 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug)]
 pub struct Identity {
     pub(crate) client: DeviceClient,
-    pub(crate) http: reqwest::Client,
+    pub(crate) http: TracedHttp,
     pub(crate) scopes: Vec<String>,
     pub(crate) client_id: String,
     pub(crate) graph_url: String,
@@ -64,7 +65,7 @@ impl Identity {
             })?;
         Ok(Identity {
             client,
-            http,
+            http: TracedHttp(http),
             scopes: settings.scopes.clone(),
             client_id,
             graph_url: settings.graph_url.trim_end_matches('/').to_owned(),

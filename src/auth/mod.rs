@@ -5,6 +5,7 @@
 
 mod check;
 mod device;
+mod http;
 mod identity;
 mod me;
 mod source;

@@ -56,6 +56,10 @@ pub struct GlobalArgs {
     /// No progress bars (they are also off when stderr is not a terminal).
     #[arg(long, global = true)]
     pub no_progress: bool,
+    /// Write every HTTP exchange, secrets redacted and page content left out, as JSON lines to FILE
+    /// (NOTEBRIDGE_TRACE_BODIES=1 adds redacted bodies).
+    #[arg(long, global = true, value_name = "FILE", env = "NOTEBRIDGE_TRACE")]
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -111,7 +115,20 @@ where
     };
     init_logging(&cli.global);
     let printer = Printer::new(&cli.global);
-    match run(cli, &printer) {
+    if let Some(path) = &cli.global.trace {
+        let bodies = std::env::var(crate::trace::BODIES_ENV).is_ok_and(|v| v == "1");
+        if let Err(e) = crate::trace::install(path, bodies) {
+            let err = anyhow::Error::new(exit::CliError::usage(format!(
+                "--trace / NOTEBRIDGE_TRACE: cannot write {}: {e}",
+                path.display()
+            )));
+            printer.error(&err);
+            return Exit::Usage.into();
+        }
+    }
+    let result = run(cli, &printer);
+    crate::trace::flush();
+    match result {
         Ok(exit) => exit.into(),
         Err(err) => {
             let exit = classify(&err);
