@@ -16,10 +16,31 @@ pub struct ConvertArgs {
     pub file: PathBuf,
 }
 
+/// Why `bytes` cannot be a saved page: empty, or binary (a NUL byte or mostly undecodable bytes in
+/// its first 8 KiB: an image, a `.one` file, a zip).
+fn not_page_html(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Some("empty");
+    }
+    let head = &bytes[..bytes.len().min(8192)];
+    let undecodable = String::from_utf8_lossy(head)
+        .chars()
+        .filter(|c| *c == char::REPLACEMENT_CHARACTER || (c.is_control() && !c.is_whitespace()))
+        .count();
+    (head.contains(&0) || undecodable * 10 > head.len()).then_some("binary")
+}
+
 /// Converts the file and prints the blocks (`--json`) or a summary.
 pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
     let bytes = std::fs::read(&args.file)
         .map_err(|e| CliError::usage(format!("cannot read FILE {}: {e}", args.file.display())))?;
+    if let Some(why) = not_page_html(&bytes) {
+        return Err(CliError::usage(format!(
+            "{} is not OneNote page HTML ({why}); give a page saved from Graph's pages/{{id}}/content",
+            args.file.display()
+        ))
+        .into());
+    }
     // Graph serves UTF-8; a stray invalid byte must not stop an offline preview.
     let html = String::from_utf8_lossy(&bytes);
     let page = convert_page(&html);

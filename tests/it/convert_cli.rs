@@ -67,3 +67,41 @@ fn a_missing_file_is_a_usage_error_naming_it() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/page.html"));
 }
+
+#[test]
+fn empty_and_binary_files_are_usage_errors_that_print_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("empty.html", b"", "empty"),
+        ("blank.html", b"  \n\t\n", "empty"),
+        (
+            "image.png",
+            b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x10",
+            "binary",
+        ),
+        (
+            "notebook.one",
+            &[
+                0xE4, 0x52, 0x5C, 0x7B, 0x8C, 0xD8, 0xA7, 0x4D, 0xAE, 0xB1, 0x53, 0x78, 0xD0, 0x29,
+                0x96, 0xD3,
+            ],
+            "binary",
+        ),
+    ];
+    for (name, bytes, why) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let out = convert(&[p.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(name) && err.contains("is not OneNote page HTML") && err.contains(why),
+            "{name}: {err}"
+        );
+    }
+    // a page with a stray invalid byte still converts
+    let p = dir.path().join("stray.html");
+    std::fs::write(&p, b"<html><body><p>caf\xe9 au lait</p></body></html>").unwrap();
+    assert_eq!(convert(&[p.to_str().unwrap()]).status.code(), Some(0));
+}

@@ -11,12 +11,51 @@ use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::notion::DumpNode;
 
+const USAGE: &str = "\
+Usage: notebridge-demo [--pages N]
+
+Starts the built-in sign-in, Graph and Notion test servers on 127.0.0.1, generates a OneNote notebook
+of N pages (default 40) and runs the real notebridge commands against them: login, scan, migrate,
+migrate --resume and verify; then prints the Notion tree it produced. No credentials, no network.
+
+Options:
+  --pages N   pages in the generated notebook (1 to 5000)
+  -h, --help  this text";
+
+/// The demo's arguments: `--pages N`, or help.
+fn parse_args(args: &[String]) -> Result<Option<usize>, String> {
+    let mut pages = 40;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "--pages" => {
+                let v = it.next().ok_or("--pages needs a number, e.g. --pages 40")?;
+                pages = v
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=5000).contains(n))
+                    .ok_or_else(|| format!("--pages {v:?}: give a number from 1 to 5000"))?;
+            }
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(Some(pages))
+}
+
 fn main() -> ExitCode {
-    let pages: usize = std::env::args()
-        .skip_while(|a| a != "--pages")
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(40);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let pages = match parse_args(&args) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let dir = match tempfile_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -114,9 +153,37 @@ fn main() -> ExitCode {
         c.arrived_over_limit,
         lab.notion.counters().rate_limited
     );
+    println!(
+        "The demo's state database is {} (inspect it with `notebridge --db {} status`, or delete the \
+         folder).",
+        db.display(),
+        db.display()
+    );
     std::thread::sleep(Duration::from_millis(50));
     drop(lab);
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_args;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn help_pages_and_mistakes() {
+        assert_eq!(parse_args(&args(&[])), Ok(Some(40)));
+        assert_eq!(parse_args(&args(&["--pages", "6"])), Ok(Some(6)));
+        assert_eq!(parse_args(&args(&["--help"])), Ok(None));
+        assert_eq!(parse_args(&args(&["--pages", "6", "-h"])), Ok(None));
+        assert!(parse_args(&args(&["--pages"])).is_err());
+        assert!(parse_args(&args(&["--pages", "0"])).is_err());
+        assert!(parse_args(&args(&["--page", "3"]))
+            .unwrap_err()
+            .contains("--page"));
+    }
 }
 
 fn print_tree(node: &DumpNode, indent: &str, depth: usize) {
