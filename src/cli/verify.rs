@@ -7,7 +7,7 @@ use clap::Args;
 use super::output::Printer;
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::Jitter;
-use crate::notion::client::NotionClient;
+use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, Settings};
 use crate::store::Db;
@@ -16,9 +16,12 @@ use crate::verify::{verify, AccountReport, Counts, ItemState, VerifyReport};
 /// Arguments of `verify`.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
-    /// Only this account (default: every account in the database).
+    /// Only this account (default: every account in the database with a planned migration).
     #[arg(long, value_name = "NAME")]
     pub account: Option<String>,
+    /// List every page's approximations (the summary counts them by kind).
+    #[arg(long)]
+    pub detail: bool,
 }
 
 /// Runs the verification.
@@ -32,11 +35,26 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
         .into());
     };
     let db = Db::open(&settings.db_path)?;
-    let accounts = select_accounts(&db, args.account.as_deref())?;
+    let accounts = planned_accounts(&db, args.account.as_deref())?;
     let report = super::runtime()?.block_on(async {
         let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
         let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy());
-        verify(&db, &client, &accounts).await
+        // A token, sharing or network problem is that problem, never a verdict about pages.
+        client
+            .me()
+            .await
+            .map_err(|e| notion_problem(e, "the integration"))?;
+        for account in &accounts {
+            for target in db.plan_targets(account)? {
+                client.page(&target).await.map_err(|e| {
+                    notion_problem(e, &format!("the target page {target} of {account}"))
+                })?;
+            }
+        }
+        let mut report = verify(&db, &client, &accounts).await?;
+        // The checks above are requests of this verification too.
+        report.notion_requests = client.counts().requests;
+        anyhow::Ok(report)
     })?;
     // Kept for `report`, which shows what Notion really held at the last verification.
     let now = crate::clock::Clock::system().now_ms();
@@ -46,13 +64,85 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
     if printer.json {
         printer.json_line(&serde_json::to_value(&report)?);
     } else {
-        print_human(printer, &report);
+        print_human(printer, &report, args.detail);
     }
     Ok(if report.complete() {
         Exit::Done
     } else {
         Exit::SomeFailed
     })
+}
+
+/// What a Notion refusal before any page was read means: a bad token (401), a page not shared with
+/// the integration (404), a missing capability (403) are the user's to fix (exit 2); anything else
+/// (the network, Notion's own failures) stays what it is.
+fn notion_problem(e: NotionError, what: &str) -> anyhow::Error {
+    match &e {
+        NotionError::NoAccess { status: 401, .. } => CliError::usage(format!(
+            "Notion rejected {}: {e}; copy the integration's secret into {} again",
+            env::NOTION_TOKEN,
+            env::NOTION_TOKEN
+        ))
+        .into(),
+        NotionError::NoAccess { status: 404, .. } => CliError::usage(format!(
+            "{what} is not shared with the integration (or was deleted): open it in Notion, ... menu > \
+             Connections > add the integration; nothing was verified"
+        ))
+        .into(),
+        NotionError::NoAccess { .. } => CliError::usage(format!(
+            "Notion refused to show {what}: {e}; give the integration the Read content capability"
+        ))
+        .into(),
+        _ => anyhow::Error::new(e).context(format!(
+            "verify could not read {what} from Notion, so it says nothing about the pages"
+        )),
+    }
+}
+
+/// The accounts to verify: the named one (which must exist and have a plan), or every account with a
+/// plan. Nothing to verify is a usage error (exit 2), never "complete".
+fn planned_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
+    if known.is_empty() {
+        return Err(CliError::sign_in(
+            "no accounts in this database; sign in with `notebridge login`, then migrate",
+        )
+        .into());
+    }
+    let with_plans: Vec<String> = db
+        .accounts_with_jobs()?
+        .into_iter()
+        .filter(|a| db.plan_targets(a).is_ok_and(|t| !t.is_empty()))
+        .collect();
+    match name {
+        Some(n) if with_plans.iter().any(|a| a == n) => Ok(vec![n.to_owned()]),
+        Some(n) if known.iter().any(|a| a == n) => Err(CliError::usage(format!(
+            "nothing to verify for account {n}: no migration was planned for it; plan one with \
+             `notebridge migrate --account {n} --to PAGE`"
+        ))
+        .into()),
+        Some(n) => Err(CliError::usage(format!(
+            "no account named {n} in this database; accounts: {}",
+            list_or_none(&known)
+        ))
+        .into()),
+        None if with_plans.is_empty() => Err(CliError::usage(format!(
+            "nothing to verify: no migration was planned in this database yet (accounts: {}); \
+             plan one with `notebridge migrate --to PAGE`",
+            list_or_none(&known)
+        ))
+        .into()),
+        None => Ok(with_plans),
+    }
+}
+
+/// Names for a message, or "none".
+pub(super) fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// The named account, or every account; exit 3 when there is none.
@@ -78,11 +168,10 @@ pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec
     }
 }
 
-fn print_human(printer: &Printer, report: &VerifyReport) {
-    for a in &report.accounts {
-        print_account(printer, a);
-        printer.out("");
-    }
+/// The widest line of the human output: it reads in a 100-column terminal.
+const WIDTH: usize = 100;
+
+fn print_human(printer: &Printer, report: &VerifyReport, detail: bool) {
     let mut t = Counts::default();
     let mut containers_bad = 0;
     for a in &report.accounts {
@@ -97,17 +186,18 @@ fn print_human(printer: &Printer, report: &VerifyReport) {
                 .filter(|s| !s.section_page.state.is_good())
                 .count();
     }
+    // The verdict first: it is what a person reads the output for.
     if report.complete() {
         printer.out(format!(
-            "verdict: COMPLETE: all {} planned pages are in Notion exactly once and complete \
-             ({} pages with approximations; {} Notion requests)",
-            t.planned, t.approximated_pages, report.notion_requests
+            "COMPLETE: all {} planned pages are in Notion exactly once and complete ({} Notion \
+             requests)",
+            t.planned, report.notion_requests
         ));
     } else {
         printer.out(format!(
-            "verdict: INCOMPLETE: of {} planned pages {} are ok; {} missing ({} failed, {} blocked \
-             by a failed parent, {} not run yet), {} partially written, {} extra copies; {} \
-             notebook/group/section pages with problems ({} Notion requests)",
+            "INCOMPLETE: of {} planned pages {} are complete; {} missing ({} failed, {} blocked by a \
+             failed parent, {} not run yet), {} partly written, {} extra copies; {} notebook, group or \
+             section pages with problems ({} Notion requests)",
             t.planned,
             t.ok,
             t.missing,
@@ -120,9 +210,13 @@ fn print_human(printer: &Printer, report: &VerifyReport) {
             report.notion_requests
         ));
     }
+    for a in &report.accounts {
+        printer.out("");
+        print_account(printer, a, detail);
+    }
 }
 
-fn print_account(printer: &Printer, a: &AccountReport) {
+fn print_account(printer: &Printer, a: &AccountReport, detail: bool) {
     printer.out(format!(
         "account {} (under Notion page{} {})",
         a.account,
@@ -133,48 +227,31 @@ fn print_account(printer: &Printer, a: &AccountReport) {
             a.targets.join(", ")
         }
     ));
-    if !a.planned_anything {
-        printer.out("  nothing planned yet: run `notebridge migrate --to PAGE` first");
-    }
-    let rows: Vec<(String, &Counts)> = a
-        .sections
-        .iter()
-        .map(|s| (s.path.join(" / "), &s.counts))
-        .collect();
-    let width = rows
-        .iter()
-        .map(|(p, _)| p.chars().count())
-        .chain([7])
-        .max()
-        .unwrap_or(7)
-        .min(60);
-    let header = [
-        "ONENOTE", "PLANNED", "NOTION", "MISSING", "EXTRA", "PARTIAL", "FAILED", "APPROX",
-    ];
+    let header = ["ONENOTE", "NOTION", "MISSING", "EXTRA", "PARTIAL", "FAILED"];
+    // Name column: what is left of 100 columns after the indent and six 8-wide number columns.
+    let width = WIDTH - 2 - header.len() * 8;
     printer.out(format!(
-        "  {:width$}  {}",
+        "  {:width$}{}",
         "SECTION",
-        header.map(|h| format!("{h:>7}")).join(" ")
+        header.map(|h| format!("{h:>8}")).join("")
     ));
     let line = |name: &str, c: &Counts| {
         let cells = [
             c.onenote_pages,
-            c.planned,
             c.in_notion,
             c.missing,
             c.duplicates + c.foreign,
             c.partial,
             c.failed,
-            c.approximated_pages,
         ];
         format!(
-            "  {:width$}  {}",
-            truncate(name, width),
-            cells.map(|n| format!("{n:>7}")).join(" ")
+            "  {:width$}{}",
+            truncate(name, width - 1),
+            cells.map(|n| format!("{n:>8}")).join("")
         )
     };
-    for (name, c) in &rows {
-        printer.out(line(name, c));
+    for s in &a.sections {
+        printer.out(line(&s.path.join(" / "), &s.counts));
     }
     printer.out(line("TOTAL", &a.totals));
 
@@ -223,39 +300,105 @@ fn print_account(printer: &Printer, a: &AccountReport) {
         ));
     }
     if !problems.is_empty() {
-        printer.out("problems:");
+        printer.out("pages that are not complete:");
         for p in problems {
             printer.out(p);
         }
     }
-    let approximated: Vec<String> = a
-        .sections
-        .iter()
-        .flat_map(|s| {
-            s.pages
-                .iter()
-                .filter(|p| !p.approximations.is_empty())
-                .map(move |p| {
-                    let list: Vec<String> = p
-                        .approximations
-                        .iter()
-                        .map(|x| format!("{} x{} ({})", x.element, x.count, x.action))
-                        .collect();
-                    format!(
-                        "  {} / {}: {}",
-                        s.path.join(" / "),
-                        title(&p.title),
-                        list.join("; ")
-                    )
-                })
-        })
-        .collect();
-    if !approximated.is_empty() {
-        printer.out("approximations:");
-        for l in approximated {
-            printer.out(l);
+
+    // Approximations by kind, in words; the per-page list only on request.
+    let mut kinds: Vec<(String, usize, usize)> = Vec::new();
+    let mut pages_with = 0;
+    for p in a.sections.iter().flat_map(|s| &s.pages) {
+        if p.approximations.is_empty() {
+            continue;
+        }
+        pages_with += 1;
+        let mut seen_here = std::collections::HashSet::new();
+        for x in &p.approximations {
+            let words = plain_words(&x.element, &x.action);
+            let first_on_page = seen_here.insert(words.clone());
+            match kinds.iter_mut().find(|(w, _, _)| *w == words) {
+                Some(k) => {
+                    k.1 += x.count;
+                    k.2 += usize::from(first_on_page);
+                }
+                None => kinds.push((words, x.count, 1)),
+            }
         }
     }
+    if !kinds.is_empty() {
+        kinds.sort_by(|a, b| b.2.cmp(&a.2).then(b.1.cmp(&a.1)));
+        printer.out(format!(
+            "approximated on {pages_with} page{} (what could not be carried over exactly):",
+            if pages_with == 1 { "" } else { "s" }
+        ));
+        for (words, count, pages) in &kinds {
+            let tail = format!(
+                " {count}x on {pages} page{}",
+                if *pages == 1 { "" } else { "s" }
+            );
+            printer.out(format!(
+                "  {}{tail}",
+                truncate(words, WIDTH - 2 - tail.chars().count())
+            ));
+        }
+        if detail {
+            for s in &a.sections {
+                for p in s.pages.iter().filter(|p| !p.approximations.is_empty()) {
+                    printer.out(format!("  {} / {}:", s.path.join(" / "), title(&p.title)));
+                    for x in &p.approximations {
+                        printer.out(format!(
+                            "    {} {}x",
+                            truncate(&plain_words(&x.element, &x.action), WIDTH - 12),
+                            x.count
+                        ));
+                    }
+                }
+            }
+        } else {
+            printer.out("  (each page's list: notebridge verify --detail, or --json)");
+        }
+    }
+}
+
+/// An approximation in words a user knows. The converter names the source element precisely (for
+/// `--json` and bug reports); people read what happened to their page.
+fn plain_words(element: &str, action: &str) -> String {
+    let known = match element {
+        "<img> width/height" => Some("image size not kept (Notion sizes images itself)"),
+        "CSS color" => Some("text colour changed to the nearest Notion colour"),
+        "CSS background-color" => Some("highlight changed to the nearest Notion colour"),
+        "font-size" => Some("font size not kept (Notion text has one size)"),
+        "list numbering (start/value)" => Some("list numbering restarts at 1"),
+        "absolutely positioned outline" => Some("note containers placed top to bottom"),
+        "U+FFFC object placeholder" => Some("embedded-object marker removed"),
+        "table cell span (colspan/rowspan)" => Some("merged table cells split"),
+        "table cell background" => Some("table cell colour not kept"),
+        "<math>" => Some("equation converted to Notion's LaTeX"),
+        "text directly inside a list" => Some("loose text in a list kept as a paragraph"),
+        "<sup>" => Some("superscript shown as plain text"),
+        "<sub>" => Some("subscript shown as plain text"),
+        "<cite>" => Some("citation style not kept"),
+        "<h4>" | "<h5>" | "<h6>" => Some("heading level 4 to 6 shown as level 3"),
+        _ => None,
+    };
+    if let Some(k) = known {
+        return k.to_owned();
+    }
+    if element.starts_with("list-style-type:") {
+        return "list marker style not kept (Notion picks it by depth)".to_owned();
+    }
+    if element.starts_with("ink") {
+        return format!("handwriting or drawing: {action}");
+    }
+    if element.starts_with("data-tag") {
+        return format!(
+            "OneNote tag {}: {action}",
+            element.trim_start_matches("data-tag=")
+        );
+    }
+    format!("{element}: {action}")
 }
 
 fn problem(what: &str, state: ItemState, reason: Option<&str>) -> String {

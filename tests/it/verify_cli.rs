@@ -26,14 +26,28 @@ async fn complete_exits_0_with_a_table_and_a_verdict() {
         .lines()
         .find(|l| l.trim_start().starts_with("Work / Notes "))
         .unwrap();
-    let cells: Vec<&str> = row.split_whitespace().rev().take(8).collect();
-    // APPROX FAILED PARTIAL EXTRA MISSING NOTION PLANNED ONENOTE, read from the right
-    assert_eq!(cells, vec!["3", "0", "0", "0", "0", "3", "3", "3"], "{row}");
+    let cells: Vec<&str> = row.split_whitespace().rev().take(6).collect();
+    // FAILED PARTIAL EXTRA MISSING NOTION ONENOTE, read from the right
+    assert_eq!(cells, vec!["0", "0", "0", "0", "3", "3"], "{row}");
     assert!(
-        out.contains("verdict: COMPLETE: all 4 planned pages"),
+        out.lines()
+            .next()
+            .unwrap()
+            .starts_with("COMPLETE: all 4 planned pages"),
+        "the verdict comes first: {out}"
+    );
+    assert!(out.contains("approximated on 4 pages"), "{out}");
+    assert!(
+        out.contains("superscript shown as plain text 8x on 4 pages"),
         "{out}"
     );
-    assert!(out.contains("approximations:"), "{out}");
+    assert!(out.contains("verify --detail"), "{out}");
+    assert!(
+        out.lines().all(|l| l.chars().count() <= 100),
+        "fits 100 columns: {out}"
+    );
+    let (_, detail, _) = run_bin(&w, &["verify", "--detail"], &[]);
+    assert!(detail.lines().count() > out.lines().count(), "{detail}");
 
     let log_before = w.lab.notion.request_log();
     let (code, out, _) = run_bin(&w, &["verify", "--json", "--account", "alice"], &[]);
@@ -43,9 +57,10 @@ async fn complete_exits_0_with_a_table_and_a_verdict() {
     assert_eq!(v["verdict"], "complete");
     assert_eq!(v["accounts"][0]["totals"]["ok"], 4);
     assert_eq!(v["accounts"][0]["sections"][0]["pages"][0]["state"], "ok");
-    // 13 listings (see verify_report); a 429 from the server's own pacing is retried and counted.
+    // the token and target checks, then 13 listings (see verify_report); a 429 from the server's
+    // own pacing is retried and counted.
     let throttled = sent.iter().filter(|r| r.status == 429).count();
-    assert_eq!(sent.len() - throttled, 13, "{sent:?}");
+    assert_eq!(sent.len() - throttled, 2 + 13, "{sent:?}");
     assert_eq!(v["notion_requests"], sent.len());
 }
 
@@ -88,7 +103,10 @@ async fn defects_exit_4_and_are_named_in_json_and_text() {
 
     let (code, out, _) = run_bin(&w, &["verify"], &[]);
     assert_eq!(code, 4);
-    assert!(out.contains("verdict: INCOMPLETE"), "{out}");
+    assert!(
+        out.starts_with("INCOMPLETE: of 4 planned pages 1 are complete"),
+        "{out}"
+    );
     assert!(out.contains("missing: Work / Notes / Untitled"), "{out}");
     assert!(out.contains("duplicated: Work / Notes / First"), "{out}");
     assert!(
@@ -107,11 +125,35 @@ async fn missing_token_exits_2_and_no_account_exits_3() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("notebridge login"), "{err}");
     add_account(&w.db, "alice");
+    // a typo names what exists
     let (code, _, err) = run_bin(&w, &["verify", "--account", "bob"], &[]);
-    assert_eq!(code, 3, "{err}");
-    assert!(err.contains("no account named bob"), "{err}");
-    // An account with nothing planned: nothing can be missing.
-    let (code, out, _) = run_bin(&w, &["verify"], &[]);
-    assert_eq!(code, 0);
-    assert!(out.contains("nothing planned yet"), "{out}");
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no account named bob") && err.contains("accounts: alice"),
+        "{err}"
+    );
+    // an account with nothing planned: nothing to verify is not "complete"
+    for args in [&["verify"][..], &["verify", "--account", "alice"][..]] {
+        let (code, out, err) = run_bin(&w, args, &[]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains("nothing to verify"), "{err}");
+        assert!(!out.contains("COMPLETE"), "{out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_or_sharing_problem_is_that_problem_not_missing_pages() {
+    let (w, _) = migrated(&[]).await;
+    let (code, out, err) = run_bin(&w, &["verify"], &[("NOTION_TOKEN", Some("ntn_wrong"))]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("Notion rejected NOTION_TOKEN"), "{err}");
+    assert!(!out.contains("missing"), "no verdict about pages: {out}");
+
+    // the integration lost access to the target page
+    let target = w.db.plan_targets("alice").unwrap().remove(0);
+    w.lab.notion.unshare(&target);
+    let (code, out, err) = run_bin(&w, &["verify"], &[]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("is not shared with the integration"), "{err}");
+    assert!(out.is_empty(), "{out}");
 }

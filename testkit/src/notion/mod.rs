@@ -252,6 +252,11 @@ impl NotionServer {
         self.shared.lock().store.add_root_page(title, now)
     }
 
+    /// Removes the integration's access to the root page `id` (and so to everything under it).
+    pub fn unshare(&self, id: &str) {
+        self.shared.lock().store.unshare(id);
+    }
+
     /// Adds a fault rule (checked in order, after auth, version and rate checks).
     pub fn inject(&self, rule: FaultRule) {
         self.shared.lock().faults.push(rule);

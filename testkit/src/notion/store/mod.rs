@@ -70,6 +70,17 @@ impl Store {
         )
     }
 
+    /// Stops sharing the root page `root` with the integration: it and everything under it answer 404
+    /// from now on, as Notion does for a page whose connection was removed.
+    pub fn unshare(&mut self, root: &str) {
+        let mut stack = vec![root.to_owned()];
+        while let Some(id) = stack.pop() {
+            if let Some(n) = self.nodes.remove(&id) {
+                stack.extend(n.children);
+            }
+        }
+    }
+
     /// Creates a page under `parent` (a page), listed last among its children.
     pub fn create_page(
         &mut self,
