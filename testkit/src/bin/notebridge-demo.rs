@@ -164,6 +164,26 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
+fn print_tree(node: &DumpNode, indent: &str, depth: usize) {
+    let pages: Vec<&DumpNode> = node.children.iter().filter(|c| c.kind == "page").collect();
+    let blocks = node.children.len() - pages.len();
+    if depth > 0 {
+        println!(
+            "{indent}{}  ({blocks} blocks)",
+            node.title.as_deref().unwrap_or("Untitled")
+        );
+    }
+    for p in pages {
+        print_tree(p, &format!("{indent}  "), depth + 1);
+    }
+}
+
+fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
+    let d = std::env::temp_dir().join(format!("notebridge-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_args;
@@ -184,24 +204,4 @@ mod tests {
             .unwrap_err()
             .contains("--page"));
     }
-}
-
-fn print_tree(node: &DumpNode, indent: &str, depth: usize) {
-    let pages: Vec<&DumpNode> = node.children.iter().filter(|c| c.kind == "page").collect();
-    let blocks = node.children.len() - pages.len();
-    if depth > 0 {
-        println!(
-            "{indent}{}  ({blocks} blocks)",
-            node.title.as_deref().unwrap_or("Untitled")
-        );
-    }
-    for p in pages {
-        print_tree(p, &format!("{indent}  "), depth + 1);
-    }
-}
-
-fn tempfile_dir() -> std::io::Result<std::path::PathBuf> {
-    let d = std::env::temp_dir().join(format!("notebridge-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
 }
