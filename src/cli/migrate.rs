@@ -406,6 +406,16 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
         return Ok(all);
     }
     match (&args.account, args.resume) {
+        // A typo must not look like "nothing left to do": an account with neither sign-in nor
+        // queued work is named, with what exists.
+        (Some(a), true) if db.account(a)?.is_none() && !db.accounts_with_jobs()?.contains(a) => {
+            let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
+            Err(CliError::usage(format!(
+                "no account named {a} in this database (accounts: {}); nothing was resumed",
+                super::verify::list_or_none(&known)
+            ))
+            .into())
+        }
         (Some(a), _) => Ok(vec![a.clone()]),
         (None, true) => Ok(db.accounts_with_jobs()?),
         (None, false) => Ok(vec!["default".into()]),

@@ -15,7 +15,6 @@ mod scan;
 mod status;
 mod verify;
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -101,7 +100,8 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
@@ -109,7 +109,20 @@ where
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     ExitCode::SUCCESS
                 }
-                _ => Exit::Usage.into(),
+                _ => {
+                    // A script that asked for JSON gets its error as JSON too.
+                    if args.iter().any(|a| a == "--json") {
+                        let message = e.kind().as_str().unwrap_or("invalid arguments").to_owned();
+                        let detail = e.render().to_string();
+                        let doc = serde_json::json!({
+                            "version": env!("CARGO_PKG_VERSION"),
+                            "error": {"message": message, "causes": [detail.trim()], "hint": "see `notebridge help`"},
+                            "exit": Exit::Usage.code(),
+                        });
+                        println!("{doc}");
+                    }
+                    Exit::Usage.into()
+                }
             };
         }
     };
@@ -122,7 +135,7 @@ where
                 "--trace / NOTEBRIDGE_TRACE: cannot write {}: {e}",
                 path.display()
             )));
-            printer.error(&err);
+            printer.error(&err, Exit::Usage);
             return Exit::Usage.into();
         }
     }
@@ -132,7 +145,7 @@ where
         Ok(exit) => exit.into(),
         Err(err) => {
             let exit = classify(&err);
-            printer.error(&err);
+            printer.error(&err, exit);
             exit.into()
         }
     }
@@ -185,7 +198,7 @@ fn init_logging(g: &GlobalArgs) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(output::stderr_colour())
         .with_target(false)
         .try_init();
 }

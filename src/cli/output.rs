@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
+use super::exit::Exit;
 use super::GlobalArgs;
 
 /// Knows the output mode and writes accordingly.
@@ -38,8 +39,10 @@ impl Printer {
         }
     }
 
-    /// One JSON document on stdout, flushed at once (a script may be waiting for it).
+    /// One JSON document on stdout, flushed at once (a script may be waiting for it). Every document
+    /// carries `"version"`, notebridge's own, first, so a script can tell which shape it reads.
     pub fn json_line(&self, value: &serde_json::Value) {
+        let value = with_version(value);
         let mut o = std::io::stdout().lock();
         let _ = writeln!(o, "{value}");
         let _ = o.flush();
@@ -70,15 +73,76 @@ impl Printer {
         *self.bar.lock().expect("printer bar poisoned") = bar;
     }
 
-    /// The final error message on stderr, with its causes.
-    pub fn error(&self, err: &anyhow::Error) {
-        let mut text = format!("error: {err}");
+    /// The final error: on stderr as the argument parser prints its own (`error:` in bold red where
+    /// colour is on, the causes, one `hint:` line with what to do next), and with `--json` also as one
+    /// document on stdout: `{"version", "error": {"message", "causes", "hint"}, "exit"}`.
+    pub fn error(&self, err: &anyhow::Error, exit: Exit) {
+        let message = err.to_string();
+        let mut causes: Vec<String> = Vec::new();
         for cause in err.chain().skip(1) {
             let c = cause.to_string();
-            if !text.contains(&c) {
-                text.push_str(&format!("\n  caused by: {c}"));
+            if !message.contains(&c) && !causes.iter().any(|k| k.contains(&c)) {
+                causes.push(c);
             }
         }
-        eprintln!("{text}");
+        let hint = hint_for(exit, &message);
+        let (red, yellow, reset) = if stderr_colour() {
+            ("\x1b[1;31m", "\x1b[1;33m", "\x1b[0m")
+        } else {
+            ("", "", "")
+        };
+        let mut text = format!("{red}error:{reset} {message}");
+        for c in &causes {
+            text.push_str(&format!("\n  caused by: {c}"));
+        }
+        if let Some(h) = &hint {
+            text.push_str(&format!("\n{yellow}hint:{reset} {h}"));
+        }
+        let bar = self.bar.lock().expect("printer bar poisoned").clone();
+        match bar {
+            Some(b) => b.suspend(|| eprintln!("{text}")),
+            None => eprintln!("{text}"),
+        }
+        if self.json {
+            self.json_line(&serde_json::json!({
+                "error": {"message": message, "causes": causes, "hint": hint},
+                "exit": exit.code(),
+            }));
+        }
+    }
+}
+
+/// `value` with `"version"` first (objects only; anything else as it is).
+fn with_version(value: &serde_json::Value) -> serde_json::Value {
+    let serde_json::Value::Object(m) = value else {
+        return value.clone();
+    };
+    if m.contains_key("version") {
+        return value.clone();
+    }
+    let mut out = serde_json::Map::with_capacity(m.len() + 1);
+    out.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+    out.extend(m.iter().map(|(k, v)| (k.clone(), v.clone())));
+    serde_json::Value::Object(out)
+}
+
+/// Whether stderr gets colour: a terminal, and no `NO_COLOR` (<https://no-color.org>).
+pub fn stderr_colour() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The next step for an error of class `exit`, unless its message already says what to run.
+fn hint_for(exit: Exit, message: &str) -> Option<String> {
+    if message.contains("`notebridge ") {
+        return None;
+    }
+    match exit {
+        Exit::SignIn => Some("sign in with `notebridge login --account NAME`".into()),
+        Exit::WorkRemaining => Some("run `notebridge migrate --resume` to go on".into()),
+        Exit::Busy => Some("wait for the other run to finish (`notebridge status` shows it)".into()),
+        Exit::Usage => Some("`notebridge help COMMAND` lists what each command takes; `notebridge doctor` checks the set-up".into()),
+        Exit::SomeFailed => Some("`notebridge status` lists the failures; `migrate --resume --retry-failed` tries them again".into()),
+        Exit::Unexpected => Some("run again with -v; `--trace FILE` records what the services answered".into()),
+        Exit::Done => None,
     }
 }

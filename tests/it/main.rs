@@ -29,6 +29,7 @@ mod migrate_support;
 mod notion_support;
 mod notion_uploads_rate;
 mod notion_writer;
+mod output_cli;
 mod public_samples;
 mod report_cli;
 mod scan_cli;

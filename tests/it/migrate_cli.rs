@@ -80,6 +80,15 @@ async fn usage_and_sign_in_errors_have_their_codes() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("notebridge login --account nobody"), "{err}");
 
+    // a typo with --resume names what exists instead of finishing "nothing to do"
+    let (code, _, err) =
+        notebridge(&lab, &state, &["migrate", "--resume", "--account", "nobdy"]).await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("no account named nobdy") && err.contains("accounts: default"),
+        "{err}"
+    );
+
     let mut cmd = command(&lab, &state, &["migrate", "--to", &lab.target_page]);
     cmd.env_remove("NOTION_TOKEN");
     let out = cmd.output().await.unwrap();

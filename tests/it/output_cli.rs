@@ -1,0 +1,161 @@
+//! What a person and a script see, through the real binary: `--json` documents carry `"version"`,
+//! errors under `--json` are one JSON document on stdout too, and `NO_COLOR` leaves no colour code in
+//! anything a whole migration prints, even in a real terminal (a pty from `script`, where installed).
+
+use std::process::Command;
+
+use crate::migrate_support::State;
+use notebridge::store::Db;
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::lab::{Lab, LabConfig};
+use serde_json::Value;
+
+fn bin(state: &State, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_notebridge"))
+        .args(args)
+        .env_clear()
+        .env("HOME", state.dir.path())
+        .env("NOTEBRIDGE_DB", &state.db)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn errors_under_json_are_one_document_on_stdout_with_the_exit_code() {
+    let state = State::new();
+    let out = bin(&state, &["--json", "status"]);
+    assert_eq!(out.status.code(), Some(3));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["exit"], 3);
+    assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
+    assert!(doc["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no accounts"));
+    // and the person still reads it on stderr
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: no accounts"));
+
+    // a flag the parser refuses, too
+    let out = bin(&state, &["scan", "--json", "--bogus"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["exit"], 2);
+    assert!(doc["error"]["causes"][0]
+        .as_str()
+        .unwrap()
+        .contains("--bogus"));
+
+    // without --json, stdout stays empty
+    assert!(bin(&state, &["status"]).stdout.is_empty());
+}
+
+#[test]
+fn json_documents_carry_the_version_first() {
+    let state = State::new();
+    let page = format!("{}/fixtures/12-images.html", env!("CARGO_MANIFEST_DIR"));
+    let out = bin(&state, &["convert", &page, "--json"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(&format!("{{\"version\":\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{text}"
+    );
+}
+
+/// Runs `args` in a pseudo-terminal (so progress bars and colours would be drawn) with `env`; the
+/// pty's whole output. `None` when `script` is not installed.
+fn in_a_terminal(args: &[String], env: &[(String, String)]) -> Option<(i32, String)> {
+    let line = std::iter::once(env!("CARGO_BIN_EXE_notebridge").to_owned())
+        .chain(args.iter().cloned())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("TERM", "xterm-256color")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .ok()?;
+    Some((
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+/// Whether `s` holds an SGR (colour or style) escape sequence: ESC [ digits/semicolons m.
+fn has_colour(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == 0x1b && b[i + 1] == b'[' {
+            let mut j = i + 2;
+            while j < b.len() && (b[j].is_ascii_digit() || b[j] == b';') {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'm' {
+                return true;
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_color_leaves_no_colour_code_in_a_whole_migration() {
+    let lab = Lab::start(LabConfig {
+        user_windows: "60/600ms,600/6s".into(),
+        app_windows: "120/600ms,1200/6s".into(),
+        notion_per_second: 150,
+        ..LabConfig::default()
+    })
+    .await;
+    let user = lab.add_user(
+        "default",
+        generate(&NotebookSpec {
+            total_pages: Some(6),
+            pages_per_section: 0,
+            images_per_page: 1,
+            seed: 3,
+            ..NotebookSpec::default()
+        }),
+    );
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    let mut env: Vec<(String, String)> = lab.env().into_iter().collect();
+    env.push(("HOME".into(), state.dir.path().display().to_string()));
+    env.push(("NOTEBRIDGE_DB".into(), state.db.display().to_string()));
+
+    // the check can fail: in a terminal, without NO_COLOR, an error is coloured
+    let Some((code, shown)) = in_a_terminal(
+        &["status".into(), "--account".into(), "nobody".into()],
+        &env,
+    ) else {
+        eprintln!("NO_COLOR in a terminal: skipped: `script` (util-linux) not installed");
+        return;
+    };
+    assert_ne!(code, 0);
+    assert!(has_colour(&shown), "a terminal gets colour: {shown:?}");
+
+    env.push(("NO_COLOR".into(), "1".into()));
+    let runs: [&[&str]; 4] = [
+        &["-v", "migrate", "--to", &lab.target_page],
+        &["status"],
+        &["verify"],
+        &["status", "--account", "nobody"],
+    ];
+    for args in runs {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (code, shown) = in_a_terminal(&args, &env).unwrap();
+        assert!(
+            code == 0 || args.last().unwrap() == "nobody",
+            "{args:?}: {shown}"
+        );
+        assert!(
+            !has_colour(&shown),
+            "{args:?} printed colour under NO_COLOR: {shown:?}"
+        );
+    }
+}
