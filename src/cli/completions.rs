@@ -1,10 +1,9 @@
 //! `notebridge completions SHELL` and `notebridge man`: clap's own generators over the real command
 //! tree, so the scripts and the page always list exactly the flags the binary accepts.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::{Args, ValueEnum};
 
 use super::output::Printer;
-use super::Cli;
 use crate::cli::exit::Exit;
 
 /// The shells a completion script can be written for.
@@ -36,7 +35,7 @@ pub fn run_completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
         Shell::Fish => clap_complete::Shell::Fish,
         Shell::Powershell => clap_complete::Shell::PowerShell,
     };
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut cmd, "notebridge", &mut out);
     write_stdout(&out)
@@ -44,7 +43,7 @@ pub fn run_completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
 
 /// Prints the man page (roff) on stdout: the top page and one section per subcommand.
 pub fn run_man(_printer: &Printer) -> anyhow::Result<Exit> {
-    let cmd = Cli::command();
+    let cmd = super::command();
     let mut out = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {

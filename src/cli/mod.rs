@@ -34,59 +34,114 @@ pub struct Cli {
     command: Command,
 }
 
+/// The help heading of the flags every command takes: after each command's own.
+const GLOBAL: &str = "Global options";
+
 /// Flags accepted before or after the subcommand.
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
-    /// The SQLite state file [env: NOTEBRIDGE_DB] [default: <data dir>/notebridge/notebridge.db]
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The SQLite state file (its help names the real default path: see [`command`]).
+    #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
     pub db: Option<PathBuf>,
-    /// Optional TOML config [env: NOTEBRIDGE_CONFIG] [default: <config dir>/notebridge/config.toml]
-    #[arg(long, global = true, value_name = "PATH")]
+    /// Optional TOML config (its help names the real default path: see [`command`]).
+    #[arg(long, global = true, value_name = "PATH", help_heading = GLOBAL)]
     pub config: Option<PathBuf>,
     /// Machine-readable output on stdout.
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub json: bool,
     /// Only errors on stderr.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL)]
     pub quiet: bool,
     /// More detail on stderr (-vv for debug). NOTEBRIDGE_LOG / RUST_LOG filters also work.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = GLOBAL)]
     pub verbose: u8,
     /// No progress bars (they are also off when stderr is not a terminal).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL)]
     pub no_progress: bool,
     /// Write every HTTP exchange, secrets redacted and page content left out, as JSON lines to FILE
     /// (NOTEBRIDGE_TRACE_BODIES=1 adds redacted bodies).
-    #[arg(long, global = true, value_name = "FILE", env = "NOTEBRIDGE_TRACE")]
+    #[arg(long, global = true, value_name = "FILE", env = "NOTEBRIDGE_TRACE", help_heading = GLOBAL)]
     pub trace: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Sign in to a Microsoft account with a device code.
+    #[command(
+        after_help = "Examples:\n  notebridge login\n  notebridge login --account work\n  notebridge --json login --account work   # the code as JSON, for a wrapper"
+    )]
     Login(login::LoginArgs),
     /// List signed-in accounts.
+    #[command(after_help = "Examples:\n  notebridge accounts\n  notebridge accounts --json")]
     Accounts(accounts::AccountsArgs),
     /// Forget an account's tokens (its inventory and jobs are kept).
+    #[command(after_help = "Examples:\n  notebridge logout --account work")]
     Logout(accounts::LogoutArgs),
     /// Read the account's notebooks, section groups, sections and pages into the inventory.
+    #[command(
+        after_help = "Examples:\n  notebridge scan\n  notebridge scan --account work --notebook \"Team notes\"\n  notebridge --json scan > inventory.json"
+    )]
     Scan(scan::ScanArgs),
     /// Migrate notebooks into Notion (or `--resume` what is queued).
+    #[command(
+        after_help = "Examples:\n  notebridge migrate --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef\n  notebridge migrate --resume --max-duration 50m   # from cron: exit 75 means more to do\n  notebridge migrate --resume --retry-failed"
+    )]
     Migrate(migrate::MigrateArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
+    #[command(
+        after_help = "Examples:\n  notebridge convert page.html\n  notebridge convert page.html --json > blocks.json"
+    )]
     Convert(convert::ConvertArgs),
     /// Per account: jobs by state, pages migrated, failures, changed pages and the limiter's state.
+    #[command(
+        after_help = "Examples:\n  notebridge status\n  notebridge status --account work --json"
+    )]
     Status(status::StatusArgs),
     /// Prove the migration complete: reconcile what is in Notion with the OneNote inventory.
+    #[command(
+        after_help = "Examples:\n  notebridge verify\n  notebridge verify --account work --detail\n  notebridge --json verify > proof.json"
+    )]
     Verify(verify::VerifyArgs),
     /// Check everything a migration needs (sign-in, permissions, Graph, Notion, the database).
+    #[command(
+        after_help = "Examples:\n  notebridge doctor\n  notebridge doctor --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef\n  notebridge doctor --all-accounts --json"
+    )]
     Doctor(doctor::DoctorArgs),
     /// Write a self-contained HTML report of the migration (no network).
+    #[command(
+        after_help = "Examples:\n  notebridge report\n  notebridge report --account work --output work-report.html"
+    )]
     Report(report::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell).
+    #[command(
+        after_help = "Examples:\n  notebridge completions bash > ~/.local/share/bash-completion/completions/notebridge\n  notebridge completions zsh > \"${fpath[1]}/_notebridge\""
+    )]
     Completions(completions::CompletionsArgs),
     /// Print the man page (roff).
     Man,
+}
+
+/// The command tree, with this machine's real default paths in the help (not `<data dir>`).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let d = crate::settings::default_dirs();
+    let shown = |p: Option<std::path::PathBuf>| {
+        p.map_or("none on this system".to_owned(), |p| {
+            p.display().to_string()
+        })
+    };
+    let (db, config) = (shown(d.db_file), shown(d.config_file));
+    Cli::command()
+        .mut_arg("db", |a| {
+            a.help(format!(
+                "The SQLite state file [env: NOTEBRIDGE_DB] [default: {db}]"
+            ))
+        })
+        .mut_arg("config", |a| {
+            a.help(format!(
+                "Optional TOML config [env: NOTEBRIDGE_CONFIG] [default: {config}, if it exists]"
+            ))
+        })
 }
 
 /// Entry point used by `main.rs`.
@@ -101,7 +156,10 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
-    let cli = match Cli::try_parse_from(&args) {
+    let parsed = command()
+        .try_get_matches_from(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

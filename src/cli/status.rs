@@ -115,11 +115,22 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
     let migrating = run_lock(&db)?;
     if printer.json {
         printer.json_line(&json!({
+            "database": settings.db_path,
+            "config": settings.config_path,
             "accounts": statuses,
             "limiter": limiter,
             "migrating": migrating,
         }));
     } else {
+        // Where the state lives, first: with several databases (--db, cron) it is the question.
+        printer.out(format!(
+            "state: {} (config: {})",
+            settings.db_path.display(),
+            settings
+                .config_path
+                .as_ref()
+                .map_or("none".to_owned(), |p| p.display().to_string())
+        ));
         print_human(printer, &statuses, &limiter, migrating.as_ref());
     }
     Ok(Exit::Done)

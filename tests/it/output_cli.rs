@@ -159,3 +159,35 @@ async fn no_color_leaves_no_colour_code_in_a_whole_migration() {
         );
     }
 }
+
+#[test]
+fn help_lists_a_commands_own_flags_first_real_paths_and_examples() {
+    let state = State::new();
+    for sub in [
+        "login", "scan", "migrate", "status", "verify", "doctor", "report", "convert",
+    ] {
+        let out = bin(&state, &[sub, "--help"]);
+        assert!(out.status.success(), "{sub}");
+        let help = String::from_utf8_lossy(&out.stdout);
+        let own = help
+            .find("Options:")
+            .unwrap_or_else(|| panic!("{sub}: {help}"));
+        let global = help
+            .find("Global options:")
+            .unwrap_or_else(|| panic!("{sub}: {help}"));
+        let examples = help
+            .find("Examples:")
+            .unwrap_or_else(|| panic!("{sub}: {help}"));
+        assert!(own < global && global < examples, "{sub}: {help}");
+        assert!(
+            help[examples..].matches("notebridge ").count() >= 1,
+            "{sub}"
+        );
+    }
+    // the default paths are this machine's (HOME here is the test's folder), not placeholders
+    let help = String::from_utf8_lossy(&bin(&state, &["--help"]).stdout).into_owned();
+    let unwrapped = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(!help.contains("<data dir>"), "{help}");
+    let home = state.dir.path().display().to_string();
+    assert!(unwrapped.contains(&home), "{home} in {unwrapped}");
+}
