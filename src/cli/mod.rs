@@ -3,6 +3,7 @@
 
 mod accounts;
 mod convert;
+mod estimate;
 pub mod exit;
 mod login;
 mod migrate;
