@@ -5,7 +5,7 @@
 //! `NOTEBRIDGE_BENCH_TARGET=model` drives the older in-process strict model of the service instead
 //! (sliding windows counted on arrival, rejected requests counted too, concurrency caps, 429 without
 //! Retry-After, an injectable Application-scope outage). Real time, short windows (user
-//! 12/600ms,40/6s, app 24/600ms,80/6s). `NOTEBRIDGE_BENCH_REQUESTS` sets the request count of the
+//! 12/600ms,40/6s; the service also has app windows 24/600ms,80/6s, the client none, as by default). `NOTEBRIDGE_BENCH_REQUESTS` sets the request count of the
 //! efficiency run (default 2400) and `NOTEBRIDGE_BENCH_SCALE` multiplies the window counts of that run
 //! only (default 2, so it takes about 90 s; the spiral and lanes runs use the windows as given).
 
@@ -18,7 +18,7 @@ mod common;
 use common::ideal_makespan_ms;
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{parse_scope_header, BreakerState, Lane, Limiter, Scope, ThrottleScope};
-use notebridge::settings::{parse_windows, GraphLimits, Window};
+use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits, Window};
 use notebridge::store::Db;
 use notebridge_testkit::graph::faults::ExternalScope;
 use notebridge_testkit::graph::model::UserNotes;
@@ -39,13 +39,24 @@ fn scaled(windows: &str, scale: u32) -> String {
         .join(",")
 }
 
-fn limits_scaled(scale: u32) -> GraphLimits {
+/// The service's limits (the server and the in-process model): per user, and app-wide as
+/// documented for app-only calls.
+fn service_limits(scale: u32) -> GraphLimits {
     GraphLimits {
         user_windows: parse_windows(&scaled(USER_WINDOWS, scale)).unwrap(),
         user_concurrency: 5,
         app_windows: parse_windows(&scaled(APP_WINDOWS, scale)).unwrap(),
-        app_concurrency: 20,
-        background_share: 0.5,
+        app_concurrency: Some(20),
+        background_share: BackgroundShare::Auto,
+    }
+}
+
+/// The client's limits: the defaults (per-user windows and cap only, `auto` lanes) with short
+/// windows.
+fn limits_scaled(scale: u32) -> GraphLimits {
+    GraphLimits {
+        user_windows: parse_windows(&scaled(USER_WINDOWS, scale)).unwrap(),
+        ..GraphLimits::default()
     }
 }
 
@@ -80,7 +91,7 @@ impl Target {
     async fn start(scale: u32) -> Arc<Target> {
         let model = std::env::var("NOTEBRIDGE_BENCH_TARGET").is_ok_and(|v| v == "model");
         if model {
-            return Arc::new(Target::Model(Service::new(limits_scaled(scale))));
+            return Arc::new(Target::Model(Service::new(service_limits(scale))));
         }
         let lab = Lab::start(LabConfig {
             user_windows: scaled(USER_WINDOWS, scale),
@@ -210,7 +221,10 @@ impl Service {
             for key in &keys {
                 let (windows, cap) = match key {
                     Some(_) => (&self.limits.user_windows, self.limits.user_concurrency),
-                    None => (&self.limits.app_windows, self.limits.app_concurrency),
+                    None => (
+                        &self.limits.app_windows,
+                        self.limits.app_concurrency.unwrap_or(u32::MAX),
+                    ),
                 };
                 let q = s.arrivals.entry(key.clone()).or_default();
                 let longest = windows.iter().map(|w| w.length).max().unwrap();
@@ -318,7 +332,7 @@ async fn efficiency(n: usize, scale: u32) {
     let first = sends.iter().map(|s| s.0).min().unwrap();
     let last = sends.iter().map(|s| s.0).max().unwrap();
     let actual = last.duration_since(first).as_millis() as f64;
-    let ideal = ideal_makespan_ms(&lim, &[per_user; USERS.len()]) as f64;
+    let ideal = ideal_makespan_ms(&service_limits(scale), &[per_user; USERS.len()]) as f64;
     let failed = sends.iter().filter(|s| s.1 == Answer::Failed).count();
     println!(
         "efficiency ({}): {} requests, 2 users, windows user {} app {}: ideal makespan {:.2} s / actual {:.2} s = {:.3} (target >= 0.95), 429s from the server: {} (target 0), other failures: {failed}",
@@ -448,12 +462,16 @@ async fn fg_stream(l: &Limiter, svc: &Target, n: usize) -> f64 {
 async fn lanes() {
     let n = 20;
     let dir = tempfile::tempdir().unwrap();
-    let alone = {
+    // The foreground stream alone, metered like a scan: its cost sizes the reserve (`auto`).
+    let (alone, cost) = {
         let l = open_limiter(&dir, "alone.db", limits());
         let svc = Target::start(1).await;
-        fg_stream(&l, &svc, n).await
+        let meter = l.scan_meter("alice");
+        let alone = fg_stream(&l, &svc, n).await;
+        (alone, meter.requests())
     };
     let l = open_limiter(&dir, "busy.db", limits());
+    l.record_scan_cost("alice", cost as u32).unwrap();
     let svc = Target::start(1).await;
     let stop = Instant::now() + Duration::from_millis(350 * n as u64 + 500);
     let mut bg = Vec::new();
@@ -474,7 +492,7 @@ async fn lanes() {
         background += t.await.unwrap();
     }
     println!(
-        "lanes ({}): foreground mean wait {busy:.2} ms while background saturates ({background} background requests) vs {alone:.2} ms alone = {:.2}x (target <= 1.25x), 429s: {}",
+        "lanes ({}, auto, reserve from the stream's last cost of {cost} requests): foreground mean wait {busy:.2} ms while background saturates ({background} background requests) vs {alone:.2} ms alone = {:.2}x (target <= 1.25x), 429s: {}",
         svc.name(),
         busy / alone,
         svc.throttled(),

@@ -205,6 +205,25 @@ struct LimiterSection {
     background_share: Option<toml::Value>,
 }
 
+/// How much of every window and cap background work (migration) may use.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BackgroundShare {
+    /// Everything but a foreground reserve sized from the account's scans; background also yields
+    /// while foreground work waits or is in flight.
+    Auto,
+    /// A fixed share in (0, 1] of every window and cap.
+    Fixed(f64),
+}
+
+impl fmt::Display for BackgroundShare {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackgroundShare::Auto => f.write_str("auto"),
+            BackgroundShare::Fixed(v) => write!(f, "{v}"),
+        }
+    }
+}
+
 /// Graph throttling limits as the limiter models them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct GraphLimits {
@@ -212,28 +231,30 @@ pub struct GraphLimits {
     pub user_windows: Vec<Window>,
     /// In-flight requests per user.
     pub user_concurrency: u32,
-    /// Windows for the whole app.
+    /// Windows for the whole app (all accounts in the database); empty: none.
     pub app_windows: Vec<Window>,
-    /// In-flight requests for the whole app.
-    pub app_concurrency: u32,
-    /// Share of every window and cap that background work may use, in (0, 1].
-    pub background_share: f64,
+    /// In-flight requests for the whole app; `None`: no cap.
+    pub app_concurrency: Option<u32>,
+    /// What background work may use.
+    pub background_share: BackgroundShare,
 }
 
 impl Default for GraphLimits {
+    /// Only what Microsoft documents for delegated OneNote calls: the per-user windows and cap. The
+    /// app-wide figures (240/60s, 800/3600s, 20 concurrent) are documented for app-only calls,
+    /// which OneNote no longer accepts, so no app-wide limit applies unless configured.
     fn default() -> Self {
         Self {
             user_windows: parse_windows(DEFAULT_USER_LIMITS).expect("default parses"),
             user_concurrency: 5,
-            app_windows: parse_windows(DEFAULT_APP_LIMITS).expect("default parses"),
-            app_concurrency: 20,
-            background_share: 0.5,
+            app_windows: Vec::new(),
+            app_concurrency: None,
+            background_share: BackgroundShare::Auto,
         }
     }
 }
 
 const DEFAULT_USER_LIMITS: &str = "120/60s,400/3600s";
-const DEFAULT_APP_LIMITS: &str = "240/60s,800/3600s";
 
 /// Every resolved setting.
 #[derive(Clone, Debug)]
@@ -403,10 +424,10 @@ impl Settings {
             pick(env::GRAPH_USER_LIMITS, "graph.user_limits", gs.user_limits),
             DEFAULT_USER_LIMITS,
         )?;
-        let app_windows = windows(
-            pick(env::GRAPH_APP_LIMITS, "graph.app_limits", gs.app_limits),
-            DEFAULT_APP_LIMITS,
-        )?;
+        let app_windows = match pick(env::GRAPH_APP_LIMITS, "graph.app_limits", gs.app_limits) {
+            Some(r) => windows(Some(r), "")?,
+            None => Vec::new(),
+        };
         let user_concurrency = concurrency(
             pick(
                 env::GRAPH_USER_CONCURRENCY,
@@ -415,31 +436,36 @@ impl Settings {
             ),
             5,
         )?;
-        let app_concurrency = concurrency(
-            pick(
-                env::GRAPH_APP_CONCURRENCY,
-                "graph.app_concurrency",
-                gs.app_concurrency.map(toml_scalar),
-            ),
-            20,
-        )?;
+        let app_concurrency = match pick(
+            env::GRAPH_APP_CONCURRENCY,
+            "graph.app_concurrency",
+            gs.app_concurrency.map(toml_scalar),
+        ) {
+            Some(r) => Some(concurrency(Some(r), 0)?),
+            None => None,
+        };
         let background_share = match pick(
             env::BACKGROUND_SHARE,
             "limiter.background_share",
             file.limiter.background_share.map(toml_scalar),
         ) {
+            Some(r) if r.value.trim().eq_ignore_ascii_case("auto") => BackgroundShare::Auto,
             Some(r) => {
                 let v: f64 = r
                     .value
                     .trim()
                     .parse()
-                    .map_err(|_| invalid(&r, "not a number", "0.5"))?;
+                    .map_err(|_| invalid(&r, "not `auto` nor a number", "auto or 0.5"))?;
                 if !(v > 0.0 && v <= 1.0) {
-                    return Err(invalid(&r, "must be greater than 0 and at most 1", "0.5"));
+                    return Err(invalid(
+                        &r,
+                        "must be `auto`, or greater than 0 and at most 1",
+                        "auto or 0.5",
+                    ));
                 }
-                v
+                BackgroundShare::Fixed(v)
             }
-            None => 0.5,
+            None => BackgroundShare::Auto,
         };
 
         Ok(Settings {
@@ -659,8 +685,8 @@ mod tests {
         assert_eq!(s.tenant, "file-tenant");
         assert_eq!(s.graph.user_windows, parse_windows("10/1s").unwrap());
         assert_eq!(s.graph.user_concurrency, 3);
-        assert_eq!(s.graph.app_concurrency, 20);
-        assert_eq!(s.graph.background_share, 0.25);
+        assert_eq!(s.graph.app_concurrency, None);
+        assert_eq!(s.graph.background_share, BackgroundShare::Fixed(0.25));
         assert_eq!(s.db_path, PathBuf::from("/env/db.sqlite"));
         // flag beats env
         let flags = FlagSettings {
@@ -733,7 +759,52 @@ mod tests {
             dirs(t.path()),
         )
         .unwrap();
-        assert_eq!(s.graph.background_share, 1.0);
+        assert_eq!(s.graph.background_share, BackgroundShare::Fixed(1.0));
+    }
+
+    #[test]
+    fn defaults_are_only_the_documented_per_user_limits() {
+        let t = tempfile::tempdir().unwrap();
+        let s = Settings::resolve(&FlagSettings::default(), &env(&[]), dirs(t.path())).unwrap();
+        assert_eq!(
+            s.graph.user_windows,
+            parse_windows("120/60s,400/1h").unwrap()
+        );
+        assert_eq!(s.graph.user_concurrency, 5);
+        assert!(s.graph.app_windows.is_empty(), "{:?}", s.graph.app_windows);
+        assert_eq!(s.graph.app_concurrency, None);
+        assert_eq!(s.graph.background_share, BackgroundShare::Auto);
+        // Users may still set app-wide limits, and name `auto` in any case.
+        let s = Settings::resolve(
+            &FlagSettings::default(),
+            &env(&[
+                (env::GRAPH_APP_LIMITS, "240/60s,800/1h"),
+                (env::GRAPH_APP_CONCURRENCY, "20"),
+                (env::BACKGROUND_SHARE, " AUTO "),
+            ]),
+            dirs(t.path()),
+        )
+        .unwrap();
+        assert_eq!(
+            s.graph.app_windows,
+            parse_windows("240/60s,800/3600s").unwrap()
+        );
+        assert_eq!(s.graph.app_concurrency, Some(20));
+        assert_eq!(s.graph.background_share, BackgroundShare::Auto);
+        let cfg = t.path().join("c.toml");
+        std::fs::write(
+            &cfg,
+            "[limiter]\nbackground_share = \"auto\"\n[graph]\napp_concurrency = 7\n",
+        )
+        .unwrap();
+        let flags = FlagSettings {
+            db: None,
+            config: Some(cfg),
+        };
+        let s = Settings::resolve(&flags, &env(&[]), dirs(t.path())).unwrap();
+        assert_eq!(s.graph.background_share, BackgroundShare::Auto);
+        assert_eq!(s.graph.app_concurrency, Some(7));
+        assert!(s.graph.app_windows.is_empty());
     }
 
     #[test]

@@ -14,7 +14,7 @@ pub fn ideal_makespan_ms(lim: &GraphLimits, per_user: &[usize]) -> i64 {
         ws.iter()
             .map(|w| w.length.as_millis() as i64)
             .max()
-            .unwrap()
+            .unwrap_or(1)
     };
     let (lu, la) = (longest(&lim.user_windows), longest(&lim.app_windows));
     let room = |ts: &VecDeque<i64>, ws: &[Window], t: i64| {

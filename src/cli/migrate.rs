@@ -20,6 +20,7 @@ use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::queue::{Migration, RunEnd, RunOptions};
 use crate::settings::{parse_duration, Settings};
+use crate::store::jobs::Remaining;
 use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
@@ -54,6 +55,9 @@ pub struct MigrateArgs {
     /// Re-write pages changed in OneNote since they were migrated (same Notion page, new body).
     #[arg(long)]
     pub update: bool,
+    /// Print the plan and the time the budgets imply; write nothing to Notion or the queue.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
@@ -85,6 +89,13 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let db = Arc::new(Db::open(&settings.db_path)?);
     let clock = Clock::system();
     let started_at = clock.now_ms();
+    if args.dry_run {
+        // Nothing is written to the queue, so a migration running meanwhile is no obstacle.
+        let lost = Arc::new(AtomicBool::new(false));
+        return super::runtime()?.block_on(migrate(
+            settings, printer, &args, &db, &clock, &token, target, started_at, &lost,
+        ));
+    }
 
     // One migrating process per database.
     let lock_token = uuid::Uuid::new_v4().to_string();
@@ -183,11 +194,19 @@ async fn migrate(
         printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
         return Ok(Exit::Done);
     }
+    if args.dry_run {
+        return dry_run(
+            settings, printer, args, db, &graph, &accounts, target, clock,
+        )
+        .await;
+    }
     if args.retry_failed {
         let n = db.retry_failed(&accounts, clock.now_ms())?;
         printer.note(format!("{n} failed items put back in the queue"));
     }
     db.requeue_orphans(clock.now_ms())?;
+    let files_per_page = super::estimate::files_per_page(db)?;
+    let plans = std::sync::Mutex::new(Vec::new());
 
     let migration = Migration::new(
         db.clone(),
@@ -220,9 +239,11 @@ async fn migrate(
     // Each account is planned (scanned in the foreground) and drained on its own, side by side: one
     // account's throttle never holds up another's planning or pages.
     let runs = accounts.iter().map(|account| {
-        let (migration, graph, target) = (&migration, &graph, &target);
+        let (migration, graph, target, plans) = (&migration, &graph, &target, &plans);
         async move {
-            if !args.resume {
+            let left = if args.resume {
+                db.remaining_work(account)?
+            } else {
                 let target = target.as_deref().expect("checked above");
                 plan(
                     printer,
@@ -233,9 +254,22 @@ async fn migrate(
                     target,
                     clock,
                     args.update,
+                    false,
                 )
-                .await?;
+                .await?
+            };
+            // Before this account's work: what it is and the time its budget implies.
+            let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
+            let p = super::estimate::plan(
+                graph.limiter(),
+                settings.notion_rate,
+                files_per_page,
+                &[(account.clone(), user_id, left)],
+            )?;
+            for line in p.lines() {
+                printer.out(format!("plan: {line}"));
             }
+            plans.lock().expect("plans poisoned").push(p);
             let opts = RunOptions {
                 accounts: vec![account.clone()],
                 deadline,
@@ -268,7 +302,9 @@ async fn migrate(
         pages_done += c.pages_done;
         pages_total += c.pages_total;
     }
+    let plan = super::estimate::Plan::merge(plans.into_inner().expect("plans poisoned"));
     let summary = json!({
+        "plan": plan,
         "outcome": end,
         "accounts": accounts,
         "pages_done": pages_done,
@@ -344,11 +380,29 @@ async fn plan(
     target: &str,
     clock: &Clock,
     update: bool,
-) -> anyhow::Result<()> {
+    dry_run: bool,
+) -> anyhow::Result<Remaining> {
     let who = Caller::for_account(db, account, Lane::Foreground)?;
     printer.note(format!("scanning {account}..."));
+    let meter = graph.limiter().scan_meter(&who.user_id);
     let result = scan(graph, &who, notebooks, Arc::new(ScanProgress::default())).await?;
+    super::scan::record_scan_cost(meter);
     super::scan::store_scan(db, account, notebooks, &result, clock.now_ms())?;
+    if dry_run {
+        let (planned, left) =
+            db.preview_plan(account, target, &result.notebooks, clock.now_ms())?;
+        for f in &result.failures {
+            printer.problem(format!(
+                "{account}: {f} (what is in it would not be planned)"
+            ));
+        }
+        printer.note(format!(
+            "{account}: {} items would be planned, {} already planned or migrated",
+            planned.added.saturating_sub(1),
+            planned.already_planned
+        ));
+        return Ok(left);
+    }
     // Items keep the Notion page they were first planned under; say so when that is not `--to`.
     let earlier: Vec<String> = db
         .plan_targets(account)?
@@ -389,7 +443,48 @@ async fn plan(
             String::new()
         }
     ));
-    Ok(())
+    Ok(db.remaining_work(account)?)
+}
+
+/// `migrate --dry-run`: scans where needed, then prints the plan and its time; nothing is written
+/// to Notion or to the queue.
+#[allow(clippy::too_many_arguments)]
+async fn dry_run(
+    settings: &Settings,
+    printer: &Printer,
+    args: &MigrateArgs,
+    db: &Arc<Db>,
+    graph: &GraphClient,
+    accounts: &[String],
+    target: Option<String>,
+    clock: &Clock,
+) -> anyhow::Result<Exit> {
+    let mut work = Vec::new();
+    for account in accounts {
+        let left = match &target {
+            Some(t) if !args.resume => {
+                let notebooks = &args.notebooks;
+                plan(
+                    printer, db, graph, account, notebooks, t, clock, false, true,
+                )
+                .await?
+            }
+            _ => db.remaining_work(account)?,
+        };
+        let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
+        work.push((account.clone(), user_id, left));
+    }
+    let files = super::estimate::files_per_page(db)?;
+    let p = super::estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
+    if printer.json {
+        printer.json_line(&json!({"dry_run": true, "accounts": accounts, "plan": p}));
+    } else {
+        for line in p.lines() {
+            printer.out(format!("plan: {line}"));
+        }
+        printer.out("dry run: nothing was written to Notion or to the queue");
+    }
+    Ok(Exit::Done)
 }
 
 fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
@@ -422,22 +517,35 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
     }
 }
 
-/// The progress display: pages, requests, lane use, the reason for a wait, and an ETA from the
-/// remaining requests and the rate the hour window allows.
+/// The progress display: pages, requests, the reason for a wait, and an ETA from the budget model
+/// (what is left, at what the limiter lets background work send, from what the windows hold now).
 fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
-    let (m, accounts) = (m.clone(), accounts.to_vec());
-    let limits = settings.graph.clone();
+    let m = m.clone();
+    let notion_rate = settings.notion_rate;
     let names = super::progress::AccountNames::load(m.db());
+    let users: Vec<(String, String)> = accounts
+        .iter()
+        .filter_map(|a| {
+            let user = m.db().account(a).ok().flatten()?.user_id;
+            Some((a.clone(), user))
+        })
+        .collect();
+    let assumed = super::estimate::files_per_page(m.db())
+        .unwrap_or((super::estimate::ASSUMED_FILES_PER_PAGE, false));
     Ticker::start(
         printer,
         "migrate",
         Duration::from_secs(15),
         Arc::new(move || {
             let (mut done, mut total) = (0i64, 0i64);
-            for a in &accounts {
+            let mut work = Vec::new();
+            for (a, user) in &users {
                 if let Ok(c) = m.db().job_counts(a) {
                     done += c.pages_done;
                     total += c.pages_total;
+                }
+                if let Ok(left) = m.db().remaining_work(a) {
+                    work.push((a.clone(), user.clone(), left));
                 }
             }
             let s = m.stats();
@@ -448,31 +556,28 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
                 .as_ref()
                 .map(|w| format!("; waiting: {w}"))
                 .unwrap_or_default();
-            // Requests per page so far (content + resources), and the background rate the
-            // tightest window allows all accounts together: the honest ETA.
-            let pages_now = s.pages.load(Ordering::Relaxed).max(1) as f64;
-            let per_page = (g.requests as f64 / pages_now).max(1.0);
-            let per_sec = |ws: &[crate::settings::Window]| {
-                ws.iter()
-                    .map(|w| {
-                        ((w.count as f64 * limits.background_share).floor().max(1.0))
-                            / w.length.as_secs_f64()
-                    })
-                    .fold(f64::INFINITY, f64::min)
+            // Files per page as this run finds them, once it has read a few pages.
+            let pages_now = s.pages.load(Ordering::Relaxed);
+            let files = if pages_now >= 5 {
+                (
+                    s.files.load(Ordering::Relaxed) as f64 / pages_now as f64,
+                    true,
+                )
+            } else {
+                assumed
             };
-            let rate = (per_sec(&limits.user_windows) * accounts.len().max(1) as f64)
-                .min(per_sec(&limits.app_windows));
-            let eta = ((total - done).max(0) as f64 * per_page / rate).round() as u64;
+            let eta = super::estimate::plan(m.graph().limiter(), notion_rate, files, &work)
+                .map(|p| human_secs(p.seconds))
+                .unwrap_or_else(|_| "unknown".into());
             Frame {
                 done: done as u64,
                 total: Some(total as u64),
                 message: format!(
-                    "pages; {} files; Graph {} req ({} throttled), Notion {} req; ETA {}{wait}",
+                    "pages; {} files; Graph {} req ({} throttled), Notion {} req; ETA {eta}{wait}",
                     s.files.load(Ordering::Relaxed),
                     g.requests,
                     g.throttled,
                     n.requests,
-                    human_secs(eta)
                 ),
                 state: waiting.unwrap_or_else(|| "running".into()),
             }

@@ -65,9 +65,11 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
                 }),
             )
         };
+        let meter = graph.limiter().scan_meter(&who.user_id);
         let result = scan(&graph, &who, &args.notebooks, progress).await;
         ticker.finish();
         let result = result?;
+        record_scan_cost(meter);
 
         let diff = store_scan(&db, &args.account, &args.notebooks, &result, clock.now_ms())?;
         let t = totals(&result.notebooks);
@@ -112,6 +114,15 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
 /// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
 /// Deletions are inferred only from a complete listing: never from one that had failures, and only
 /// inside the notebooks scanned.
+/// Records what a finished scan cost: the foreground reserve the limiter keeps for the account's
+/// next scan. A failure to record it costs only the reserve's accuracy.
+pub(super) fn record_scan_cost(meter: crate::limiter::ScanMeter) {
+    match meter.finish() {
+        Ok(n) => tracing::debug!(requests = n, "scan cost recorded"),
+        Err(e) => tracing::warn!(error = %e, "could not record the scan's cost"),
+    }
+}
+
 pub(super) fn store_scan(
     db: &Db,
     account: &str,

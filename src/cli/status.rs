@@ -237,7 +237,14 @@ fn print_human(
         }
     }
     printer.out("");
-    if let Some(app) = limiter.scopes.iter().find(|x| x.scope == Scope::App) {
+    // The app's budget is shown when it is configured or its breaker is not closed (a 429
+    // scoped `Application`); by default only the per-user budgets apply.
+    if let Some(app) = limiter.scopes.iter().find(|x| {
+        x.scope == Scope::App
+            && (!x.windows.is_empty()
+                || x.concurrency.is_some()
+                || x.breaker != BreakerState::Closed)
+    }) {
         print_scope(printer, "the app's Graph budget", app, limiter.at);
     }
     for w in &limiter.waits {
@@ -255,7 +262,7 @@ fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) 
         let used = w.foreground + w.background;
         let full = if used >= w.limit {
             "  FULL"
-        } else if w.background >= w.background_limit {
+        } else if used >= w.background_limit {
             "  background share full"
         } else {
             ""
@@ -265,9 +272,13 @@ fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) 
             w.window, w.limit, w.foreground, w.background, w.background_limit
         ));
     }
+    let cap = match (s.concurrency, s.background_concurrency) {
+        (Some(c), Some(b)) => format!(" (cap {c}, background {b})"),
+        _ => " (no cap)".to_owned(),
+    };
     printer.out(format!(
-        "    in flight: {} foreground, {} background (cap {}, background {})",
-        s.in_flight_foreground, s.in_flight_background, s.concurrency, s.background_concurrency
+        "    in flight: {} foreground, {} background{cap}",
+        s.in_flight_foreground, s.in_flight_background
     ));
     let breaker = match &s.breaker {
         BreakerState::Closed => "closed".to_owned(),

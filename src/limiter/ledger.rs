@@ -272,3 +272,57 @@ pub fn known_users(c: &Connection) -> rusqlite::Result<Vec<String>> {
     let rows = st.query_map([], |r| r.get(0))?;
     rows.collect()
 }
+
+/// Requests `user`'s last scan cost, if it was ever scanned.
+pub fn scan_cost(c: &Connection, user: &str) -> rusqlite::Result<Option<u32>> {
+    c.prepare_cached("SELECT requests FROM limiter_scan_costs WHERE user_id = ?1")?
+        .query_row(params![user], |r| r.get::<_, i64>(0))
+        .optional()
+        .map(|n| n.map(|n| n.clamp(0, u32::MAX as i64) as u32))
+}
+
+/// Records what `user`'s scan that ended at `at` cost.
+pub fn set_scan_cost(
+    c: &Connection,
+    user: &str,
+    requests: u32,
+    at: UnixMillis,
+) -> rusqlite::Result<()> {
+    c.prepare_cached(
+        "INSERT INTO limiter_scan_costs(user_id, requests, at) VALUES (?1, ?2, ?3)
+         ON CONFLICT(user_id) DO UPDATE SET requests = excluded.requests, at = excluded.at",
+    )?
+    .execute(params![user, requests as i64, at])?;
+    Ok(())
+}
+
+/// Whether any foreground request of `user` is in flight, in any process.
+pub fn foreground_in_flight(c: &Connection, user: Option<&str>) -> rusqlite::Result<bool> {
+    c.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM limiter_inflight WHERE lane = 0 AND (?1 IS NULL OR user_id = ?1))",
+    )?
+    .query_row(params![user], |r| r.get::<_, i64>(0).map(|n| n != 0))
+}
+
+/// Whether any live foreground waiter exists, of any user.
+pub fn any_foreground_waiting(c: &Connection) -> rusqlite::Result<bool> {
+    c.prepare_cached("SELECT EXISTS(SELECT 1 FROM limiter_fg_waiters)")?
+        .query_row([], |r| r.get::<_, i64>(0).map(|n| n != 0))
+}
+
+/// The counted instants of `user`'s (or the app's) ledger rows with `at > since`, of `lane` only
+/// when given.
+pub fn times_since(
+    c: &Connection,
+    user: Option<&str>,
+    lane: Option<Lane>,
+    since: UnixMillis,
+) -> rusqlite::Result<Vec<UnixMillis>> {
+    let lane = lane.map(Lane::code).unwrap_or(-1);
+    let mut st = c.prepare_cached(
+        "SELECT at FROM limiter_ledger WHERE (?1 IS NULL OR user_id = ?1) AND at > ?2
+         AND (?3 < 0 OR lane = ?3) ORDER BY at",
+    )?;
+    let rows = st.query_map(params![user, since, lane], |r| r.get(0))?;
+    rows.collect()
+}

@@ -1,13 +1,15 @@
 //! The Graph limiter: every Graph request of every process on one state database asks it for a slot.
 //!
-//! It models the service's limits instead of guessing them: per user and per app, every sliding window
-//! and concurrency cap from the settings, two lanes (foreground may use everything, background only its
-//! share), a shared circuit breaker per scope and a soft brake from the service's hints. All of it lives
+//! It models the service's limits instead of guessing them: per user (and per app, when configured),
+//! every sliding window and concurrency cap from the settings, two lanes (foreground may use
+//! everything; background everything but a foreground reserve sized from the account's scans, or a
+//! fixed share), a shared circuit breaker per scope and a soft brake from the service's hints. All of it lives
 //! in SQLite and every grant is one IMMEDIATE transaction (decision + ledger row together), so two
 //! processes never over-grant. A request that must wait is told exactly until when: the max over every
 //! layer that blocks it.
 
 pub mod breaker;
+pub mod budget;
 pub mod headers;
 pub mod ledger;
 pub mod state;
@@ -29,9 +31,10 @@ pub use state::{
 
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::failure::{Classify, Meaning};
-use crate::settings::{GraphLimits, Window};
+use crate::settings::{BackgroundShare, GraphLimits, Window};
 use crate::store::{Db, StoreError};
-use window::{brake_interval_ms, lane_limit, CooldownPolicy};
+use budget::{LaneWindow, WindowState};
+use window::{brake_interval_ms, CooldownPolicy};
 
 /// Which lane a request travels in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -39,7 +42,8 @@ use window::{brake_interval_ms, lane_limit, CooldownPolicy};
 pub enum Lane {
     /// Scans and interactive look-ups: may use every window and cap in full, and go first.
     Foreground,
-    /// Migration: at most `background_share` of every window and cap.
+    /// Migration: every window and cap but the foreground reserve (or a fixed share), and no new
+    /// grant while foreground work of the same budget waits or is in flight.
     Background,
 }
 
@@ -97,6 +101,8 @@ struct Inner {
     owner: String,
     /// Woken whenever a slot of this process frees or a breaker changes.
     notify: Notify,
+    /// Foreground grants per user so far (what a [`ScanMeter`] reads).
+    foreground_grants: Mutex<HashMap<String, u64>>,
     /// One FIFO turn per (user, lane): only its head polls the database, the rest queue in order.
     turns: Mutex<HashMap<(String, Lane), Turn>>,
     waits: Mutex<HashMap<u64, WaitState>>,
@@ -173,24 +179,25 @@ impl Limiter {
         clock: Clock,
         jitter: Jitter,
     ) -> Result<Limiter, LimiterError> {
-        let check = |name: &str, ws: &[Window], cap: u32| {
-            if ws.is_empty() {
-                return Err(LimiterError::InvalidLimits(format!("no {name} windows")));
-            }
-            if cap == 0 {
+        if limits.user_windows.is_empty() {
+            return Err(LimiterError::InvalidLimits("no user windows".into()));
+        }
+        for (name, cap) in [
+            ("user", Some(limits.user_concurrency)),
+            ("app", limits.app_concurrency),
+        ] {
+            if cap == Some(0) {
                 return Err(LimiterError::InvalidLimits(format!(
                     "{name} concurrency is 0"
                 )));
             }
-            Ok(())
-        };
-        check("user", &limits.user_windows, limits.user_concurrency)?;
-        check("app", &limits.app_windows, limits.app_concurrency)?;
-        if !(limits.background_share > 0.0 && limits.background_share <= 1.0) {
-            return Err(LimiterError::InvalidLimits(format!(
-                "background share {} is not in (0, 1]",
-                limits.background_share
-            )));
+        }
+        if let BackgroundShare::Fixed(v) = limits.background_share {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(LimiterError::InvalidLimits(format!(
+                    "background share {v} is not in (0, 1]"
+                )));
+            }
         }
         let ms = |w: &Window| w.length.as_millis() as i64;
         let span = |ws: &[Window]| {
@@ -199,7 +206,13 @@ impl Limiter {
             (min, max)
         };
         let (us, ul) = span(&limits.user_windows);
-        let (as_, al) = span(&limits.app_windows);
+        // Without app windows the app breaker (a 429 scoped `Application`) cools down on the
+        // user windows' schedule.
+        let (as_, al) = if limits.app_windows.is_empty() {
+            (us, ul)
+        } else {
+            span(&limits.app_windows)
+        };
         let shortest = us.min(as_);
         let owner = format!("{}:{}", std::process::id(), uuid::Uuid::new_v4().simple());
         Ok(Limiter {
@@ -209,6 +222,7 @@ impl Limiter {
                 jitter,
                 owner,
                 notify: Notify::new(),
+                foreground_grants: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
                 waits: Mutex::new(HashMap::new()),
                 next_waiter: AtomicU64::new(1),
@@ -313,6 +327,14 @@ impl Limiter {
             match decision {
                 Decision::Granted(ids) => {
                     guard.registered = false; // the grant transaction deleted the row
+                    if lane == Lane::Foreground {
+                        *inner
+                            .foreground_grants
+                            .lock()
+                            .expect("limiter counts poisoned")
+                            .entry(user.to_owned())
+                            .or_default() += ids.len() as u64;
+                    }
                     let permits = ids
                         .into_iter()
                         .map(|(id, probe_scopes)| Permit {
@@ -385,6 +407,88 @@ impl Limiter {
             waits,
         })
     }
+
+    /// Starts counting the foreground requests of `user` this process sends: a scan's cost.
+    pub fn scan_meter(&self, user: &str) -> ScanMeter {
+        ScanMeter {
+            limiter: self.clone(),
+            user: user.to_owned(),
+            start: self.inner.foreground_grants(user),
+        }
+    }
+
+    /// Records that `user`'s last scan cost `requests` Graph requests: the foreground reserve of
+    /// every window of `user` from now on.
+    pub fn record_scan_cost(&self, user: &str, requests: u32) -> Result<(), LimiterError> {
+        let now = self.inner.clock.now_ms();
+        self.inner.db.write("recording a scan's cost", |c| {
+            ledger::set_scan_cost(c, user, requests, now)
+        })?;
+        Ok(())
+    }
+
+    /// The windows background work of `user` may use, as the limiter grants them, with what each
+    /// counts now: the user's windows, then the app's (the budget model of the plan and the ETA).
+    pub fn background_budget(
+        &self,
+        user: &str,
+    ) -> Result<(Vec<WindowState>, Vec<WindowState>), LimiterError> {
+        let inner = &self.inner;
+        let now = inner.clock.now_ms();
+        let lane = match inner.limits.background_share {
+            BackgroundShare::Auto => None,
+            BackgroundShare::Fixed(_) => Some(Lane::Background),
+        };
+        let out = inner.db.read("reading the Graph budget", |c| {
+            let cost = ledger::scan_cost(c, user)?;
+            let states = |ws: &[Window], u: Option<&str>, cost: Option<u32>| {
+                ws.iter()
+                    .map(|w| {
+                        let since = now - w.length.as_millis() as i64;
+                        Ok(WindowState {
+                            lane: LaneWindow {
+                                window: *w,
+                                usable: inner.bg_window(w.count, cost),
+                            },
+                            counted: ledger::times_since(c, u, lane, since)?,
+                        })
+                    })
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            };
+            Ok((
+                states(&inner.limits.user_windows, Some(user), cost)?,
+                states(&inner.limits.app_windows, None, None)?,
+            ))
+        })?;
+        Ok(out)
+    }
+
+    /// Now, on the limiter's clock (unix ms).
+    pub fn now_ms(&self) -> UnixMillis {
+        self.inner.clock.now_ms()
+    }
+}
+
+/// Counts a scan's foreground requests; [`ScanMeter::finish`] records them as the account's scan
+/// cost (the foreground reserve).
+pub struct ScanMeter {
+    limiter: Limiter,
+    user: String,
+    start: u64,
+}
+
+impl ScanMeter {
+    /// The requests counted so far.
+    pub fn requests(&self) -> u64 {
+        self.limiter.inner.foreground_grants(&self.user) - self.start
+    }
+
+    /// Records the scan's cost; returns it.
+    pub fn finish(self) -> Result<u32, LimiterError> {
+        let n = self.requests().min(u32::MAX as u64) as u32;
+        self.limiter.record_scan_cost(&self.user, n)?;
+        Ok(n)
+    }
 }
 
 /// Cleans up a waiting request's traces when it is granted, fails or is cancelled.
@@ -421,11 +525,20 @@ impl Inner {
         }
     }
 
-    fn cap(&self, scope: &Scope) -> u32 {
+    fn cap(&self, scope: &Scope) -> Option<u32> {
         match scope {
             Scope::App => self.limits.app_concurrency,
-            Scope::User(_) => self.limits.user_concurrency,
+            Scope::User(_) => Some(self.limits.user_concurrency),
         }
+    }
+
+    fn foreground_grants(&self, user: &str) -> u64 {
+        self.foreground_grants
+            .lock()
+            .expect("limiter counts poisoned")
+            .get(user)
+            .copied()
+            .unwrap_or(0)
     }
 
     fn policy(&self, scope: &Scope) -> CooldownPolicy {
@@ -435,8 +548,23 @@ impl Inner {
         }
     }
 
-    fn share(&self, n: u32) -> u32 {
-        lane_limit(n, self.limits.background_share)
+    /// Background's part of a window of `count`; `scan_cost` sizes the reserve (user windows: the
+    /// user's last scan; app windows: `None`, the floor).
+    fn bg_window(&self, count: u32, scan_cost: Option<u32>) -> u32 {
+        budget::background_window(
+            count,
+            self.limits.background_share,
+            budget::reserve(count, scan_cost),
+        )
+    }
+
+    fn bg_cap(&self, cap: u32) -> u32 {
+        budget::background_cap(cap, self.limits.background_share)
+    }
+
+    /// Whether app-wide limits make every account's work compete for one budget.
+    fn app_limited(&self) -> bool {
+        !self.limits.app_windows.is_empty() || self.limits.app_concurrency.is_some()
     }
 
     fn wake_at(&self, b: &Blocked, now: UnixMillis) -> UnixMillis {
@@ -471,6 +599,11 @@ impl Inner {
         let mut blocked = Blocked::default();
         let mut free = max as u32;
         let mut probe_scopes = Vec::new();
+        let scan_cost = if lane == Lane::Background {
+            ledger::scan_cost(c, user)?
+        } else {
+            None
+        };
         for scope in [Scope::User(user.to_owned()), Scope::App] {
             let app = scope == Scope::App;
             let u = match &scope {
@@ -514,22 +647,32 @@ impl Inner {
                     free = free.min(w.count - n.total);
                 }
                 if lane == Lane::Background {
-                    let k = self.share(w.count);
-                    if n.background >= k {
-                        let t = ledger::nth_oldest(
-                            c,
-                            u,
-                            Some(Lane::Background),
-                            since,
-                            n.background - k,
-                        )?;
+                    let k = self.bg_window(w.count, if app { None } else { scan_cost });
+                    // In `auto` the reserve is what foreground may still use: background takes
+                    // the window's rest, whichever lane used it.
+                    let used = match self.limits.background_share {
+                        BackgroundShare::Auto => n.total,
+                        BackgroundShare::Fixed(_) => n.background,
+                    };
+                    if used >= k {
+                        // Room comes back when enough of the rows that count slide out.
+                        let counted = match self.limits.background_share {
+                            BackgroundShare::Auto => None,
+                            BackgroundShare::Fixed(_) => Some(Lane::Background),
+                        };
+                        let t = ledger::nth_oldest(c, u, counted, since, used - k)?;
                         blocked.timed(t.unwrap_or(now) + len, full(true), app);
                     } else {
-                        free = free.min(k - n.background);
+                        free = free.min(k - used);
                     }
                 }
             }
-            let cap = self.cap(&scope);
+            if let Some(u) = u {
+                self.check_brake(c, u, now, &mut blocked, &mut free)?;
+            }
+            let Some(cap) = self.cap(&scope) else {
+                continue;
+            };
             let f = ledger::in_flight(c, u, &self.owner)?;
             let cap_reason = |in_flight, cap| WaitReason::ConcurrencyCap {
                 scope: scope.clone(),
@@ -542,25 +685,34 @@ impl Inner {
                 free = free.min(cap - f.total);
             }
             if lane == Lane::Background {
-                let k = self.share(cap);
-                if f.background >= k {
-                    blocked.untimed(cap_reason(f.background, k), f.remote > 0, app);
+                let k = self.bg_cap(cap);
+                let used = match self.limits.background_share {
+                    BackgroundShare::Auto => f.total,
+                    BackgroundShare::Fixed(_) => f.background,
+                };
+                if used >= k {
+                    blocked.untimed(cap_reason(used, k), f.remote > 0, app);
                 } else {
-                    free = free.min(k - f.background);
+                    free = free.min(k - used);
                 }
-            }
-            if let Some(u) = u {
-                self.check_brake(c, u, now, &mut blocked, &mut free)?;
             }
         }
         if lane == Lane::Background {
             let (same_user, app_wide) = ledger::foreground_waiting(c, user)?;
-            if same_user || app_wide {
+            let mut hold = same_user || app_wide;
+            if self.limits.background_share == BackgroundShare::Auto && !hold {
+                // Work-conserving, foreground first: while foreground work of this budget is in
+                // flight (or, under app-wide limits, any foreground work waits or is in flight),
+                // background takes nothing new, so the foreground's next request finds room.
+                let scope_user = if self.app_limited() { None } else { Some(user) };
+                hold = ledger::foreground_in_flight(c, scope_user)?
+                    || (self.app_limited() && ledger::any_foreground_waiting(c)?);
+            }
+            if hold {
                 // A foreground waiter's grant does not notify us; poll.
                 blocked.untimed(WaitReason::ForegroundFirst, true, false);
             }
         }
-
         if blocked.any() {
             if lane == Lane::Foreground {
                 let wake = self.wake_at(&blocked, now);
@@ -712,10 +864,17 @@ impl Inner {
                     }
                 }
                 Outcome::Throttled(scope, retry_after) => {
+                    let me = Scope::User(p.user.clone());
                     let scopes: Vec<Scope> = match scope {
-                        ThrottleScope::User => vec![Scope::User(p.user.clone())],
+                        ThrottleScope::User => vec![me],
                         ThrottleScope::Application => vec![Scope::App],
-                        ThrottleScope::Unknown => vec![Scope::User(p.user.clone()), Scope::App],
+                        // Without a scope the caller's own budget is the likely one; only when
+                        // another account is throttled within the same cooldown is the app's
+                        // budget what binds, and every account cools down.
+                        ThrottleScope::Unknown if breaker::others_cooling(c, &me.key(), now)? => {
+                            vec![me, Scope::App]
+                        }
+                        ThrottleScope::Unknown => vec![me],
                     };
                     for s in &scopes {
                         self.trip(c, s, p, now, retry_after)?;
@@ -816,6 +975,10 @@ impl Inner {
                 Scope::User(u) => Some(u.as_str()),
                 Scope::App => None,
             };
+            let scan_cost = match u {
+                Some(u) => ledger::scan_cost(c, u)?,
+                None => None,
+            };
             let mut windows = Vec::new();
             for w in self.windows(&scope) {
                 let len = w.length.as_millis() as i64;
@@ -824,7 +987,7 @@ impl Inner {
                     window: w.to_string(),
                     length_ms: len,
                     limit: w.count,
-                    background_limit: self.share(w.count),
+                    background_limit: self.bg_window(w.count, scan_cost),
                     foreground: n.total - n.background,
                     background: n.background,
                 });
@@ -850,7 +1013,7 @@ impl Inner {
                 in_flight_foreground: f.total - f.background,
                 in_flight_background: f.background,
                 concurrency: self.cap(&scope),
-                background_concurrency: self.share(self.cap(&scope)),
+                background_concurrency: self.cap(&scope).map(|c| self.bg_cap(c)),
                 breaker,
                 brake,
                 foreground_waiting: ledger::waiter_count(c, u)?,

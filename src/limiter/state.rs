@@ -139,7 +139,7 @@ pub struct WindowUse {
     pub length_ms: i64,
     /// Its limit.
     pub limit: u32,
-    /// The background lane's share of it.
+    /// What the background lane may use of it (all but the foreground reserve, or a fixed share).
     pub background_limit: u32,
     /// Foreground requests counted in it now.
     pub foreground: u32,
@@ -180,10 +180,10 @@ pub struct ScopeState {
     pub in_flight_foreground: u32,
     /// Requests in flight, background.
     pub in_flight_background: u32,
-    /// The concurrency cap.
-    pub concurrency: u32,
-    /// The background lane's share of the cap.
-    pub background_concurrency: u32,
+    /// The concurrency cap (`None`: no cap, the app's default).
+    pub concurrency: Option<u32>,
+    /// What the background lane may use of the cap.
+    pub background_concurrency: Option<u32>,
     /// The breaker.
     pub breaker: BreakerState,
     /// The soft brake's last reported percentage (users only).

@@ -164,34 +164,44 @@ impl Db {
         now: UnixMillis,
     ) -> Result<PlanSummary> {
         self.write("planning the migration", |tx| {
-            tx.execute(
-                "INSERT INTO plans(account, target_page_id, created_at) VALUES (?1, ?2, ?3)",
-                params![account, target, now],
-            )?;
-            let plan_id = tx.last_insert_rowid();
-            let mut seq: i64 = tx.query_row(
-                "SELECT COALESCE(MAX(seq), 0) FROM jobs WHERE account = ?1",
-                [account],
-                |r| r.get(0),
-            )?;
-            let mut p = Planner {
-                tx,
-                account,
-                plan_id,
-                now,
-                seq: &mut seq,
-                summary: PlanSummary {
-                    plan_id,
-                    ..PlanSummary::default()
+            plan_in(tx, account, target, notebooks, now)
+        })
+    }
+
+    /// What [`Db::create_plan`] would leave to do, without planning anything (`migrate --dry-run`):
+    /// the plan is made in a transaction that is rolled back.
+    pub fn preview_plan(
+        &self,
+        account: &str,
+        target: &str,
+        notebooks: &[Notebook],
+        now: UnixMillis,
+    ) -> Result<(PlanSummary, Remaining)> {
+        self.rehearse("previewing the migration plan", |tx| {
+            let summary = plan_in(tx, account, target, notebooks, now)?;
+            Ok((summary, remaining_in(tx, account)?))
+        })
+    }
+
+    /// Pages and notebook/section-group/section pages of `account` still to migrate (queued or
+    /// running).
+    pub fn remaining_work(&self, account: &str) -> Result<Remaining> {
+        self.read("counting the work left", |c| remaining_in(c, account))
+    }
+
+    /// Files per migrated page over every page this database has migrated, and how many pages
+    /// that is (the plan's estimate of files not yet read).
+    pub fn files_per_page(&self) -> Result<(f64, i64)> {
+        self.read("counting migrated files", |c| {
+            c.query_row(
+                "SELECT coalesce(sum(files), 0), count(*) FROM notion_items
+                 WHERE kind = 'page' AND body_state = 'done'",
+                [],
+                |r| {
+                    let (files, pages): (i64, i64) = (r.get(0)?, r.get(1)?);
+                    Ok((files as f64 / pages.max(1) as f64, pages))
                 },
-            };
-            for nb in notebooks {
-                let job = p.add(JobKind::Notebook, &nb.id, None)?;
-                p.add_children(job, &nb.section_groups, &nb.sections)?;
-            }
-            let plan_id_text = plan_id.to_string();
-            p.add(JobKind::Links, &plan_id_text, None)?;
-            Ok(p.summary)
+            )
         })
     }
 
@@ -889,4 +899,71 @@ mod tests {
             Ok(())
         );
     }
+}
+
+/// Work left of one account.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Remaining {
+    /// OneNote pages.
+    pub pages: i64,
+    /// Notebook, section group and section pages.
+    pub containers: i64,
+}
+
+fn remaining_in(c: &rusqlite::Connection, account: &str) -> rusqlite::Result<Remaining> {
+    let mut st = c.prepare_cached(
+        "SELECT kind, COUNT(*) FROM jobs WHERE account = ?1 AND state IN ('queued', 'running')
+         AND kind != 'links' GROUP BY kind",
+    )?;
+    let rows = st.query_map([account], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+    })?;
+    let mut out = Remaining::default();
+    for row in rows {
+        let (kind, n) = row?;
+        if kind == "page" {
+            out.pages += n;
+        } else {
+            out.containers += n;
+        }
+    }
+    Ok(out)
+}
+
+/// Plans `notebooks` for `account` inside `tx` (see [`Db::create_plan`]).
+fn plan_in(
+    tx: &rusqlite::Transaction<'_>,
+    account: &str,
+    target: &str,
+    notebooks: &[Notebook],
+    now: UnixMillis,
+) -> rusqlite::Result<PlanSummary> {
+    tx.execute(
+        "INSERT INTO plans(account, target_page_id, created_at) VALUES (?1, ?2, ?3)",
+        params![account, target, now],
+    )?;
+    let plan_id = tx.last_insert_rowid();
+    let mut seq: i64 = tx.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM jobs WHERE account = ?1",
+        [account],
+        |r| r.get(0),
+    )?;
+    let mut p = Planner {
+        tx,
+        account,
+        plan_id,
+        now,
+        seq: &mut seq,
+        summary: PlanSummary {
+            plan_id,
+            ..PlanSummary::default()
+        },
+    };
+    for nb in notebooks {
+        let job = p.add(JobKind::Notebook, &nb.id, None)?;
+        p.add_children(job, &nb.section_groups, &nb.sections)?;
+    }
+    let plan_id_text = plan_id.to_string();
+    p.add(JobKind::Links, &plan_id_text, None)?;
+    Ok(p.summary)
 }

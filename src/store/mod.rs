@@ -40,8 +40,12 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0005_body_shape.sql"),
     ),
     (
-        "0006_history",
-        include_str!("../../migrations/0006_history.sql"),
+        "0006_scan_costs",
+        include_str!("../../migrations/0006_scan_costs.sql"),
+    ),
+    (
+        "0007_history",
+        include_str!("../../migrations/0007_history.sql"),
     ),
 ];
 
@@ -261,6 +265,27 @@ impl Db {
             .map_err(err)?;
         let out = f(&tx).map_err(err)?;
         tx.commit().map_err(err)?;
+        Ok(out)
+    }
+
+    /// Runs `f` in a write transaction that is always rolled back: what a change would do,
+    /// without doing it (`migrate --dry-run`).
+    pub fn rehearse<T>(
+        &self,
+        action: &str,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn();
+        let err = |e| StoreError::Sqlite {
+            path: self.path.clone(),
+            action: action.to_owned(),
+            source: e,
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Deferred)
+            .map_err(err)?;
+        let out = f(&tx).map_err(err)?;
+        tx.rollback().map_err(err)?;
         Ok(out)
     }
 }

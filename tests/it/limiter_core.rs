@@ -7,7 +7,7 @@ use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{
     BreakerState, Lane, Limiter, LimiterError, Permit, Scope, ThrottleScope, WaitReason,
 };
-use notebridge::settings::{parse_windows, GraphLimits};
+use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits};
 use notebridge::store::Db;
 
 const T0: i64 = 1_700_000_000_000;
@@ -17,8 +17,8 @@ fn limits() -> GraphLimits {
         user_windows: parse_windows("12/600ms,40/6s").unwrap(),
         user_concurrency: 5,
         app_windows: parse_windows("24/600ms,80/6s").unwrap(),
-        app_concurrency: 20,
-        background_share: 0.5,
+        app_concurrency: Some(20),
+        background_share: BackgroundShare::Fixed(0.5),
     }
 }
 
@@ -249,7 +249,57 @@ async fn an_application_429_slows_everyone_and_retry_after_is_honoured() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn unknown_scope_opens_both_and_a_failed_probe_lets_another_probe() {
+async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_down_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = limiter(open_db(&dir), &clock);
+    let open = |l: &Limiter| -> Vec<Scope> {
+        l.snapshot()
+            .unwrap()
+            .scopes
+            .into_iter()
+            .filter(|s| matches!(s.breaker, BreakerState::Open { .. }))
+            .map(|s| s.scope)
+            .collect()
+    };
+    l.acquire("alice", Lane::Foreground)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    // No scope: the caller's own budget is the likely one. Others go on at once.
+    assert_eq!(open(&l), vec![Scope::User("alice".into())]);
+    let bob = l.acquire("bob", Lane::Foreground).await.unwrap();
+    assert_eq!(bob.granted_at(), T0);
+    assert!(!bob.is_probe());
+    // Bob throttled too while alice cools down: the app's budget binds, everyone cools down.
+    bob.throttled(ThrottleScope::Unknown, None);
+    assert_eq!(
+        open(&l),
+        vec![
+            Scope::App,
+            Scope::User("alice".into()),
+            Scope::User("bob".into())
+        ]
+    );
+    let carol = l.acquire("carol", Lane::Foreground).await.unwrap();
+    assert!(carol.granted_at() >= T0 + 60, "{}", carol.granted_at() - T0);
+    assert!(carol.is_probe(), "the app breaker's probe");
+    carol.succeeded(None);
+    // Once every cooldown is over, a lone unscoped 429 is the caller's again.
+    clock.sleep(Duration::from_millis(2_000)).await;
+    let p = l.acquire("alice", Lane::Foreground).await.unwrap();
+    p.succeeded(None);
+    let p = l.acquire("bob", Lane::Foreground).await.unwrap();
+    p.succeeded(None);
+    l.acquire("dave", Lane::Foreground)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    assert_eq!(open(&l), vec![Scope::User("dave".into())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_probe_lets_another_probe_and_a_second_429_doubles_the_cooldown() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = limiter(open_db(&dir), &clock);
@@ -257,15 +307,7 @@ async fn unknown_scope_opens_both_and_a_failed_probe_lets_another_probe() {
         .await
         .unwrap()
         .throttled(ThrottleScope::Unknown, None);
-    let snap = l.snapshot().unwrap();
-    assert!(
-        snap.scopes
-            .iter()
-            .filter(|s| matches!(s.breaker, BreakerState::Open { .. }))
-            .count()
-            == 2
-    );
-    let probe = l.acquire("bob", Lane::Foreground).await.unwrap();
+    let probe = l.acquire("alice", Lane::Foreground).await.unwrap();
     assert!(probe.is_probe());
     probe.failed();
     let probe2 = l.acquire("alice", Lane::Foreground).await.unwrap();

@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use notebridge::clock::{Clock, Jitter};
-use notebridge::limiter::window::{lane_limit, room_at};
+use notebridge::limiter::budget;
+use notebridge::limiter::window::room_at;
 use notebridge::limiter::{Lane, Limiter};
-use notebridge::settings::{parse_windows, GraphLimits, Window};
+use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits, Window};
 use notebridge::store::Db;
 use proptest::prelude::*;
 
@@ -21,8 +22,8 @@ fn limits() -> GraphLimits {
         user_windows: parse_windows("12/600ms,40/6s").unwrap(),
         user_concurrency: 5,
         app_windows: parse_windows("24/600ms,80/6s").unwrap(),
-        app_concurrency: 20,
-        background_share: 0.5,
+        app_concurrency: Some(20),
+        background_share: BackgroundShare::Fixed(0.5),
     }
 }
 
@@ -101,10 +102,10 @@ impl Seen {
             let cap = if key.0.is_some() {
                 lim.user_concurrency
             } else {
-                lim.app_concurrency
+                lim.app_concurrency.expect("the props run with an app cap")
             };
             let cap = if key.1 {
-                lane_limit(cap, lim.background_share)
+                budget::background_cap(cap, lim.background_share)
             } else {
                 cap
             };
@@ -174,14 +175,14 @@ proptest! {
             let all_bg: Vec<i64> = s.grants.iter().filter(|g| g.1).map(|g| g.2).collect();
             for w in &lims.app_windows {
                 assert_window(&all, w, w.count, "app");
-                assert_window(&all_bg, w, lane_limit(w.count, share), "app background");
+                assert_window(&all_bg, w, budget::background_window(w.count, share, 0), "app background");
             }
             for (u, name) in USERS.iter().enumerate() {
                 let mine: Vec<i64> = s.grants.iter().filter(|g| g.0 == u).map(|g| g.2).collect();
                 let mine_bg: Vec<i64> = s.grants.iter().filter(|g| g.0 == u && g.1).map(|g| g.2).collect();
                 for w in &lims.user_windows {
                     assert_window(&mine, w, w.count, name);
-                    assert_window(&mine_bg, w, lane_limit(w.count, share), "user background");
+                    assert_window(&mine_bg, w, budget::background_window(w.count, share, 0), "user background");
                 }
             }
         });

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{Lane, Limiter};
-use notebridge::settings::{parse_windows, GraphLimits};
+use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits};
 use notebridge::store::Db;
 
 const T0: i64 = 1_700_000_000_000;
@@ -22,8 +22,8 @@ async fn window_slack_survives_the_ledger_prune() {
         user_windows: parse_windows("3/1s").unwrap(),
         user_concurrency: 5,
         app_windows: parse_windows("30/1s").unwrap(),
-        app_concurrency: 20,
-        background_share: 0.5,
+        app_concurrency: Some(20),
+        background_share: BackgroundShare::Fixed(0.5),
     };
     let l = Limiter::open(db, limits, clock.clone(), Jitter::seeded(1))
         .unwrap()
@@ -54,8 +54,8 @@ fn slots_freed_late_are_not_leaked_when_the_runtime_ends() {
         user_windows: parse_windows("100/1s").unwrap(),
         user_concurrency: 4,
         app_windows: parse_windows("100/1s").unwrap(),
-        app_concurrency: 20,
-        background_share: 0.5,
+        app_concurrency: Some(20),
+        background_share: BackgroundShare::Fixed(0.5),
     };
     // The first process: two background requests, answered, then it exits.
     {

@@ -20,6 +20,7 @@ mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
 mod limiter_core;
+mod limiter_lanes;
 mod limiter_props;
 mod limiter_regressions;
 mod mathml_convert;

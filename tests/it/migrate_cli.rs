@@ -269,3 +269,85 @@ async fn update_rewrites_pages_changed_in_onenote_in_place() {
     let (code, out, err) = notebridge(&lab, &state, &["verify"]).await;
     assert_eq!(code, 0, "{out}{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dry_run_prints_the_plan_and_its_time_and_writes_nothing() {
+    use notebridge_testkit::notion::Endpoint;
+    let lab = Lab::start(LabConfig {
+        notion_per_second: 150,
+        ..LabConfig::default()
+    })
+    .await;
+    let user = lab.add_user("default", generate(&spec(7)));
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &["--json", "migrate", "--dry-run", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["dry_run"], true);
+    let a = &v["plan"]["accounts"][0];
+    assert_eq!(a["account"], "default");
+    assert_eq!(a["pages"], 7);
+    // One image per page is not known before the pages are read: one file per page is assumed.
+    assert_eq!(a["files"], 7);
+    assert_eq!(a["graph_requests"], 14);
+    assert_eq!(v["plan"]["files_per_page_measured"], false);
+    assert!(v["plan"]["seconds"].as_u64().is_some(), "{v}");
+    assert!(v["plan"]["notion_requests"].as_u64().unwrap() >= 7 * 2);
+    // Nothing written to Notion (only the token and target checks) nor to the queue.
+    let c = lab.notion.counters();
+    let writes: u64 = c
+        .per_endpoint
+        .iter()
+        .filter(|(e, _)| !matches!(e, Endpoint::UsersMe | Endpoint::GetPage))
+        .map(|(_, n)| n)
+        .sum();
+    assert_eq!(writes, 0, "{:?}", c.per_endpoint);
+    assert!(lab.notion.pages_under(&lab.target_page).is_empty());
+    let jobs = counts(&state.db, "default");
+    assert_eq!(
+        jobs["queued"] + jobs["done"] + jobs["pages_total"],
+        0,
+        "{jobs:?}"
+    );
+    let plans: i64 = Db::open(&state.db)
+        .unwrap()
+        .read("probe", |c| {
+            c.query_row("SELECT COUNT(*) FROM plans", [], |r| r.get(0))
+        })
+        .unwrap();
+    assert_eq!(plans, 0);
+
+    // In human form too; and the real run afterwards prints the same plan before its work.
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &["migrate", "--dry-run", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("plan: default: 7 pages"), "{out}");
+    assert!(out.contains("requests/hour"), "{out}");
+    assert!(out.contains("nothing was written"), "{out}");
+    let (code, out, err) = notebridge(&lab, &state, &["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("plan: default: 7 pages"), "{out}");
+    assert_eq!(counts(&state.db, "default")["pages_done"], 7);
+    // Once pages were read the files per page are measured, and nothing is left.
+    let (code, out, err) = notebridge(
+        &lab,
+        &state,
+        &["--json", "migrate", "--dry-run", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["plan"]["files_per_page_measured"], true);
+    assert_eq!(v["plan"]["accounts"][0]["pages"], 0);
+    assert_eq!(v["plan"]["accounts"][0]["graph_requests"], 0);
+}

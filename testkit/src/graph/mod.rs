@@ -81,13 +81,16 @@ impl GraphServerConfig {
     /// concurrent), bare scope header, percentage header on.
     pub fn new(registry: Arc<TokenRegistry>) -> Self {
         let d = GraphLimits::default();
+        let parse = notebridge::settings::parse_windows;
         Self {
             registry,
             limits: ThrottleConfig {
                 user_windows: d.user_windows,
                 user_concurrency: d.user_concurrency,
-                app_windows: d.app_windows,
-                app_concurrency: d.app_concurrency,
+                // The client applies no app-wide limit by default; the server still models the
+                // figures Microsoft documents (for app-only calls) unless a test changes them.
+                app_windows: parse("240/60s,800/3600s").expect("app windows"),
+                app_concurrency: 20,
             },
             scope_header: ScopeHeader::Bare,
             limit_percentage_header: true,

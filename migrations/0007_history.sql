@@ -1,4 +1,4 @@
--- notebridge schema version 6: history for `report`.
+-- notebridge schema version 7: history for `report`.
 -- The limiter prunes its ledger to the longest window, so the requests of past hours would be lost:
 -- each pruned row is folded into its user's hourly count as it goes (a trigger, so no grant pays for
 -- it and the limiter's code does not change). The report adds the rows still in the ledger.

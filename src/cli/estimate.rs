@@ -1,0 +1,211 @@
+//! The work still to do and the time the budgets imply: `migrate` prints it before work (and
+//! `--dry-run` prints only it), and the progress ETA is the same model on what is left. Times come
+//! from the limiter's own budget model ([`crate::limiter::budget`]), not from a measured rate.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::limiter::budget::{self, WindowState};
+use crate::limiter::Limiter;
+use crate::settings::Window;
+use crate::store::jobs::Remaining;
+use crate::store::Db;
+
+/// Files per page assumed before any page of this database has been read.
+pub const ASSUMED_FILES_PER_PAGE: f64 = 1.0;
+
+/// Notion requests per notebook, section group or section page (create).
+const NOTION_PER_CONTAINER: f64 = 1.0;
+/// Notion requests per OneNote page: create, and at least one append of its body.
+const NOTION_PER_PAGE: f64 = 2.0;
+/// Notion requests per file: create the upload, send it (the block that shows it goes with the body).
+const NOTION_PER_FILE: f64 = 2.0;
+
+/// One account's part of the plan.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccountPlan {
+    /// Account name.
+    pub account: String,
+    /// OneNote pages to migrate.
+    pub pages: i64,
+    /// Notebook, section group and section pages to create.
+    pub containers: i64,
+    /// Files (images, attachments) expected in those pages.
+    pub files: i64,
+    /// Graph requests: one per page's content, one per file.
+    pub graph_requests: i64,
+    /// The requests per hour background work may send for this account (the binding window).
+    pub requests_per_hour: f64,
+    /// The binding window, e.g. `400/1h`.
+    pub window: String,
+    /// The time this account's windows imply.
+    pub seconds: u64,
+}
+
+/// The whole plan and its time.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    /// Per account.
+    pub accounts: Vec<AccountPlan>,
+    /// The files-per-page figure used.
+    pub files_per_page: f64,
+    /// Whether it was measured (pages migrated before) or assumed.
+    pub files_per_page_measured: bool,
+    /// The time the app-wide windows imply (when configured).
+    pub app_seconds: Option<u64>,
+    /// Notion requests (at least).
+    pub notion_requests: i64,
+    /// Notion's rate, e.g. `3/1s`.
+    pub notion_rate: String,
+    /// The time Notion's rate implies.
+    pub notion_seconds: u64,
+    /// The slowest of all (Graph and Notion run side by side).
+    pub seconds: u64,
+}
+
+/// Files per page: measured over the pages this database migrated, else assumed.
+pub fn files_per_page(db: &Db) -> anyhow::Result<(f64, bool)> {
+    let (per_page, pages) = db.files_per_page()?;
+    Ok(if pages > 0 {
+        (per_page, true)
+    } else {
+        (ASSUMED_FILES_PER_PAGE, false)
+    })
+}
+
+/// The plan for `work` (account, its Graph user id, what is left), timed by the limiter's budgets
+/// as they stand now and by Notion's rate.
+pub fn plan(
+    limiter: &Limiter,
+    notion_rate: Window,
+    files_per_page: (f64, bool),
+    work: &[(String, String, Remaining)],
+) -> anyhow::Result<Plan> {
+    let now = limiter.now_ms();
+    let (fpp, measured) = files_per_page;
+    let mut accounts = Vec::new();
+    let mut app: Option<Vec<WindowState>> = None;
+    let (mut all_graph, mut notion) = (0i64, 0f64);
+    for (account, user_id, left) in work {
+        let files = (left.pages as f64 * fpp).round() as i64;
+        let graph_requests = left.pages + files;
+        let (user, app_windows) = limiter.background_budget(user_id)?;
+        app.get_or_insert(app_windows);
+        let t = budget::time_for(now, graph_requests as u64, &user);
+        let lanes: Vec<_> = user.iter().map(|w| w.lane).collect();
+        let bind = budget::binding(&lanes);
+        accounts.push(AccountPlan {
+            account: account.clone(),
+            pages: left.pages,
+            containers: left.containers,
+            files,
+            graph_requests,
+            requests_per_hour: bind.map(|b| b.per_hour()).unwrap_or(f64::INFINITY),
+            window: bind.map(|b| b.window.to_string()).unwrap_or_default(),
+            seconds: t.as_secs(),
+        });
+        all_graph += graph_requests;
+        notion += left.containers as f64 * NOTION_PER_CONTAINER
+            + left.pages as f64 * NOTION_PER_PAGE
+            + files as f64 * NOTION_PER_FILE;
+    }
+    let app_seconds = app
+        .filter(|a| !a.is_empty())
+        .map(|a| budget::time_for(now, all_graph as u64, &a).as_secs());
+    let notion_requests = notion.round() as i64;
+    let notion_seconds = (notion_requests as f64 * notion_rate.length.as_secs_f64()
+        / notion_rate.count.max(1) as f64)
+        .round() as u64;
+    let seconds = accounts
+        .iter()
+        .map(|a| a.seconds)
+        .chain(app_seconds)
+        .chain([notion_seconds])
+        .max()
+        .unwrap_or(0);
+    Ok(Plan {
+        accounts,
+        files_per_page: fpp,
+        files_per_page_measured: measured,
+        app_seconds,
+        notion_requests,
+        notion_rate: notion_rate.to_string(),
+        notion_seconds,
+        seconds,
+    })
+}
+
+impl Plan {
+    /// One plan of several (each account planned on its own): accounts side by side, Notion's
+    /// requests added up (its rate is shared), the slowest time.
+    pub fn merge(plans: Vec<Plan>) -> Option<Plan> {
+        let mut it = plans.into_iter();
+        let mut all = it.next()?;
+        for p in it {
+            all.accounts.extend(p.accounts);
+            all.app_seconds = match (all.app_seconds, p.app_seconds) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
+            all.notion_requests += p.notion_requests;
+        }
+        let rate: Window = crate::settings::parse_windows(&all.notion_rate)
+            .ok()
+            .and_then(|w| w.first().copied())?;
+        all.notion_seconds = (all.notion_requests as f64 * rate.length.as_secs_f64()
+            / rate.count.max(1) as f64)
+            .round() as u64;
+        all.seconds = all
+            .accounts
+            .iter()
+            .map(|a| a.seconds)
+            .chain(all.app_seconds)
+            .chain([all.notion_seconds])
+            .max()
+            .unwrap_or(0);
+        Some(all)
+    }
+
+    /// The plan as lines for a person: one per account, then Notion's and the total.
+    pub fn lines(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for a in &self.accounts {
+            out.push(format!(
+                "{}: {} pages, {} notebook/section pages, about {} files, {} Graph requests: {} at \
+                 {:.0} requests/hour (background's part of {})",
+                a.account,
+                a.pages,
+                a.containers,
+                a.files,
+                a.graph_requests,
+                budget::human(Duration::from_secs(a.seconds)),
+                a.requests_per_hour,
+                a.window
+            ));
+        }
+        if let Some(s) = self.app_seconds {
+            out.push(format!(
+                "the app-wide Graph limits: {}",
+                budget::human(Duration::from_secs(s))
+            ));
+        }
+        out.push(format!(
+            "Notion: at least {} requests, {} at {}; files per page {} {:.1}",
+            self.notion_requests,
+            budget::human(Duration::from_secs(self.notion_seconds)),
+            self.notion_rate,
+            if self.files_per_page_measured {
+                "measured over the pages migrated so far:"
+            } else {
+                "assumed until pages are read:"
+            },
+            self.files_per_page
+        ));
+        out.push(format!(
+            "in all: {}",
+            budget::human(Duration::from_secs(self.seconds))
+        ));
+        out
+    }
+}

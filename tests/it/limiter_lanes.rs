@@ -1,0 +1,284 @@
+//! The lanes with the default settings (`auto`, only the documented per-user limits) on tokio's
+//! paused clock: background uses everything but a foreground reserve sized from the account's last
+//! scan, yields while foreground work of any process waits or is in flight, and keeps a fixed share
+//! only when one is set.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use notebridge::clock::{Clock, Jitter};
+use notebridge::limiter::{
+    BreakerState, Lane, Limiter, LimiterError, Scope, ThrottleScope, WaitReason,
+};
+use notebridge::settings::{
+    parse_windows, BackgroundShare, DefaultDirs, FlagSettings, GraphLimits, Settings,
+};
+use notebridge::store::Db;
+
+const T0: i64 = 1_700_000_000_000;
+
+/// The defaults with short windows: per-user windows and cap only, `auto` lanes.
+fn limits() -> GraphLimits {
+    GraphLimits {
+        user_windows: parse_windows("40/600ms,400/6s").unwrap(),
+        ..GraphLimits::default()
+    }
+}
+
+fn open(dir: &tempfile::TempDir, lim: GraphLimits, clock: &Clock) -> Limiter {
+    let db = Arc::new(Db::open(&dir.path().join("state.db")).unwrap());
+    Limiter::open(db, lim, clock.clone(), Jitter::seeded(1)).unwrap()
+}
+
+/// Acquires and completes `n` requests at once, returning their grant instants.
+async fn burst(l: &Limiter, user: &str, lane: Lane, n: usize) -> Vec<i64> {
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let p = l.acquire(user, lane).await.unwrap();
+        out.push(p.granted_at());
+        p.succeeded(None);
+    }
+    out
+}
+
+fn reason(r: Result<notebridge::limiter::Permit, LimiterError>) -> WaitReason {
+    match r {
+        Err(LimiterError::WouldWait { reason, .. }) => reason,
+        other => panic!("expected a wait, got {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_settings_apply_only_the_per_user_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = HashMap::from([(
+        "NOTEBRIDGE_GRAPH_USER_LIMITS".to_string(),
+        "12/600ms,40/6s".to_string(),
+    )]);
+    let dirs = DefaultDirs {
+        db_file: Some(dir.path().join("state.db")),
+        config_file: None,
+    };
+    let s = Settings::resolve(&FlagSettings::default(), &env, dirs).unwrap();
+    assert_eq!(s.graph.background_share, BackgroundShare::Auto);
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, s.graph, &clock);
+    // Five accounts at their full windows at once: no app-wide window holds them to 24/600ms.
+    let users = ["alice", "bob", "carol", "dave", "erin"];
+    for user in users {
+        let t = burst(&l, user, Lane::Foreground, 12).await;
+        assert!(t.iter().all(|&t| t == T0), "{user}: {t:?}");
+    }
+    let snap = l.snapshot().unwrap();
+    let app = snap.scopes.iter().find(|s| s.scope == Scope::App).unwrap();
+    assert!(app.windows.is_empty());
+    assert_eq!(app.concurrency, None);
+    // Nor an app-wide cap: 5 accounts x 5 in flight, above the 20 documented for app-only calls.
+    clock.sleep(Duration::from_millis(600)).await;
+    let mut held = Vec::new();
+    for user in users {
+        for _ in 0..5 {
+            held.push(l.acquire(user, Lane::Foreground).await.unwrap());
+        }
+    }
+    assert_eq!(held.len(), 25);
+    assert!(held.iter().all(|p| p.granted_at() == T0 + 600));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_application_429_cools_every_account_without_app_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, limits(), &clock);
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Application, None);
+    let snap = l.snapshot().unwrap();
+    let app = snap.scopes.iter().find(|s| s.scope == Scope::App).unwrap();
+    let BreakerState::Open { until, .. } = app.breaker else {
+        panic!("{:?}", app.breaker)
+    };
+    // The app breaker cools down on the user windows' schedule (a tenth of the shortest).
+    assert!((T0 + 60..=T0 + 75).contains(&until), "{}", until - T0);
+    let bob = l.acquire("bob", Lane::Foreground).await.unwrap();
+    assert_eq!(
+        bob.granted_at(),
+        until,
+        "bob waits for the app's cooldown too"
+    );
+    assert!(bob.is_probe());
+}
+
+#[tokio::test(start_paused = true)]
+async fn background_uses_all_but_the_floor_reserve_for_an_account_never_scanned() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, limits(), &clock);
+    // Reserve floor: a twentieth of 40 = 2. Background takes the other 38 at once.
+    let bg = burst(&l, "alice", Lane::Background, 39).await;
+    assert!(bg[..38].iter().all(|&t| t == T0), "{bg:?}");
+    assert_eq!(bg[38], T0 + 600, "the 39th waits for the window to slide");
+    // The reserve is there for foreground work, at once.
+    let fg = burst(&l, "alice", Lane::Foreground, 2).await;
+    assert_eq!(fg, vec![T0 + 600; 2]);
+    let snap = l.snapshot().unwrap();
+    let alice = snap
+        .scopes
+        .iter()
+        .find(|s| s.scope == Scope::User("alice".into()))
+        .unwrap();
+    assert_eq!(alice.windows[0].background_limit, 38);
+    assert_eq!(alice.windows[1].background_limit, 380);
+    assert_eq!(alice.background_concurrency, Some(4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_reserve_is_sized_from_what_the_last_scan_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, limits(), &clock);
+    // A scan of 10 requests, metered.
+    let meter = l.scan_meter("alice");
+    burst(&l, "alice", Lane::Foreground, 10).await;
+    burst(&l, "bob", Lane::Foreground, 3).await;
+    assert_eq!(
+        meter.finish().unwrap(),
+        10,
+        "only alice's foreground requests"
+    );
+    clock.sleep(Duration::from_millis(6_000)).await;
+    let t1 = clock.now_ms();
+    // A migration now leaves exactly the scan's 10 requests of every window to foreground work.
+    let bg = burst(&l, "alice", Lane::Background, 31).await;
+    assert!(bg[..30].iter().all(|&t| t == t1), "{bg:?}");
+    assert_eq!(bg[30], t1 + 600);
+    // The migration fills background's part of the window again...
+    let t2 = t1 + 600;
+    let bg = burst(&l, "alice", Lane::Background, 29).await;
+    assert!(bg.iter().all(|&t| t == t2), "{bg:?}");
+    let r = l.acquire_before("alice", Lane::Background, t2 + 50).await;
+    assert!(
+        matches!(
+            reason(r),
+            WaitReason::WindowFull {
+                background_share: true,
+                ..
+            }
+        ),
+        "background's part is used up"
+    );
+    // ...and a rescan of the same size during it does not wait at all,
+    clock.sleep(Duration::from_millis(10)).await;
+    let t3 = clock.now_ms();
+    let fg = burst(&l, "alice", Lane::Foreground, 10).await;
+    assert!(fg.iter().all(|&t| t == t3), "{fg:?}");
+    // while a bigger one pays only the window's own refill, never background work.
+    let more = l.acquire("alice", Lane::Foreground).await.unwrap();
+    assert_eq!(more.granted_at(), t2 + 600, "the oldest request slides out");
+    let snap = l.snapshot().unwrap();
+    let alice = snap
+        .scopes
+        .iter()
+        .find(|s| s.scope == Scope::User("alice".into()))
+        .unwrap();
+    assert_eq!(alice.windows[0].background_limit, 30);
+    assert_eq!(alice.windows[1].background_limit, 390);
+}
+
+#[tokio::test(start_paused = true)]
+async fn foreground_first_across_two_processes_on_one_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let cron = open(&dir, limits(), &clock); // the migration
+    let term = open(&dir, limits(), &clock); // a scan in a terminal
+    let scan = term.acquire("alice", Lane::Foreground).await.unwrap();
+    // The windows and the cap have room, yet background takes nothing while the scan's request is
+    // in flight in the other process.
+    let r = cron
+        .acquire_before("alice", Lane::Background, clock.now_ms() + 200)
+        .await;
+    assert_eq!(reason(r), WaitReason::ForegroundFirst);
+    // Other accounts' budgets are their own: bob's migration goes on.
+    let bob = cron.acquire("bob", Lane::Background).await.unwrap();
+    assert_eq!(bob.granted_at(), clock.now_ms());
+    bob.succeeded(None);
+    let c = cron.clone();
+    let bg = tokio::spawn(async move { c.acquire("alice", Lane::Background).await.unwrap() });
+    clock.sleep(Duration::from_millis(100)).await;
+    assert!(!bg.is_finished());
+    let done_at = clock.now_ms();
+    scan.succeeded(None);
+    let bg = bg.await.unwrap();
+    assert!(
+        bg.granted_at() >= done_at,
+        "background after the scan's request"
+    );
+    assert!(
+        bg.granted_at() - done_at <= 20,
+        "polls the other process soon"
+    );
+    // A waiting foreground request (here behind a full cap held by background) goes first too.
+    let mut held = vec![bg];
+    for _ in 0..3 {
+        held.push(cron.acquire("alice", Lane::Background).await.unwrap());
+    }
+    // Background has its 4 of the cap; the 5th slot is the foreground reserve.
+    let r = cron
+        .acquire_before("alice", Lane::Background, clock.now_ms() + 50)
+        .await;
+    assert!(
+        matches!(reason(r), WaitReason::ConcurrencyCap { cap: 4, .. }),
+        "background keeps one slot free"
+    );
+    let fg = term.acquire("alice", Lane::Foreground).await.unwrap();
+    assert_eq!(
+        fg.granted_at(),
+        clock.now_ms(),
+        "the reserved slot, at once"
+    );
+    let t2 = term.clone();
+    let fg2 = tokio::spawn(async move { t2.acquire("alice", Lane::Foreground).await.unwrap() });
+    clock.sleep(Duration::from_millis(5)).await;
+    let c = cron.clone();
+    let bg2 = tokio::spawn(async move { c.acquire("alice", Lane::Background).await.unwrap() });
+    clock.sleep(Duration::from_millis(5)).await;
+    held.pop().unwrap().succeeded(None);
+    let fg2 = fg2.await.unwrap();
+    clock.sleep(Duration::from_millis(50)).await;
+    assert!(
+        !bg2.is_finished(),
+        "the freed slot went to the waiting scan"
+    );
+    let fg2_at = fg2.granted_at();
+    fg.succeeded(None);
+    fg2.succeeded(None);
+    let bg2 = bg2.await.unwrap();
+    assert!(bg2.granted_at() > fg2_at);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fixed_share_caps_background_when_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let lim = GraphLimits {
+        background_share: BackgroundShare::Fixed(0.5),
+        ..limits()
+    };
+    let l = open(&dir, lim, &clock);
+    let bg = burst(&l, "alice", Lane::Background, 21).await;
+    assert!(bg[..20].iter().all(|&t| t == T0), "{bg:?}");
+    assert_eq!(bg[20], T0 + 600, "half of 40, however idle foreground is");
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        held.push(l.acquire("bob", Lane::Background).await.unwrap());
+    }
+    let r = l
+        .acquire_before("bob", Lane::Background, clock.now_ms() + 50)
+        .await;
+    assert!(matches!(
+        reason(r),
+        WaitReason::ConcurrencyCap { cap: 2, .. }
+    ));
+}
