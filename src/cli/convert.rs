@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::output::Printer;
 use crate::cli::exit::{CliError, Exit};
-use crate::convert::convert_page;
+use crate::convert::{convert_page, MAX_PAGE_BYTES};
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -20,6 +20,15 @@ pub struct ConvertArgs {
 pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
     let bytes = std::fs::read(&args.file)
         .map_err(|e| CliError::usage(format!("cannot read FILE {}: {e}", args.file.display())))?;
+    if bytes.len() > MAX_PAGE_BYTES {
+        return Err(CliError::usage(format!(
+            "FILE {} is {} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
+             (migrate refuses such a page the same way)",
+            args.file.display(),
+            bytes.len()
+        ))
+        .into());
+    }
     // Graph serves UTF-8; a stray invalid byte must not stop an offline preview.
     let html = String::from_utf8_lossy(&bytes);
     let page = convert_page(&html);
