@@ -1,5 +1,6 @@
 //! Conversion throughput on generated OneNote pages against parsing the same HTML with scraper
-//! alone. Target: conversion costs at most twice the parse. Run: `cargo bench --bench convert`.
+//! alone, and peak memory per input MB on one big page (60,000 paragraphs, about 6 MB). Target:
+//! conversion costs at most twice the parse. Run: `cargo bench --bench convert`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -61,7 +62,74 @@ fn best(rounds: usize, corpus: &[String], f: impl Fn(&str)) -> Duration {
         .unwrap_or_default()
 }
 
+/// A page of `n` plain paragraphs (the 6 MB page at 60,000).
+fn big_page(n: usize) -> String {
+    let mut body = String::with_capacity(n * 100);
+    body.push_str("<div style=\"position:absolute;left:48px;top:115px;width:624px\">\n");
+    for i in 0..n {
+        body.push_str(&format!(
+            "<p style=\"margin-top:0pt;margin-bottom:0pt\">Paragraph {i:05} of a very long page, text enough to be typical.</p>\n"
+        ));
+    }
+    body.push_str("</div>\n");
+    format!("<html><head><title>Big</title></head><body>{body}</body></html>")
+}
+
+/// `VmHWM` or `VmRSS` of this process in bytes (Linux).
+fn status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Peak RSS growth while `f` runs, in bytes: the high-water mark is reset first
+/// (`/proc/self/clear_refs`, Linux 4.0+), so earlier work does not count.
+fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let before = status_bytes("VmRSS:");
+    let out = f();
+    let peak = status_bytes("VmHWM:");
+    let grown = match (reset, before, peak) {
+        (true, Some(b), Some(p)) => Some(p.saturating_sub(b)),
+        _ => None,
+    };
+    (out, grown)
+}
+
+fn memory() {
+    let html = big_page(60_000);
+    let mb = html.len() as f64 / 1_000_000.0;
+    let show = |what: &str, grown: Option<u64>| match grown {
+        Some(g) => println!(
+            "{what}: peak +{:.1} MB = {:.1} MB per input MB",
+            g as f64 / 1e6,
+            g as f64 / 1e6 / mb
+        ),
+        None => println!("{what}: peak memory not measurable here (no /proc/self/clear_refs)"),
+    };
+    println!("big page: 60,000 paragraphs, {mb:.2} MB");
+    let (doc, grown) = peak_growth(|| scraper::Html::parse_document(&html));
+    drop(doc);
+    show("scraper parse only", grown);
+    let (page, grown) = peak_growth(|| convert_page(&html));
+    show("convert_page", grown);
+    let (json, grown) = peak_growth(|| page.blocks_json());
+    show(
+        "its request JSON (what migrate sends, split in requests)",
+        grown,
+    );
+    drop(json);
+    drop(page);
+    let (_, grown) = peak_growth(|| {
+        let page = convert_page(&html);
+        page.blocks_json()
+    });
+    show("convert_page then JSON (page dropped after)", grown);
+}
+
 fn main() {
+    memory();
     let corpus: Vec<String> = (0..200).map(page).collect();
     let bytes: usize = corpus.iter().map(String::len).sum();
     let mb = bytes as f64 / 1_000_000.0;

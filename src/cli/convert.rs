@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::output::Printer;
 use crate::cli::exit::{CliError, Exit};
-use crate::convert::convert_page;
+use crate::convert::{convert_page, MAX_PAGE_BYTES};
 
 /// Arguments of `convert`.
 #[derive(Debug, Args)]
@@ -38,6 +38,15 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
         return Err(CliError::usage(format!(
             "{} is not OneNote page HTML ({why}); give a page saved from Graph's pages/{{id}}/content",
             args.file.display()
+        ))
+        .into());
+    }
+    if bytes.len() > MAX_PAGE_BYTES {
+        return Err(CliError::usage(format!(
+            "FILE {} is {} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
+             (migrate refuses such a page the same way)",
+            args.file.display(),
+            bytes.len()
         ))
         .into());
     }

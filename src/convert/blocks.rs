@@ -194,6 +194,8 @@ pub enum MediaSource {
     },
     /// A public URL Notion fetches itself.
     External(String),
+    /// A file that came inside the page (a `data:` URL); the writer uploads its bytes.
+    Embedded(super::embedded::EmbeddedFile),
     /// An upload already made with Notion's File Upload API.
     FileUpload {
         /// The Notion file upload id.
@@ -211,7 +213,9 @@ impl MediaSource {
     fn fields(&self, into: &mut Map<String, Value>) {
         match self {
             // `convert` shows resources as the URL they are fetched from.
-            MediaSource::Resource { url, .. } | MediaSource::External(url) => {
+            MediaSource::Resource { url, .. }
+            | MediaSource::External(url)
+            | MediaSource::Embedded(super::embedded::EmbeddedFile { key: url, .. }) => {
                 into.insert("type".into(), json!("external"));
                 into.insert("external".into(), json!({ "url": url }));
             }

@@ -1,18 +1,60 @@
-//! `<ul>`/`<ol>`/`<li>` to bulleted / numbered items with nested children, to any depth.
+//! `<ul>`/`<ol>`/`<li>` to bulleted / numbered items with nested children, to
+//! [`MAX_LIST_NESTING`] levels; deeper lists are flattened into the text of the deepest item.
 
 use scraper::{ElementRef, Node};
 
 use super::blocks::{Block, RichText, TextBlock};
 use super::css;
 use super::tags;
-use super::walker::{Kind, Sink, Style, Walker};
+use super::tags::Tag;
+use super::walker::{Kind, Sink, Style, Walker, MAX_DEPTH, MAX_LIST_NESTING};
 
 impl Walker<'_> {
     /// A whole list: each `<li>` becomes an item; anything else in the list is kept in place.
     pub fn list(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, depth: usize) {
+        if depth > MAX_DEPTH {
+            self.flatten(
+                e,
+                st,
+                sink,
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+            );
+            return;
+        }
+        if self.list_depth >= MAX_LIST_NESTING {
+            self.flatten(
+                e,
+                st,
+                sink,
+                &format!("lists nested deeper than {MAX_LIST_NESTING} levels"),
+            );
+            return;
+        }
         sink.flush(self);
         let ordered = e.value().name() == "ol";
         self.note_marker_style(e, ordered);
+        // OneNote's input HTML may tag a whole list: each item carries the tag.
+        let list_tags = e.attr("data-tag").map(tags::parse).unwrap_or_default();
+        for t in &list_tags {
+            self.report.add(
+                format!("data-tag=\"{}\" on a list", t.name),
+                "applied to each of its items",
+            );
+        }
+        self.list_depth += 1;
+        self.list_items(e, st, sink, depth, ordered, &list_tags);
+        self.list_depth -= 1;
+    }
+
+    fn list_items(
+        &mut self,
+        e: ElementRef<'_>,
+        st: &Style,
+        sink: &mut Sink,
+        depth: usize,
+        ordered: bool,
+        list_tags: &[Tag],
+    ) {
         for child in e.children() {
             match child.value() {
                 Node::Text(t) if !t.trim().is_empty() => {
@@ -32,7 +74,7 @@ impl Walker<'_> {
                         "li" => {
                             self.note_marker_style(c, ordered);
                             let st2 = self.style_of(c, st);
-                            for b in self.list_item(c, &st2, ordered, depth + 1) {
+                            for b in self.list_item(c, &st2, ordered, depth + 1, list_tags) {
                                 sink.push_block(b);
                             }
                         }
@@ -78,13 +120,32 @@ impl Walker<'_> {
         st: &Style,
         ordered: bool,
         depth: usize,
+        inherited: &[Tag],
     ) -> Vec<Block> {
         let base = if ordered {
             Kind::Numbered
         } else {
             Kind::Bulleted
         };
-        let li_tags = li.attr("data-tag").map(tags::parse).unwrap_or_default();
+        if depth > MAX_DEPTH {
+            let mut sub = Sink::new(base, false);
+            self.flatten(
+                li,
+                st,
+                &mut sub,
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+            );
+            sub.flush(self);
+            return sub.blocks;
+        }
+        // The item's own tag wins over the list's tag of the same name (`to-do:completed`).
+        let own = li.attr("data-tag").map(tags::parse).unwrap_or_default();
+        let mut li_tags: Vec<Tag> = inherited
+            .iter()
+            .filter(|t| !own.iter().any(|o| o.name == t.name))
+            .cloned()
+            .collect();
+        li_tags.extend(own);
         let li_effect = tags::effect(&li_tags, false);
         for t in &li_tags {
             self.report.add(

@@ -7,6 +7,7 @@
 
 pub mod blocks;
 pub mod css;
+pub mod embedded;
 mod limits;
 mod lists;
 pub mod report;
@@ -21,10 +22,16 @@ use scraper::{ElementRef, Html, Node};
 use serde_json::{json, Value};
 
 pub use blocks::{Annotations, Block, Color, Hue, MediaSource, RichKind, RichText, TextBlock};
+pub use embedded::{EmbeddedFile, EMBEDDED_SCHEME};
 pub use report::{Approximation, Report};
 pub use walker::{onenote_page_id, usable_url};
 
 use walker::{Kind, Sink, Style, Walker};
+
+/// Largest page body (HTML, or the multipart answer with its ink) notebridge converts. A bigger
+/// page is refused with this reason rather than converted: conversion holds the parsed page and its
+/// blocks in memory at once (about 30 bytes per input byte), so this bounds one page's memory.
+pub const MAX_PAGE_BYTES: usize = 32 * 1024 * 1024;
 
 /// Page facts that are not in the HTML (Graph metadata, the page's ink), shown on the page when given.
 #[derive(Clone, Debug, Default)]
@@ -194,18 +201,22 @@ enum Placed<'a> {
     Block(Block),
 }
 
-/// The body in reading order: loose content first, then positioned outlines and drawings top to
-/// bottom and left to right.
+/// The body in reading order: positioned outlines and drawings top to bottom and left to right;
+/// content outside any outline keeps its place after the outline it follows in the document (at
+/// the top when no outline precedes it).
 fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Sink, ink: &Ink) {
     let drawings: &[PositionedBlock] = match ink {
         Ink::Drawings(d) => d,
         _ => &[],
     };
     let mut positioned: Vec<(f64, f64, usize, Placed<'_>)> = Vec::new();
+    // Loose nodes with the index (into `positioned`, before sorting) of the outline before them.
+    let mut loose = Vec::new();
     for child in body.children() {
+        let anchor = positioned.len().checked_sub(1);
         let Some(e) = ElementRef::wrap(child) else {
             match child.value() {
-                Node::Text(t) => sink.push_text(t, st),
+                Node::Text(t) if !t.trim().is_empty() => loose.push((anchor, child)),
                 // Graph leaves this comment where a page had ink it cannot export; it is noise
                 // once the drawings are carried, and the failure is reported once otherwise.
                 Node::Comment(c) if c.contains("InkNode") => match ink {
@@ -229,10 +240,9 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
                 let n = positioned.len();
                 positioned.push((top, left, n, Placed::Outline(e)));
             }
-            None => w.element(e, st, sink, 1),
+            None => loose.push((anchor, child)),
         }
     }
-    sink.flush(w);
     if positioned.len() > 1 {
         for _ in 0..positioned.len() {
             w.report.add(
@@ -241,6 +251,13 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
             );
         }
     }
+    if !positioned.is_empty() && loose.iter().any(|(a, _)| a.is_some()) {
+        w.report.add(
+            "content outside any outline, after an outline",
+            "kept after that outline in reading order",
+        );
+    }
+    let outlines = positioned.len();
     // Drawings after the outlines in the tie-break: at the same spot, the text comes first.
     for d in drawings {
         let n = positioned.len();
@@ -251,12 +268,32 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
             .then(a.1.total_cmp(&b.1))
             .then(a.2.cmp(&b.2))
     });
-    for (_, _, _, p) in positioned {
+    let walk_loose = |w: &mut Walker<'_>, sink: &mut Sink, anchor: Option<usize>| {
+        // `loose` is in document order, so sorted by anchor (`None` first).
+        let from = loose.partition_point(|(a, _)| *a < anchor);
+        let to = loose.partition_point(|(a, _)| *a <= anchor);
+        for (_, node) in &loose[from..to] {
+            match ElementRef::wrap(*node) {
+                Some(e) => w.element(e, st, sink, 1),
+                None => {
+                    if let Node::Text(t) = node.value() {
+                        sink.push_text(t, st);
+                    }
+                }
+            }
+        }
+        sink.flush(w);
+    };
+    walk_loose(w, sink, None);
+    for (_, _, n, p) in positioned {
         match p {
             Placed::Outline(e) => w.element(e, st, sink, 1),
             Placed::Block(b) => sink.push_block(b),
         }
         sink.flush(w);
+        if n < outlines {
+            walk_loose(w, sink, Some(n));
+        }
     }
 }
 
@@ -278,7 +315,7 @@ fn outline_position(e: ElementRef<'_>) -> Option<(f64, f64)> {
 
 fn collect_media<'a>(blocks: &'a [Block], out: &mut Vec<&'a MediaSource>) {
     for b in blocks {
-        if let Some(m @ MediaSource::Resource { .. }) = b.media() {
+        if let Some(m @ (MediaSource::Resource { .. } | MediaSource::Embedded(_))) = b.media() {
             out.push(m);
         }
         collect_media(b.children(), out);
@@ -296,7 +333,8 @@ fn count_types(blocks: &[Block], counts: &mut BTreeMap<&'static str, usize>) {
 }
 
 impl ConvertedPage {
-    /// The OneNote resources the writer must download and upload, in page order.
+    /// The files the writer must upload, in page order: OneNote resources to download and files
+    /// embedded in the page ([`MediaSource::Embedded`]).
     pub fn resources(&self) -> Vec<&MediaSource> {
         let mut out = Vec::new();
         collect_media(&self.blocks, &mut out);

@@ -53,6 +53,12 @@ fn is_html_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0c')
 }
 
+/// Invisible characters removed from text; where one stood between two words a space remains
+/// (zero-width joiners are kept: emoji sequences and scripts need them).
+fn is_invisible(c: char) -> bool {
+    matches!(c, PLACEHOLDER | '\u{200B}' | '\u{FEFF}')
+}
+
 impl Inline {
     /// Whether the content is one display equation and nothing visible besides (line breaks and
     /// spaces around it show nothing).
@@ -67,6 +73,11 @@ impl Inline {
             }
         }
         display == 1
+    }
+
+    /// Whether nothing has been added since the start or the last line break.
+    pub fn ends_line(&self) -> bool {
+        !self.in_line
     }
 
     /// Whether no visible content (text, break or equation) has been added.
@@ -89,22 +100,41 @@ impl Inline {
         }
     }
 
-    /// Adds source text; whitespace collapses unless `preserve` (`<pre>`).
+    /// Adds source text; whitespace collapses unless `preserve` (`<pre>`) or the text is code
+    /// (monospace): code keeps every space and tab as written, NBSP as a space.
     pub fn push_text(&mut self, s: &str, ann: Annotations, link: &LinkTarget, preserve: bool) {
-        if preserve {
-            let clean: String = s
-                .chars()
-                .filter(|&c| {
-                    let keep = c != PLACEHOLDER && c != '\r';
-                    if c == PLACEHOLDER {
-                        self.placeholders += 1;
+        // A whitespace-only node with a line break between code spans is the markup's layout.
+        let layout = s.contains('\n') && s.chars().all(is_html_space);
+        if preserve || (ann.code && !layout) {
+            let mut clean = String::with_capacity(s.len());
+            let mut prev = self.last_char();
+            let mut chars = s.chars().peekable();
+            while let Some(c) = chars.next() {
+                let out = match c {
+                    '\r' => None,
+                    // Outside `<pre>`, a line break in the source is a space, as a browser shows.
+                    '\n' if !preserve => Some(' '),
+                    '\u{a0}' => Some(' '),
+                    c if is_invisible(c) => {
+                        if c == PLACEHOLDER {
+                            self.placeholders += 1;
+                        }
+                        let next = chars.peek().copied();
+                        let between_words = prev.is_some_and(|p| !p.is_whitespace())
+                            && next.is_some_and(|n| !n.is_whitespace() && !is_invisible(n));
+                        between_words.then_some(' ')
                     }
-                    keep
-                })
-                .collect();
+                    c => Some(c),
+                };
+                if let Some(o) = out {
+                    clean.push(o);
+                    prev = Some(o);
+                }
+            }
             if !clean.is_empty() {
                 self.text_run(ann, link).push_str(&clean);
                 self.in_line = !clean.ends_with('\n');
+                self.pending_space = false;
             }
             return;
         }
@@ -117,9 +147,9 @@ impl Inline {
         for c in s.chars() {
             if c == PLACEHOLDER {
                 placeholders += 1;
-                continue;
             }
-            let space = is_html_space(c);
+            // An invisible character collapses like a space, so words never join across it.
+            let space = is_html_space(c) || is_invisible(c);
             if space && (pending || !in_line) {
                 continue;
             }
@@ -142,6 +172,15 @@ impl Inline {
         self.pending_space = pending;
         self.in_line = in_line;
         self.placeholders += placeholders;
+    }
+
+    /// The last character collected, if any.
+    fn last_char(&self) -> Option<char> {
+        match self.pieces.last() {
+            Some(Piece::Text { text, .. }) => text.chars().next_back(),
+            Some(Piece::Equation { .. }) => Some('x'),
+            None => None,
+        }
     }
 
     /// Removes the collapsed space written at the end of a line (a browser does not show it).

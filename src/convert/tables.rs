@@ -3,7 +3,8 @@
 
 use scraper::ElementRef;
 
-use super::blocks::{Annotations, Block, RichKind, RichText};
+use super::blocks::{Annotations, Block, Color, RichKind, RichText};
+use super::css;
 use super::lists::is_spacer;
 use super::rich_text::{merge_plain, split_text, MAX_TEXT};
 use super::walker::{Kind, Sink, Style, Walker};
@@ -77,16 +78,6 @@ impl Walker<'_> {
             out.extend(after);
             return out;
         }
-        if table
-            .descendants()
-            .filter_map(ElementRef::wrap)
-            .any(|e| e.attr("style").is_some_and(|s| s.contains("background")))
-        {
-            self.report.add(
-                "table cell background",
-                "not kept (Notion tables have no cell colours through the API)",
-            );
-        }
         let rows: Vec<Vec<Vec<RichText>>> = grid
             .into_iter()
             .map(|row| {
@@ -113,6 +104,20 @@ impl Walker<'_> {
         depth: usize,
         after: &mut Vec<Block>,
     ) -> Vec<RichText> {
+        // The cell's own style (bold, colour); its background is carried on its text, the nearest
+        // Notion background colour, since Notion tables have no cell colours.
+        let mut cst = self.style_of(el, st);
+        let background = el
+            .attr("style")
+            .and_then(|s| css::property(s, "background-color").or(css::property(s, "background")))
+            .or_else(|| el.attr("bgcolor"))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| css::parse_color(v).map(css::background_color));
+        if let Some(Some(bg)) = background {
+            cst = cst.with_background(bg);
+        }
+        let st = &cst;
         let mut sink = Sink::new(Kind::Paragraph, false);
         self.children(el, st, &mut sink, depth + 1);
         sink.flush(self);
@@ -128,6 +133,24 @@ impl Walker<'_> {
             rich.extend(line);
         }
         let rich = merge_plain(rich);
+        match background {
+            None => {}
+            Some(None) => self
+                .report
+                .add("table cell background (colour not readable)", "not kept"),
+            Some(Some(Color::Default)) => self.report.add(
+                "table cell background (white)",
+                "kept: Notion's default background",
+            ),
+            Some(Some(_)) if rich.is_empty() => self.report.add(
+                "table cell background on an empty cell",
+                "not kept (Notion colours text, and the cell has none)",
+            ),
+            Some(Some(_)) => self.report.add(
+                "table cell background",
+                "nearest Notion background colour on the cell's text",
+            ),
+        }
         if rich.len() <= MAX_ITEMS {
             return rich;
         }

@@ -16,6 +16,10 @@ pub const MAX_EQUATION: usize = 1000;
 /// hostile input; real pages nest a few levels, lists a dozen).
 pub const MAX_DEPTH: usize = 160;
 
+/// List nesting Notion still shows usefully (each level indents further); deeper lists are
+/// flattened into the text of the item at this depth, in order.
+pub const MAX_LIST_NESTING: usize = 30;
+
 /// Inherited text style.
 #[derive(Clone, Debug, Default)]
 pub struct Style {
@@ -31,6 +35,11 @@ pub struct Style {
 }
 
 impl Style {
+    /// This style with a background colour (a table cell's, carried on its text).
+    pub fn with_background(&self, bg: Color) -> Style {
+        Style { bg, ..self.clone() }
+    }
+
     /// The Notion annotations (one colour only: a highlight wins over a text colour).
     pub fn ann(&self) -> Annotations {
         Annotations {
@@ -95,6 +104,36 @@ impl Sink {
 
     /// Adds a finished block; adjacent code paragraphs join into one code block.
     pub fn push_block(&mut self, block: Block) {
+        // Blank lines between two code paragraphs are lines of the code.
+        let mut blank = 0;
+        if matches!(
+            block,
+            Block::Code {
+                language: PLAIN,
+                ..
+            }
+        ) {
+            let spacers = self
+                .blocks
+                .iter()
+                .rev()
+                .take_while(|b| super::lists::is_spacer(b))
+                .count();
+            let before = self.blocks.len() - spacers;
+            if spacers > 0
+                && before > 0
+                && matches!(
+                    self.blocks[before - 1],
+                    Block::Code {
+                        language: PLAIN,
+                        ..
+                    }
+                )
+            {
+                self.blocks.truncate(before);
+                blank = spacers;
+            }
+        }
         if let (
             Block::Code {
                 rich_text: new,
@@ -107,7 +146,7 @@ impl Sink {
         ) = (&block, self.blocks.last_mut())
         {
             let mut joined = std::mem::take(prev);
-            joined.push(RichText::plain("\n"));
+            joined.push(RichText::plain("\n".repeat(blank + 1)));
             joined.extend(new.iter().cloned());
             *prev = merge_plain(joined);
             return;
@@ -218,6 +257,10 @@ pub struct Walker<'r> {
     pub report: &'r mut Report,
     /// U+FFFC placeholders dropped so far.
     pub placeholders: usize,
+    /// Lists open around the element being converted.
+    pub list_depth: usize,
+    /// Files carried in the page itself (`data:` URLs) so far, for their names.
+    pub embedded: usize,
 }
 
 /// Elements whose content is never shown.
@@ -228,6 +271,10 @@ const INVISIBLE: [&str; 9] = [
 const CONTAINERS: [&str; 20] = [
     "div", "body", "html", "section", "article", "main", "header", "footer", "nav", "aside",
     "center", "form", "fieldset", "figure", "dl", "dd", "dt", "address", "details", "summary",
+];
+/// Elements that start a new line when flattened.
+const BLOCKISH: [&str; 14] = [
+    "p", "div", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "table", "ul", "ol",
 ];
 /// Inline elements whose meaning Notion's annotations carry fully.
 const INLINE: [&str; 22] = [
@@ -241,6 +288,8 @@ impl<'r> Walker<'r> {
         Self {
             report,
             placeholders: 0,
+            list_depth: 0,
+            embedded: 0,
         }
     }
 
@@ -305,7 +354,8 @@ impl<'r> Walker<'r> {
                             .add("CSS color", "nearest Notion colour (text colour)");
                     }
                 }
-                "background-color" | "background" => {
+                // A cell's background is the table's to carry (and to count).
+                "background-color" | "background" if !matches!(e.value().name(), "td" | "th") => {
                     if let Some(c) = css::parse_color(v) {
                         st.bg = css::background_color(c);
                         self.report
@@ -384,7 +434,12 @@ impl<'r> Walker<'r> {
             return;
         }
         if depth > MAX_DEPTH {
-            self.flatten(e, parent, sink);
+            self.flatten(
+                e,
+                parent,
+                sink,
+                &format!("nesting deeper than {MAX_DEPTH} levels"),
+            );
             return;
         }
         let st = self.style_of(e, parent);
@@ -404,7 +459,7 @@ impl<'r> Walker<'r> {
             "li" => {
                 // A list item outside any list: a bullet, as a browser shows it.
                 sink.flush(self);
-                for b in self.list_item(e, &st, false, depth) {
+                for b in self.list_item(e, &st, false, depth, &[]) {
                     sink.push_block(b);
                 }
             }
@@ -471,16 +526,17 @@ impl<'r> Walker<'r> {
         }
     }
 
-    /// Content nested too deep: its text, in order, into the current block.
-    fn flatten(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink) {
-        self.report.add(
-            format!("nesting deeper than {MAX_DEPTH} levels"),
-            "flattened to text",
-        );
+    /// Content nested too deep (`why`): its text, in order, into the current block, a line break
+    /// where a block (paragraph, item, row) starts. Iterative: the depth is the input's.
+    pub fn flatten(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, why: &str) {
+        self.report.add(why, "flattened to text, in order");
         for node in e.descendants() {
             match node.value() {
                 Node::Text(t) => sink.inline.push_text(t, st.ann(), &st.link, st.pre),
                 Node::Element(el) if el.name() == "br" => sink.inline.push_break(st.ann()),
+                Node::Element(el) if BLOCKISH.contains(&el.name()) && !sink.inline.ends_line() => {
+                    sink.inline.push_break(st.ann())
+                }
                 _ => {}
             }
         }
@@ -501,8 +557,10 @@ impl<'r> Walker<'r> {
             "h2" => Kind::Heading(2),
             "h3" => Kind::Heading(3),
             "h4" | "h5" | "h6" => {
-                self.report
-                    .add(format!("<{name}>"), "heading_3 (Notion has three levels)");
+                self.report.add(
+                    format!("<{name}>"),
+                    "heading_3 in bold (Notion has three heading levels)",
+                );
                 Kind::Heading(3)
             }
             "pre" => Kind::Code,
@@ -510,10 +568,29 @@ impl<'r> Walker<'r> {
         };
         let mut st = st.clone();
         st.pre |= name == "pre";
+        st.bold |= matches!(name, "h4" | "h5" | "h6");
         let mut sub = Sink::new(base, true);
         self.apply_tags(tags, &mut sub);
         self.children(e, &st, &mut sub, depth);
         sub.flush(self);
+        let after_code = sink
+            .blocks
+            .iter()
+            .rev()
+            .find(|b| !super::lists::is_spacer(b));
+        if sub.blocks.is_empty()
+            && st.code
+            && matches!(
+                after_code,
+                Some(Block::Code {
+                    language: PLAIN,
+                    ..
+                })
+            )
+        {
+            // An empty monospace paragraph is a blank line of code.
+            sink.blocks.push(Block::Paragraph(TextBlock::default()));
+        }
         for b in sub.blocks {
             sink.push_block(b);
         }
@@ -617,11 +694,9 @@ impl<'r> Walker<'r> {
     }
 
     fn image(&mut self, e: ElementRef<'_>) -> Vec<Block> {
-        let url = e
-            .attr("data-fullres-src")
-            .filter(|s| !s.trim().is_empty())
-            .or_else(|| e.attr("src"))
-            .map(str::trim)
+        let attr = |n: &str| e.attr(n).map(str::trim).filter(|s| !s.is_empty());
+        let url = attr("data-fullres-src")
+            .or_else(|| attr("src"))
             .unwrap_or("");
         let mime = e
             .attr("data-fullres-src-type")
@@ -639,20 +714,51 @@ impl<'r> Walker<'r> {
                 "not kept (Notion sizes images itself)",
             );
         }
-        let source = match media_source(url, None, mime) {
-            Some(s) => s,
-            None => {
+        let source = match self.source(url, None, mime, "image") {
+            Ok(s) => s,
+            Err(why) => {
+                // The page it was rendered from, when OneNote names one.
+                let from = attr("data-render-src")
+                    .or_else(|| attr("data-render-original-src"))
+                    .and_then(usable_url);
+                let why = if from.is_some() && url.is_empty() {
+                    "rendered from a web page, no image file"
+                } else {
+                    why
+                };
                 self.report.add(
-                    "<img> without a usable source",
-                    "alt text kept as a paragraph",
+                    format!("<img> not carried over ({why})"),
+                    "visible placeholder with its alt text",
                 );
-                return (!caption.is_empty())
-                    .then(|| Block::Paragraph(TextBlock::new(caption)))
-                    .into_iter()
-                    .collect();
+                return vec![placeholder("🖼️", "Image", caption, why, from)];
             }
         };
         with_caption_overflow(caption, |caption| Block::Image { source, caption })
+    }
+
+    /// The source of a media element: a Graph resource, a public URL, or the bytes of a `data:`
+    /// URL; else why it cannot be carried over.
+    fn source(
+        &mut self,
+        url: &str,
+        file_name: Option<String>,
+        mime: Option<String>,
+        what: &str,
+    ) -> Result<MediaSource, &'static str> {
+        if url.len() >= 5 && url[..5].eq_ignore_ascii_case("data:") {
+            let Some(file) = super::embedded::decode(url, file_name, what, self.embedded + 1)
+            else {
+                return Err("its data: URL cannot be decoded");
+            };
+            self.embedded += 1;
+            self.report
+                .add(format!("{what} in a data: URL"), "uploaded from its bytes");
+            return Ok(MediaSource::Embedded(file));
+        }
+        if url.is_empty() {
+            return Err("no source");
+        }
+        media_source(url, file_name, mime).ok_or("no usable source URL")
     }
 
     fn attachment(&mut self, e: ElementRef<'_>) -> Vec<Block> {
@@ -680,16 +786,15 @@ impl<'r> Walker<'r> {
                 })
                 .unwrap_or_default()
         };
-        let Some(source) = media_source(url, name.clone(), mime.clone()) else {
-            self.report.add(
-                "<object> without a usable source",
-                "its name kept as a paragraph",
-            );
-            let t = name_text();
-            return (!t.is_empty())
-                .then(|| Block::Paragraph(TextBlock::new(t)))
-                .into_iter()
-                .collect();
+        let source = match self.source(url, name.clone(), mime.clone(), "file") {
+            Ok(s) => s,
+            Err(why) => {
+                self.report.add(
+                    format!("<object> not carried over ({why})"),
+                    "visible placeholder with its name",
+                );
+                return vec![placeholder("📎", "File", name_text(), why, None)];
+            }
         };
         if is_pdf {
             with_caption_overflow(name_text(), |caption| Block::Pdf { source, caption })
@@ -708,6 +813,48 @@ impl<'r> Walker<'r> {
             })
         }
     }
+}
+
+/// The visible trace of a file that cannot be carried over: its icon, its label (alt text or name,
+/// else `kind`), why, and the page it came from when known.
+fn placeholder(
+    icon: &str,
+    kind: &str,
+    mut label: Vec<RichText>,
+    why: &str,
+    from: Option<String>,
+) -> Block {
+    // Room for the icon and the reason within the 100-object limit.
+    label.truncate(90);
+    let mut rich = vec![RichText::plain(format!("{icon} "))];
+    if label.is_empty() {
+        rich.push(RichText::plain(kind));
+    } else {
+        rich.extend(label);
+    }
+    let gray = Annotations {
+        color: Color::Text(super::blocks::Hue::Gray),
+        italic: true,
+        ..Annotations::default()
+    };
+    rich.push(RichText {
+        kind: RichKind::Text {
+            content: format!(" ({} not carried over: {why})", kind.to_lowercase()),
+            link: None,
+        },
+        annotations: gray,
+    });
+    if let Some(u) = from {
+        rich.push(RichText::plain(" "));
+        rich.push(RichText {
+            kind: RichKind::Text {
+                content: u.clone(),
+                link: Some(u),
+            },
+            annotations: gray,
+        });
+    }
+    Block::Paragraph(TextBlock::new(rich))
 }
 
 /// A media block with at most 100 caption objects; the rest of a huge caption follows as text.

@@ -161,13 +161,21 @@ impl<'a, 'i> Defs<'a, 'i> {
     }
 
     fn brush(&self, element: &str, reference: &str) -> Result<Brush, InkError> {
+        self.brush_at(element, reference, 0)
+    }
+
+    fn brush_at(&self, element: &str, reference: &str, hops: usize) -> Result<Brush, InkError> {
         let n = self.get(element, reference, "brush")?;
-        self.brush_of(n)
+        self.brush_of_at(n, hops)
     }
 
     fn brush_of(&self, n: Node) -> Result<Brush, InkError> {
+        self.brush_of_at(n, 0)
+    }
+
+    fn brush_of_at(&self, n: Node, hops: usize) -> Result<Brush, InkError> {
         let mut b = match n.attribute("brushRef") {
-            Some(r) => self.brush("brush", r)?,
+            Some(r) => self.brush_at("brush", r, chain(hops, "brushRef", r)?)?,
             None => Brush::default(),
         };
         let id = xml_id(&n).unwrap_or("(no id)");
@@ -303,9 +311,14 @@ impl<'a, 'i> Defs<'a, 'i> {
     }
 
     fn context(&self, n: Node, base: &Context) -> Result<Context, InkError> {
+        self.context_at(n, base, 0)
+    }
+
+    fn context_at(&self, n: Node, base: &Context, hops: usize) -> Result<Context, InkError> {
         let mut c = base.clone();
         if let Some(r) = n.attribute("contextRef") {
-            c = self.context(self.get("context", r, "context")?, base)?;
+            let hops = chain(hops, "contextRef", r)?;
+            c = self.context_at(self.get("context", r, "context")?, base, hops)?;
         }
         if let Some(r) = n.attribute("inkSourceRef") {
             c.format = self.source_format(self.get("context", r, "inkSource")?)?;
@@ -329,6 +342,79 @@ impl<'a, 'i> Defs<'a, 'i> {
     }
 }
 
+/// Deepest element nesting handed to roxmltree, whose tokenizer recurses once per level (real
+/// InkML nests three or four).
+const MAX_XML_DEPTH: usize = 256;
+
+/// Whether elements nest deeper than `max`, by a scan of the tags (comments, CDATA, declarations
+/// and quoted attribute values skipped). XML has no implied end tags, so counting is exact for
+/// well-formed input and never low for broken input.
+fn nested_deeper_than(xml: &str, max: usize) -> bool {
+    let b = xml.as_bytes();
+    let skip_to = |from: usize, end: &str| xml[from..].find(end).map(|k| from + k + end.len());
+    let mut depth = 0usize;
+    let mut i = 0;
+    while let Some(k) = xml[i..].find('<') {
+        let j = i + k + 1;
+        let rest = &b[j..];
+        let next = if rest.starts_with(b"!--") {
+            skip_to(j, "-->")
+        } else if rest.starts_with(b"![CDATA[") {
+            skip_to(j, "]]>")
+        } else if rest.starts_with(b"?") || rest.starts_with(b"!") {
+            skip_to(j, ">")
+        } else if rest.starts_with(b"/") {
+            depth = depth.saturating_sub(1);
+            skip_to(j, ">")
+        } else {
+            // A start tag: its end is the first `>` outside a quoted value.
+            let mut quote = None;
+            let mut end = None;
+            for (off, &c) in rest.iter().enumerate() {
+                match (quote, c) {
+                    (None, b'"' | b'\'') => quote = Some(c),
+                    (Some(q), c) if c == q => quote = None,
+                    (None, b'>') => {
+                        end = Some(j + off);
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            match end {
+                Some(e) => {
+                    if b[e - 1] != b'/' {
+                        depth += 1;
+                        if depth > max {
+                            return true;
+                        }
+                    }
+                    Some(e + 1)
+                }
+                None => None,
+            }
+        };
+        match next {
+            Some(n) => i = n,
+            None => break,
+        }
+    }
+    false
+}
+
+/// Longest chain of `brushRef`/`contextRef` followed (real documents use one or two).
+const MAX_REF_CHAIN: usize = 32;
+
+/// One more hop along a reference chain, or the error naming it (a cycle, or hostile input).
+fn chain(hops: usize, attr: &str, reference: &str) -> Result<usize, InkError> {
+    if hops >= MAX_REF_CHAIN {
+        return Err(InkError::Definition(format!(
+            "{attr} chain longer than {MAX_REF_CHAIN} at {reference:?} (a cycle?)"
+        )));
+    }
+    Ok(hops + 1)
+}
+
 fn parse_color(v: &str) -> Option<String> {
     let h = v.trim().strip_prefix('#')?;
     let ok = |s: &str| s.chars().all(|c| c.is_ascii_hexdigit());
@@ -349,6 +435,11 @@ fn parse_color(v: &str) -> Option<String> {
 
 /// Parses an InkML document into strokes in CSS px.
 pub fn parse(inkml: &str) -> Result<Ink, InkError> {
+    if nested_deeper_than(inkml, MAX_XML_DEPTH) {
+        return Err(InkError::Xml(format!(
+            "elements nested deeper than {MAX_XML_DEPTH} levels"
+        )));
+    }
     let doc = Document::parse(inkml).map_err(|e| InkError::Xml(e.to_string()))?;
     let root = doc.root_element();
     if local(&root) != "ink" {
@@ -368,6 +459,7 @@ pub fn parse(inkml: &str) -> Result<Ink, InkError> {
 }
 
 /// Document order walk; a bare `<context>` changes the current context for what follows (§4.1).
+/// Iterative, one stack entry per open `<traceGroup>`: the nesting depth is the input's.
 fn walk(
     defs: &Defs,
     parent: Node,
@@ -375,16 +467,23 @@ fn walk(
     ink: &mut Ink,
     count: &mut usize,
 ) -> Result<(), InkError> {
-    let mut current = ctx.clone();
-    for n in parent.children().filter(Node::is_element) {
+    let mut stack = vec![(parent.children(), ctx.clone())];
+    while let Some((children, current)) = stack.last_mut() {
+        let Some(n) = children.next() else {
+            stack.pop();
+            continue;
+        };
+        if !n.is_element() {
+            continue;
+        }
         if is_ink(&n, "context") {
-            current = defs.context(n, &current)?;
+            *current = defs.context(n, current)?;
         } else if is_ink(&n, "traceGroup") {
-            let c = group_context(defs, n, &current)?;
-            walk(defs, n, &c, ink, count)?;
+            let c = group_context(defs, n, current)?;
+            stack.push((n.children(), c));
         } else if is_ink(&n, "trace") {
             *count += 1;
-            let c = group_context(defs, n, &current)?;
+            let c = group_context(defs, n, current)?;
             let name = xml_id(&n)
                 .map(str::to_owned)
                 .unwrap_or_else(|| format!("#{}", *count));

@@ -60,9 +60,15 @@ pub fn convert_element(math: ElementRef<'_>) -> Result<MathReport, MathError> {
     })
 }
 
+/// Element nesting past which an equation's content is kept as text (real equations nest a
+/// dozen levels; the limit keeps the stack bounded on hostile input).
+pub const MAX_MATH_DEPTH: usize = 48;
+
 #[derive(Default)]
 struct Cx {
     warnings: Vec<String>,
+    /// Elements open around the one being converted.
+    depth: usize,
 }
 
 /// Appends `piece`, with a space where a command name would otherwise run into a letter.
@@ -234,6 +240,26 @@ impl Cx {
     }
 
     fn node(&mut self, e: ElementRef) -> String {
+        if self.depth >= MAX_MATH_DEPTH {
+            self.warn(format!(
+                "nesting deeper than {MAX_MATH_DEPTH} levels kept as its text"
+            ));
+            // Iterative: the subtree's depth is the input's.
+            let t = text(e);
+            let t = t.trim_matches(is_space);
+            return if t.is_empty() {
+                String::new()
+            } else {
+                format!("\\text{{{}}}", escape_text(t))
+            };
+        }
+        self.depth += 1;
+        let out = self.node_at(e);
+        self.depth -= 1;
+        out
+    }
+
+    fn node_at(&mut self, e: ElementRef) -> String {
         let name = e.value().name();
         let kids = elements(e);
         // Structures read their arguments from element children; loose text beside them would

@@ -214,10 +214,173 @@ pub fn map_char(c: char) -> Option<&'static str> {
     })
 }
 
+/// The letters of the Greek blocks of Mathematical Alphanumeric Symbols, in their order.
+const GREEK: [&str; 58] = [
+    "A",
+    "B",
+    "\\Gamma",
+    "\\Delta",
+    "E",
+    "Z",
+    "H",
+    "\\Theta",
+    "I",
+    "K",
+    "\\Lambda",
+    "M",
+    "N",
+    "\\Xi",
+    "O",
+    "\\Pi",
+    "P",
+    "\\Theta",
+    "\\Sigma",
+    "T",
+    "\\Upsilon",
+    "\\Phi",
+    "X",
+    "\\Psi",
+    "\\Omega",
+    "\\nabla",
+    "\\alpha",
+    "\\beta",
+    "\\gamma",
+    "\\delta",
+    "\\varepsilon",
+    "\\zeta",
+    "\\eta",
+    "\\theta",
+    "\\iota",
+    "\\kappa",
+    "\\lambda",
+    "\\mu",
+    "\\nu",
+    "\\xi",
+    "o",
+    "\\pi",
+    "\\rho",
+    "\\varsigma",
+    "\\sigma",
+    "\\tau",
+    "\\upsilon",
+    "\\varphi",
+    "\\chi",
+    "\\psi",
+    "\\omega",
+    "\\partial",
+    "\\epsilon",
+    "\\vartheta",
+    "\\varkappa",
+    "\\phi",
+    "\\varrho",
+    "\\varpi",
+];
+
+/// The LaTeX of a Unicode mathematical alphanumeric (U+1D400..U+1D7FF, and the Letterlike
+/// Symbols that fill its holes), e.g. U+1D70B (italic pi) as `\pi`, U+1D431 as `\mathbf{x}`.
+pub fn alphanumeric(c: char) -> Option<String> {
+    let wrap = |font: &str, base: &str| {
+        if font.is_empty() {
+            base.to_string()
+        } else {
+            format!("\\{font}{{{base}}}")
+        }
+    };
+    let letter = |i: u32| {
+        let i = i as u8;
+        char::from(if i < 26 { b'A' + i } else { b'a' + i - 26 }).to_string()
+    };
+    let cp = c as u32;
+    // Latin: 13 alphabets of 52 letters.
+    const LATIN: [&str; 13] = [
+        "mathbf",
+        "",
+        "boldsymbol",
+        "mathcal",
+        "mathcal",
+        "mathfrak",
+        "mathbb",
+        "mathfrak",
+        "mathsf",
+        "mathsf",
+        "mathsf",
+        "mathsf",
+        "mathtt",
+    ];
+    if (0x1D400..0x1D400 + 13 * 52).contains(&cp) {
+        let off = cp - 0x1D400;
+        let (font, i) = (LATIN[(off / 52) as usize], off % 52);
+        let base = letter(i);
+        return Some(match off / 52 {
+            9 | 11 => format!("\\boldsymbol{{\\mathsf{{{base}}}}}"),
+            _ => wrap(font, &base),
+        });
+    }
+    match cp {
+        0x1D6A4 => return Some("\\imath".into()),
+        0x1D6A5 => return Some("\\jmath".into()),
+        0x1D6A8..=0x1D7C9 => {
+            let off = cp - 0x1D6A8;
+            // Bold, italic, bold italic, sans-serif bold, sans-serif bold italic.
+            let base = GREEK[(off % 58) as usize];
+            return Some(match off / 58 {
+                // Italic is how math shows Greek letters anyway.
+                1 => base.to_string(),
+                _ => format!("\\boldsymbol{{{base}}}"),
+            });
+        }
+        0x1D7CA => return Some("\\boldsymbol{\\digamma}".into()),
+        0x1D7CB => return Some("\\boldsymbol{\\digamma}".into()),
+        0x1D7CE..=0x1D7FF => {
+            let off = cp - 0x1D7CE;
+            const DIGITS: [&str; 5] = ["mathbf", "mathbb", "mathsf", "mathsf", "mathtt"];
+            let d = char::from(b'0' + (off % 10) as u8).to_string();
+            return Some(match off / 10 {
+                3 => format!("\\boldsymbol{{\\mathsf{{{d}}}}}"),
+                k => wrap(DIGITS[k as usize], &d),
+            });
+        }
+        _ => {}
+    }
+    // The holes of the block are Letterlike Symbols.
+    let (font, base) = match c {
+        'ℎ' => ("", "h"),
+        'ℬ' => ("mathcal", "B"),
+        'ℰ' => ("mathcal", "E"),
+        'ℱ' => ("mathcal", "F"),
+        'ℋ' => ("mathcal", "H"),
+        'ℐ' => ("mathcal", "I"),
+        'ℒ' => ("mathcal", "L"),
+        'ℳ' => ("mathcal", "M"),
+        'ℛ' => ("mathcal", "R"),
+        'ℯ' => ("mathcal", "e"),
+        'ℊ' => ("mathcal", "g"),
+        'ℴ' => ("mathcal", "o"),
+        'ℭ' => ("mathfrak", "C"),
+        'ℌ' => ("mathfrak", "H"),
+        'ℑ' => ("mathfrak", "I"),
+        'ℜ' => ("mathfrak", "R"),
+        'ℨ' => ("mathfrak", "Z"),
+        'ℂ' => ("mathbb", "C"),
+        'ℍ' => ("mathbb", "H"),
+        'ℕ' => ("mathbb", "N"),
+        'ℙ' => ("mathbb", "P"),
+        'ℚ' => ("mathbb", "Q"),
+        'ℝ' => ("mathbb", "R"),
+        'ℤ' => ("mathbb", "Z"),
+        _ => return None,
+    };
+    Some(wrap(font, base))
+}
+
 /// A token's text in LaTeX, command names kept apart from letters that follow.
 pub fn map_str(s: &str) -> String {
     let mut out = String::new();
     for c in s.chars() {
+        if let Some(m) = alphanumeric(c) {
+            super::push_piece(&mut out, &m);
+            continue;
+        }
         match map_char(c) {
             Some(m) => super::push_piece(&mut out, m),
             None => {

@@ -148,7 +148,14 @@ pub fn prepare(block: &Value) -> Prepared {
 
 /// Counts the block elements of a prepared block (itself and what it carries).
 pub fn element_count(block: &Value) -> usize {
-    1 + children(block).iter().map(element_count).sum::<usize>()
+    // Iterative: a hand-made tree may be as deep as it likes.
+    let mut n = 0;
+    let mut stack = vec![block];
+    while let Some(b) = stack.pop() {
+        n += 1;
+        stack.extend(children(b));
+    }
+    n
 }
 
 /// Groups prepared blocks into requests within every per-request limit, keeping order.
@@ -207,7 +214,13 @@ pub fn shape_of_counts(counts: &[usize]) -> String {
 
 /// The depth of the deepest nesting under `block` (a leaf is 1).
 pub fn depth(block: &Value) -> usize {
-    1 + children(block).iter().map(depth).max().unwrap_or(0)
+    let mut deepest = 0;
+    let mut stack = vec![(block, 1)];
+    while let Some((b, d)) = stack.pop() {
+        deepest = deepest.max(d);
+        stack.extend(children(b).iter().map(|k| (k, d + 1)));
+    }
+    deepest
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use serde_json::Value;
 use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
-use crate::convert::{convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource};
+use crate::convert::{
+    convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
+};
 use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::{Lane, LimiterError};
@@ -441,9 +443,14 @@ impl Migration {
             self.wait_for_turn(job).await?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
-        let (mut page, svgs) = self
+        let (mut page, mut svgs) = self
             .fetch_page(&who, &job.item_id, &item, last_modified.clone())
             .await?;
+        for m in page.resources() {
+            if let MediaSource::Embedded(f) = m {
+                svgs.insert(f.key.clone(), f.bytes.clone());
+            }
+        }
         let migrated = self.db.migrated_pages(&job.account)?;
         let mut unresolved = false;
         page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
@@ -498,14 +505,19 @@ impl Migration {
             .graph
             .get_with_type(who, &format!("{path}?includeInkML=true"), item)
             .await?;
-        let (html, drawings) = match split_multipart(&ctype, &body) {
-            Ok(parts) => {
+        refuse_oversized(item, body.len())?;
+        let split = isolated(item, "reading its ink", || {
+            split_multipart(&ctype, &body).map(|parts| {
                 let d = ink::for_page(parts.inkml.as_deref());
                 (parts.html, d)
-            }
+            })
+        })?;
+        let (html, drawings) = match split {
+            Ok(parts) => parts,
             Err(e) => {
                 tracing::warn!(item, "page content with ink could not be split: {e}");
                 let html = self.graph.get_text(who, &path, item).await?;
+                refuse_oversized(item, html.len())?;
                 let d = PageDrawings {
                     ink: Ink::Unreadable(e.to_string()),
                     ..PageDrawings::default()
@@ -514,13 +526,11 @@ impl Migration {
             }
         };
         drop(body);
-        let page = convert_page_with(
-            &html,
-            &ConvertOptions {
-                last_modified,
-                ink: drawings.ink,
-            },
-        );
+        let opts = ConvertOptions {
+            last_modified,
+            ink: drawings.ink,
+        };
+        let page = isolated(item, "converting it", || convert_page_with(&html, &opts))?;
         Ok((page, drawings.svgs))
     }
 
@@ -657,7 +667,9 @@ impl Migration {
             let graph = graph.clone();
             let who = who.clone();
             let svg = svgs.get(&res.url).cloned();
-            let drawing = res.url.starts_with(ink::DRAWING_SCHEME);
+            // Drawings and files embedded in the page are served from memory, never fetched.
+            let drawing = res.url.starts_with(ink::DRAWING_SCHEME)
+                || res.url.starts_with(crate::convert::EMBEDDED_SCHEME);
             Box::pin(async move {
                 let item = format!("file {:?}", res.file_name);
                 if drawing {
@@ -715,6 +727,32 @@ fn no_fetch() -> Fetch {
     })
 }
 
+/// Refuses a page body over [`MAX_PAGE_BYTES`]: failed for good with the reason (the run goes on,
+/// `--retry-failed` tries it again).
+fn refuse_oversized(item: &str, len: usize) -> Result<(), JobError> {
+    if len > MAX_PAGE_BYTES {
+        return Err(JobError::Permanent(format!(
+            "{item}: its content is {len} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one \
+             page; not migrated (split the page in OneNote)"
+        )));
+    }
+    Ok(())
+}
+
+/// Runs one page's conversion step so that a panic fails that page alone, for good and with the
+/// reason, instead of ending the run (and being taken again by every `--resume`).
+fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|panic| {
+        let why = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        tracing::error!(item, "failed while {what}: {why}");
+        JobError::Permanent(format!("{item}: failed while {what}: {why}"))
+    })
+}
+
 /// The Notion URL of a page id (what a link to it holds).
 pub fn notion_url(id: &str) -> String {
     format!("https://www.notion.so/{}", id.replace('-', ""))
@@ -724,6 +762,16 @@ pub fn notion_url(id: &str) -> String {
 fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
     let mut out = HashMap::new();
     for (i, m) in media.iter().enumerate() {
+        if let MediaSource::Embedded(f) = m {
+            out.insert(
+                f.key.clone(),
+                Resource {
+                    url: f.key.clone(),
+                    file_name: f.name.clone(),
+                    mime: Some(f.mime.clone()),
+                },
+            );
+        }
         if let MediaSource::Resource {
             url,
             file_name,

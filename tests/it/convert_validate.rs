@@ -174,6 +174,12 @@ pub fn shown_text(v: &Value, out: &mut String) {
     }
 }
 
+/// Whether a source character is one the reader sees (not whitespace, not an invisible character
+/// the converter removes).
+pub fn shows(c: char) -> bool {
+    !c.is_whitespace() && !matches!(c, '\u{FFFC}' | '\u{200B}' | '\u{FEFF}')
+}
+
 /// The characters a browser would show for the page body (no whitespace, no U+FFFC), one
 /// string per absolutely positioned outline (their order on the page is by position, not by
 /// source) and one for everything else.
@@ -188,7 +194,7 @@ pub fn visible_source_segments(html: &str) -> Vec<String> {
     {
         for child in body.children() {
             if let scraper::Node::Text(t) = child.value() {
-                loose.extend(t.chars().filter(|c| !c.is_whitespace() && *c != '\u{FFFC}'));
+                loose.extend(t.chars().filter(|c| shows(*c)));
             }
             let Some(e) = scraper::ElementRef::wrap(child) else {
                 continue;
@@ -252,7 +258,7 @@ fn collect(e: scraper::ElementRef<'_>, out: &mut String) {
             let frag = scraper::Html::parse_fragment(t);
             collect(frag.root_element(), out);
         } else {
-            out.extend(t.chars().filter(|c| !c.is_whitespace() && *c != '\u{FFFC}'));
+            out.extend(t.chars().filter(|c| shows(*c)));
         }
     }
 }
