@@ -371,8 +371,9 @@ impl NotionClient {
         .await
     }
 
-    /// `POST /v1/file_uploads/{id}/send` with one part (multipart/form-data). Re-sending a part
-    /// replaces it, so it is safe to repeat.
+    /// `POST /v1/file_uploads/{id}/send` with one part (multipart/form-data). Not repeated here: a
+    /// send applied whose answer was lost is refused when repeated, so the caller reads the upload
+    /// back first ([`super::upload`]).
     pub async fn send_upload(
         &self,
         id: &str,
@@ -398,7 +399,7 @@ impl NotionClient {
             Method::POST,
             &format!("/v1/file_uploads/{id}/send"),
             Body::Multipart(Box::new(form)),
-            Retry::Safe,
+            Retry::Unsafe,
             &format!("sending upload {id}"),
         )
         .await
@@ -416,13 +417,14 @@ impl NotionClient {
         .await
     }
 
-    /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads).
+    /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads). Not repeated here, for the same
+    /// reason as [`Self::send_upload`].
     pub async fn complete_upload(&self, id: &str) -> Result<Value, NotionError> {
         self.call(
             Method::POST,
             &format!("/v1/file_uploads/{id}/complete"),
             Body::None,
-            Retry::Safe,
+            Retry::Unsafe,
             &format!("completing upload {id}"),
         )
         .await

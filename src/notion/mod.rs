@@ -4,4 +4,5 @@
 pub mod client;
 pub mod rate;
 pub mod split;
+pub mod upload;
 pub mod writer;

@@ -72,6 +72,23 @@ pub enum Endpoint {
     Unknown,
 }
 
+impl Endpoint {
+    /// Whether the operation changes what Notion holds (the targets of applied-then-fail faults).
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Endpoint::CreatePage
+                | Endpoint::UpdatePage
+                | Endpoint::UpdateBlock
+                | Endpoint::DeleteBlock
+                | Endpoint::AppendChildren
+                | Endpoint::CreateUpload
+                | Endpoint::SendUpload
+                | Endpoint::CompleteUpload
+        )
+    }
+}
+
 /// Server settings.
 #[derive(Clone, Debug)]
 pub struct NotionServerConfig {
