@@ -58,6 +58,10 @@ pub enum RunError {
     /// A worker died (a bug): the run stops; what it held is taken up by the next run.
     #[error("a migration worker stopped unexpectedly: {0}")]
     Worker(String),
+    /// Notion refuses every further write (a bad token, a missing capability, the workspace block
+    /// limit): the run stops with nothing marked failed.
+    #[error(transparent)]
+    Notion(NotionError),
     /// A created Notion page could not be recorded: going on could create it twice.
     #[error("could not record a created Notion page: {0}")]
     Unrecorded(String),
@@ -68,6 +72,7 @@ impl crate::failure::Classify for RunError {
         match self {
             RunError::Store(e) => e.meaning(),
             RunError::Graph(e) => e.meaning(),
+            RunError::Notion(e) => e.meaning(),
             RunError::Worker(_) | RunError::Unrecorded(_) => None,
         }
     }
@@ -146,8 +151,9 @@ impl From<WriteError> for JobError {
         match e {
             // A file that could not be fetched for a reason not its own: as for any Graph call.
             WriteError::Fetch(g) => JobError::from(g),
+            WriteError::Notion(e) if e.stops_run() => JobError::Fatal(RunError::Notion(e)),
             WriteError::Notion(NotionError::Rejected { .. })
-            | WriteError::Notion(NotionError::NoAccess { .. })
+            | WriteError::Notion(NotionError::Refused { .. })
             | WriteError::Mismatch(_) => JobError::Permanent(text),
             WriteError::Notion(_) => JobError::Transient(text),
         }
@@ -327,6 +333,9 @@ impl Migration {
                         .defer_job(job.id, &self.owner, until.max(now + 200), now)
                 }
                 Err(JobError::Fatal(e)) => {
+                    // Every worker stops taking work now, not when its own job ends: a refusal
+                    // that stops the run must not be met again by each queued page.
+                    self.request_stop();
                     let _ = self.db.park_job(job.id, &self.owner, now);
                     running.fetch_sub(1, Ordering::SeqCst);
                     return Err(e);

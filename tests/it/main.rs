@@ -25,6 +25,7 @@ mod migrate_cli;
 mod migrate_e2e;
 mod migrate_faults_e2e;
 mod migrate_support;
+mod notion_plan_limits;
 mod notion_support;
 mod notion_uploads_once;
 mod notion_uploads_rate;

@@ -198,6 +198,10 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
                 "Invalid request URL.",
             ));
         }
+        let blocks = g.store.len();
+        if let Some(e) = g.switches.refuse(endpoint, blocks) {
+            return Reply::Err(e);
+        }
         let f = g.faults.pick(endpoint);
         if f.is_some() {
             g.counters.faults += 1;

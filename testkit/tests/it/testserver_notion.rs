@@ -1031,3 +1031,56 @@ async fn upload_steps_applied_then_504_or_dropped_are_applied_and_read_back() {
         .await;
     assert_eq!(r.0, 400, "a second completion is refused");
 }
+
+#[tokio::test]
+async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource() {
+    let s = NotionServer::start(fast()).await;
+    let api = Api::new(&s);
+    let root = s.add_shared_page("Root");
+    // Two more blocks fit; the request that reaches the limit succeeds even past it.
+    s.set_block_limit(Some(s.block_count() + 2));
+    let (st, _) = api
+        .append(
+            &root,
+            json!({"children": [para("a"), para("b"), para("c")]}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(s.block_count(), 4);
+    let (st, v) = api.append(&root, json!({"children": [para("d")]})).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("restricted_resource")));
+    assert!(
+        v["message"].as_str().unwrap().contains("block limit"),
+        "{v}"
+    );
+    let (st, _) = api.create_page(&root, "More", json!([])).await;
+    assert_eq!(st, 403);
+    // reads, edits and deletes still work, and a deletion gives no room back
+    let kids = api.children(&root).await;
+    assert_eq!(kids.len(), 3);
+    let first = kids[0]["id"].as_str().unwrap();
+    api.ok(Method::DELETE, &format!("blocks/{first}"), None)
+        .await;
+    assert_eq!(
+        api.append(&root, json!({"children": [para("e")]})).await.0,
+        403
+    );
+    s.set_block_limit(None);
+    assert_eq!(
+        api.append(&root, json!({"children": [para("e")]})).await.0,
+        200
+    );
+
+    // Without the Insert content capability: the same status and code, another message.
+    s.set_insert_content(false);
+    let (st, v) = api.append(&root, json!({"children": [para("f")]})).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("restricted_resource")));
+    assert!(
+        v["message"].as_str().unwrap().contains("insert content"),
+        "{v}"
+    );
+    assert!(
+        !v["message"].as_str().unwrap().contains("block limit"),
+        "{v}"
+    );
+}
