@@ -2,6 +2,7 @@
 //! exactly once.
 
 pub mod client;
+pub mod degrade;
 pub mod rate;
 pub mod split;
 pub mod upload;

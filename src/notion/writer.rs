@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::client::{NotionClient, NotionError, Position};
+use super::degrade::{self, Degraded};
 use super::split::{self, block_type, Prepared};
 use super::upload;
 use crate::graph::GraphError;
@@ -64,6 +65,8 @@ pub struct WriteStats {
     pub bytes: u64,
     /// Resources that could not be carried over (a visible placeholder stands in their place).
     pub placeholders: Vec<String>,
+    /// Elements Notion refused, sent degraded ([`degrade`]).
+    pub degraded: Vec<Degraded>,
 }
 
 /// A page to create: where, its title, its body and the resources the body refers to.
@@ -159,6 +162,7 @@ impl Writer {
         let id = loop {
             attempt += 1;
             match self.client.create_page(parent, title, &first_blocks).await {
+                Err(e) if self.degraded(&e, &mut first_blocks, &mut stats) => attempt -= 1,
                 Ok(v) => {
                     break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                         WriteError::Mismatch(format!(
@@ -355,7 +359,9 @@ impl Writer {
             let mut blocks: Vec<Value> = part.iter().map(|p| p.block.clone()).collect();
             self.upload_media(&mut blocks, resources, stats).await?;
             let position = at.clone().unwrap_or(Position::End);
-            let ids = self.append_once(parent, &blocks, count, &position).await?;
+            let ids = self
+                .append_once(parent, &mut blocks, count, &position, stats)
+                .await?;
             if at.is_some() {
                 at = ids.last().cloned().map(Position::After).or(at);
             }
@@ -384,14 +390,17 @@ impl Writer {
     async fn append_once(
         &self,
         parent: &str,
-        blocks: &[Value],
+        blocks: &mut [Value],
         before: usize,
         position: &Position,
+        stats: &mut WriteStats,
     ) -> Result<Vec<String>, WriteError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
             match self.client.append_at(parent, blocks, position).await {
+                // Refused, so not applied: the degraded request is sent again as a first attempt.
+                Err(e) if self.degraded(&e, blocks, stats) => attempt -= 1,
                 Ok(created) => {
                     return Ok(created
                         .iter()
@@ -415,6 +424,28 @@ impl Writer {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    /// Whether Notion refused an element of `blocks` that could be degraded (and was: the request
+    /// may be sent again). Each call degrades at least one element, so resending ends.
+    fn degraded(&self, e: &NotionError, blocks: &mut [Value], stats: &mut WriteStats) -> bool {
+        let NotionError::Rejected { code, message, .. } = e else {
+            return false;
+        };
+        if code != "validation_error" {
+            return false;
+        }
+        match degrade::degrade(blocks, message) {
+            Some(d) => {
+                tracing::info!(
+                    elements = d.len(),
+                    "Notion refused elements; sending them degraded"
+                );
+                stats.degraded.extend(d);
+                true
+            }
+            None => false,
         }
     }
 

@@ -23,7 +23,7 @@ use crate::limiter::{Lane, LimiterError};
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::split;
 use crate::notion::writer::{
-    display_title, mime_for, Fetch, NewPage, Resource, WriteError, Writer,
+    display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
 use crate::store::jobs::{Job, JobKind};
 use crate::store::notion_items::{BodyState, Written};
@@ -625,13 +625,17 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
+        self.stats
+            .approximations
+            .fetch_add(stats.degraded.len() as u64, Ordering::Relaxed);
         let shape = split::shape(blocks);
+        let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
             blocks: blocks.iter().map(split::element_count).sum::<usize>() as i64,
             files: stats.files as i64,
-            report: page.as_ref().and_then(|p| p.report),
+            report: report.as_deref(),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
             shape: Some(&shape),
@@ -722,6 +726,37 @@ fn no_fetch() -> Fetch {
             })
         })
     })
+}
+
+/// The converter's report of a page with what writing it approximated added (elements Notion
+/// refused, files left as placeholders), so `verify` lists them beside the converter's.
+fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
+    if stats.degraded.is_empty() && stats.placeholders.is_empty() {
+        return report.map(str::to_owned);
+    }
+    let mut items: Vec<Value> = report
+        .and_then(|r| serde_json::from_str(r).ok())
+        .unwrap_or_default();
+    let mut add = |element: String, action: String| match items
+        .iter_mut()
+        .find(|i| i["element"] == element.as_str() && i["action"] == action.as_str())
+    {
+        Some(i) => i["count"] = serde_json::json!(i["count"].as_u64().unwrap_or(0) + 1),
+        None => items.push(serde_json::json!({"element": element, "count": 1, "action": action})),
+    };
+    for d in &stats.degraded {
+        add(d.element.clone(), d.action.clone());
+    }
+    for p in &stats.placeholders {
+        let (name, why) = p
+            .split_once(": ")
+            .unwrap_or((p.as_str(), "not carried over"));
+        add(
+            format!("file {name}"),
+            format!("visible placeholder: {why}"),
+        );
+    }
+    serde_json::to_string(&items).ok()
 }
 
 /// The Notion URL of a page id (what a link to it holds).

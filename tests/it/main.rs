@@ -26,6 +26,7 @@ mod migrate_e2e;
 mod migrate_faults_e2e;
 mod migrate_support;
 mod notion_plan_limits;
+mod notion_refusals;
 mod notion_support;
 mod notion_uploads_once;
 mod notion_uploads_rate;

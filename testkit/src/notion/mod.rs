@@ -287,6 +287,17 @@ impl NotionServer {
         self.shared.lock().switches.insert_content = on;
     }
 
+    /// Refuses links of these schemes (e.g. `["mailto"]`) as Notion does, without a path.
+    pub fn refuse_link_schemes(&self, schemes: &[&str]) {
+        self.shared.lock().switches.refused_link_schemes =
+            schemes.iter().map(|s| s.to_ascii_lowercase()).collect();
+    }
+
+    /// Refuses external image URLs Notion could not fetch as an image.
+    pub fn refuse_unusable_image_urls(&self, on: bool) {
+        self.shared.lock().switches.refuse_unusable_image_urls = on;
+    }
+
     /// Blocks the workspace holds, pages and trashed ones included (what the block limit counts).
     pub fn block_count(&self) -> usize {
         self.shared.lock().store.len()

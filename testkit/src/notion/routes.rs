@@ -225,7 +225,10 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
             Err(e) => Err(e),
             Ok(body) => {
                 let mut g = sh.lock();
-                dispatch(sh, &mut g, endpoint, &id, &query, &version, body)
+                match g.switches.refuse_content(endpoint, &body) {
+                    Some(e) => Err(e),
+                    None => dispatch(sh, &mut g, endpoint, &id, &query, &version, body),
+                }
             }
         }
     };
