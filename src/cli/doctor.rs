@@ -18,7 +18,7 @@ use crate::clock::{Clock, Jitter};
 use crate::failure::Classify;
 use crate::graph::{Caller, GraphClient, GraphError};
 use crate::limiter::Lane;
-use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, Settings};
 use crate::store::Db;
@@ -484,19 +484,19 @@ async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
 
 fn notion_failure(name: &str, e: &NotionError, what: &str) -> Check {
     match e {
-        NotionError::NoAccess { status: 401, .. } => Check::fail(
+        NotionError::Refused { kind: Refusal::BadToken, .. } => Check::fail(
             name,
             Some(Exit::Usage),
             format!("Notion rejected {}: {e}", env::NOTION_TOKEN),
             "copy the integration's secret again into NOTION_TOKEN",
         ),
-        NotionError::NoAccess { status: 404, .. } => Check::fail(
+        NotionError::Refused { kind: Refusal::NotShared, .. } => Check::fail(
             name,
             Some(Exit::Usage),
             format!("{what} is not shared with the integration (or does not exist)"),
             "open the page in Notion, ... menu > Connections > add the integration",
         ),
-        NotionError::NoAccess { .. } => Check::fail(
+        NotionError::Refused { .. } => Check::fail(
             name,
             Some(Exit::Usage),
             e.to_string(),

@@ -598,7 +598,7 @@ fn human_secs(s: u64) -> String {
 /// A Notion refusal at the start is the user's to fix: exit 2 with the reason.
 fn notion_usage(e: NotionError) -> anyhow::Error {
     match e {
-        NotionError::NoAccess { .. } | NotionError::Rejected { .. } => {
+        NotionError::Refused { .. } | NotionError::Rejected { .. } => {
             CliError::usage(e.to_string()).into()
         }
         other => other.into(),

@@ -7,7 +7,7 @@ use clap::Args;
 use super::output::Printer;
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::Jitter;
-use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, Settings};
 use crate::store::Db;
@@ -78,18 +78,18 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
 /// (the network, Notion's own failures) stays what it is.
 fn notion_problem(e: NotionError, what: &str) -> anyhow::Error {
     match &e {
-        NotionError::NoAccess { status: 401, .. } => CliError::usage(format!(
+        NotionError::Refused { kind: Refusal::BadToken, .. } => CliError::usage(format!(
             "Notion rejected {}: {e}; copy the integration's secret into {} again",
             env::NOTION_TOKEN,
             env::NOTION_TOKEN
         ))
         .into(),
-        NotionError::NoAccess { status: 404, .. } => CliError::usage(format!(
+        NotionError::Refused { kind: Refusal::NotShared, .. } => CliError::usage(format!(
             "{what} is not shared with the integration (or was deleted): open it in Notion, ... menu > \
              Connections > add the integration; nothing was verified"
         ))
         .into(),
-        NotionError::NoAccess { .. } => CliError::usage(format!(
+        NotionError::Refused { .. } => CliError::usage(format!(
             "Notion refused to show {what}: {e}; give the integration the Read content capability"
         ))
         .into(),

@@ -35,14 +35,13 @@ pub enum NotionError {
         /// Notion's message (names the path in the body).
         message: String,
     },
-    /// 401/403/404: the token is wrong or the page is not shared with the integration.
-    #[error(
-        "Notion refused {what}: {status} {code}: {message}. Check NOTION_TOKEN and share the target \
-         page with the integration (page menu > Connections)"
-    )]
-    NoAccess {
+    /// 401, 403 or 404: Notion will not let this integration do it; [`Refusal`] says why.
+    #[error("Notion refused {what}: {status} {code}: {message}. {}", kind.advice())]
+    Refused {
         /// What we were doing.
         what: String,
+        /// Why, from the status and Notion's code.
+        kind: Refusal,
         /// HTTP status.
         status: u16,
         /// Notion's error code.
@@ -78,10 +77,88 @@ pub enum NotionError {
     },
 }
 
+/// Why Notion refused a request, told apart by the status and Notion's `code` (and, for the two
+/// kinds of `403 restricted_resource`, its message).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// 401 `unauthorized`: the token is not a valid integration secret.
+    BadToken,
+    /// 404 `object_not_found`: the page or block is not shared with the integration (or is gone).
+    NotShared,
+    /// 403 `restricted_resource` for a missing capability (e.g. Insert content).
+    MissingCapability,
+    /// 403 `restricted_resource` for the workspace block limit of Notion's Free plan.
+    BlockLimit,
+}
+
+impl Refusal {
+    /// The refusal an error answer stands for, if it is one.
+    pub fn of(status: u16, code: &str, message: &str) -> Option<Refusal> {
+        Some(match (status, code) {
+            (401, _) => Refusal::BadToken,
+            (404, _) => Refusal::NotShared,
+            (403, "restricted_resource") if mentions_block_limit(message) => Refusal::BlockLimit,
+            (403, _) => Refusal::MissingCapability,
+            _ => return None,
+        })
+    }
+
+    /// What the user can do about it.
+    pub fn advice(self) -> &'static str {
+        match self {
+            Refusal::BadToken => {
+                "NOTION_TOKEN is not a valid integration secret (mistyped, or the integration was \
+                 removed): copy its secret again from https://www.notion.so/profile/integrations"
+            }
+            Refusal::NotShared => {
+                "The page is not shared with the integration, or was deleted: share the target \
+                 page with it (page menu > Connections)"
+            }
+            Refusal::MissingCapability => {
+                "The integration lacks a capability: give it Read, Update and Insert content at \
+                 https://www.notion.so/profile/integrations (Capabilities), then run `notebridge \
+                 migrate --resume`"
+            }
+            Refusal::BlockLimit => {
+                "The workspace has reached Notion's workspace block limit (a Free workspace with \
+                 more than one member holds at most 1,000 blocks in all, deleted ones included): \
+                 upgrade the workspace to a paid plan and run `notebridge migrate --resume`, or \
+                 migrate into another workspace with a new state database (`--db`). Nothing was \
+                 marked failed"
+            }
+        }
+    }
+
+    /// Whether every further write would meet it too, so the run stops instead of failing pages.
+    pub fn stops_run(self) -> bool {
+        !matches!(self, Refusal::NotShared)
+    }
+}
+
+/// Notion's plan-limit answers are `403 restricted_resource` like a missing capability; only the
+/// message tells them apart.
+fn mentions_block_limit(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    m.contains("block limit") || m.contains("block usage")
+}
+
 impl NotionError {
     /// Whether the error is permanent for the item (the run goes on with the next one).
     pub fn is_rejection(&self) -> bool {
         matches!(self, NotionError::Rejected { .. })
+    }
+
+    /// Whether the error ends the run (every further write would meet it): a bad token, a missing
+    /// capability or the workspace block limit.
+    pub fn stops_run(&self) -> bool {
+        matches!(self, NotionError::Refused { kind, .. } if kind.stops_run())
+    }
+}
+
+impl crate::failure::Classify for NotionError {
+    fn meaning(&self) -> Option<crate::failure::Meaning> {
+        // Each is the user's to fix (token, sharing, capabilities, plan); retrying cannot help.
+        matches!(self, NotionError::Refused { .. }).then_some(crate::failure::Meaning::Usage)
     }
 }
 
@@ -371,8 +448,9 @@ impl NotionClient {
         .await
     }
 
-    /// `POST /v1/file_uploads/{id}/send` with one part (multipart/form-data). Re-sending a part
-    /// replaces it, so it is safe to repeat.
+    /// `POST /v1/file_uploads/{id}/send` with one part (multipart/form-data). Not repeated here: a
+    /// send applied whose answer was lost is refused when repeated, so the caller reads the upload
+    /// back first ([`super::upload`]).
     pub async fn send_upload(
         &self,
         id: &str,
@@ -398,7 +476,7 @@ impl NotionClient {
             Method::POST,
             &format!("/v1/file_uploads/{id}/send"),
             Body::Multipart(Box::new(form)),
-            Retry::Safe,
+            Retry::Unsafe,
             &format!("sending upload {id}"),
         )
         .await
@@ -416,13 +494,14 @@ impl NotionClient {
         .await
     }
 
-    /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads).
+    /// `POST /v1/file_uploads/{id}/complete` (multi-part uploads). Not repeated here, for the same
+    /// reason as [`Self::send_upload`].
     pub async fn complete_upload(&self, id: &str) -> Result<Value, NotionError> {
         self.call(
             Method::POST,
             &format!("/v1/file_uploads/{id}/complete"),
             Body::None,
-            Retry::Safe,
+            Retry::Unsafe,
             &format!("completing upload {id}"),
         )
         .await
@@ -524,12 +603,15 @@ impl NotionClient {
                             })
                         }
                         401 | 403 | 404 => {
-                            return Err(NotionError::NoAccess {
+                            let kind = Refusal::of(status.as_u16(), &code, &message)
+                                .expect("401, 403 and 404 are refusals");
+                            return Err(NotionError::Refused {
                                 what: what.to_owned(),
+                                kind,
                                 status: status.as_u16(),
                                 code,
                                 message,
-                            })
+                            });
                         }
                         409 => format!("{status} {code}"),
                         500 | 502 | 503 | 504 => {
@@ -608,4 +690,40 @@ pub fn title_rich_text(title: &str) -> Value {
         .map(|c| json!({"type": "text", "text": {"content": c.iter().collect::<String>()}}))
         .collect();
     Value::Array(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_are_told_apart_by_status_code_and_message() {
+        assert_eq!(
+            Refusal::of(401, "unauthorized", "API token is invalid."),
+            Some(Refusal::BadToken)
+        );
+        assert_eq!(
+            Refusal::of(404, "object_not_found", "Could not find page"),
+            Some(Refusal::NotShared)
+        );
+        assert_eq!(
+            Refusal::of(
+                403,
+                "restricted_resource",
+                "This workspace has reached its block limit."
+            ),
+            Some(Refusal::BlockLimit)
+        );
+        assert_eq!(
+            Refusal::of(
+                403,
+                "restricted_resource",
+                "Insufficient permissions for this endpoint."
+            ),
+            Some(Refusal::MissingCapability)
+        );
+        assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
+        assert!(!Refusal::NotShared.stops_run());
+        assert!(Refusal::BlockLimit.stops_run() && Refusal::BadToken.stops_run());
+    }
 }

@@ -2,6 +2,8 @@
 //! exactly once.
 
 pub mod client;
+pub mod degrade;
 pub mod rate;
 pub mod split;
+pub mod upload;
 pub mod writer;

@@ -14,13 +14,12 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::client::{NotionClient, NotionError, Position};
+use super::degrade::{self, Degraded};
 use super::split::{self, block_type, Prepared};
+use super::upload;
 use crate::graph::GraphError;
 
-/// Largest file sent in one part; bigger ones go multi-part.
-pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
-/// Size of each part of a multi-part upload (Notion wants 5-20 MiB except the last).
-pub const PART_SIZE: usize = 10 * 1024 * 1024;
+pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
 
 /// A file the page refers to, to be fetched from Graph and uploaded to Notion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,6 +65,8 @@ pub struct WriteStats {
     pub bytes: u64,
     /// Resources that could not be carried over (a visible placeholder stands in their place).
     pub placeholders: Vec<String>,
+    /// Elements Notion refused, sent degraded ([`degrade`]).
+    pub degraded: Vec<Degraded>,
 }
 
 /// A page to create: where, its title, its body and the resources the body refers to.
@@ -161,6 +162,7 @@ impl Writer {
         let id = loop {
             attempt += 1;
             match self.client.create_page(parent, title, &first_blocks).await {
+                Err(e) if self.degraded(&e, &mut first_blocks, &mut stats) => attempt -= 1,
                 Ok(v) => {
                     break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                         WriteError::Mismatch(format!(
@@ -357,7 +359,9 @@ impl Writer {
             let mut blocks: Vec<Value> = part.iter().map(|p| p.block.clone()).collect();
             self.upload_media(&mut blocks, resources, stats).await?;
             let position = at.clone().unwrap_or(Position::End);
-            let ids = self.append_once(parent, &blocks, count, &position).await?;
+            let ids = self
+                .append_once(parent, &mut blocks, count, &position, stats)
+                .await?;
             if at.is_some() {
                 at = ids.last().cloned().map(Position::After).or(at);
             }
@@ -386,14 +390,17 @@ impl Writer {
     async fn append_once(
         &self,
         parent: &str,
-        blocks: &[Value],
+        blocks: &mut [Value],
         before: usize,
         position: &Position,
+        stats: &mut WriteStats,
     ) -> Result<Vec<String>, WriteError> {
         let mut attempt = 0;
         loop {
             attempt += 1;
             match self.client.append_at(parent, blocks, position).await {
+                // Refused, so not applied: the degraded request is sent again as a first attempt.
+                Err(e) if self.degraded(&e, blocks, stats) => attempt -= 1,
                 Ok(created) => {
                     return Ok(created
                         .iter()
@@ -417,6 +424,28 @@ impl Writer {
                 }
                 Err(e) => return Err(e.into()),
             }
+        }
+    }
+
+    /// Whether Notion refused an element of `blocks` that could be degraded (and was: the request
+    /// may be sent again). Each call degrades at least one element, so resending ends.
+    fn degraded(&self, e: &NotionError, blocks: &mut [Value], stats: &mut WriteStats) -> bool {
+        let NotionError::Rejected { code, message, .. } = e else {
+            return false;
+        };
+        if code != "validation_error" {
+            return false;
+        }
+        match degrade::degrade(blocks, message) {
+            Some(d) => {
+                tracing::info!(
+                    elements = d.len(),
+                    "Notion refused elements; sending them degraded"
+                );
+                stats.degraded.extend(d);
+                true
+            }
+            None => false,
         }
     }
 
@@ -469,8 +498,9 @@ impl Writer {
         })
     }
 
-    /// Downloads one resource and uploads it to Notion; returns the upload id and size. Every
-    /// attempt makes a new upload: one sent but never attached (a kill, a lost answer) just expires.
+    /// Downloads one resource and uploads it to Notion exactly once ([`upload::upload_once`]);
+    /// returns the upload id and size. Each write of a page makes its own uploads: one sent but never
+    /// attached (a kill, a lost answer to an append) just expires.
     async fn upload(&self, res: &Resource) -> Result<(String, u64), UploadFailure> {
         let Some(name) = upload_name(res) else {
             return Err(UploadFailure::CannotCarry(
@@ -496,31 +526,8 @@ impl Writer {
             .mime
             .clone()
             .unwrap_or_else(|| mime_for(&name).to_owned());
-        let c = &self.client;
-        if bytes.len() <= SINGLE_PART_MAX {
-            let up = c.create_upload(&name, &mime, None).await?;
-            let id = upload_id(&up)?;
-            c.send_upload(&id, &name, &mime, bytes, None).await?;
-            Ok((id, size))
-        } else {
-            let parts = bytes.len().div_ceil(PART_SIZE) as u32;
-            let up = c.create_upload(&name, &mime, Some(parts)).await?;
-            let id = upload_id(&up)?;
-            for n in 0..parts as usize {
-                // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
-                let part = bytes.slice(n * PART_SIZE..((n + 1) * PART_SIZE).min(bytes.len()));
-                c.send_upload(&id, &name, &mime, part, Some(n as u32 + 1))
-                    .await?;
-            }
-            if let Err(e) = c.complete_upload(&id).await {
-                // A completion applied whose answer was lost is refused when repeated: look.
-                let done = c.get_upload(&id).await?;
-                if done["status"] != "uploaded" {
-                    return Err(e.into());
-                }
-            }
-            Ok((id, size))
-        }
+        let id = upload::upload_once(&self.client, &name, &mime, bytes).await?;
+        Ok((id, size))
     }
 }
 
@@ -545,15 +552,6 @@ impl From<NotionError> for UploadFailure {
             e => UploadFailure::Notion(e),
         }
     }
-}
-
-fn upload_id(up: &Value) -> Result<String, UploadFailure> {
-    up["id"].as_str().map(str::to_owned).ok_or_else(|| {
-        UploadFailure::Notion(NotionError::BadAnswer {
-            what: "creating a file upload".into(),
-            problem: "no id".into(),
-        })
-    })
 }
 
 /// Whether a block Notion holds stands for the block we wrote: the same type, or a placeholder

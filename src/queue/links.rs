@@ -162,7 +162,9 @@ async fn rewrite_rows(m: &Migration, table: &str, json: &Value) -> Result<u64, J
 
 /// A Notion refusal is this page's problem; anything else may pass.
 fn notion_error(e: crate::notion::client::NotionError) -> JobError {
-    if e.is_rejection() {
+    if e.stops_run() {
+        JobError::Fatal(super::RunError::Notion(e))
+    } else if e.is_rejection() {
         JobError::Permanent(e.to_string())
     } else {
         JobError::Transient(e.to_string())

@@ -25,7 +25,7 @@ use crate::limiter::{Lane, LimiterError};
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::split;
 use crate::notion::writer::{
-    display_title, mime_for, Fetch, NewPage, Resource, WriteError, Writer,
+    display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
 use crate::store::jobs::{Job, JobKind};
 use crate::store::notion_items::{BodyState, Written};
@@ -60,6 +60,10 @@ pub enum RunError {
     /// A worker died (a bug): the run stops; what it held is taken up by the next run.
     #[error("a migration worker stopped unexpectedly: {0}")]
     Worker(String),
+    /// Notion refuses every further write (a bad token, a missing capability, the workspace block
+    /// limit): the run stops with nothing marked failed.
+    #[error(transparent)]
+    Notion(NotionError),
     /// A created Notion page could not be recorded: going on could create it twice.
     #[error("could not record a created Notion page: {0}")]
     Unrecorded(String),
@@ -70,6 +74,7 @@ impl crate::failure::Classify for RunError {
         match self {
             RunError::Store(e) => e.meaning(),
             RunError::Graph(e) => e.meaning(),
+            RunError::Notion(e) => e.meaning(),
             RunError::Worker(_) | RunError::Unrecorded(_) => None,
         }
     }
@@ -148,8 +153,9 @@ impl From<WriteError> for JobError {
         match e {
             // A file that could not be fetched for a reason not its own: as for any Graph call.
             WriteError::Fetch(g) => JobError::from(g),
+            WriteError::Notion(e) if e.stops_run() => JobError::Fatal(RunError::Notion(e)),
             WriteError::Notion(NotionError::Rejected { .. })
-            | WriteError::Notion(NotionError::NoAccess { .. })
+            | WriteError::Notion(NotionError::Refused { .. })
             | WriteError::Mismatch(_) => JobError::Permanent(text),
             WriteError::Notion(_) => JobError::Transient(text),
         }
@@ -329,6 +335,9 @@ impl Migration {
                         .defer_job(job.id, &self.owner, until.max(now + 200), now)
                 }
                 Err(JobError::Fatal(e)) => {
+                    // Every worker stops taking work now, not when its own job ends: a refusal
+                    // that stops the run must not be met again by each queued page.
+                    self.request_stop();
                     let _ = self.db.park_job(job.id, &self.owner, now);
                     running.fetch_sub(1, Ordering::SeqCst);
                     return Err(e);
@@ -626,13 +635,17 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
+        self.stats
+            .approximations
+            .fetch_add(stats.degraded.len() as u64, Ordering::Relaxed);
         let shape = split::shape(blocks);
+        let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
             blocks: blocks.iter().map(split::element_count).sum::<usize>() as i64,
             files: stats.files as i64,
-            report: page.as_ref().and_then(|p| p.report),
+            report: report.as_deref(),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
             shape: Some(&shape),
@@ -751,6 +764,37 @@ fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobEr
         tracing::error!(item, "failed while {what}: {why}");
         JobError::Permanent(format!("{item}: failed while {what}: {why}"))
     })
+}
+
+/// The converter's report of a page with what writing it approximated added (elements Notion
+/// refused, files left as placeholders), so `verify` lists them beside the converter's.
+fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
+    if stats.degraded.is_empty() && stats.placeholders.is_empty() {
+        return report.map(str::to_owned);
+    }
+    let mut items: Vec<Value> = report
+        .and_then(|r| serde_json::from_str(r).ok())
+        .unwrap_or_default();
+    let mut add = |element: String, action: String| match items
+        .iter_mut()
+        .find(|i| i["element"] == element.as_str() && i["action"] == action.as_str())
+    {
+        Some(i) => i["count"] = serde_json::json!(i["count"].as_u64().unwrap_or(0) + 1),
+        None => items.push(serde_json::json!({"element": element, "count": 1, "action": action})),
+    };
+    for d in &stats.degraded {
+        add(d.element.clone(), d.action.clone());
+    }
+    for p in &stats.placeholders {
+        let (name, why) = p
+            .split_once(": ")
+            .unwrap_or((p.as_str(), "not carried over"));
+        add(
+            format!("file {name}"),
+            format!("visible placeholder: {why}"),
+        );
+    }
+    serde_json::to_string(&items).ok()
 }
 
 /// The Notion URL of a page id (what a link to it holds).

@@ -48,7 +48,7 @@ impl Reader<'_> {
         for (id, r) in results {
             let listing = match r {
                 Ok(v) => Ok(v),
-                Err(e @ (NotionError::NoAccess { .. } | NotionError::Rejected { .. })) => {
+                Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
                     Err(e.to_string())
                 }
                 Err(source) => {
@@ -92,7 +92,7 @@ impl Reader<'_> {
             };
             match self.client.children(&id).await {
                 Ok(kids) => take_body(&kids, &mut count, &mut counts, &mut queue),
-                Err(e @ (NotionError::NoAccess { .. } | NotionError::Rejected { .. })) => {
+                Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
                     return Ok(Err(e.to_string()))
                 }
                 Err(source) => {

@@ -48,6 +48,8 @@ pub struct NotebookSpec {
     pub large_resource_bytes: Option<u64>,
     /// Seed of everything.
     pub seed: u64,
+    /// Every page also holds an e-mail (`mailto:`) link, for tests of refused link schemes.
+    pub mail_links: bool,
 }
 
 impl Default for NotebookSpec {
@@ -65,6 +67,7 @@ impl Default for NotebookSpec {
             resource_bytes: 2048,
             large_resource_bytes: None,
             seed: 1,
+            mail_links: false,
         }
     }
 }
@@ -97,6 +100,7 @@ impl NotebookSpec {
             resource_bytes: 1024,
             large_resource_bytes: None,
             seed,
+            mail_links: false,
         }
     }
 }
@@ -378,6 +382,7 @@ impl Gen<'_> {
             content_seed: self.rng.random(),
             resources: resources.iter().map(|r| r.id.clone()).collect(),
             links: Vec::new(),
+            mail_link: self.spec.mail_links,
         };
         (page, resources)
     }
@@ -596,6 +601,13 @@ pub fn page_html(
             }
         }
         h.push_str("\t\t</div>\n");
+    }
+    if page.mail_link {
+        let _ = writeln!(
+            h,
+            "\t\t<div style=\"position:absolute;left:48px;top:4800px;width:624px\">\n\t\t\t<p style=\"{P_STYLE}\">Questions: <a href=\"mailto:author{}@example.com\">write to the author</a></p>\n\t\t</div>",
+            page.order
+        );
     }
     // Links to other pages of the notebook, as OneNote writes them, in an outline of their own below
     // the rest.

@@ -31,6 +31,8 @@ pub struct FaultRule {
     pub count: Option<u32>,
     /// Fires on this fraction of matching requests (1.0 = all).
     pub ratio: f64,
+    /// Lets this many matching requests pass before it may fire (e.g. the second part of an upload).
+    pub skip: u32,
 }
 
 impl FaultRule {
@@ -41,7 +43,14 @@ impl FaultRule {
             endpoint: None,
             count: None,
             ratio: 1.0,
+            skip: 0,
         }
+    }
+
+    /// Only after `n` matching requests went through untouched.
+    pub fn after(mut self, n: u32) -> Self {
+        self.skip = n;
+        self
     }
 
     /// Only on `e`.
@@ -96,12 +105,17 @@ impl Faults {
             if r.endpoint.is_some_and(|x| x != e) || r.count == Some(0) {
                 continue;
             }
-            // Applied-then-fail only makes sense for writes that create content.
+            // Applied-then-fail only makes sense for writes (uploads' create, send and complete
+            // included).
             if matches!(
                 r.kind,
                 FaultKind::AppliedThen504 | FaultKind::AppliedThenDrop
-            ) && !matches!(e, Endpoint::CreatePage | Endpoint::AppendChildren)
+            ) && !e.is_write()
             {
+                continue;
+            }
+            if r.skip > 0 {
+                r.skip -= 1;
                 continue;
             }
             if r.ratio < 1.0 && self.rng.random::<f64>() >= r.ratio {
@@ -143,5 +157,35 @@ mod tests {
             .filter(|_| g.pick(Endpoint::GetPage).is_some())
             .count();
         assert_eq!(hits, again, "seeded");
+    }
+
+    #[test]
+    fn after_lets_the_first_matching_requests_pass() {
+        let mut f = Faults::new(1);
+        f.push(
+            FaultRule::new(FaultKind::AppliedThen504)
+                .on(Endpoint::SendUpload)
+                .after(1)
+                .times(1),
+        );
+        // a read and another endpoint neither fire nor count
+        assert_eq!(f.pick(Endpoint::GetUpload), None);
+        assert_eq!(f.pick(Endpoint::SendUpload), None);
+        assert_eq!(
+            f.pick(Endpoint::SendUpload),
+            Some(FaultKind::AppliedThen504)
+        );
+        assert_eq!(f.pick(Endpoint::SendUpload), None);
+        // applied-then faults fire on every write, uploads included, never on reads
+        f.push(FaultRule::new(FaultKind::AppliedThenDrop));
+        for e in [
+            Endpoint::CreateUpload,
+            Endpoint::CompleteUpload,
+            Endpoint::UpdateBlock,
+            Endpoint::DeleteBlock,
+        ] {
+            assert_eq!(f.pick(e), Some(FaultKind::AppliedThenDrop), "{e:?}");
+        }
+        assert_eq!(f.pick(Endpoint::ListChildren), None);
     }
 }

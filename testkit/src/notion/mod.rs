@@ -9,6 +9,7 @@ pub mod faults;
 pub mod rate;
 mod routes;
 pub mod store;
+pub mod switches;
 pub mod uploads;
 pub mod validate;
 
@@ -70,6 +71,23 @@ pub enum Endpoint {
     GetUpload,
     /// Anything else (answered 400 `invalid_request_url`).
     Unknown,
+}
+
+impl Endpoint {
+    /// Whether the operation changes what Notion holds (the targets of applied-then-fail faults).
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            Endpoint::CreatePage
+                | Endpoint::UpdatePage
+                | Endpoint::UpdateBlock
+                | Endpoint::DeleteBlock
+                | Endpoint::AppendChildren
+                | Endpoint::CreateUpload
+                | Endpoint::SendUpload
+                | Endpoint::CompleteUpload
+        )
+    }
 }
 
 /// Server settings.
@@ -150,6 +168,7 @@ pub(crate) struct Inner {
     pub(crate) faults: faults::Faults,
     pub(crate) log: Vec<LoggedRequest>,
     pub(crate) counters: Counters,
+    pub(crate) switches: switches::Switches,
 }
 
 pub(crate) struct Shared {
@@ -194,6 +213,7 @@ impl NotionServer {
             faults: faults::Faults::new(config.seed),
             log: Vec::new(),
             counters: Counters::default(),
+            switches: switches::Switches::default(),
         };
         let shared = Arc::new(Shared {
             inner: Mutex::new(inner),
@@ -260,6 +280,32 @@ impl NotionServer {
     /// Adds a fault rule (checked in order, after auth, version and rate checks).
     pub fn inject(&self, rule: FaultRule) {
         self.shared.lock().faults.push(rule);
+    }
+
+    /// Sets the workspace's lifetime block limit (`None`: unlimited, as on paid plans).
+    pub fn set_block_limit(&self, limit: Option<usize>) {
+        self.shared.lock().switches.block_limit = limit;
+    }
+
+    /// Gives the integration the Insert content capability, or takes it away.
+    pub fn set_insert_content(&self, on: bool) {
+        self.shared.lock().switches.insert_content = on;
+    }
+
+    /// Refuses links of these schemes (e.g. `["mailto"]`) as Notion does, without a path.
+    pub fn refuse_link_schemes(&self, schemes: &[&str]) {
+        self.shared.lock().switches.refused_link_schemes =
+            schemes.iter().map(|s| s.to_ascii_lowercase()).collect();
+    }
+
+    /// Refuses external image URLs Notion could not fetch as an image.
+    pub fn refuse_unusable_image_urls(&self, on: bool) {
+        self.shared.lock().switches.refuse_unusable_image_urls = on;
+    }
+
+    /// Blocks the workspace holds, pages and trashed ones included (what the block limit counts).
+    pub fn block_count(&self) -> usize {
+        self.shared.lock().store.len()
     }
 
     /// Removes all fault rules.

@@ -198,6 +198,10 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
                 "Invalid request URL.",
             ));
         }
+        let blocks = g.store.len();
+        if let Some(e) = g.switches.refuse(endpoint, blocks) {
+            return Reply::Err(e);
+        }
         let f = g.faults.pick(endpoint);
         if f.is_some() {
             g.counters.faults += 1;
@@ -221,7 +225,10 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
             Err(e) => Err(e),
             Ok(body) => {
                 let mut g = sh.lock();
-                dispatch(sh, &mut g, endpoint, &id, &query, &version, body)
+                match g.switches.refuse_content(endpoint, &body) {
+                    Some(e) => Err(e),
+                    None => dispatch(sh, &mut g, endpoint, &id, &query, &version, body),
+                }
             }
         }
     };

@@ -936,3 +936,151 @@ async fn dump_shape() {
     let per = s.counters().per_endpoint;
     assert_eq!(per.get(&Endpoint::CreatePage), Some(&1));
 }
+
+#[tokio::test]
+async fn upload_steps_applied_then_504_or_dropped_are_applied_and_read_back() {
+    let s = NotionServer::start(fast()).await;
+    let api = Api::new(&s);
+    // A single-part send applied, answered 504: the upload is uploaded and a repeat is refused with
+    // the status named.
+    let u = api
+        .ok(
+            Method::POST,
+            "file_uploads",
+            Some(json!({"filename": "a.png"})),
+        )
+        .await;
+    let id = u["id"].as_str().unwrap().to_owned();
+    s.inject(
+        FaultRule::new(FaultKind::AppliedThen504)
+            .on(Endpoint::SendUpload)
+            .times(1),
+    );
+    let (st, v) = send(&api, &id, "a.png", bytes(1000, 1), None).await;
+    assert_eq!((st, v["code"].as_str()), (504, Some("gateway_timeout")));
+    let got = api
+        .ok(Method::GET, &format!("file_uploads/{id}"), None)
+        .await;
+    assert_eq!(got["status"], "uploaded");
+    assert_eq!(got["content_length"], 1000);
+    let (st, v) = send(&api, &id, "a.png", bytes(1000, 1), None).await;
+    assert_eq!(st, 400);
+    assert!(v["message"].as_str().unwrap().contains("`uploaded`"), "{v}");
+
+    // Multi-part: the second part's answer dropped, then the completion's answer 504: the read-back
+    // counts the parts held, then reports the upload uploaded.
+    let mib = 1024 * 1024;
+    let data = bytes(21 * mib, 2);
+    let u = api
+        .ok(
+            Method::POST,
+            "file_uploads",
+            Some(json!({"mode": "multi_part", "number_of_parts": 3, "filename": "m.mp4"})),
+        )
+        .await;
+    let id = u["id"].as_str().unwrap().to_owned();
+    assert_eq!(u["number_of_parts"], json!({"total": 3, "sent": 0}));
+    s.inject(
+        FaultRule::new(FaultKind::AppliedThenDrop)
+            .on(Endpoint::SendUpload)
+            .after(1)
+            .times(1),
+    );
+    for n in 1..=2u32 {
+        let part = data[(n as usize - 1) * 10 * mib..n as usize * 10 * mib].to_vec();
+        let form = reqwest::multipart::Form::new()
+            .part(
+                "file",
+                reqwest::multipart::Part::bytes(part).file_name("m.mp4"),
+            )
+            .text("part_number", n.to_string());
+        let r = api
+            .req(Method::POST, &format!("file_uploads/{id}/send"))
+            .multipart(form)
+            .send()
+            .await;
+        let whole = match r {
+            Err(_) => false,
+            Ok(resp) => resp.bytes().await.is_ok(),
+        };
+        assert_eq!(whole, n == 1, "part {n}");
+    }
+    let got = api
+        .ok(Method::GET, &format!("file_uploads/{id}"), None)
+        .await;
+    assert_eq!(got["status"], "pending");
+    assert_eq!(got["number_of_parts"], json!({"total": 3, "sent": 2}));
+    let (st, _) = send(&api, &id, "m.mp4", data[20 * mib..].to_vec(), Some(3)).await;
+    assert_eq!(st, 200);
+    s.inject(
+        FaultRule::new(FaultKind::AppliedThen504)
+            .on(Endpoint::CompleteUpload)
+            .times(1),
+    );
+    let r = api
+        .call(Method::POST, &format!("file_uploads/{id}/complete"), None)
+        .await;
+    assert_eq!(r.0, 504);
+    let got = api
+        .ok(Method::GET, &format!("file_uploads/{id}"), None)
+        .await;
+    assert_eq!(got["status"], "uploaded");
+    assert_eq!(s.upload(&id).unwrap().hash, Some(content_hash(&data)));
+    let r = api
+        .call(Method::POST, &format!("file_uploads/{id}/complete"), None)
+        .await;
+    assert_eq!(r.0, 400, "a second completion is refused");
+}
+
+#[tokio::test]
+async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource() {
+    let s = NotionServer::start(fast()).await;
+    let api = Api::new(&s);
+    let root = s.add_shared_page("Root");
+    // Two more blocks fit; the request that reaches the limit succeeds even past it.
+    s.set_block_limit(Some(s.block_count() + 2));
+    let (st, _) = api
+        .append(
+            &root,
+            json!({"children": [para("a"), para("b"), para("c")]}),
+        )
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(s.block_count(), 4);
+    let (st, v) = api.append(&root, json!({"children": [para("d")]})).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("restricted_resource")));
+    assert!(
+        v["message"].as_str().unwrap().contains("block limit"),
+        "{v}"
+    );
+    let (st, _) = api.create_page(&root, "More", json!([])).await;
+    assert_eq!(st, 403);
+    // reads, edits and deletes still work, and a deletion gives no room back
+    let kids = api.children(&root).await;
+    assert_eq!(kids.len(), 3);
+    let first = kids[0]["id"].as_str().unwrap();
+    api.ok(Method::DELETE, &format!("blocks/{first}"), None)
+        .await;
+    assert_eq!(
+        api.append(&root, json!({"children": [para("e")]})).await.0,
+        403
+    );
+    s.set_block_limit(None);
+    assert_eq!(
+        api.append(&root, json!({"children": [para("e")]})).await.0,
+        200
+    );
+
+    // Without the Insert content capability: the same status and code, another message.
+    s.set_insert_content(false);
+    let (st, v) = api.append(&root, json!({"children": [para("f")]})).await;
+    assert_eq!((st, v["code"].as_str()), (403, Some("restricted_resource")));
+    assert!(
+        v["message"].as_str().unwrap().contains("insert content"),
+        "{v}"
+    );
+    assert!(
+        !v["message"].as_str().unwrap().contains("block limit"),
+        "{v}"
+    );
+}

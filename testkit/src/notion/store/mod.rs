@@ -48,6 +48,16 @@ pub struct Store {
 }
 
 impl Store {
+    /// Every page and block ever created, trashed ones included.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether nothing was created.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
     /// A node by id (trashed ones included).
     pub fn get(&self, id: &str) -> Option<&Node> {
         self.nodes.get(id)

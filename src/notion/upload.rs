@@ -1,0 +1,224 @@
+//! One file through Notion's File Upload API exactly once.
+//!
+//! Every step (create, the send of each part, complete) may be applied although its answer was a 5xx
+//! or never came, and a send repeated after an applied one is refused (`400`: only `pending` uploads
+//! accept content). So after any unclear answer, and after a 400 on a send or a completion, the
+//! upload is read back (`GET /v1/file_uploads/{id}`) and the work goes on from what it says:
+//! `uploaded` is done, `pending` with `number_of_parts.sent` parts resumes with the next part,
+//! `expired` or `failed` starts a new upload. An unclear answer to the create itself leaves at worst
+//! an orphan upload, which expires unattached: only the id we were answered with is ever attached.
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::client::{NotionClient, NotionError};
+
+/// Largest file sent in one part; bigger ones go multi-part.
+pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
+/// Size of each part of a multi-part upload (Notion wants 5-20 MiB except the last).
+pub const PART_SIZE: usize = 10 * 1024 * 1024;
+
+/// Attempts at one step whose outcome stays unclear (each followed by a read-back).
+const STEP_ATTEMPTS: u32 = 8;
+/// New uploads started for one file after the previous one expired or failed.
+const FRESH_UPLOADS: u32 = 3;
+
+/// What Notion says of an upload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Status {
+    /// Awaiting content or completion.
+    Pending,
+    /// Everything arrived: it may be attached.
+    Uploaded,
+    /// `expired` or `failed`: it can no longer be used.
+    Gone(String),
+}
+
+/// An upload as read from a FileUpload object.
+#[derive(Clone, Debug)]
+struct Seen {
+    status: Status,
+    /// `number_of_parts.sent` (0 for single-part uploads).
+    sent: u32,
+    /// `number_of_parts.total` (multi-part uploads).
+    total: Option<u32>,
+}
+
+fn seen(v: &Value) -> Seen {
+    let status = match v["status"].as_str() {
+        Some("uploaded") => Status::Uploaded,
+        Some("pending") => Status::Pending,
+        Some(other) => Status::Gone(other.to_owned()),
+        None => Status::Gone("unknown".to_owned()),
+    };
+    let sent = v["number_of_parts"]["sent"].as_u64().unwrap_or(0) as u32;
+    let total = v["number_of_parts"]["total"].as_u64().map(|t| t as u32);
+    Seen {
+        status,
+        sent,
+        total,
+    }
+}
+
+/// Whether Notion's answer leaves the step's outcome to be looked up: an unclear answer, or a 400
+/// that a step applied earlier explains (the upload is no longer `pending`).
+fn look_after(e: &NotionError) -> bool {
+    matches!(
+        e,
+        NotionError::Ambiguous { .. } | NotionError::Rejected { status: 400, .. }
+    )
+}
+
+/// Uploads `bytes` as `name` (`mime`) and returns the id of an upload whose status is `uploaded`.
+/// A refusal of the file itself comes back as [`NotionError::Rejected`].
+pub async fn upload_once(
+    c: &NotionClient,
+    name: &str,
+    mime: &str,
+    bytes: Bytes,
+) -> Result<String, NotionError> {
+    let parts = (bytes.len() > SINGLE_PART_MAX).then(|| bytes.len().div_ceil(PART_SIZE) as u32);
+    let mut last = String::new();
+    for _ in 0..FRESH_UPLOADS {
+        // Repeated blindly by the client: an upload created twice leaves one orphan that expires.
+        let up = c.create_upload(name, mime, parts).await?;
+        let id = up["id"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| NotionError::BadAnswer {
+                what: format!("creating an upload for {name}"),
+                problem: "no id".into(),
+            })?;
+        let status = match parts {
+            None => send_single(c, &id, name, mime, &bytes).await?,
+            Some(total) => send_parts(c, &id, name, mime, &bytes, total).await?,
+        };
+        match status {
+            Status::Uploaded => return Ok(id),
+            Status::Gone(s) => {
+                tracing::info!(upload = %id, status = %s, "upload unusable; starting a new one");
+                last = s;
+            }
+            Status::Pending => unreachable!("send_single and send_parts end uploaded or gone"),
+        }
+    }
+    Err(NotionError::GaveUp {
+        what: format!("uploading {name}"),
+        attempts: FRESH_UPLOADS,
+        last: format!("each new upload was `{last}` before its content arrived"),
+    })
+}
+
+async fn send_single(
+    c: &NotionClient,
+    id: &str,
+    name: &str,
+    mime: &str,
+    bytes: &Bytes,
+) -> Result<Status, NotionError> {
+    let s = send_step(c, id, name, mime, bytes.clone(), None).await?;
+    match s.status {
+        // The send answered (or the read-back said) pending: the content did not arrive whole.
+        Status::Pending => Err(NotionError::BadAnswer {
+            what: format!("sending upload {id}"),
+            problem: "the upload is still pending after its single part was sent".into(),
+        }),
+        other => Ok(other),
+    }
+}
+
+/// Sends parts from the first one Notion does not hold, then completes; a completion that finds
+/// parts missing goes back to sending them.
+async fn send_parts(
+    c: &NotionClient,
+    id: &str,
+    name: &str,
+    mime: &str,
+    bytes: &Bytes,
+    total: u32,
+) -> Result<Status, NotionError> {
+    let mut next = 1u32;
+    for _ in 0..STEP_ATTEMPTS {
+        while next <= total {
+            let start = (next as usize - 1) * PART_SIZE;
+            // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
+            let part = bytes.slice(start..(start + PART_SIZE).min(bytes.len()));
+            let s = send_step(c, id, name, mime, part, Some(next)).await?;
+            match s.status {
+                Status::Pending => next = (next + 1).max(s.sent + 1),
+                done => return Ok(done),
+            }
+        }
+        let s = complete_step(c, id).await?;
+        match s.status {
+            Status::Pending => next = s.sent + 1,
+            done => return Ok(done),
+        }
+    }
+    Err(NotionError::GaveUp {
+        what: format!("completing upload {id}"),
+        attempts: STEP_ATTEMPTS,
+        last: "Notion kept reporting parts missing".into(),
+    })
+}
+
+/// One send whose effect is known: returns the upload as the answer or a read-back shows it, with
+/// part `part` (or the single part) held, or the upload done or gone.
+async fn send_step(
+    c: &NotionClient,
+    id: &str,
+    name: &str,
+    mime: &str,
+    bytes: Bytes,
+    part: Option<u32>,
+) -> Result<Seen, NotionError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let e = match c.send_upload(id, name, mime, bytes.clone(), part).await {
+            Ok(v) => return Ok(seen(&v)),
+            Err(e) if look_after(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let s = seen(&c.get_upload(id).await?);
+        match (&s.status, part) {
+            (Status::Uploaded | Status::Gone(_), _) => return Ok(s),
+            (Status::Pending, Some(n)) if s.sent >= n => return Ok(s),
+            // Still pending and our content is not there: a 400 was about the content itself.
+            (Status::Pending, _) if matches!(e, NotionError::Rejected { .. }) => return Err(e),
+            (Status::Pending, _) if attempt >= STEP_ATTEMPTS => return Err(e),
+            (Status::Pending, _) => c.pause_before_retry(attempt).await,
+        }
+    }
+}
+
+/// One completion whose effect is known: the upload done or gone, or pending with the count of
+/// parts Notion holds (so the missing ones are sent again).
+async fn complete_step(c: &NotionClient, id: &str) -> Result<Seen, NotionError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let e = match c.complete_upload(id).await {
+            Ok(v) => {
+                let s = seen(&v);
+                if s.status == Status::Pending {
+                    return Err(NotionError::BadAnswer {
+                        what: format!("completing upload {id}"),
+                        problem: "the completed upload is still pending".into(),
+                    });
+                }
+                return Ok(s);
+            }
+            Err(e) if look_after(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let s = seen(&c.get_upload(id).await?);
+        match &s.status {
+            Status::Uploaded | Status::Gone(_) => return Ok(s),
+            Status::Pending if s.total.is_some_and(|t| s.sent < t) => return Ok(s),
+            Status::Pending if matches!(e, NotionError::Rejected { .. }) => return Err(e),
+            Status::Pending if attempt >= STEP_ATTEMPTS => return Err(e),
+            Status::Pending => c.pause_before_retry(attempt).await,
+        }
+    }
+}

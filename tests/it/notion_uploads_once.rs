@@ -1,0 +1,190 @@
+//! Every File Upload step (create, the send of each part, complete) exactly once after an unclear
+//! answer: applied then answered 504, applied then the connection dropped, or not applied and
+//! answered 504. Each time the file arrives once, whole, attached where it belongs, and a multi-part
+//! upload resumes from the part Notion does not hold yet.
+
+use crate::notion_support;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use notebridge::notion::writer::{NewPage, Resource, Writer};
+use notebridge_testkit::notion::uploads::content_hash;
+use notebridge_testkit::notion::{
+    Endpoint, FaultKind, FaultRule, NotionServer, NotionServerConfig, RateConfig,
+};
+use notion_support::*;
+
+const PIC: &str = "https://graph.example/r/pic/$value";
+const BIG: &str = "https://graph.example/r/big/$value";
+/// Just over the single-part limit: three parts (10 MiB, 10 MiB, the rest).
+const BIG_BYTES: usize = 21 * 1024 * 1024;
+
+fn resources() -> HashMap<String, Resource> {
+    [(PIC, "pic.png", "image/png"), (BIG, "big.mp4", "video/mp4")]
+        .into_iter()
+        .map(|(u, n, m)| {
+            (
+                u.to_owned(),
+                Resource {
+                    url: u.to_owned(),
+                    file_name: n.to_owned(),
+                    mime: Some(m.to_owned()),
+                },
+            )
+        })
+        .collect()
+}
+
+fn sizes() -> HashMap<String, usize> {
+    [(BIG.to_owned(), BIG_BYTES)].into()
+}
+
+fn uploads_writer(s: &NotionServer) -> Writer {
+    Writer::new(
+        client(s, 2000, 200),
+        fetch(sizes(), Arc::new(AtomicUsize::new(0))),
+        5 * 1024 * 1024 * 1024,
+    )
+}
+
+/// Asserts that the media block `node` points at an attached upload holding exactly `url`'s bytes.
+fn assert_upload(s: &NotionServer, file: Option<&str>, url: &str, what: &str) {
+    let id = file
+        .and_then(|f| f.strip_prefix("file_upload:"))
+        .unwrap_or_else(|| panic!("{what}: {url} not uploaded: {file:?}"));
+    let info = s.upload(id).expect("the upload exists");
+    let want = content(url, sizes().get(url).copied().unwrap_or(1000));
+    assert_eq!(info.status, "uploaded", "{what}");
+    assert!(info.attached, "{what}");
+    assert_eq!(info.content_length, Some(want.len() as u64), "{what}");
+    assert_eq!(
+        info.hash.as_deref(),
+        Some(content_hash(&want).as_str()),
+        "{what}"
+    );
+}
+
+fn count(s: &NotionServer, e: Endpoint) -> usize {
+    s.request_log().iter().filter(|r| r.endpoint == e).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_upload_step_after_each_unclear_answer_carries_the_file_once() {
+    let kinds = [
+        FaultKind::AppliedThen504,
+        FaultKind::AppliedThenDrop,
+        FaultKind::Status(504),
+    ];
+    // (step, requests of it let through first): the image's create, the big file's create, the
+    // image's send, each of the big file's three parts, the big file's completion.
+    let steps = [
+        (Endpoint::CreateUpload, 0),
+        (Endpoint::CreateUpload, 1),
+        (Endpoint::SendUpload, 0),
+        (Endpoint::SendUpload, 1),
+        (Endpoint::SendUpload, 2),
+        (Endpoint::SendUpload, 3),
+        (Endpoint::CompleteUpload, 0),
+    ];
+    let s = fast_server(31).await;
+    let root = s.add_shared_page("Uploads");
+    let w = uploads_writer(&s);
+    let resources = resources();
+    let blocks = vec![
+        para("a picture and a film"),
+        media("image", PIC),
+        item("nested", vec![media("video", BIG)]),
+    ];
+    for kind in &kinds {
+        for (ep, skip) in steps {
+            let what = format!("{kind:?} on {ep:?} after {skip}");
+            let before = s.request_log().len();
+            let faults = s.counters().faults;
+            s.inject(FaultRule::new(kind.clone()).on(ep).after(skip).times(1));
+            let page = NewPage {
+                parent: &root,
+                title: &what,
+                blocks: &blocks,
+                resources: &resources,
+            };
+            let (id, stats) = w
+                .create_page(page, &HashSet::new(), false, &|_| {})
+                .await
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(s.counters().faults, faults + 1, "{what}: fired once");
+            assert_page(&s, &id, &what, &blocks, &resources);
+            assert!(stats.placeholders.is_empty(), "{what}: {stats:?}");
+            assert_eq!(stats.files, 2, "{what}");
+            let dump = s.dump(&id).unwrap();
+            assert_upload(&s, dump.children[1].file.as_deref(), PIC, &what);
+            assert_upload(&s, dump.children[2].children[0].file.as_deref(), BIG, &what);
+            // Nothing sent twice that had arrived, nothing skipped that had not: a send or a
+            // completion is repeated only when Notion did not apply it.
+            let log = &s.request_log()[before..];
+            let n = |e: Endpoint| log.iter().filter(|r| r.endpoint == e).count();
+            let lost = matches!(kind, FaultKind::Status(_));
+            let creates = 2 + usize::from(ep == Endpoint::CreateUpload);
+            let sends = 4 + usize::from(lost && ep == Endpoint::SendUpload);
+            let completes = 1 + usize::from(lost && ep == Endpoint::CompleteUpload);
+            let reads = usize::from(ep != Endpoint::CreateUpload);
+            assert_eq!(n(Endpoint::CreateUpload), creates, "{what}: creates");
+            assert_eq!(n(Endpoint::SendUpload), sends, "{what}: sends");
+            assert_eq!(n(Endpoint::CompleteUpload), completes, "{what}: completes");
+            assert_eq!(n(Endpoint::GetUpload), reads, "{what}: read-backs");
+            assert_eq!(
+                log.iter().filter(|r| r.status == 400).count(),
+                0,
+                "{what}: nothing refused"
+            );
+        }
+    }
+    assert_eq!(s.pages_under(&root).len(), kinds.len() * steps.len());
+}
+
+#[tokio::test]
+async fn an_upload_that_expired_before_its_send_is_made_again() {
+    let s = NotionServer::start(NotionServerConfig {
+        rate: RateConfig {
+            per_second: 10_000.0,
+            burst: 10_000,
+        },
+        upload_expiry: Duration::from_millis(300),
+        seed: 32,
+        ..Default::default()
+    })
+    .await;
+    let root = s.add_shared_page("Expired");
+    s.inject(
+        FaultRule::new(FaultKind::Delay(Duration::from_millis(450)))
+            .on(Endpoint::SendUpload)
+            .times(1),
+    );
+    let resources = resources();
+    let blocks = vec![media("image", PIC)];
+    let page = NewPage {
+        parent: &root,
+        title: "Expired",
+        blocks: &blocks,
+        resources: &resources,
+    };
+    let (id, stats) = uploads_writer(&s)
+        .create_page(page, &HashSet::new(), false, &|_| {})
+        .await
+        .unwrap();
+    assert!(stats.placeholders.is_empty(), "{stats:?}");
+    let dump = s.dump(&id).unwrap();
+    assert_upload(&s, dump.children[0].file.as_deref(), PIC, "expired");
+    // the late send met an expired upload (400), the read-back said so, a new upload carried it
+    let log = s.request_log();
+    let sends: Vec<u16> = log
+        .iter()
+        .filter(|r| r.endpoint == Endpoint::SendUpload)
+        .map(|r| r.status)
+        .collect();
+    assert_eq!(sends, [400, 200]);
+    assert_eq!(count(&s, Endpoint::CreateUpload), 2);
+    assert_eq!(count(&s, Endpoint::GetUpload), 1);
+}
