@@ -61,7 +61,7 @@ pub async fn sign_in(
         .client
         .exchange_device_code()
         .add_scopes(id.scopes())
-        .request_async(&id.http)
+        .request_async(&id.oauth)
         .await
         .map_err(|e| match &e {
             RequestTokenError::ServerResponse(r) => match r.error() {
@@ -102,7 +102,7 @@ pub async fn sign_in(
         .client
         .exchange_device_access_token(&details)
         .request_async(
-            &id.http,
+            &id.oauth,
             |d| {
                 debug!(
                     wait_ms = d.as_millis() as u64,

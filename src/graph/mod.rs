@@ -25,6 +25,7 @@ use crate::limiter::{
     parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
     Permit, ThrottleScope,
 };
+use crate::net::{Reachability, Service, Unreachable};
 use crate::settings::Settings;
 use crate::store::Db;
 
@@ -108,6 +109,9 @@ pub enum GraphError {
     /// The limiter failed, or would wait past the deadline.
     #[error(transparent)]
     Limiter(#[from] LimiterError),
+    /// Graph could not be reached until the deadline: the work is parked, nothing failed.
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
 }
 
 impl GraphError {
@@ -145,6 +149,7 @@ impl Classify for GraphError {
         match self {
             GraphError::Auth(e) => crate::auth::meaning_of(e),
             GraphError::Limiter(e) => e.meaning(),
+            GraphError::Unreachable(_) => Some(Meaning::WorkRemaining),
             _ => None,
         }
     }
@@ -186,6 +191,7 @@ pub struct GraphClient {
     jitter: Jitter,
     stats: Arc<Stats>,
     backoff_base: Duration,
+    reach: Reachability,
 }
 
 /// One answer that reached us: status, headers and body.
@@ -227,6 +233,19 @@ impl GraphClient {
         clock: Clock,
         jitter: Jitter,
     ) -> Result<GraphClient, GraphError> {
+        let reach = Reachability::new(clock.clone());
+        Self::open_sharing(db, settings, clock, jitter, reach)
+    }
+
+    /// Same, recording and waiting out unreachable services on `reach` (shared with the run's
+    /// Notion client, bounded by its deadline).
+    pub fn open_sharing(
+        db: Arc<Db>,
+        settings: &Settings,
+        clock: Clock,
+        jitter: Jitter,
+        reach: Reachability,
+    ) -> Result<GraphClient, GraphError> {
         let limiter = Limiter::open(
             db.clone(),
             settings.graph.clone(),
@@ -235,7 +254,7 @@ impl GraphClient {
         )?
         .with_release_margin(RELEASE_MARGIN)
         .with_window_slack(WINDOW_SLACK);
-        let tokens = TokenSource::new(db, settings, clock.clone())?;
+        let tokens = TokenSource::with_network(db, settings, clock.clone(), reach, jitter.clone())?;
         Ok(GraphClient::new(
             &settings.graph_url,
             limiter,
@@ -262,6 +281,7 @@ impl GraphClient {
             http,
             base: base.trim_end_matches('/').into(),
             limiter,
+            reach: tokens.reachability().clone(),
             tokens,
             clock,
             jitter,
@@ -283,6 +303,12 @@ impl GraphClient {
             .build()
             .expect("reqwest client builds");
         self
+    }
+
+    /// Where unreachable services are recorded and waited out (shared with the token source; the
+    /// Notion client of a run shares it too).
+    pub fn reachability(&self) -> &Reachability {
+        &self.reach
     }
 
     /// The limiter every request goes through.
@@ -405,12 +431,26 @@ impl GraphClient {
         let mut refreshed = false;
         let mut transient = 0u32;
         let mut throttled = 0u32;
+        let mut unreachable = 0u32;
         loop {
             let permit = self.permit(who).await?;
             let sent = self.send(&url, &token, max).await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            if !matches!(sent, Err(BodyError::Unreachable(_))) {
+                self.reach.answered(Service::Graph);
+            }
             let answer = match sent {
                 Ok(a) => a,
+                Err(BodyError::Unreachable(detail)) => {
+                    // Never reached Graph: says nothing about the item; wait for the network.
+                    permit.failed();
+                    unreachable += 1;
+                    tracing::debug!(account = %who.account, item, "Graph unreachable: {detail}");
+                    self.reach
+                        .wait(Service::Graph, unreachable, &self.jitter)
+                        .await?;
+                    continue;
+                }
                 Err(BodyError::TooLarge(size)) => {
                     permit.succeeded(None);
                     return Err(GraphError::TooLarge {
@@ -497,9 +537,13 @@ impl GraphClient {
         url: &str,
         token: &AccessToken,
         body: &Value,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, BodyError> {
         let req = self.http.post(url).bearer_auth(token.secret()).json(body);
-        answer(req, MAX_BODY_BYTES).await.map_err(|e| e.to_string())
+        let a = answer(req, MAX_BODY_BYTES).await;
+        if !matches!(a, Err(BodyError::Unreachable(_))) {
+            self.reach.answered(Service::Graph);
+        }
+        a
     }
 
     async fn transient_backoff(
@@ -615,10 +659,13 @@ fn transport_detail(e: &reqwest::Error) -> String {
 
 /// Sends `req` and reads its answer, body bounded by `max`.
 async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, BodyError> {
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| BodyError::Failed(transport_detail(&e)))?;
+    let resp = req.send().await.map_err(|e| {
+        if e.is_connect() {
+            BodyError::Unreachable(transport_detail(&e))
+        } else {
+            BodyError::Failed(transport_detail(&e))
+        }
+    })?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body = read_body(resp, max).await?;
@@ -636,13 +683,15 @@ enum BodyError {
     TooLarge(u64),
     /// The connection failed or was cut.
     Failed(String),
+    /// No connection could be made (refused, DNS, connect timeout): the request never left.
+    Unreachable(String),
 }
 
 impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BodyError::TooLarge(n) => write!(f, "answer of {n} bytes is over the bound"),
-            BodyError::Failed(d) => f.write_str(d),
+            BodyError::Failed(d) | BodyError::Unreachable(d) => f.write_str(d),
         }
     }
 }

@@ -38,6 +38,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0005_body_shape",
         include_str!("../../migrations/0005_body_shape.sql"),
     ),
+    (
+        "0006_network_wait",
+        include_str!("../../migrations/0006_network_wait.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

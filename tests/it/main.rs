@@ -8,6 +8,7 @@ mod auth_login;
 mod auth_logs;
 mod auth_support;
 mod auth_tokens;
+mod auth_transient;
 mod convert_cli;
 mod convert_fixtures;
 mod convert_math;

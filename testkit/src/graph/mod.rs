@@ -14,26 +14,20 @@ pub mod stats;
 pub mod throttle;
 
 use std::collections::HashMap;
-use std::io;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use axum::body::Body as AxumBody;
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::serve::{IncomingStream, Listener};
 use axum::Router;
 use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 
+use crate::net::{KillSwitch, Outage, SwitchedListener};
 use crate::{TestUser, TokenProblem, TokenRegistry};
 use notebridge::settings::GraphLimits;
 
@@ -323,7 +317,7 @@ async fn handle(
         Some(OuterFault::Drop) => {
             // Status 0 in the log: the client got no response at all.
             sh.record(&method, &full, Some(&user), 0, false);
-            kill.0.store(true, Ordering::SeqCst);
+            kill.kill();
             return into_response(fault_reply(500), None);
         }
         _ => {}
@@ -382,107 +376,11 @@ async fn handle(
     into_response(reply, slot)
 }
 
-/// Per-connection switch a handler flips to make the connection fail instead of answering.
-#[derive(Clone, Debug, Default)]
-pub struct KillSwitch(Arc<AtomicBool>);
-
-struct KillListener(TcpListener);
-
-impl Listener for KillListener {
-    type Io = KillableStream;
-    type Addr = KillSwitch;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.0.accept().await {
-                Ok((s, _)) => {
-                    let k = KillSwitch::default();
-                    return (
-                        KillableStream {
-                            inner: s,
-                            kill: k.clone(),
-                        },
-                        k,
-                    );
-                }
-                // Transient (e.g. too many open files): retry shortly, as axum's own listener does.
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        Ok(KillSwitch::default())
-    }
-}
-
-impl Connected<IncomingStream<'_, KillListener>> for KillSwitch {
-    fn connect_info(stream: IncomingStream<'_, KillListener>) -> Self {
-        stream.remote_addr().clone()
-    }
-}
-
-/// A TCP stream that fails every operation once its switch is flipped, so hyper drops the connection
-/// without writing the response.
-struct KillableStream {
-    inner: TcpStream,
-    kill: KillSwitch,
-}
-
-impl KillableStream {
-    fn killed(&self) -> bool {
-        self.kill.0.load(Ordering::SeqCst)
-    }
-}
-
-fn reset() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::ConnectionReset,
-        "connection dropped by fault",
-    )
-}
-
-impl AsyncRead for KillableStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for KillableStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 /// A running Graph test server. Stops when dropped.
 pub struct GraphServer {
     base: String,
     shared: Arc<Shared>,
+    outage: Outage,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -492,10 +390,9 @@ impl GraphServer {
     /// # Panics
     /// When no loopback port can be bound (a broken test machine).
     pub async fn start(cfg: GraphServerConfig) -> GraphServer {
-        let tcp = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0 for the Graph test server");
-        let addr = tcp.local_addr().expect("local address of a bound listener");
+        let outage = Outage::default();
+        let tcp = SwitchedListener::bind(outage.clone()).await;
+        let addr = tcp.addr();
         let base = format!("http://{addr}/v1.0");
         let throttle = Arc::new(Mutex::new(Throttle::new(cfg.limits.clone())));
         let shared = Arc::new(Shared {
@@ -515,13 +412,19 @@ impl GraphServer {
             .fallback(handle)
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
-            let _ = axum::serve(
-                KillListener(tcp),
-                app.into_make_service_with_connect_info::<KillSwitch>(),
-            )
-            .await;
+            let _ = axum::serve(tcp, app.into_make_service_with_connect_info::<KillSwitch>()).await;
         });
-        GraphServer { base, shared, task }
+        GraphServer {
+            base,
+            shared,
+            outage,
+            task,
+        }
+    }
+
+    /// The outage switch: stop listening for a while, come back on the same address.
+    pub fn outage(&self) -> Outage {
+        self.outage.clone()
     }
 
     /// `http://127.0.0.1:PORT/v1.0`.
