@@ -24,6 +24,7 @@ mod limiter_regressions;
 mod mathml_convert;
 mod migrate_cli;
 mod migrate_e2e;
+mod migrate_outage;
 mod migrate_support;
 mod notion_support;
 mod notion_uploads_rate;
