@@ -40,6 +40,25 @@ impl GraphClient {
         who: &Caller,
         gets: &[BatchGet],
     ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
+        self.batch_get_with(who, gets, MAX_INNER_ATTEMPTS).await
+    }
+
+    /// [`GraphClient::batch_get`], where a get that times out (504) gives up at once: the caller
+    /// asks again with a lighter request (a listing in smaller slices).
+    pub async fn batch_get_stepping(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+    ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
+        self.batch_get_with(who, gets, 1).await
+    }
+
+    async fn batch_get_with(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+        timeout_attempts: u32,
+    ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
         let mut results: Vec<Option<Result<Bytes, GraphError>>> =
             (0..gets.len()).map(|_| None).collect();
         let mut pending: Vec<usize> = (0..gets.len()).collect();
@@ -201,7 +220,12 @@ impl GraphClient {
                         permit.failed();
                         attempts[i] += 1;
                         any_transient = any_transient.max(attempts[i]);
-                        if attempts[i] >= MAX_INNER_ATTEMPTS {
+                        let limit = if status == 504 {
+                            timeout_attempts
+                        } else {
+                            MAX_INNER_ATTEMPTS
+                        };
+                        if attempts[i] >= limit {
                             let last = if status == 0 {
                                 "no answer for it in the $batch response".to_owned()
                             } else {

@@ -132,6 +132,12 @@ impl GraphError {
         }
     }
 
+    /// Whether Graph gave up because it did not answer in time (504, or no answer before the
+    /// timeout): a lighter request may still succeed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, GraphError::GaveUp { last, .. } if last == "HTTP 504" || is_timeout_text(last))
+    }
+
     /// Whether only this item failed and the run should go on.
     pub fn is_item_failure(&self) -> bool {
         matches!(
@@ -356,6 +362,22 @@ impl GraphClient {
         })
     }
 
+    /// [`GraphClient::get_json`], giving up at the first timeout (504 or no answer in time)
+    /// instead of asking the same again: for a listing the caller asks again in smaller slices.
+    pub async fn get_json_stepping<T: DeserializeOwned>(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<T, GraphError> {
+        let a = self.get_with(who, path, item, MAX_BODY_BYTES, 1).await?;
+        serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            problem: e.to_string(),
+        })
+    }
+
     /// GET text (page HTML).
     pub async fn get_text(
         &self,
@@ -426,6 +448,19 @@ impl GraphClient {
         item: &str,
         max: usize,
     ) -> Result<Answer, GraphError> {
+        self.get_with(who, path, item, max, MAX_TRANSIENT_ATTEMPTS)
+            .await
+    }
+
+    /// GET with at most `timeout_attempts` attempts at timeouts (504, no answer in time).
+    async fn get_with(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+        max: usize,
+        timeout_attempts: u32,
+    ) -> Result<Answer, GraphError> {
         let url = self.url(path);
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
@@ -463,6 +498,9 @@ impl GraphClient {
                 Err(BodyError::Failed(detail)) => {
                     permit.failed();
                     transient += 1;
+                    if is_timeout_text(&detail) && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &detail));
+                    }
                     self.transient_backoff(who, item, transient, &detail)
                         .await?;
                     continue;
@@ -499,6 +537,9 @@ impl GraphClient {
                     permit.failed();
                     transient += 1;
                     let last = format!("HTTP {}", answer.status);
+                    if answer.status == 504 && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &last));
+                    }
                     self.transient_backoff(who, item, transient, &last).await?;
                 }
                 Kind::Unauthorized | Kind::Permanent => {
@@ -544,6 +585,15 @@ impl GraphClient {
             self.reach.answered(Service::Graph);
         }
         a
+    }
+
+    fn gave_up_now(&self, who: &Caller, item: &str, attempts: u32, last: &str) -> GraphError {
+        GraphError::GaveUp {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            attempts,
+            last: last.to_owned(),
+        }
     }
 
     async fn transient_backoff(
@@ -647,9 +697,16 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| "no error details".into())
 }
 
+/// What [`transport_detail`] says of a timeout.
+const TIMED_OUT: &str = "timed out";
+
+fn is_timeout_text(detail: &str) -> bool {
+    detail.contains(TIMED_OUT)
+}
+
 fn transport_detail(e: &reqwest::Error) -> String {
     if e.is_timeout() {
-        "timed out".into()
+        TIMED_OUT.into()
     } else if e.is_connect() {
         "could not connect".into()
     } else {

@@ -14,6 +14,7 @@ mod convert_fixtures;
 mod convert_math;
 mod convert_props;
 mod convert_validate;
+mod graph_listings;
 mod graph_scan;
 mod ink_migrate;
 mod ink_migrate_placement;

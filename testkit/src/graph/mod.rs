@@ -115,6 +115,15 @@ pub(crate) struct Shared {
     pub(crate) shuffle: Mutex<StdRng>,
 }
 
+/// The section id of a page listing path (`/me/onenote/sections/{id}/pages`).
+fn section_of_listing(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("/me/onenote/sections/").or_else(|| {
+        path.strip_prefix("/users/")
+            .and_then(|r| r.split_once("/onenote/sections/").map(|(_, s)| s))
+    })?;
+    rest.strip_suffix("/pages").filter(|id| !id.contains('/'))
+}
+
 /// A Graph error reply for an injected server error.
 pub(crate) fn fault_reply(status: u16) -> Reply {
     let code = match status {
@@ -177,17 +186,44 @@ impl Shared {
     }
 
     pub(crate) fn dispatch(&self, user: &str, method: &str, path: &str, query: &str) -> Reply {
-        let data = self.data.lock().expect("graph data poisoned");
-        let users = self.users.lock().expect("graph users poisoned");
-        let empty = UserNotes::default();
-        let ctx = Ctx {
-            base: &self.base,
-            user,
-            user_info: users.get(user),
-            notes: data.get(user).unwrap_or(&empty),
-            omit_next_links: self.faults.omitting_next_links(),
+        let listed = section_of_listing(path);
+        let mut data = self.data.lock().expect("graph data poisoned");
+        if let (Some(section), Some((min_pages, max_top))) = (listed, self.faults.heavy_listings())
+        {
+            let pages = data.get(user).map_or(0, |n| n.pages_in(section).len());
+            let q: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+                .into_owned()
+                .collect();
+            let top = q
+                .iter()
+                .find(|(k, _)| k == "$top")
+                .and_then(|(_, v)| v.parse::<usize>().ok())
+                .unwrap_or(20);
+            let selects = q.iter().any(|(k, _)| k == "$select");
+            if pages >= min_pages && (top > max_top || !selects) {
+                return fault_reply(504);
+            }
+        }
+        let reply = {
+            let users = self.users.lock().expect("graph users poisoned");
+            let empty = UserNotes::default();
+            let ctx = Ctx {
+                base: &self.base,
+                user,
+                user_info: users.get(user),
+                notes: data.get(user).unwrap_or(&empty),
+                omit_next_links: self.faults.omitting_next_links(),
+            };
+            routes::dispatch(&ctx, method, path, query)
         };
-        routes::dispatch(&ctx, method, path, query)
+        if let Some(section) = listed.filter(|_| reply.status == 200) {
+            if self.faults.take_edit_during_listing() {
+                if let Some(n) = data.get_mut(user) {
+                    n.touch_oldest_page(section, chrono::Utc::now());
+                }
+            }
+        }
+        reply
     }
 
     fn record(&self, method: &str, path: &str, user: Option<&str>, status: u16, over: bool) {
