@@ -28,6 +28,7 @@ pub mod graph;
 pub mod ink;
 pub mod limiter;
 pub mod mathml;
+pub mod net;
 pub mod notion;
 pub mod queue;
 pub mod report;

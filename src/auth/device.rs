@@ -16,7 +16,7 @@ use crate::clock::Clock;
 
 /// Microsoft's non-standard `message` field of the device-code response.
 #[derive(Clone, Debug, Deserialize, Serialize)]
-struct MsExtra {
+pub(super) struct MsExtra {
     message: Option<String>,
 }
 
@@ -49,19 +49,16 @@ pub struct SignInTokens {
 /// Lifetime assumed when the service omits `expires_in` (Entra always sends it).
 pub(crate) const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
 
-/// Runs the device-code flow: requests a code, hands it to `on_prompt` (which must show it at once),
-/// then polls the token endpoint at the server's interval, honouring `slow_down`, until the user
-/// signs in, declines or the code expires.
-pub async fn sign_in(
+/// Asks the tenant's device-code endpoint for a code (the first step of a sign-in; `doctor` uses it
+/// alone to prove the app is accepted).
+pub(crate) async fn request_code(
     id: &Identity,
-    clock: &Clock,
-    on_prompt: impl FnOnce(&DevicePrompt),
-) -> Result<SignInTokens, AuthError> {
-    let details: DeviceAuthorizationResponse<MsExtra> = id
+) -> Result<DeviceAuthorizationResponse<MsExtra>, AuthError> {
+    id
         .client
         .exchange_device_code()
         .add_scopes(id.scopes())
-        .request_async(&id.http)
+        .request_async(&id.oauth)
         .await
         .map_err(|e| match &e {
             RequestTokenError::ServerResponse(r) => match r.error() {
@@ -79,7 +76,18 @@ pub async fn sign_in(
                 during: "requesting a sign-in code",
                 detail: transport_detail(&e),
             },
-        })?;
+        })
+}
+
+/// Runs the device-code flow: requests a code, hands it to `on_prompt` (which must show it at once),
+/// then polls the token endpoint at the server's interval, honouring `slow_down`, until the user
+/// signs in, declines or the code expires.
+pub async fn sign_in(
+    id: &Identity,
+    clock: &Clock,
+    on_prompt: impl FnOnce(&DevicePrompt),
+) -> Result<SignInTokens, AuthError> {
+    let details = request_code(id).await?;
     let prompt = DevicePrompt {
         verification_uri: details.verification_uri().to_string(),
         user_code: details.user_code().secret().clone(),
@@ -102,7 +110,7 @@ pub async fn sign_in(
         .client
         .exchange_device_access_token(&details)
         .request_async(
-            &id.http,
+            &id.oauth,
             |d| {
                 debug!(
                     wait_ms = d.as_millis() as u64,

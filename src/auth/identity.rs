@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use oauth2::basic::BasicClient;
 use oauth2::{
-    ClientId, DeviceAuthorizationUrl, EndpointNotSet, EndpointSet, HttpClientError,
-    RequestTokenError, Scope, TokenUrl,
+    AsyncHttpClient, ClientId, DeviceAuthorizationUrl, EndpointNotSet, EndpointSet, HttpRequest,
+    HttpResponse, RequestTokenError, Scope, TokenUrl,
 };
 
-use super::http::TracedHttp;
 use super::AuthError;
+use crate::trace;
 use crate::settings::Settings;
 
 /// `BasicClient` with the device-authorization and token endpoints set.
@@ -24,7 +24,10 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug)]
 pub struct Identity {
     pub(crate) client: DeviceClient,
-    pub(crate) http: TracedHttp,
+    pub(crate) http: reqwest::Client,
+    /// The same client as the `oauth2` crate's transport, telling a service that is down apart
+    /// from one that refuses.
+    pub(crate) oauth: SignInHttp,
     pub(crate) scopes: Vec<String>,
     pub(crate) client_id: String,
     pub(crate) graph_url: String,
@@ -65,7 +68,8 @@ impl Identity {
             })?;
         Ok(Identity {
             client,
-            http: TracedHttp(http),
+            oauth: SignInHttp(http.clone()),
+            http,
             scopes: settings.scopes.clone(),
             client_id,
             graph_url: settings.graph_url.trim_end_matches('/').to_owned(),
@@ -100,24 +104,151 @@ fn first_line(s: &str) -> &str {
 /// A transport or parse failure as text. Response bodies are left out on purpose: a token response
 /// that failed to parse still holds tokens.
 pub(crate) fn transport_detail<T: oauth2::ErrorResponse>(
-    e: &RequestTokenError<HttpClientError<reqwest::Error>, T>,
+    e: &RequestTokenError<SignInFailure, T>,
 ) -> String {
     match e {
         RequestTokenError::ServerResponse(_) => "unexpected error response".into(),
-        RequestTokenError::Request(HttpClientError::Reqwest(r)) => {
-            let mut s = r.to_string();
-            let mut src = std::error::Error::source(r.as_ref());
-            while let Some(c) = src {
-                s.push_str(&format!(": {c}"));
-                src = c.source();
-            }
-            s
-        }
-        RequestTokenError::Request(other) => other.to_string(),
+        RequestTokenError::Request(f) => f.to_string(),
         RequestTokenError::Parse(p, _body) => {
             format!("unreadable response (at field {:?})", p.path().to_string())
         }
         RequestTokenError::Other(s) => s.clone(),
+    }
+}
+
+/// Why an exchange with the sign-in service did not produce an answer worth reading.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInFailure {
+    /// The service could not be reached at all (refused, DNS, connect timeout).
+    #[error("could not connect: {0}")]
+    Unreachable(String),
+    /// The connection broke or timed out after it was made.
+    #[error("the connection failed: {0}")]
+    Broken(String),
+    /// The service answered that it cannot serve now: 5xx, 429 or `temporarily_unavailable`.
+    #[error("the sign-in service is unavailable for now (HTTP {status}{code})")]
+    Unavailable {
+        /// HTTP status.
+        status: u16,
+        /// `: <error>` when the body named one.
+        code: String,
+        /// `Retry-After`, when sent.
+        retry_after: Option<Duration>,
+    },
+    /// The request could not be built (a bug).
+    #[error("{0}")]
+    Request(String),
+}
+
+impl SignInFailure {
+    /// Whether trying again later can help.
+    pub fn is_transient(&self) -> bool {
+        !matches!(self, SignInFailure::Request(_))
+    }
+}
+
+/// A reqwest error with its causes, without the URL.
+fn chain(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        s.push_str(&format!(": {c}"));
+        src = c.source();
+    }
+    s
+}
+
+/// The `oauth2` crate's HTTP transport: reqwest, with answers that mean "down for now" turned into
+/// [`SignInFailure::Unavailable`] before the crate reads them as a refusal.
+#[derive(Clone, Debug)]
+pub(crate) struct SignInHttp(reqwest::Client);
+
+impl<'c> AsyncHttpClient<'c> for SignInHttp {
+    type Error = SignInFailure;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<HttpResponse, SignInFailure>> + Send + 'c>,
+    >;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(async move {
+            // What the trace needs of the request, taken before it is consumed (only when tracing).
+            let traced = trace::enabled().then(|| {
+                (
+                    request.method().to_string(),
+                    request.uri().to_string(),
+                    trace::header_pairs(request.headers()),
+                    request.body().clone(),
+                    std::time::Instant::now(),
+                )
+            });
+            let record = |status: Option<u16>,
+                          headers: Option<&reqwest::header::HeaderMap>,
+                          body: Option<&[u8]>,
+                          error: Option<String>| {
+                if let Some((method, url, request_headers, request_body, started)) = &traced {
+                    trace::record(trace::Exchange {
+                        service: "sign-in",
+                        method,
+                        url,
+                        request_headers: request_headers.clone(),
+                        request_body: Some(request_body),
+                        status,
+                        response_headers: headers.map(trace::header_pairs).unwrap_or_default(),
+                        response_body: body,
+                        error,
+                        elapsed: started.elapsed(),
+                    });
+                }
+            };
+            let req: reqwest::Request = request
+                .try_into()
+                .map_err(|e: reqwest::Error| SignInFailure::Request(e.to_string()))?;
+            let resp = self.0.execute(req).await.map_err(|e| {
+                let f = if e.is_connect() {
+                    SignInFailure::Unreachable(chain(&e))
+                } else {
+                    SignInFailure::Broken(chain(&e))
+                };
+                record(None, None, None, Some(f.to_string()));
+                f
+            })?;
+            let status = resp.status();
+            let headers = resp.headers().clone();
+            let body = resp.bytes().await.map_err(|e| {
+                let f = SignInFailure::Broken(chain(&e));
+                record(Some(status.as_u16()), Some(&headers), None, Some(f.to_string()));
+                f
+            })?;
+            record(Some(status.as_u16()), Some(&headers), Some(&body), None);
+            let code = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_owned));
+            let down = status.is_server_error()
+                || status.as_u16() == 429
+                || matches!(
+                    code.as_deref(),
+                    Some("temporarily_unavailable" | "server_error")
+                );
+            if down {
+                let retry_after = headers
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<f64>().ok())
+                    .filter(|s| s.is_finite() && *s >= 0.0)
+                    .map(|s| Duration::from_secs_f64(s.min(3600.0)));
+                return Err(SignInFailure::Unavailable {
+                    status: status.as_u16(),
+                    code: code.map(|c| format!(": {c}")).unwrap_or_default(),
+                    retry_after,
+                });
+            }
+            let mut b = oauth2::http::Response::builder().status(status.as_u16());
+            for (k, v) in headers.iter() {
+                b = b.header(k.as_str(), v.as_bytes());
+            }
+            b.body(body.to_vec())
+                .map_err(|e| SignInFailure::Request(e.to_string()))
+        })
     }
 }
 

@@ -5,14 +5,13 @@
 
 mod check;
 mod device;
-mod http;
 mod identity;
 mod me;
 mod source;
 
 pub use check::check_app;
 pub use device::{sign_in, DevicePrompt, SignInTokens};
-pub use identity::Identity;
+pub use identity::{Identity, SignInFailure};
 pub use me::{fetch_me, Me};
 pub use source::TokenSource;
 
@@ -97,6 +96,15 @@ pub enum AuthError {
         /// What went wrong (no bodies: they may hold tokens).
         detail: String,
     },
+    /// The sign-in service could not be reached or was unavailable until the run's time was up: the
+    /// work is parked and a later run goes on (exit 75).
+    #[error("could not complete {during} before the run's time was up: {detail}")]
+    Unavailable {
+        /// What was being done.
+        during: &'static str,
+        /// The last failure.
+        detail: String,
+    },
     /// `GET /me` failed (exit 1).
     #[error("reading the signed-in user from Graph ({url}) failed: HTTP {status}: {detail}")]
     Me {
@@ -144,6 +152,7 @@ impl Classify for AuthError {
             | AuthError::CodeExpired
             | AuthError::Cancelled => Some(Meaning::SignIn),
             AuthError::Store { source, .. } => source.meaning(),
+            AuthError::Unavailable { .. } => Some(Meaning::WorkRemaining),
             AuthError::Service { .. } | AuthError::Transport { .. } | AuthError::Me { .. } => None,
         }
     }

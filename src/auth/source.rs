@@ -10,9 +10,10 @@ use oauth2::{RefreshToken, RequestTokenError, TokenResponse};
 use tracing::{debug, info};
 
 use super::device::DEFAULT_LIFETIME;
-use super::identity::{describe, transport_detail, Identity};
+use super::identity::{describe, transport_detail, Identity, SignInFailure};
 use super::{AccessToken, AuthError};
-use crate::clock::{Clock, UnixMillis};
+use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::net::{Reachability, Service};
 use crate::settings::Settings;
 use crate::store::accounts::Account;
 use crate::store::Db;
@@ -31,6 +32,9 @@ struct Inner {
     db: Arc<Db>,
     id: Identity,
     clock: Clock,
+    /// Shared with the run's other clients: the sign-in service being down is waited out there too.
+    reach: Reachability,
+    jitter: Jitter,
     /// One async lock per account: whoever holds it refreshes, the rest wait and reuse the result.
     flights: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -38,14 +42,34 @@ struct Inner {
 impl TokenSource {
     /// A token source over the accounts in `db`, for the configured app.
     pub fn new(db: Arc<Db>, settings: &Settings, clock: Clock) -> Result<TokenSource, AuthError> {
+        let reach = Reachability::new(clock.clone());
+        Self::with_network(db, settings, clock, reach, Jitter::from_entropy())
+    }
+
+    /// Same, waiting out an unreachable or unavailable sign-in service on `reach` (shared with the
+    /// run's other clients, and bounded by its deadline).
+    pub fn with_network(
+        db: Arc<Db>,
+        settings: &Settings,
+        clock: Clock,
+        reach: Reachability,
+        jitter: Jitter,
+    ) -> Result<TokenSource, AuthError> {
         Ok(TokenSource {
             inner: Arc::new(Inner {
                 db,
                 id: Identity::from_settings(settings)?,
                 clock,
+                reach,
+                jitter,
                 flights: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// Where this source records and waits out unreachable services.
+    pub fn reachability(&self) -> &Reachability {
+        &self.inner.reach
     }
 
     /// A valid access token for `account`, refreshed when it expires soon.
@@ -118,45 +142,116 @@ impl TokenSource {
         (now < exp - refresh_margin(exp, a.updated_at)).then(|| AccessToken::new(tok.clone(), exp))
     }
 
+    /// Refreshes `a`'s tokens. Only a refusal of the grant itself (`invalid_grant`,
+    /// `interaction_required`, consent) means "sign in again"; a service that cannot be reached or
+    /// is unavailable for now is tried again, with backoff, for as long as the run may run. Callers
+    /// hold the account's flight lock meanwhile, so every worker waits on this one refresh.
     async fn refresh(&self, a: &Account) -> Result<AccessToken, AuthError> {
+        let mut attempt = 0u32;
+        loop {
+            attempt += 1;
+            let failure = match self.exchange(a).await {
+                Ok(resp) => {
+                    self.inner.reach.answered(Service::SignIn);
+                    return self.store(a, resp);
+                }
+                Err(Exchange::Final(e)) => {
+                    self.inner.reach.answered(Service::SignIn);
+                    return Err(e);
+                }
+                Err(Exchange::Again(f)) => f,
+            };
+            let during = "refreshing an access token";
+            match &failure {
+                SignInFailure::Unreachable(_) => {
+                    self.inner
+                        .reach
+                        .wait(Service::SignIn, attempt, &self.inner.jitter)
+                        .await
+                        .map_err(|u| AuthError::Unavailable {
+                            during,
+                            detail: u.to_string(),
+                        })?;
+                }
+                _ => {
+                    self.inner.reach.answered(Service::SignIn);
+                    let retry_after = match &failure {
+                        SignInFailure::Unavailable { retry_after, .. } => *retry_after,
+                        _ => None,
+                    };
+                    let wait = crate::net::backoff(attempt, &self.inner.jitter)
+                        .max(retry_after.unwrap_or_default());
+                    let now = self.inner.clock.now_ms();
+                    if self
+                        .inner
+                        .reach
+                        .deadline()
+                        .is_some_and(|d| now + wait.as_millis() as i64 >= d)
+                    {
+                        return Err(AuthError::Unavailable {
+                            during,
+                            detail: failure.to_string(),
+                        });
+                    }
+                    info!(account = %a.name, attempt, wait_ms = wait.as_millis() as u64, "token refresh failed for now ({failure}); trying again");
+                    self.inner.clock.sleep(wait).await;
+                }
+            }
+        }
+    }
+
+    /// One refresh-token exchange.
+    async fn exchange(&self, a: &Account) -> Result<RefreshResponse, Exchange> {
         let id = &self.inner.id;
         let old = RefreshToken::new(a.refresh_token.clone().unwrap_or_default());
         debug!(account = %a.name, "refreshing the access token");
-        let resp = id
-            .client
+        id.client
             .exchange_refresh_token(&old)
             .add_scopes(id.scopes())
-            .request_async(&id.http)
+            .request_async(&id.oauth)
             .await
-            .map_err(|e| match &e {
-                RequestTokenError::ServerResponse(r) => match r.error() {
-                    BasicErrorResponseType::InvalidGrant => AuthError::RefreshRejected {
-                        account: a.name.clone(),
-                        reason: describe(r),
-                    },
-                    BasicErrorResponseType::Extension(x)
-                        if x == "interaction_required" || x == "consent_required" =>
-                    {
-                        AuthError::RefreshRejected {
+            .map_err(|e| {
+                Exchange::Final(match &e {
+                    RequestTokenError::ServerResponse(r) => match r.error() {
+                        BasicErrorResponseType::InvalidGrant => AuthError::RefreshRejected {
                             account: a.name.clone(),
                             reason: describe(r),
+                        },
+                        BasicErrorResponseType::Extension(x)
+                            if x == "interaction_required" || x == "consent_required" =>
+                        {
+                            AuthError::RefreshRejected {
+                                account: a.name.clone(),
+                                reason: describe(r),
+                            }
                         }
+                        BasicErrorResponseType::UnauthorizedClient
+                        | BasicErrorResponseType::InvalidClient => AuthError::ClientRejected {
+                            client_id: id.client_id.clone(),
+                            reason: describe(r),
+                        },
+                        _ => AuthError::Service {
+                            during: "refreshing an access token",
+                            reason: describe(r),
+                        },
+                    },
+                    RequestTokenError::Request(f) if f.is_transient() => {
+                        let RequestTokenError::Request(f) = e else {
+                            unreachable!("matched above")
+                        };
+                        return Exchange::Again(f);
                     }
-                    BasicErrorResponseType::UnauthorizedClient
-                    | BasicErrorResponseType::InvalidClient => AuthError::ClientRejected {
-                        client_id: id.client_id.clone(),
-                        reason: describe(r),
-                    },
-                    _ => AuthError::Service {
+                    _ => AuthError::Transport {
                         during: "refreshing an access token",
-                        reason: describe(r),
+                        detail: transport_detail(&e),
                     },
-                },
-                _ => AuthError::Transport {
-                    during: "refreshing an access token",
-                    detail: transport_detail(&e),
-                },
-            })?;
+                })
+            })
+    }
+
+    /// Stores a refresh's tokens and returns the access token.
+    fn store(&self, a: &Account, resp: RefreshResponse) -> Result<AccessToken, AuthError> {
+        let old_secret = a.refresh_token.clone().unwrap_or_default();
         let now = self.inner.clock.now_ms();
         let lifetime = resp.expires_in().unwrap_or(DEFAULT_LIFETIME);
         let access = AccessToken::new(
@@ -168,7 +263,7 @@ impl TokenSource {
         let rt = resp
             .refresh_token()
             .map(|r| r.secret().clone())
-            .unwrap_or_else(|| old.secret().clone());
+            .unwrap_or(old_secret);
         self.inner
             .db
             .update_tokens(&a.name, &rt, access.secret(), access.expires_at(), now)
@@ -179,6 +274,17 @@ impl TokenSource {
         info!(account = %a.name, expires_in_s = lifetime.as_secs(), "access token refreshed");
         Ok(access)
     }
+}
+
+/// The `oauth2` crate's answer to a refresh.
+type RefreshResponse = oauth2::basic::BasicTokenResponse;
+
+/// How one exchange ended when it did not produce tokens.
+enum Exchange {
+    /// An answer that decides: the error is the result.
+    Final(AuthError),
+    /// Nothing decided: try again later.
+    Again(SignInFailure),
 }
 
 /// How long before expiry a token counts as stale: a fifth of its lifetime (from when it was stored,

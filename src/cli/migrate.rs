@@ -16,6 +16,7 @@ use crate::clock::{Clock, Jitter};
 use crate::graph::scan::{scan, ScanProgress};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
+use crate::net::Reachability;
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::queue::{Migration, RunEnd, RunOptions};
@@ -176,7 +177,11 @@ async fn migrate(
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
     let jitter = Jitter::from_entropy();
     let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-    let notion = NotionClient::new(&settings.notion_url, token, rate, jitter.clone());
+    // One record of unreachable services (Graph, sign-in, Notion), waited out until the deadline.
+    let reach = Reachability::new(clock.clone());
+    reach.set_deadline(deadline);
+    let notion = NotionClient::new(&settings.notion_url, token, rate, jitter.clone())
+        .with_reachability(reach.clone());
 
     // Check the target before any work: a token or sharing problem is a usage error.
     let me = notion.me().await.map_err(notion_usage)?;
@@ -188,7 +193,8 @@ async fn migrate(
     }
 
     let accounts = select_accounts(db, args)?;
-    let graph = GraphClient::open(db.clone(), settings, clock.clone(), jitter)?;
+    let graph = GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter, reach)?;
+    let _network_wait = record_network_wait(db.clone(), graph.reachability().clone());
 
     if args.resume && accounts.is_empty() {
         printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
@@ -517,6 +523,34 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
     }
 }
 
+/// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when
+/// the returned guard is dropped.
+fn record_network_wait(db: Arc<Db>, reach: Reachability) -> AbortOnDrop {
+    let pid = std::process::id() as i64;
+    AbortOnDrop(tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let since = reach.since();
+            if since != last {
+                match db.record_network_wait(pid, since) {
+                    Ok(()) => last = since,
+                    Err(e) => tracing::warn!("could not record the wait for the network: {e}"),
+                }
+            }
+        }
+    }))
+}
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// The progress display: pages, requests, the reason for a wait, and an ETA from the budget model
 /// (what is left, at what the limiter lets background work send, from what the windows hold now).
 fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
@@ -551,7 +585,11 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
             let s = m.stats();
             let g = m.graph().counts();
             let n = m.notion().counts();
-            let waiting = names.current_wait(m.graph().limiter());
+            let waiting = m
+                .graph()
+                .reachability()
+                .waiting()
+                .or_else(|| names.current_wait(m.graph().limiter()));
             let wait = waiting
                 .as_ref()
                 .map(|w| format!("; waiting: {w}"))

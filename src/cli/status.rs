@@ -70,6 +70,8 @@ pub struct Migrating {
     pub started_at: UnixMillis,
     /// Last heartbeat (unix ms).
     pub heartbeat_at: UnixMillis,
+    /// Since when it waits for a service it cannot reach (unix ms), if it does.
+    pub network_unreachable_since: Option<UnixMillis>,
 }
 
 /// Runs `status`.
@@ -141,13 +143,14 @@ pub(super) fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
     Ok(db
         .read("reading the migration lock", |c| {
             c.query_row(
-                "SELECT pid, started_at, heartbeat_at FROM run_lock WHERE id = 1",
+                "SELECT pid, started_at, heartbeat_at, unreachable_since FROM run_lock WHERE id = 1",
                 [],
                 |r| {
                     Ok(Migrating {
                         pid: r.get(0)?,
                         started_at: r.get(1)?,
                         heartbeat_at: r.get(2)?,
+                        network_unreachable_since: r.get(3)?,
                     })
                 },
             )
@@ -168,12 +171,21 @@ fn print_human(
     migrating: Option<&Migrating>,
 ) {
     match migrating {
-        Some(m) => printer.out(format!(
-            "migrating now: process {} since {} (last heartbeat {})",
-            m.pid,
-            time(m.started_at),
-            time(m.heartbeat_at)
-        )),
+        Some(m) => {
+            printer.out(format!(
+                "migrating now: process {} since {} (last heartbeat {})",
+                m.pid,
+                time(m.started_at),
+                time(m.heartbeat_at)
+            ));
+            if let Some(t) = m.network_unreachable_since {
+                printer.out(format!(
+                    "  waiting: network unreachable since {} (nothing fails meanwhile; it goes on \
+                     when the services answer)",
+                    crate::net::hh_mm(t)
+                ));
+            }
+        }
         None => printer.out("no migration running"),
     }
     for s in statuses {

@@ -40,13 +40,32 @@ impl GraphClient {
         who: &Caller,
         gets: &[BatchGet],
     ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
+        self.batch_get_with(who, gets, MAX_INNER_ATTEMPTS).await
+    }
+
+    /// [`GraphClient::batch_get`], where a get that times out (504) gives up at once: the caller
+    /// asks again with a lighter request (a listing in smaller slices).
+    pub async fn batch_get_stepping(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+    ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
+        self.batch_get_with(who, gets, 1).await
+    }
+
+    async fn batch_get_with(
+        &self,
+        who: &Caller,
+        gets: &[BatchGet],
+        timeout_attempts: u32,
+    ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
         let mut results: Vec<Option<Result<Bytes, GraphError>>> =
             (0..gets.len()).map(|_| None).collect();
         let mut pending: Vec<usize> = (0..gets.len()).collect();
         let mut attempts = vec![0u32; gets.len()];
         let mut throttles = vec![0u32; gets.len()];
-        let mut outer_failures = 0u32;
         let mut outer_throttles = 0u32;
+        let mut unreachable = 0u32;
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
         while !pending.is_empty() {
@@ -67,10 +86,28 @@ impl GraphClient {
                     &json!({ "requests": requests }),
                 )
                 .await;
+            // Any outer answer that carries inner responses is read for them: Graph answers 424
+            // (and may answer other statuses) for a batch whose inner requests were throttled,
+            // with the inner 429s inside.
+            let inner = match &outer {
+                Ok(a) => inner_responses(&a.body),
+                Err(_) => None,
+            };
             let answers = match &outer {
-                Ok(a) if a.status == 200 => serde_json::from_slice::<Value>(&a.body)
-                    .ok()
-                    .and_then(|v| v["responses"].as_array().cloned()),
+                _ if inner.is_some() => inner,
+                Err(super::BodyError::Unreachable(_)) => {
+                    // The envelope never left: nothing was spent at Graph, nothing is the items'
+                    // fault. Wait for the network, attempts not counted.
+                    for p in permits {
+                        p.failed();
+                    }
+                    unreachable += 1;
+                    pending.splice(0..0, take);
+                    self.reach
+                        .wait(crate::net::Service::Graph, unreachable, &self.jitter)
+                        .await?;
+                    continue;
+                }
                 Ok(a) if a.status == 401 && !refreshed => {
                     for p in permits {
                         p.succeeded(None);
@@ -106,24 +143,31 @@ impl GraphClient {
                 Err(_) => None,
             };
             let Some(answers) = answers else {
-                // The envelope failed: none of its contents is known; all go again.
+                // The envelope failed: none of its contents is known; all go again. The failure
+                // counts against the requests it carried, not against the rest of the call, so
+                // one bad envelope never gives up requests that were never in it.
                 for p in permits {
                     p.failed();
                 }
-                outer_failures += 1;
-                if outer_failures >= MAX_INNER_ATTEMPTS {
-                    self.give_up_all(
-                        who,
-                        gets,
-                        &mut results,
-                        take.into_iter().chain(pending.drain(..)),
-                        "the $batch request itself kept failing",
-                    );
-                    break;
+                let mut worst = 0;
+                let mut again = Vec::new();
+                for i in take {
+                    attempts[i] += 1;
+                    worst = worst.max(attempts[i]);
+                    if attempts[i] >= MAX_INNER_ATTEMPTS {
+                        results[i] = Some(Err(self.gave_up(
+                            who,
+                            &gets[i].item,
+                            attempts[i],
+                            "the $batch request carrying it kept failing",
+                        )));
+                    } else {
+                        again.push(i);
+                    }
                 }
-                pending.splice(0..0, take);
+                pending.splice(0..0, again);
                 self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                self.clock.sleep(self.backoff(outer_failures)).await;
+                self.clock.sleep(self.backoff(worst)).await;
                 continue;
             };
             let by_id: HashMap<String, &Value> = answers
@@ -176,7 +220,12 @@ impl GraphClient {
                         permit.failed();
                         attempts[i] += 1;
                         any_transient = any_transient.max(attempts[i]);
-                        if attempts[i] >= MAX_INNER_ATTEMPTS {
+                        let limit = if status == 504 {
+                            timeout_attempts
+                        } else {
+                            MAX_INNER_ATTEMPTS
+                        };
+                        if attempts[i] >= limit {
                             let last = if status == 0 {
                                 "no answer for it in the $batch response".to_owned()
                             } else {
@@ -263,6 +312,13 @@ impl GraphClient {
             format!("/{rel}")
         }
     }
+}
+
+/// The inner responses of a `$batch` answer, when its body has them.
+fn inner_responses(body: &[u8]) -> Option<Vec<Value>> {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v["responses"].as_array().cloned())
 }
 
 fn inner_headers(r: &Value) -> HeaderMap {

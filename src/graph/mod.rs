@@ -25,6 +25,7 @@ use crate::limiter::{
     parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
     Permit, ThrottleScope,
 };
+use crate::net::{Reachability, Service, Unreachable};
 use crate::settings::Settings;
 use crate::store::Db;
 
@@ -108,6 +109,9 @@ pub enum GraphError {
     /// The limiter failed, or would wait past the deadline.
     #[error(transparent)]
     Limiter(#[from] LimiterError),
+    /// Graph could not be reached until the deadline: the work is parked, nothing failed.
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
 }
 
 impl GraphError {
@@ -128,6 +132,12 @@ impl GraphError {
         }
     }
 
+    /// Whether Graph gave up because it did not answer in time (504, or no answer before the
+    /// timeout): a lighter request may still succeed.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, GraphError::GaveUp { last, .. } if last == "HTTP 504" || is_timeout_text(last))
+    }
+
     /// Whether only this item failed and the run should go on.
     pub fn is_item_failure(&self) -> bool {
         matches!(
@@ -145,6 +155,7 @@ impl Classify for GraphError {
         match self {
             GraphError::Auth(e) => crate::auth::meaning_of(e),
             GraphError::Limiter(e) => e.meaning(),
+            GraphError::Unreachable(_) => Some(Meaning::WorkRemaining),
             _ => None,
         }
     }
@@ -186,6 +197,7 @@ pub struct GraphClient {
     jitter: Jitter,
     stats: Arc<Stats>,
     backoff_base: Duration,
+    reach: Reachability,
 }
 
 /// One answer that reached us: status, headers and body.
@@ -227,6 +239,19 @@ impl GraphClient {
         clock: Clock,
         jitter: Jitter,
     ) -> Result<GraphClient, GraphError> {
+        let reach = Reachability::new(clock.clone());
+        Self::open_sharing(db, settings, clock, jitter, reach)
+    }
+
+    /// Same, recording and waiting out unreachable services on `reach` (shared with the run's
+    /// Notion client, bounded by its deadline).
+    pub fn open_sharing(
+        db: Arc<Db>,
+        settings: &Settings,
+        clock: Clock,
+        jitter: Jitter,
+        reach: Reachability,
+    ) -> Result<GraphClient, GraphError> {
         let limiter = Limiter::open(
             db.clone(),
             settings.graph.clone(),
@@ -235,7 +260,7 @@ impl GraphClient {
         )?
         .with_release_margin(RELEASE_MARGIN)
         .with_window_slack(WINDOW_SLACK);
-        let tokens = TokenSource::new(db, settings, clock.clone())?;
+        let tokens = TokenSource::with_network(db, settings, clock.clone(), reach, jitter.clone())?;
         Ok(GraphClient::new(
             &settings.graph_url,
             limiter,
@@ -262,6 +287,7 @@ impl GraphClient {
             http,
             base: base.trim_end_matches('/').into(),
             limiter,
+            reach: tokens.reachability().clone(),
             tokens,
             clock,
             jitter,
@@ -283,6 +309,12 @@ impl GraphClient {
             .build()
             .expect("reqwest client builds");
         self
+    }
+
+    /// Where unreachable services are recorded and waited out (shared with the token source; the
+    /// Notion client of a run shares it too).
+    pub fn reachability(&self) -> &Reachability {
+        &self.reach
     }
 
     /// The limiter every request goes through.
@@ -323,6 +355,22 @@ impl GraphClient {
         item: &str,
     ) -> Result<T, GraphError> {
         let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
+        serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// [`GraphClient::get_json`], giving up at the first timeout (504 or no answer in time)
+    /// instead of asking the same again: for a listing the caller asks again in smaller slices.
+    pub async fn get_json_stepping<T: DeserializeOwned>(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+    ) -> Result<T, GraphError> {
+        let a = self.get_with(who, path, item, MAX_BODY_BYTES, 1).await?;
         serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
             account: who.account.clone(),
             item: item.to_owned(),
@@ -400,17 +448,44 @@ impl GraphClient {
         item: &str,
         max: usize,
     ) -> Result<Answer, GraphError> {
+        self.get_with(who, path, item, max, MAX_TRANSIENT_ATTEMPTS)
+            .await
+    }
+
+    /// GET with at most `timeout_attempts` attempts at timeouts (504, no answer in time).
+    async fn get_with(
+        &self,
+        who: &Caller,
+        path: &str,
+        item: &str,
+        max: usize,
+        timeout_attempts: u32,
+    ) -> Result<Answer, GraphError> {
         let url = self.url(path);
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
         let mut transient = 0u32;
         let mut throttled = 0u32;
+        let mut unreachable = 0u32;
         loop {
             let permit = self.permit(who).await?;
             let sent = self.send(&url, &token, max).await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
+            if !matches!(sent, Err(BodyError::Unreachable(_))) {
+                self.reach.answered(Service::Graph);
+            }
             let answer = match sent {
                 Ok(a) => a,
+                Err(BodyError::Unreachable(detail)) => {
+                    // Never reached Graph: says nothing about the item; wait for the network.
+                    permit.failed();
+                    unreachable += 1;
+                    tracing::debug!(account = %who.account, item, "Graph unreachable: {detail}");
+                    self.reach
+                        .wait(Service::Graph, unreachable, &self.jitter)
+                        .await?;
+                    continue;
+                }
                 Err(BodyError::TooLarge(size)) => {
                     permit.succeeded(None);
                     return Err(GraphError::TooLarge {
@@ -423,6 +498,9 @@ impl GraphClient {
                 Err(BodyError::Failed(detail)) => {
                     permit.failed();
                     transient += 1;
+                    if is_timeout_text(&detail) && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &detail));
+                    }
                     self.transient_backoff(who, item, transient, &detail)
                         .await?;
                     continue;
@@ -459,6 +537,9 @@ impl GraphClient {
                     permit.failed();
                     transient += 1;
                     let last = format!("HTTP {}", answer.status);
+                    if answer.status == 504 && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &last));
+                    }
                     self.transient_backoff(who, item, transient, &last).await?;
                 }
                 Kind::Unauthorized | Kind::Permanent => {
@@ -497,9 +578,22 @@ impl GraphClient {
         url: &str,
         token: &AccessToken,
         body: &Value,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, BodyError> {
         let req = self.http.post(url).bearer_auth(token.secret()).json(body);
-        answer(req, MAX_BODY_BYTES).await.map_err(|e| e.to_string())
+        let a = answer(req, MAX_BODY_BYTES).await;
+        if !matches!(a, Err(BodyError::Unreachable(_))) {
+            self.reach.answered(Service::Graph);
+        }
+        a
+    }
+
+    fn gave_up_now(&self, who: &Caller, item: &str, attempts: u32, last: &str) -> GraphError {
+        GraphError::GaveUp {
+            account: who.account.clone(),
+            item: item.to_owned(),
+            attempts,
+            last: last.to_owned(),
+        }
     }
 
     async fn transient_backoff(
@@ -603,9 +697,16 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| "no error details".into())
 }
 
+/// What [`transport_detail`] says of a timeout.
+const TIMED_OUT: &str = "timed out";
+
+fn is_timeout_text(detail: &str) -> bool {
+    detail.contains(TIMED_OUT)
+}
+
 fn transport_detail(e: &reqwest::Error) -> String {
     if e.is_timeout() {
-        "timed out".into()
+        TIMED_OUT.into()
     } else if e.is_connect() {
         "could not connect".into()
     } else {
@@ -615,10 +716,13 @@ fn transport_detail(e: &reqwest::Error) -> String {
 
 /// Sends `req` and reads its answer, body bounded by `max`.
 async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, BodyError> {
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| BodyError::Failed(transport_detail(&e)))?;
+    let resp = req.send().await.map_err(|e| {
+        if e.is_connect() {
+            BodyError::Unreachable(transport_detail(&e))
+        } else {
+            BodyError::Failed(transport_detail(&e))
+        }
+    })?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body = read_body(resp, max).await?;
@@ -636,13 +740,15 @@ enum BodyError {
     TooLarge(u64),
     /// The connection failed or was cut.
     Failed(String),
+    /// No connection could be made (refused, DNS, connect timeout): the request never left.
+    Unreachable(String),
 }
 
 impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BodyError::TooLarge(n) => write!(f, "answer of {n} bytes is over the bound"),
-            BodyError::Failed(d) => f.write_str(d),
+            BodyError::Failed(d) | BodyError::Unreachable(d) => f.write_str(d),
         }
     }
 }

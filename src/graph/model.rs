@@ -11,6 +11,9 @@ pub struct Page<T> {
     /// The next page, absolute.
     #[serde(rename = "@odata.nextLink")]
     pub next_link: Option<String>,
+    /// The collection's size, when asked for with `$count=true`.
+    #[serde(rename = "@odata.count")]
+    pub count: Option<u64>,
 }
 
 /// A notebook, with the sections and section groups `$expand` brought along.

@@ -121,8 +121,9 @@ async fn hierarchy(graph: &GraphClient, who: &Caller) -> Result<Vec<model::Noteb
     );
     match graph.get_all(who, &full, 0, "the notebook list").await {
         Ok(n) => Ok(n),
-        Err(GraphError::Item { status: 400, .. }) => {
-            tracing::info!("the service refused the one-shot hierarchy; walking it level by level");
+        // Refused (400), or too heavy for the service (5xx, timeouts): level by level is lighter.
+        Err(e @ (GraphError::Item { status: 400, .. } | GraphError::GaveUp { .. })) => {
+            tracing::info!("the one-shot hierarchy failed ({e}); walking it level by level");
             graph
                 .get_all(
                     who,
@@ -245,8 +246,11 @@ fn collect_sections<'a>(
     }
 }
 
-/// Lists the pages of every section: the first page of each listing through `$batch`, further
-/// pages (sections over 100 pages) one by one.
+/// Lists the pages of every section: the first slice of each listing through `$batch`, further
+/// slices (sections over 100 pages) one by one. Listings ask for OneNote's order (`$orderby=order`:
+/// the default, newest first, moves a page edited meanwhile across the `$skip` slices) and their
+/// size (`$count`); a listing that is inconsistent anyway (a page seen twice, fewer pages than
+/// counted, a page without its order) is read again, so no page silently drops out.
 async fn list_pages(
     graph: &GraphClient,
     who: &Caller,
@@ -258,23 +262,23 @@ async fn list_pages(
     let gets: Vec<BatchGet> = sections
         .iter()
         .map(|s| BatchGet {
-            url: format!(
-                "me/onenote/sections/{}/pages?pagelevel=true&$top={PAGE_SIZE}",
-                s.id
-            ),
+            url: listing_url(&s.id, SLICES[0]),
             item: format!("section {:?} ({})", s.name, s.id),
         })
         .collect();
-    let results = graph.batch_get(who, &gets).await?;
+    let results = graph.batch_get_stepping(who, &gets).await?;
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
-        let first: model::Page<model::PageMeta> = match result.and_then(|b| {
-            serde_json::from_slice(&b).map_err(|e| GraphError::BadAnswer {
-                account: who.account.clone(),
-                item: get.item.clone(),
-                problem: e.to_string(),
+        let first = result.and_then(|b| {
+            serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
+                GraphError::BadAnswer {
+                    account: who.account.clone(),
+                    item: get.item.clone(),
+                    problem: e.to_string(),
+                }
             })
-        }) {
-            Ok(p) => p,
+        });
+        let metas = match list_section(graph, who, &section.id, &get.item, first).await {
+            Ok(m) => m,
             Err(error) if error.is_item_failure() => {
                 failures.push(ScanFailure {
                     kind: "section",
@@ -286,36 +290,6 @@ async fn list_pages(
             }
             Err(e) => return Err(e),
         };
-        let mut metas = first.value;
-        let full_first = metas.len() >= PAGE_SIZE;
-        let rest: Result<Vec<model::PageMeta>, GraphError> = match first.next_link {
-            Some(next) => graph.get_all(who, &next, PAGE_SIZE, &get.item).await,
-            // Reported: nextLink missing although more pages exist. Ask with $skip.
-            None if full_first => {
-                graph
-                    .get_all(
-                        who,
-                        &format!("{}&$skip={PAGE_SIZE}", get.url),
-                        PAGE_SIZE,
-                        &get.item,
-                    )
-                    .await
-            }
-            None => Ok(Vec::new()),
-        };
-        match rest {
-            Ok(r) => metas.extend(r),
-            Err(error) if error.is_item_failure() => {
-                failures.push(ScanFailure {
-                    kind: "section",
-                    id: section.id.clone(),
-                    label: get.item.clone(),
-                    error,
-                });
-                continue;
-            }
-            Err(e) => return Err(e),
-        }
         guids.extend(metas.iter().filter_map(|m| Some((m.id.clone(), m.guid()?))));
         let mut pages: Vec<Page> = metas
             .into_iter()
@@ -330,7 +304,8 @@ async fn list_pages(
                 content_url: m.content_url,
             })
             .collect();
-        // Graph lists pages newest first; OneNote's order is `order`.
+        // Asked in OneNote's order already; sorting again costs nothing and keeps it whatever the
+        // service did.
         pages.sort_by_key(|p| p.order);
         progress
             .items
@@ -339,4 +314,175 @@ async fn list_pages(
         section.pages = pages;
     }
     Ok(guids)
+}
+
+/// Slice sizes a listing tries, biggest first: big sections time out (504) on heavy listings.
+const SLICES: [usize; 4] = [PAGE_SIZE, 50, 25, 10];
+/// Listings of one section before an inconsistent one is given up on.
+const MAX_LISTINGS: usize = 3;
+/// The page fields the inventory uses, and only those (lighter listings time out less).
+const PAGE_FIELDS: &str =
+    "id,title,createdDateTime,lastModifiedDateTime,contentUrl,level,order,links";
+
+fn listing_url(section: &str, top: usize) -> String {
+    format!(
+        "me/onenote/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
+         &$select={PAGE_FIELDS}&$top={top}"
+    )
+}
+
+/// One complete listing of a section: its pages and the size the service counted.
+struct Listing {
+    metas: Vec<model::PageMeta>,
+    counted: Option<u64>,
+}
+
+impl Listing {
+    /// Why the listing cannot be trusted, if it cannot.
+    fn inconsistency(&self) -> Option<String> {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(m) = self.metas.iter().find(|m| !seen.insert(m.id.as_str())) {
+            return Some(format!("page {} was listed twice", m.id));
+        }
+        if let Some(n) = self.counted.filter(|n| (seen.len() as u64) < *n) {
+            return Some(format!("{} pages listed of {n} counted", seen.len()));
+        }
+        if let Some(m) = self.metas.iter().find(|m| m.order.is_none()) {
+            return Some(format!("page {} was listed without its order", m.id));
+        }
+        None
+    }
+}
+
+/// The pages of one section, from `first` (the batched first slice) on; timeouts step down to
+/// smaller slices, inconsistent listings are read again.
+async fn list_section(
+    graph: &GraphClient,
+    who: &Caller,
+    section: &str,
+    item: &str,
+    first: Result<model::Page<model::PageMeta>, GraphError>,
+) -> Result<Vec<model::PageMeta>, GraphError> {
+    let mut first = Some(first);
+    let mut slice = 0;
+    let mut union: Vec<model::PageMeta> = Vec::new();
+    let mut most_counted = 0u64;
+    let mut last_problem = String::new();
+    for _ in 0..MAX_LISTINGS {
+        let listing = loop {
+            let attempt = match first.take() {
+                Some(f) => complete(graph, who, (section, item), f, SLICES[slice]).await,
+                None => {
+                    let url = listing_url(section, SLICES[slice]);
+                    let f = graph.get_json_stepping(who, &url, item).await;
+                    complete(graph, who, (section, item), f, SLICES[slice]).await
+                }
+            };
+            match attempt {
+                Err(e) if e.is_timeout() && slice + 1 < SLICES.len() => {
+                    slice += 1;
+                    tracing::info!(
+                        item,
+                        top = SLICES[slice],
+                        "the listing timed out; asking in smaller slices"
+                    );
+                }
+                other => break other?,
+            }
+        };
+        most_counted = most_counted.max(listing.counted.unwrap_or(0));
+        let Some(problem) = listing.inconsistency() else {
+            return Ok(listing.metas);
+        };
+        tracing::info!(
+            item,
+            "the page listing was inconsistent ({problem}); listing again"
+        );
+        last_problem = problem;
+        for m in listing.metas {
+            match union.iter_mut().find(|u| u.id == m.id) {
+                Some(u) => *u = m,
+                None => union.push(m),
+            }
+        }
+    }
+    // No listing was consistent on its own; what they found together may still be whole.
+    if union.len() as u64 >= most_counted && union.iter().all(|m| m.order.is_some()) {
+        return Ok(union);
+    }
+    Err(GraphError::BadAnswer {
+        account: who.account.clone(),
+        item: item.to_owned(),
+        problem: format!(
+            "the page listing stayed inconsistent after {MAX_LISTINGS} listings ({last_problem})"
+        ),
+    })
+}
+
+/// Reads the rest of a listing whose first slice is `first`: `@odata.nextLink`, or `$skip` when a
+/// full slice came without one (reported to happen on OneNote).
+async fn complete(
+    graph: &GraphClient,
+    who: &Caller,
+    (section, item): (&str, &str),
+    first: Result<model::Page<model::PageMeta>, GraphError>,
+    top: usize,
+) -> Result<Listing, GraphError> {
+    let first = first?;
+    let counted = first.count;
+    let mut full = first.value.len() >= top;
+    let mut metas = first.value;
+    let mut next = first.next_link;
+    loop {
+        let url = match next.take() {
+            Some(l) => l,
+            None if full => super::with_skip(&graph.url(&listing_url(section, top)), metas.len()),
+            None => break,
+        };
+        let page: model::Page<model::PageMeta> = graph.get_json_stepping(who, &url, item).await?;
+        let n = page.value.len();
+        metas.extend(page.value);
+        next = page.next_link;
+        full = n >= top;
+        if n == 0 {
+            break;
+        }
+    }
+    Ok(Listing { metas, counted })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(id: &str, order: Option<i64>) -> model::PageMeta {
+        serde_json::from_value(serde_json::json!({"id": id, "order": order})).unwrap()
+    }
+
+    #[test]
+    fn inconsistent_listings_are_recognised() {
+        let ok = Listing {
+            metas: vec![meta("a", Some(0)), meta("b", Some(1))],
+            counted: Some(2),
+        };
+        assert_eq!(ok.inconsistency(), None);
+        let twice = Listing {
+            metas: vec![meta("a", Some(0)), meta("a", Some(0))],
+            counted: Some(2),
+        };
+        assert!(twice.inconsistency().unwrap().contains("twice"));
+        let short = Listing {
+            metas: vec![meta("a", Some(0))],
+            counted: Some(2),
+        };
+        assert!(short
+            .inconsistency()
+            .unwrap()
+            .contains("1 pages listed of 2"));
+        let unordered = Listing {
+            metas: vec![meta("a", None)],
+            counted: None,
+        };
+        assert!(unordered.inconsistency().unwrap().contains("order"));
+    }
 }

@@ -11,7 +11,8 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::rate::NotionRate;
-use crate::clock::Jitter;
+use crate::clock::{Clock, Jitter};
+use crate::net::{Reachability, Service, Unreachable};
 
 /// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
 /// replaced `after`) and `in_trash` (which replaced `archived`), the only parts that changed for us.
@@ -67,6 +68,9 @@ pub enum NotionError {
         /// The last failure.
         last: String,
     },
+    /// Notion could not be reached until the run's deadline: the work is parked, nothing failed.
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
     /// The answer was not the JSON we expected.
     #[error("Notion's answer to {what} was not understood: {problem}")]
     BadAnswer {
@@ -214,6 +218,7 @@ pub struct NotionClient {
     jitter: Jitter,
     stats: Arc<NotionStats>,
     backoff_base: Duration,
+    reach: Reachability,
 }
 
 impl std::fmt::Debug for NotionClient {
@@ -246,7 +251,14 @@ impl NotionClient {
             jitter,
             stats: Arc::new(NotionStats::default()),
             backoff_base: Duration::from_millis(500),
+            reach: Reachability::new(Clock::system()),
         }
+    }
+
+    /// Waits out an unreachable Notion on `reach`, the run's shared record (and deadline).
+    pub fn with_reachability(mut self, reach: Reachability) -> Self {
+        self.reach = reach;
+        self
     }
 
     /// Shortens the retry backoff (tests against the local test server).
@@ -517,6 +529,7 @@ impl NotionClient {
     ) -> Result<Value, NotionError> {
         let url = format!("{}{}", self.base, path);
         let mut attempt = 0u32;
+        let mut unreachable = 0u32;
         loop {
             attempt += 1;
             self.rate.acquire().await;
@@ -531,7 +544,21 @@ impl NotionClient {
                 Body::Json(v) => req.json(v),
                 Body::Multipart(f) => req.multipart(f()),
             };
-            let failure = match req.send().await {
+            let sent = req.send().await;
+            match &sent {
+                // No connection was made, so nothing was applied: any request may go again once
+                // Notion answers, and the wait is the network's, not this request's.
+                Err(e) if e.is_connect() => {
+                    unreachable += 1;
+                    attempt -= 1;
+                    self.reach
+                        .wait(Service::Notion, unreachable, &self.jitter)
+                        .await?;
+                    continue;
+                }
+                _ => self.reach.answered(Service::Notion),
+            }
+            let failure = match sent {
                 Err(e) => {
                     let detail = format!("a transport error ({})", transport_kind(&e));
                     if retry == Retry::Unsafe {

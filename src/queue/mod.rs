@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
+use crate::auth::AuthError;
 use crate::convert::{
     convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
@@ -141,7 +142,10 @@ impl From<GraphError> for JobError {
             GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
                 JobError::Transient(e.to_string())
             }
-            GraphError::Limiter(LimiterError::WouldWait { .. }) => JobError::Stop,
+            // Waits that would pass the deadline, the network's included: park, fail nothing.
+            GraphError::Limiter(LimiterError::WouldWait { .. })
+            | GraphError::Unreachable(_)
+            | GraphError::Auth(AuthError::Unavailable { .. }) => JobError::Stop,
             other => JobError::Fatal(RunError::Graph(other)),
         }
     }
@@ -153,6 +157,7 @@ impl From<WriteError> for JobError {
         match e {
             // A file that could not be fetched for a reason not its own: as for any Graph call.
             WriteError::Fetch(g) => JobError::from(g),
+            WriteError::Notion(NotionError::Unreachable(_)) => JobError::Stop,
             WriteError::Notion(e) if e.stops_run() => JobError::Fatal(RunError::Notion(e)),
             WriteError::Notion(NotionError::Rejected { .. })
             | WriteError::Notion(NotionError::Refused { .. })
@@ -186,6 +191,8 @@ impl Migration {
         max_upload: u64,
         clock: Clock,
     ) -> Self {
+        // One record of unreachable services for the whole run: Graph, sign-in and Notion.
+        let notion = notion.with_reachability(graph.reachability().clone());
         Self {
             db,
             graph,
@@ -211,6 +218,8 @@ impl Migration {
 
     /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
+        // Waiting for an unreachable service ends where the run's time does.
+        self.graph.reachability().set_deadline(opts.deadline);
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         // Each account gets its own workers: a throttled account holds up only its own pages, never

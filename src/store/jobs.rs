@@ -565,6 +565,18 @@ impl Db {
         })
     }
 
+    /// Records, on the lock process `pid` holds, since when it waits for an unreachable service
+    /// (`None`: everything answers), for `status` to show.
+    pub fn record_network_wait(&self, pid: i64, since: Option<UnixMillis>) -> Result<()> {
+        self.write("recording a wait for the network", |tx| {
+            tx.execute(
+                "UPDATE run_lock SET unreachable_since = ?2 WHERE id = 1 AND pid = ?1",
+                params![pid, since],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Gives the lock back.
     pub fn release_run_lock(&self, token: &str) -> Result<()> {
         self.write("releasing the migration lock", |tx| {

@@ -47,6 +47,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0007_history",
         include_str!("../../migrations/0007_history.sql"),
     ),
+    (
+        "0008_network_wait",
+        include_str!("../../migrations/0008_network_wait.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

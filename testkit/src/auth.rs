@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
@@ -21,6 +21,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+use super::net::{KillSwitch, Outage, SwitchedListener};
 use super::{TestUser, TokenRegistry};
 
 /// The verification page Entra sends users to.
@@ -84,6 +85,20 @@ impl CodeScript {
         self.slow_down_first = k;
         self
     }
+}
+
+/// What the token endpoint does to the next request instead of answering it (a switch per test).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenFault {
+    /// `400 temporarily_unavailable` (AADSTS90033, "a transient error has occurred").
+    TemporarilyUnavailable,
+    /// `503` with an Entra error body and `Retry-After: 1`.
+    ServiceUnavailable,
+    /// `429` with `Retry-After: 1`.
+    TooManyRequests,
+    /// The connection is closed without an answer, before the request is looked at (a refresh
+    /// token sent with it is not spent).
+    Drop,
 }
 
 /// Configuration of an [`AuthServer`].
@@ -171,6 +186,7 @@ struct ServerState {
     issued_secrets: Vec<String>,
     device_scopes: Vec<Vec<String>>,
     seq: u64,
+    token_faults: VecDeque<TokenFault>,
 }
 
 type Shared = Arc<Mutex<ServerState>>;
@@ -180,6 +196,7 @@ type Shared = Arc<Mutex<ServerState>>;
 pub struct AuthServer {
     addr: SocketAddr,
     state: Shared,
+    outage: Outage,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -200,19 +217,38 @@ impl AuthServer {
             issued_secrets: Vec::new(),
             device_scopes: Vec::new(),
             seq: 0,
+            token_faults: VecDeque::new(),
         }));
         let app = Router::new()
             .route("/{tenant}/oauth2/v2.0/devicecode", post(devicecode))
             .route("/{tenant}/oauth2/v2.0/token", post(token))
             .with_state(state.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind the sign-in test server");
-        let addr = listener.local_addr().expect("local address");
+        let outage = Outage::default();
+        let listener = SwitchedListener::bind(outage.clone()).await;
+        let addr = listener.addr();
         let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
+            let _ = axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<KillSwitch>(),
+            )
+            .await;
         });
-        AuthServer { addr, state, task }
+        AuthServer {
+            addr,
+            state,
+            outage,
+            task,
+        }
+    }
+
+    /// The outage switch: stop listening for a while, come back on the same address.
+    pub fn outage(&self) -> Outage {
+        self.outage.clone()
+    }
+
+    /// The next token requests (refreshes and device-code polls alike) meet `faults`, in order.
+    pub fn fail_next_token_requests(&self, faults: &[TokenFault]) {
+        self.lock().token_faults.extend(faults.iter().copied());
     }
 
     /// The authority base URL (`{authority}/{tenant}/oauth2/v2.0/...`).
@@ -480,10 +516,46 @@ async fn devicecode(
 
 async fn token(
     State(state): State<Shared>,
+    ConnectInfo(kill): ConnectInfo<KillSwitch>,
     Path(_tenant): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let fault = state
+        .lock()
+        .expect("auth server state poisoned")
+        .token_faults
+        .pop_front();
+    match fault {
+        None => {}
+        Some(TokenFault::Drop) => {
+            kill.kill();
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        }
+        Some(TokenFault::TemporarilyUnavailable) => {
+            return bad_request(
+                "temporarily_unavailable",
+                90033,
+                "A transient error has occurred. Please try again.",
+            )
+        }
+        Some(f @ (TokenFault::ServiceUnavailable | TokenFault::TooManyRequests)) => {
+            let (status, error) = if f == TokenFault::ServiceUnavailable {
+                (StatusCode::SERVICE_UNAVAILABLE, "temporarily_unavailable")
+            } else {
+                (StatusCode::TOO_MANY_REQUESTS, "temporarily_unavailable")
+            };
+            let mut r = entra_error(
+                status,
+                error,
+                90033,
+                "A transient error has occurred. Please try again.",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+            return r;
+        }
+    }
     let f = match form(&headers, &body) {
         Ok(f) => f,
         Err(r) => return *r,

@@ -103,6 +103,14 @@ impl Lab {
         }
     }
 
+    /// All three services stop listening for `length` (open connections are cut), then come back
+    /// on the same addresses.
+    pub fn outage_for(&self, length: Duration) {
+        self.auth.outage().stop_for(length);
+        self.graph.outage().stop_for(length);
+        self.notion.outage().stop_for(length);
+    }
+
     /// Adds a OneNote user with their notebooks; the next device-code sign-in approves as them.
     pub fn add_user(&self, name: &str, notes: UserNotes) -> TestUser {
         let user = TestUser::named(name);

@@ -8,6 +8,7 @@ pub mod auth;
 pub mod generator;
 pub mod graph;
 pub mod lab;
+pub mod net;
 pub mod notion;
 
 use std::collections::HashMap;

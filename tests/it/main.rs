@@ -3,11 +3,11 @@
 //!
 //! Tests that read the public OneNote samples beside the clone (`../shared/fixtures`) skip, saying
 //! so, when that folder is absent.
-
 mod auth_login;
 mod auth_logs;
 mod auth_support;
 mod auth_tokens;
+mod auth_transient;
 mod completions_cli;
 mod convert_cli;
 mod convert_fidelity;
@@ -17,6 +17,7 @@ mod convert_math;
 mod convert_props;
 mod convert_validate;
 mod doctor_cli;
+mod graph_listings;
 mod graph_scan;
 mod ink_migrate;
 mod ink_migrate_placement;
@@ -29,6 +30,7 @@ mod mathml_convert;
 mod migrate_cli;
 mod migrate_e2e;
 mod migrate_faults_e2e;
+mod migrate_outage;
 mod migrate_support;
 mod notion_plan_limits;
 mod notion_refusals;

@@ -237,5 +237,12 @@ pub(crate) fn run(sh: &Arc<Shared>, user: &str, body: &[u8]) -> Reply {
     }
     drop(held);
     responses.shuffle(&mut *sh.shuffle.lock().expect("shuffle rng poisoned"));
-    Reply::json(200, json!({ "responses": responses }))
+    // Graph's throttling guidance: a batch whose inner requests were throttled may itself fail with
+    // 424, still carrying every inner response.
+    let outer = if sh.faults.answers_424_on_throttle() && status_of.values().any(|s| *s == 429) {
+        424
+    } else {
+        200
+    };
+    Reply::json(outer, json!({ "responses": responses }))
 }

@@ -44,6 +44,9 @@ struct Plan {
     status_ratio: Option<(f64, Vec<u16>)>,
     inner_ratio: Option<(f64, Vec<u16>)>,
     omit_next_links: bool,
+    edit_during_listings: u32,
+    heavy_listings: Option<(usize, usize)>,
+    batch_424: bool,
 }
 
 /// The fault switchboard of one server; cheap to clone, usable from any task.
@@ -66,6 +69,9 @@ impl Faults {
                 status_ratio: None,
                 inner_ratio: None,
                 omit_next_links: false,
+                edit_during_listings: 0,
+                heavy_listings: None,
+                batch_424: false,
             })),
             throttle,
         }
@@ -118,6 +124,25 @@ impl Faults {
         self.plan().omit_next_links = on;
     }
 
+    /// The owner edits a page while the next `n` page listings are read: after each, the page
+    /// that is last in the default order (`lastModifiedDateTime desc`) is modified now, so it moves
+    /// to the front, across the slices a `$skip` paging has not read yet or has read already.
+    pub fn edit_during_listings(&self, n: u32) {
+        self.plan().edit_during_listings += n;
+    }
+
+    /// Listings of sections with at least `min_pages` pages time out (504, as reported for big
+    /// sections) unless they ask for at most `max_top` pages and `$select` only some fields.
+    pub fn heavy_listings_time_out(&self, min_pages: usize, max_top: usize) {
+        self.plan().heavy_listings = Some((min_pages, max_top));
+    }
+
+    /// A `$batch` with a throttled inner request answers 424 (still carrying the inner responses)
+    /// instead of 200.
+    pub fn batch_424_on_throttle(&self, on: bool) {
+        self.plan().batch_424 = on;
+    }
+
     /// Another client used the budget: `scope` refuses every request for `length` from now (and the
     /// refused requests count, as any other).
     pub fn throttle_externally(&self, scope: ExternalScope, length: Duration) {
@@ -139,6 +164,9 @@ impl Faults {
         p.status_ratio = None;
         p.inner_ratio = None;
         p.omit_next_links = false;
+        p.edit_during_listings = 0;
+        p.heavy_listings = None;
+        p.batch_424 = false;
     }
 
     /// The fault for the next outer request, if any (one per request, most disruptive first).
@@ -178,6 +206,25 @@ impl Faults {
         } else {
             None
         }
+    }
+
+    /// Whether to edit a page after this listing (counts one down).
+    pub(crate) fn take_edit_during_listing(&self) -> bool {
+        let mut p = self.plan();
+        if p.edit_during_listings > 0 {
+            p.edit_during_listings -= 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub(crate) fn heavy_listings(&self) -> Option<(usize, usize)> {
+        self.plan().heavy_listings
+    }
+
+    pub(crate) fn answers_424_on_throttle(&self) -> bool {
+        self.plan().batch_424
     }
 
     pub(crate) fn omitting_next_links(&self) -> bool {

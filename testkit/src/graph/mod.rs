@@ -14,26 +14,20 @@ pub mod stats;
 pub mod throttle;
 
 use std::collections::HashMap;
-use std::io;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use axum::body::Body as AxumBody;
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::Response;
-use axum::serve::{IncomingStream, Listener};
 use axum::Router;
 use futures::StreamExt as _;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::time::Instant;
 
+use crate::net::{KillSwitch, Outage, SwitchedListener};
 use crate::{TestUser, TokenProblem, TokenRegistry};
 use notebridge::settings::GraphLimits;
 
@@ -124,6 +118,15 @@ pub(crate) struct Shared {
     pub(crate) shuffle: Mutex<StdRng>,
 }
 
+/// The section id of a page listing path (`/me/onenote/sections/{id}/pages`).
+fn section_of_listing(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix("/me/onenote/sections/").or_else(|| {
+        path.strip_prefix("/users/")
+            .and_then(|r| r.split_once("/onenote/sections/").map(|(_, s)| s))
+    })?;
+    rest.strip_suffix("/pages").filter(|id| !id.contains('/'))
+}
+
 /// A Graph error reply for an injected server error.
 pub(crate) fn fault_reply(status: u16) -> Reply {
     let code = match status {
@@ -186,17 +189,44 @@ impl Shared {
     }
 
     pub(crate) fn dispatch(&self, user: &str, method: &str, path: &str, query: &str) -> Reply {
-        let data = self.data.lock().expect("graph data poisoned");
-        let users = self.users.lock().expect("graph users poisoned");
-        let empty = UserNotes::default();
-        let ctx = Ctx {
-            base: &self.base,
-            user,
-            user_info: users.get(user),
-            notes: data.get(user).unwrap_or(&empty),
-            omit_next_links: self.faults.omitting_next_links(),
+        let listed = section_of_listing(path);
+        let mut data = self.data.lock().expect("graph data poisoned");
+        if let (Some(section), Some((min_pages, max_top))) = (listed, self.faults.heavy_listings())
+        {
+            let pages = data.get(user).map_or(0, |n| n.pages_in(section).len());
+            let q: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+                .into_owned()
+                .collect();
+            let top = q
+                .iter()
+                .find(|(k, _)| k == "$top")
+                .and_then(|(_, v)| v.parse::<usize>().ok())
+                .unwrap_or(20);
+            let selects = q.iter().any(|(k, _)| k == "$select");
+            if pages >= min_pages && (top > max_top || !selects) {
+                return fault_reply(504);
+            }
+        }
+        let reply = {
+            let users = self.users.lock().expect("graph users poisoned");
+            let empty = UserNotes::default();
+            let ctx = Ctx {
+                base: &self.base,
+                user,
+                user_info: users.get(user),
+                notes: data.get(user).unwrap_or(&empty),
+                omit_next_links: self.faults.omitting_next_links(),
+            };
+            routes::dispatch(&ctx, method, path, query)
         };
-        routes::dispatch(&ctx, method, path, query)
+        if let Some(section) = listed.filter(|_| reply.status == 200) {
+            if self.faults.take_edit_during_listing() {
+                if let Some(n) = data.get_mut(user) {
+                    n.touch_oldest_page(section, chrono::Utc::now());
+                }
+            }
+        }
+        reply
     }
 
     fn record(&self, method: &str, path: &str, user: Option<&str>, status: u16, over: bool) {
@@ -326,7 +356,7 @@ async fn handle(
         Some(OuterFault::Drop) => {
             // Status 0 in the log: the client got no response at all.
             sh.record(&method, &full, Some(&user), 0, false);
-            kill.0.store(true, Ordering::SeqCst);
+            kill.kill();
             return into_response(fault_reply(500), None);
         }
         _ => {}
@@ -385,107 +415,11 @@ async fn handle(
     into_response(reply, slot)
 }
 
-/// Per-connection switch a handler flips to make the connection fail instead of answering.
-#[derive(Clone, Debug, Default)]
-pub struct KillSwitch(Arc<AtomicBool>);
-
-struct KillListener(TcpListener);
-
-impl Listener for KillListener {
-    type Io = KillableStream;
-    type Addr = KillSwitch;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.0.accept().await {
-                Ok((s, _)) => {
-                    let k = KillSwitch::default();
-                    return (
-                        KillableStream {
-                            inner: s,
-                            kill: k.clone(),
-                        },
-                        k,
-                    );
-                }
-                // Transient (e.g. too many open files): retry shortly, as axum's own listener does.
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(5)).await,
-            }
-        }
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        Ok(KillSwitch::default())
-    }
-}
-
-impl Connected<IncomingStream<'_, KillListener>> for KillSwitch {
-    fn connect_info(stream: IncomingStream<'_, KillListener>) -> Self {
-        stream.remote_addr().clone()
-    }
-}
-
-/// A TCP stream that fails every operation once its switch is flipped, so hyper drops the connection
-/// without writing the response.
-struct KillableStream {
-    inner: TcpStream,
-    kill: KillSwitch,
-}
-
-impl KillableStream {
-    fn killed(&self) -> bool {
-        self.kill.0.load(Ordering::SeqCst)
-    }
-}
-
-fn reset() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::ConnectionReset,
-        "connection dropped by fault",
-    )
-}
-
-impl AsyncRead for KillableStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for KillableStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.killed() {
-            return Poll::Ready(Err(reset()));
-        }
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
 /// A running Graph test server. Stops when dropped.
 pub struct GraphServer {
     base: String,
     shared: Arc<Shared>,
+    outage: Outage,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -495,10 +429,9 @@ impl GraphServer {
     /// # Panics
     /// When no loopback port can be bound (a broken test machine).
     pub async fn start(cfg: GraphServerConfig) -> GraphServer {
-        let tcp = TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind 127.0.0.1:0 for the Graph test server");
-        let addr = tcp.local_addr().expect("local address of a bound listener");
+        let outage = Outage::default();
+        let tcp = SwitchedListener::bind(outage.clone()).await;
+        let addr = tcp.addr();
         let base = format!("http://{addr}/v1.0");
         let throttle = Arc::new(Mutex::new(Throttle::new(cfg.limits.clone())));
         let shared = Arc::new(Shared {
@@ -518,13 +451,19 @@ impl GraphServer {
             .fallback(handle)
             .with_state(Arc::clone(&shared));
         let task = tokio::spawn(async move {
-            let _ = axum::serve(
-                KillListener(tcp),
-                app.into_make_service_with_connect_info::<KillSwitch>(),
-            )
-            .await;
+            let _ = axum::serve(tcp, app.into_make_service_with_connect_info::<KillSwitch>()).await;
         });
-        GraphServer { base, shared, task }
+        GraphServer {
+            base,
+            shared,
+            outage,
+            task,
+        }
+    }
+
+    /// The outage switch: stop listening for a while, come back on the same address.
+    pub fn outage(&self) -> Outage {
+        self.outage.clone()
     }
 
     /// `http://127.0.0.1:PORT/v1.0`.

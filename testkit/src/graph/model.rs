@@ -208,6 +208,18 @@ impl UserNotes {
         v
     }
 
+    /// The owner edits the page of `section` modified longest ago: it becomes the newest.
+    pub fn touch_oldest_page(&mut self, section: &str, now: DateTime<Utc>) {
+        if let Some(p) = self
+            .pages
+            .iter_mut()
+            .filter(|p| p.section_id == section)
+            .min_by(|a, b| a.modified.cmp(&b.modified).then(b.order.cmp(&a.order)))
+        {
+            p.modified = now.max(p.modified + chrono::Duration::milliseconds(1));
+        }
+    }
+
     /// Notebooks sorted by name.
     pub fn notebooks_sorted(&self) -> Vec<&Notebook> {
         let mut v: Vec<&Notebook> = self.notebooks.iter().collect();

@@ -91,6 +91,10 @@ struct Query {
     top: Option<usize>,
     skip: usize,
     pagelevel: bool,
+    /// `$orderby`: a property and whether descending (page listings only).
+    orderby: Option<(String, bool)>,
+    /// `$count=true`: `@odata.count` with the collection's size (page listings only).
+    count: bool,
 }
 
 fn parse_query(query: &str) -> Result<Query, Reply> {
@@ -119,7 +123,36 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
                 })?
             }
             "pagelevel" => q.pagelevel = v.eq_ignore_ascii_case("true"),
-            "$filter" | "$orderby" | "$count" | "$search" => {
+            "$orderby" => {
+                let mut parts = v.split_whitespace();
+                let prop = parts.next().unwrap_or_default().to_owned();
+                let desc = match parts.next().map(str::to_ascii_lowercase).as_deref() {
+                    None | Some("asc") => false,
+                    Some("desc") => true,
+                    Some(other) => {
+                        return Err(Reply::error(
+                            400,
+                            "BadRequest",
+                            &format!("Invalid sort direction '{other}' in $orderby."),
+                        ))
+                    }
+                };
+                q.orderby = Some((prop, desc));
+            }
+            "$count" => {
+                q.count = match v.to_ascii_lowercase().as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => {
+                        return Err(Reply::error(
+                            400,
+                            "BadRequest",
+                            &format!("Invalid value '{v}' for $count."),
+                        ))
+                    }
+                }
+            }
+            "$filter" | "$search" => {
                 // Refusing loudly beats silently returning unfiltered data that a client would trust.
                 return Err(Reply::error(
                     400,
@@ -269,6 +302,17 @@ fn apply_select(mut m: Map<String, Value>, select: &Option<Vec<String>>) -> Map<
         });
     }
     m
+}
+
+/// Orders two JSON values of one property: numbers as numbers, everything else as text.
+fn cmp_json(a: &Value, b: &Value) -> std::cmp::Ordering {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x.total_cmp(&y),
+        _ => a
+            .as_str()
+            .unwrap_or_default()
+            .cmp(b.as_str().unwrap_or_default()),
+    }
 }
 
 fn ts(d: DateTime<Utc>) -> String {
@@ -659,9 +703,36 @@ struct Listing {
 }
 
 impl Ctx<'_> {
-    fn list(&self, path: &str, q: &Query, l: Listing) -> Reply {
+    fn list(&self, path: &str, q: &Query, mut l: Listing) -> Reply {
         if let Err(r) = check_select(l.kind, &q.select) {
             return r;
+        }
+        if !matches!(l.kind, Kind::Page) && (q.orderby.is_some() || q.count) {
+            // Refusing loudly beats silently returning unsorted data that a client would trust.
+            return Reply::error(
+                400,
+                "BadRequest",
+                "$orderby and $count are implemented by the notebridge test server for page \
+                 listings only",
+            );
+        }
+        if let Some((prop, desc)) = &q.orderby {
+            if !l.items.iter().all(|m| m.contains_key(prop.as_str())) {
+                return Reply::error(
+                    400,
+                    "BadRequest",
+                    &format!("Could not find a property named '{prop}' to order by."),
+                );
+            }
+            // A stable sort on the one key, as OData asks (ties keep the default order).
+            l.items.sort_by(|a, b| {
+                let o = cmp_json(&a[prop.as_str()], &b[prop.as_str()]);
+                if *desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            });
         }
         let top = match (q.top, l.paging) {
             (Some(t), Some((_, max))) if t > max => {
@@ -689,6 +760,9 @@ impl Ctx<'_> {
         };
         let mut out = Map::new();
         out.insert("@odata.context".into(), json!(context));
+        if q.count {
+            out.insert("@odata.count".into(), json!(total));
+        }
         if end < total && !self.omit_next_links {
             let mut ser = url::form_urlencoded::Serializer::new(String::new());
             for (k, v) in &q.raw {
@@ -1006,6 +1080,8 @@ impl Ctx<'_> {
             top: q.top,
             skip: q.skip,
             pagelevel: q.pagelevel,
+            orderby: q.orderby.clone(),
+            count: q.count,
         };
         if let Err(r) = check_select(kind, &q.select) {
             return r;

@@ -14,7 +14,6 @@ pub mod uploads;
 pub mod validate;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -190,6 +189,7 @@ impl Shared {
 /// A running Notion test server; stops on drop or [`NotionServer::shutdown`].
 pub struct NotionServer {
     shared: Arc<Shared>,
+    outage: crate::net::Outage,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
@@ -200,12 +200,9 @@ impl NotionServer {
     /// # Panics
     /// When no loopback port can be bound: a test cannot run without one.
     pub async fn start(config: NotionServerConfig) -> Self {
-        let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
-            .await
-            .expect("bind a loopback port for the Notion test server");
-        let addr = listener
-            .local_addr()
-            .expect("local address of the Notion test server");
+        let outage = crate::net::Outage::default();
+        let listener = crate::net::SwitchedListener::bind(outage.clone()).await;
+        let addr = listener.addr();
         let inner = Inner {
             store: store::Store::default(),
             uploads: uploads::Uploads::new(config.upload_expiry, config.max_file_upload_size),
@@ -234,6 +231,7 @@ impl NotionServer {
         });
         Self {
             shared,
+            outage,
             stop: Some(tx),
             task: Some(task),
         }
@@ -242,6 +240,11 @@ impl NotionServer {
     /// `http://127.0.0.1:PORT`; requests go to `{base_url}/v1/...`.
     pub fn base_url(&self) -> &str {
         &self.shared.base_url
+    }
+
+    /// The outage switch: stop listening for a while, come back on the same address.
+    pub fn outage(&self) -> crate::net::Outage {
+        self.outage.clone()
     }
 
     /// The accepted integration token.
