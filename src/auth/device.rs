@@ -54,8 +54,7 @@ pub(crate) const DEFAULT_LIFETIME: Duration = Duration::from_secs(3600);
 pub(crate) async fn request_code(
     id: &Identity,
 ) -> Result<DeviceAuthorizationResponse<MsExtra>, AuthError> {
-    id
-        .client
+    id.client
         .exchange_device_code()
         .add_scopes(id.scopes())
         .request_async(&id.oauth)

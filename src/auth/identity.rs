@@ -10,8 +10,8 @@ use oauth2::{
 };
 
 use super::AuthError;
-use crate::trace;
 use crate::settings::Settings;
+use crate::trace;
 
 /// `BasicClient` with the device-authorization and token endpoints set.
 pub(crate) type DeviceClient =
@@ -216,7 +216,12 @@ impl<'c> AsyncHttpClient<'c> for SignInHttp {
             let headers = resp.headers().clone();
             let body = resp.bytes().await.map_err(|e| {
                 let f = SignInFailure::Broken(chain(&e));
-                record(Some(status.as_u16()), Some(&headers), None, Some(f.to_string()));
+                record(
+                    Some(status.as_u16()),
+                    Some(&headers),
+                    None,
+                    Some(f.to_string()),
+                );
                 f
             })?;
             record(Some(status.as_u16()), Some(&headers), Some(&body), None);

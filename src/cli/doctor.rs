@@ -484,13 +484,19 @@ async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
 
 fn notion_failure(name: &str, e: &NotionError, what: &str) -> Check {
     match e {
-        NotionError::Refused { kind: Refusal::BadToken, .. } => Check::fail(
+        NotionError::Refused {
+            kind: Refusal::BadToken,
+            ..
+        } => Check::fail(
             name,
             Some(Exit::Usage),
             format!("Notion rejected {}: {e}", env::NOTION_TOKEN),
             "copy the integration's secret again into NOTION_TOKEN",
         ),
-        NotionError::Refused { kind: Refusal::NotShared, .. } => Check::fail(
+        NotionError::Refused {
+            kind: Refusal::NotShared,
+            ..
+        } => Check::fail(
             name,
             Some(Exit::Usage),
             format!("{what} is not shared with the integration (or does not exist)"),

@@ -112,7 +112,8 @@ async fn login(
 /// (even with `--quiet`: without it nobody can sign in).
 fn show_prompt(printer: &Printer, p: &DevicePrompt) {
     if printer.json {
-        printer.json_line(&json!({
+        // The contract fixes this line's shape exactly (a wrapper reads it while we poll).
+        printer.json_exact(&json!({
             "verification_uri": p.verification_uri,
             "user_code": p.user_code,
             "expires_in": p.expires_in.as_secs(),

@@ -39,6 +39,14 @@ impl Printer {
         }
     }
 
+    /// One JSON line on stdout exactly as given (no `"version"`), flushed at once: for the one line
+    /// whose shape the contract fixes, the device-code prompt.
+    pub fn json_exact(&self, value: &serde_json::Value) {
+        let mut o = std::io::stdout().lock();
+        let _ = writeln!(o, "{value}");
+        let _ = o.flush();
+    }
+
     /// One JSON document on stdout, flushed at once (a script may be waiting for it). Every document
     /// carries `"version"`, notebridge's own, first, so a script can tell which shape it reads.
     pub fn json_line(&self, value: &serde_json::Value) {

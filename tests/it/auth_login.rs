@@ -162,11 +162,10 @@ async fn decline_exits_3_with_a_clear_message() {
     let out = w.run(&["login", "--json"]).await;
     assert_eq!(out.code, Some(3), "{out:?}");
     assert!(out.stderr.contains("declined"), "{out:?}");
-    assert_eq!(
-        json_lines(&out.stdout).len(),
-        1,
-        "only the prompt on stdout"
-    );
+    let lines = json_lines(&out.stdout);
+    assert_eq!(lines.len(), 2, "the prompt, then the error as JSON");
+    assert!(lines[0]["user_code"].is_string());
+    assert_eq!(lines[1]["exit"], 3);
     assert_eq!(w.auth.counters().polls, 2);
 }
 
