@@ -34,14 +34,14 @@ struct Trace {
 
 static TRACE: OnceLock<Trace> = OnceLock::new();
 
-/// Starts tracing into `path` (created or truncated, mode 0600: it names accounts and pages).
+/// Starts tracing into `path` (created with mode 0600, since it names accounts and pages; a trace
+/// already there is appended to, so the runs of a cron job follow one another in one file).
 /// `bodies` writes every body (redacted), not only those of failed answers.
 pub fn install(path: &Path, bodies: bool) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .create(true)
-        .write(true)
-        .truncate(true)
+        .append(true)
         .mode(0o600)
         .open(path)?;
     let _ = TRACE.set(Trace {
@@ -86,6 +86,100 @@ pub struct Exchange<'a> {
     pub error: Option<String>,
     /// From sending to the end of the answer.
     pub elapsed: Duration,
+}
+
+/// The largest answer body the trace reads to show it (bigger ones are noted by size only).
+const MAX_TRACED_BODY: u64 = 1024 * 1024;
+
+/// Whether bodies of successful answers are written too.
+fn bodies_on() -> bool {
+    TRACE.get().is_some_and(|t| t.bodies)
+}
+
+/// Sends `req` as [`reqwest::RequestBuilder::send`] does, and records the exchange when a trace is
+/// on. An answer whose body the trace shows (a failed one, or any with bodies on, up to 1 MiB) is
+/// read here and handed on rebuilt, so the caller reads the same bytes.
+pub async fn send(
+    req: reqwest::RequestBuilder,
+    service: &'static str,
+) -> reqwest::Result<reqwest::Response> {
+    if !enabled() {
+        return req.send().await;
+    }
+    let (client, request) = req.build_split();
+    let request = request?;
+    let method = request.method().to_string();
+    let url = request.url().to_string();
+    let request_headers = header_pairs(request.headers());
+    let request_body = request
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .map(<[u8]>::to_vec);
+    let started = std::time::Instant::now();
+    let ex = |status, response_headers, response_body, error| Exchange {
+        service,
+        method: &method,
+        url: &url,
+        request_headers: request_headers.clone(),
+        request_body: request_body.as_deref(),
+        status,
+        response_headers,
+        response_body,
+        error,
+        elapsed: started.elapsed(),
+    };
+    let resp = match client.execute(request).await {
+        Ok(r) => r,
+        Err(e) => {
+            let why = e.to_string().replace(url.as_str(), &redact_url(&url));
+            record(ex(None, Vec::new(), None, Some(why)));
+            return Err(e);
+        }
+    };
+    let status = resp.status();
+    let headers = resp.headers().clone();
+    let show = (bodies_on() || status.as_u16() >= 400)
+        && resp.content_length().is_none_or(|n| n <= MAX_TRACED_BODY);
+    if !show {
+        record(ex(
+            Some(status.as_u16()),
+            header_pairs(&headers),
+            None,
+            None,
+        ));
+        return Ok(resp);
+    }
+    let version = resp.version();
+    let bytes = match resp.bytes().await {
+        Ok(b) => b,
+        Err(e) => {
+            let why = e.to_string().replace(url.as_str(), &redact_url(&url));
+            record(ex(
+                Some(status.as_u16()),
+                header_pairs(&headers),
+                None,
+                Some(why),
+            ));
+            return Err(e);
+        }
+    };
+    record(ex(
+        Some(status.as_u16()),
+        header_pairs(&headers),
+        Some(&bytes),
+        None,
+    ));
+    let mut rebuilt = oauth2::http::Response::builder()
+        .status(status)
+        .version(version);
+    for (k, v) in headers.iter() {
+        rebuilt = rebuilt.header(k, v);
+    }
+    Ok(reqwest::Response::from(
+        rebuilt
+            .body(bytes)
+            .expect("the parts of an answer just read"),
+    ))
 }
 
 /// Headers as (name, value) pairs, for an [`Exchange`].
@@ -225,20 +319,44 @@ fn body_excerpt(b: &[u8]) -> String {
     out
 }
 
-/// Replaces the values of secret keys everywhere in `v`, with an explicit stack (bodies are input).
+/// Replaces the values of secret keys everywhere in `v`, and those values wherever else they occur
+/// in its text (Microsoft's device-code `message` repeats the user code), with an explicit stack
+/// (bodies are input).
 fn redact_json(v: &mut Value) {
-    let mut stack = vec![v];
+    let mut found: Vec<String> = Vec::new();
+    let mut stack = vec![&mut *v];
     while let Some(v) = stack.pop() {
         match v {
             Value::Object(m) => {
                 for (k, x) in m.iter_mut() {
                     if is_secret_key(k) && !x.is_object() && !x.is_array() {
+                        if let Some(s) = x.as_str().filter(|s| s.len() >= 4) {
+                            found.push(s.to_owned());
+                        }
                         *x = Value::String(REDACTED.to_owned());
                     } else {
                         stack.push(x);
                     }
                 }
             }
+            Value::Array(a) => stack.extend(a.iter_mut()),
+            _ => {}
+        }
+    }
+    if found.is_empty() {
+        return;
+    }
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                for secret in &found {
+                    if s.contains(secret.as_str()) {
+                        *s = s.replace(secret.as_str(), REDACTED);
+                    }
+                }
+            }
+            Value::Object(m) => stack.extend(m.values_mut()),
             Value::Array(a) => stack.extend(a.iter_mut()),
             _ => {}
         }
@@ -277,7 +395,7 @@ mod tests {
     fn secrets_in_headers_urls_forms_and_json_are_redacted() {
         let form =
             b"grant_type=refresh_token&refresh_token=rt-SECRET1&client_id=app&scope=Notes.Read";
-        let answer = br#"{"access_token":"at-SECRET2","refresh_token":"rt-SECRET3","expires_in":3600,"nested":{"device_code":"dc-SECRET4"}}"#;
+        let answer = br#"{"access_token":"at-SECRET2","refresh_token":"rt-SECRET3","expires_in":3600,"nested":{"device_code":"dc-SECRET4","user_code":"UCSECRET9","message":"enter the code UCSECRET9"}}"#;
         let e = Exchange {
             service: "sign-in",
             method: "POST",

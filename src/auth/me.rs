@@ -37,14 +37,12 @@ pub async fn fetch_me(id: &Identity, token: &AccessToken) -> Result<Me, AuthErro
         during: "reading the signed-in user from Graph",
         detail: e.without_url().to_string(),
     };
-    let resp = id
+    let req = id
         .http
         .get(&url)
         .bearer_auth(token.secret())
-        .header(reqwest::header::ACCEPT, "application/json")
-        .send()
-        .await
-        .map_err(transport)?;
+        .header(reqwest::header::ACCEPT, "application/json");
+    let resp = crate::trace::send(req, "graph").await.map_err(transport)?;
     let status = resp.status();
     if !status.is_success() {
         let body: serde_json::Value = resp.json().await.unwrap_or_default();

@@ -716,7 +716,7 @@ fn transport_detail(e: &reqwest::Error) -> String {
 
 /// Sends `req` and reads its answer, body bounded by `max`.
 async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, BodyError> {
-    let resp = req.send().await.map_err(|e| {
+    let resp = crate::trace::send(req, "graph").await.map_err(|e| {
         if e.is_connect() {
             BodyError::Unreachable(transport_detail(&e))
         } else {

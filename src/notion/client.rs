@@ -544,7 +544,7 @@ impl NotionClient {
                 Body::Json(v) => req.json(v),
                 Body::Multipart(f) => req.multipart(f()),
             };
-            let sent = req.send().await;
+            let sent = crate::trace::send(req, "notion").await;
             match &sent {
                 // No connection was made, so nothing was applied: any request may go again once
                 // Notion answers, and the wait is the network's, not this request's.

@@ -43,6 +43,7 @@ mod public_samples;
 mod report_cli;
 mod scan_cli;
 mod status_cli;
+mod trace_cli;
 mod verify_cli;
 mod verify_regressions;
 mod verify_report;
