@@ -590,10 +590,6 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
                 .reachability()
                 .waiting()
                 .or_else(|| names.current_wait(m.graph().limiter()));
-            let wait = waiting
-                .as_ref()
-                .map(|w| format!("; waiting: {w}"))
-                .unwrap_or_default();
             // Files per page as this run finds them, once it has read a few pages.
             let pages_now = s.pages.load(Ordering::Relaxed);
             let files = if pages_now >= 5 {
@@ -605,19 +601,19 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
                 assumed
             };
             let eta = super::estimate::plan(m.graph().limiter(), notion_rate, files, &work)
-                .map(|p| human_secs(p.seconds))
-                .unwrap_or_else(|_| "unknown".into());
+                .ok()
+                .map(|p| human_secs(p.seconds));
             Frame {
                 done: done as u64,
                 total: Some(total as u64),
-                message: format!(
-                    "pages; {} files; Graph {} req ({} throttled), Notion {} req; ETA {eta}{wait}",
-                    s.files.load(Ordering::Relaxed),
-                    g.requests,
-                    g.throttled,
-                    n.requests,
-                ),
-                state: waiting.unwrap_or_else(|| "running".into()),
+                unit: "pages",
+                eta,
+                waiting,
+                details: vec![
+                    format!("{} files", s.files.load(Ordering::Relaxed)),
+                    format!("Graph {} req, {} throttled", g.requests, g.throttled),
+                    format!("Notion {} req", n.requests),
+                ],
             }
         }),
     )

@@ -8,18 +8,76 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::output::Printer;
 
-/// What a progress display shows at one moment.
+/// What a progress display shows at one moment, by importance: how far, when done, what it waits
+/// for, then the details. A line too wide for the terminal loses details first, never the count.
 #[derive(Clone, Debug, Default)]
 pub struct Frame {
-    /// Units done (pages, items).
+    /// Units done (pages, sections).
     pub done: u64,
     /// Units in all, when known.
     pub total: Option<u64>,
-    /// The rest of the line (requests, lane use, the reason for a wait).
-    pub message: String,
+    /// What the units are ("pages").
+    pub unit: &'static str,
+    /// The estimated time left, when it can be told.
+    pub eta: Option<String>,
+    /// Why the run waits right now (a throttle, the network), if it does.
+    pub waiting: Option<String>,
+    /// The rest (requests, files), most useful first.
+    pub details: Vec<String>,
+}
+
+impl Frame {
     /// What the run is doing ("running", or why it waits): without a terminal a change of it is
     /// logged at once, not only every few seconds.
-    pub state: String,
+    fn state(&self) -> &str {
+        self.waiting.as_deref().unwrap_or("running")
+    }
+
+    /// The parts of the line in order of importance.
+    fn parts(&self) -> Vec<String> {
+        let total = self.total.map(|t| format!("/{t}")).unwrap_or_default();
+        let mut parts = vec![format!("{}{total} {}", self.done, self.unit)];
+        if let Some(e) = &self.eta {
+            parts.push(format!("ETA {e}"));
+        }
+        if let Some(w) = &self.waiting {
+            parts.push(format!("waiting: {w}"));
+        }
+        parts.extend(self.details.iter().cloned());
+        parts
+    }
+
+    /// The line for a terminal `width` columns wide: details dropped from the end until it fits,
+    /// then the wait's reason shortened; the count is always there.
+    pub fn fit(&self, label: &str, width: usize) -> String {
+        let mut parts = self.parts();
+        let join = |p: &[String]| format!("{label} {}", p.join(" · "));
+        let keep = 1 + usize::from(self.eta.is_some()) + usize::from(self.waiting.is_some());
+        while parts.len() > keep && join(&parts).chars().count() > width {
+            parts.pop();
+        }
+        let line = join(&parts);
+        if line.chars().count() <= width {
+            return line;
+        }
+        let mut cut: String = line.chars().take(width.saturating_sub(1)).collect();
+        cut.push('…');
+        cut
+    }
+
+    /// The line without a terminal (cron, a log file): every part, one short line.
+    pub fn log_line(&self, label: &str, elapsed: Duration) -> String {
+        let mut parts = self.parts();
+        parts[0] = format!("{} after {}s", parts[0], elapsed.as_secs());
+        format!("{label}: {}", parts.join("; "))
+    }
+}
+
+/// The width of the terminal on stderr (80 when it cannot be told).
+fn terminal_width() -> usize {
+    console::Term::stderr()
+        .size_checked()
+        .map_or(80, |(_, w)| usize::from(w))
 }
 
 /// A running progress display; dropping or [`Ticker::finish`] stops it.
@@ -40,23 +98,16 @@ impl Ticker {
     ) -> Ticker {
         if printer.progress {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            // The line is fitted to the width by `Frame::fit` (by importance), not cut at its end.
             bar.set_style(
-                ProgressStyle::with_template(
-                    "{spinner} {prefix} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
-                )
-                .expect("progress template parses"),
+                ProgressStyle::with_template("{spinner} {msg}").expect("progress template parses"),
             );
-            bar.set_prefix(label);
             printer.set_bar(Some(bar.clone()));
             let b = bar.clone();
             let task = tokio::spawn(async move {
                 loop {
                     let f = frame();
-                    if let Some(t) = f.total {
-                        b.set_length(t);
-                    }
-                    b.set_position(f.done);
-                    b.set_message(f.message);
+                    b.set_message(f.fit(label, terminal_width().saturating_sub(3)));
                     b.tick();
                     tokio::time::sleep(Duration::from_millis(200)).await;
                 }
@@ -74,18 +125,12 @@ impl Ticker {
                 loop {
                     tokio::time::sleep(Duration::from_secs(1)).await;
                     let f = frame();
-                    if f.state == last_state && last_line.elapsed() < log_every {
+                    if f.state() == last_state && last_line.elapsed() < log_every {
                         continue;
                     }
-                    let total = f.total.map(|t| format!("/{t}")).unwrap_or_default();
-                    eprintln!(
-                        "{label}: {}{total} after {}s; {}",
-                        f.done,
-                        started.elapsed().as_secs(),
-                        f.message
-                    );
+                    eprintln!("{}", f.log_line(label, started.elapsed()));
                     last_line = tokio::time::Instant::now();
-                    last_state = f.state;
+                    last_state = f.state().to_owned();
                 }
             });
             Ticker {
@@ -150,5 +195,46 @@ impl AccountNames {
     pub fn current_wait(&self, limiter: &crate::limiter::Limiter) -> Option<String> {
         let snapshot = limiter.snapshot().ok()?;
         snapshot.waits.first().map(|w| self.label(&w.message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn throttled() -> Frame {
+        Frame {
+            done: 412,
+            total: Some(1300),
+            unit: "pages",
+            eta: Some("5h 40m".into()),
+            waiting: Some("alice throttled by Graph (User scope), 38s more".into()),
+            details: vec![
+                "1,104 files".into(),
+                "Graph 1,562 req, 3 throttled".into(),
+                "Notion 2,210 req".into(),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_line_fits_80_and_120_columns_by_importance() {
+        let f = throttled();
+        let at80 = f.fit("migrate", 80);
+        let at120 = f.fit("migrate", 120);
+        assert!(at80.chars().count() <= 80 && at120.chars().count() <= 120);
+        insta::assert_snapshot!("progress_80", at80);
+        insta::assert_snapshot!("progress_120", at120);
+        // far too narrow: the count stays, the rest is cut visibly
+        let at30 = f.fit("migrate", 30);
+        assert!(at30.starts_with("migrate 412/1300 pages"), "{at30}");
+        assert!(at30.chars().count() <= 30);
+    }
+
+    #[test]
+    fn without_a_terminal_one_line_holds_every_part() {
+        let line = throttled().log_line("migrate", Duration::from_secs(95));
+        insta::assert_snapshot!("progress_log_line", line);
+        assert!(!line.contains('\n'));
     }
 }

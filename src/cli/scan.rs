@@ -47,20 +47,19 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
                 "scan",
                 Duration::from_secs(10),
                 Arc::new(move || {
-                    let wait = names
-                        .current_wait(g.limiter())
-                        .map(|w| format!("; waiting: {w}"))
-                        .unwrap_or_default();
-                    let state = if wait.is_empty() { "running".into() } else { wait.clone() };
                     Frame {
-                        state,
                         done: p.sections_done.load(Ordering::Relaxed),
                         total: Some(p.sections_total.load(Ordering::Relaxed)),
-                        message: format!(
-                            "sections listed; {} items found, {} requests{wait}",
-                            p.items.load(Ordering::Relaxed),
-                            g.counts().requests
-                        ),
+                        unit: "sections listed",
+                        eta: None,
+                        waiting: g
+                            .reachability()
+                            .waiting()
+                            .or_else(|| names.current_wait(g.limiter())),
+                        details: vec![
+                            format!("{} items found", p.items.load(Ordering::Relaxed)),
+                            format!("{} requests", g.counts().requests),
+                        ],
                     }
                 }),
             )
@@ -111,9 +110,6 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
     })
 }
 
-/// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
-/// Deletions are inferred only from a complete listing: never from one that had failures, and only
-/// inside the notebooks scanned.
 /// Records what a finished scan cost: the foreground reserve the limiter keeps for the account's
 /// next scan. A failure to record it costs only the reserve's accuracy.
 pub(super) fn record_scan_cost(meter: crate::limiter::ScanMeter) {
@@ -123,6 +119,9 @@ pub(super) fn record_scan_cost(meter: crate::limiter::ScanMeter) {
     }
 }
 
+/// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
+/// Deletions are inferred only from a complete listing: never from one that had failures, and only
+/// inside the notebooks scanned.
 pub(super) fn store_scan(
     db: &Db,
     account: &str,
