@@ -464,6 +464,16 @@ impl Writer {
                 let t = block_type(b).unwrap_or_default().to_owned();
                 if MEDIA.contains(&t.as_str()) {
                     let url = b[&t]["external"]["url"].as_str().map(str::to_owned);
+                    // An address Notion cannot fetch at all (`data:`, `file:`, ...) is never sent: a
+                    // placeholder names it (refusals of web addresses are degraded when they come).
+                    if let Some(u) = url.as_deref().filter(|u| !resources.contains_key(*u)) {
+                        if !degrade::fetchable(u) {
+                            if let Some(d) = degrade::replace_media(b) {
+                                stats.degraded.push(d);
+                            }
+                            continue;
+                        }
+                    }
                     if let Some(res) = url.and_then(|u| resources.get(&u)) {
                         match self.upload(res).await {
                             Ok((id, size)) => {

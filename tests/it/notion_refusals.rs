@@ -167,3 +167,36 @@ async fn a_migration_whose_every_mailto_link_is_refused_arrives_whole_and_verify
     let listed = out.matches("\"element\":\"link mailto:\"").count();
     assert_eq!(listed, 12, "{out}");
 }
+
+#[tokio::test]
+async fn an_image_address_notion_cannot_fetch_is_never_sent() {
+    let s = fast_server(54).await;
+    s.refuse_unusable_image_urls(true);
+    let root = s.add_shared_page("Unfetchable");
+    let blocks = vec![
+        media("image", "data:image/png;base64,iVBORw0KGgo="),
+        media("image", "https://img.example/photo.png"),
+    ];
+    let page = notebridge::notion::writer::NewPage {
+        parent: &root,
+        title: "Unfetchable",
+        blocks: &blocks,
+        resources: &HashMap::new(),
+    };
+    let (id, stats) = writer(&s)
+        .create_page(page, &HashSet::new(), false, &|_| {})
+        .await
+        .unwrap();
+    let got = s.blocks_of(&id);
+    assert_eq!(got[0]["type"], "paragraph");
+    assert!(serde_json::to_string(&got[0])
+        .unwrap()
+        .contains("data:image/png"));
+    assert_eq!(got[1]["type"], "image");
+    assert_eq!(stats.degraded[0].element, "image data:");
+    assert_eq!(
+        s.counters().validation_errors,
+        0,
+        "nothing refused: nothing unusable sent"
+    );
+}
