@@ -360,6 +360,8 @@ impl NotionClient {
         loop {
             let mut path = format!("/v1/blocks/{id}/children?page_size=100");
             if let Some(c) = &cursor {
+                // Cursors are opaque: encoded, so one holding `&`, `=` or `+` cannot break the query.
+                let c: String = url::form_urlencoded::byte_serialize(c.as_bytes()).collect();
                 path.push_str(&format!("&start_cursor={c}"));
             }
             let v = self
@@ -704,19 +706,37 @@ fn transport_kind(e: &reqwest::Error) -> &'static str {
     }
 }
 
-/// A title as rich text, split into 2000-character runs.
+/// A title as rich text, split into runs of at most 2000 UTF-16 code units (what Notion counts),
+/// never inside a character.
 pub fn title_rich_text(title: &str) -> Value {
     let title = if title.trim().is_empty() {
         "Untitled"
     } else {
         title
     };
-    let chars: Vec<char> = title.chars().collect();
-    let runs: Vec<Value> = chars
-        .chunks(2000)
-        .map(|c| json!({"type": "text", "text": {"content": c.iter().collect::<String>()}}))
+    let runs: Vec<Value> = utf16_chunks(title, 2000)
+        .into_iter()
+        .map(|c| json!({"type": "text", "text": {"content": c}}))
         .collect();
     Value::Array(runs)
+}
+
+/// `s` cut into pieces of at most `max` UTF-16 code units, at character boundaries.
+pub fn utf16_chunks(s: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut units) = (0, 0);
+    for (i, ch) in s.char_indices() {
+        if units + ch.len_utf16() > max {
+            out.push(&s[start..i]);
+            start = i;
+            units = 0;
+        }
+        units += ch.len_utf16();
+    }
+    if start < s.len() || out.is_empty() {
+        out.push(&s[start..]);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -752,5 +772,33 @@ mod tests {
         assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
         assert!(!Refusal::NotShared.stops_run());
         assert!(Refusal::BlockLimit.stops_run() && Refusal::BadToken.stops_run());
+    }
+
+    #[test]
+    fn titles_split_by_utf16_code_units_never_inside_a_character() {
+        // 1999 ASCII then an emoji (2 units): the emoji starts the second run
+        let t = format!("{}😀tail", "a".repeat(1999));
+        let runs = title_rich_text(&t);
+        let runs = runs.as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        let first = runs[0]["text"]["content"].as_str().unwrap();
+        assert_eq!(first.encode_utf16().count(), 1999);
+        assert_eq!(runs[1]["text"]["content"], "😀tail");
+        // 1000 emoji = 2000 units: one run; 1001: two
+        assert_eq!(
+            title_rich_text(&"😀".repeat(1000))
+                .as_array()
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            title_rich_text(&"😀".repeat(1001))
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(title_rich_text(" ")[0]["text"]["content"], "Untitled");
     }
 }

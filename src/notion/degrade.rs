@@ -158,7 +158,7 @@ fn unlink(run: &mut Value) -> Option<Degraded> {
 }
 
 /// A media, embed or bookmark block replaced by a visible placeholder naming its URL.
-fn replace_media(block: &mut Value) -> Option<Degraded> {
+pub fn replace_media(block: &mut Value) -> Option<Degraded> {
     let t = block_type(block)?.to_owned();
     let p = &block[&t];
     let url = p["external"]["url"]
@@ -166,12 +166,24 @@ fn replace_media(block: &mut Value) -> Option<Degraded> {
         .or_else(|| p["url"].as_str())?
         .to_owned();
     *block = json!({"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {
-        "content": format!("⚠ {t} not shown: Notion refused its address {url}")},
+        "content": format!("⚠ {t} not shown: Notion cannot use its address {}", shorten(&url))},
         "annotations": {"italic": true, "color": "red"}}]}});
     Some(Degraded {
         element: format!("{t} {}", scheme_of(&url)),
-        action: "placeholder naming its address (refused by Notion)".into(),
+        action: "placeholder naming its address (Notion cannot use it)".into(),
     })
+}
+
+/// A URL as shown in a placeholder: `data:` URLs are cut (they hold the whole file).
+fn shorten(url: &str) -> String {
+    if url.len() <= 200 {
+        return url.to_owned();
+    }
+    let mut end = 200;
+    while !url.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &url[..end])
 }
 
 fn scheme_of(url: &str) -> String {
@@ -179,6 +191,11 @@ fn scheme_of(url: &str) -> String {
         Some((s, _)) if !s.is_empty() && s.len() < 20 => format!("{}:", s.to_ascii_lowercase()),
         _ => "(no scheme)".into(),
     }
+}
+
+/// Whether Notion could fetch an external address at all (http or https).
+pub fn fetchable(url: &str) -> bool {
+    web(url)
 }
 
 fn web(url: &str) -> bool {

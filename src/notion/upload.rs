@@ -34,6 +34,25 @@ enum Status {
     Gone(String),
 }
 
+/// How sending an upload's content ended.
+enum Done {
+    /// Everything arrived.
+    Uploaded,
+    /// The upload expired or failed first: a new one is needed.
+    Gone(String),
+}
+
+impl Done {
+    /// The end a status stands for, `None` while pending.
+    fn of(s: Status) -> Option<Done> {
+        match s {
+            Status::Pending => None,
+            Status::Uploaded => Some(Done::Uploaded),
+            Status::Gone(g) => Some(Done::Gone(g)),
+        }
+    }
+}
+
 /// An upload as read from a FileUpload object.
 #[derive(Clone, Debug)]
 struct Seen {
@@ -94,12 +113,11 @@ pub async fn upload_once(
             Some(total) => send_parts(c, &id, name, mime, &bytes, total).await?,
         };
         match status {
-            Status::Uploaded => return Ok(id),
-            Status::Gone(s) => {
+            Done::Uploaded => return Ok(id),
+            Done::Gone(s) => {
                 tracing::info!(upload = %id, status = %s, "upload unusable; starting a new one");
                 last = s;
             }
-            Status::Pending => unreachable!("send_single and send_parts end uploaded or gone"),
         }
     }
     Err(NotionError::GaveUp {
@@ -115,16 +133,13 @@ async fn send_single(
     name: &str,
     mime: &str,
     bytes: &Bytes,
-) -> Result<Status, NotionError> {
+) -> Result<Done, NotionError> {
     let s = send_step(c, id, name, mime, bytes.clone(), None).await?;
-    match s.status {
-        // The send answered (or the read-back said) pending: the content did not arrive whole.
-        Status::Pending => Err(NotionError::BadAnswer {
-            what: format!("sending upload {id}"),
-            problem: "the upload is still pending after its single part was sent".into(),
-        }),
-        other => Ok(other),
-    }
+    // The send answered (or the read-back said) pending: the content did not arrive whole.
+    Done::of(s.status).ok_or_else(|| NotionError::BadAnswer {
+        what: format!("sending upload {id}"),
+        problem: "the upload is still pending after its single part was sent".into(),
+    })
 }
 
 /// Sends parts from the first one Notion does not hold, then completes; a completion that finds
@@ -136,7 +151,7 @@ async fn send_parts(
     mime: &str,
     bytes: &Bytes,
     total: u32,
-) -> Result<Status, NotionError> {
+) -> Result<Done, NotionError> {
     let mut next = 1u32;
     for _ in 0..STEP_ATTEMPTS {
         while next <= total {
@@ -144,15 +159,17 @@ async fn send_parts(
             // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
             let part = bytes.slice(start..(start + PART_SIZE).min(bytes.len()));
             let s = send_step(c, id, name, mime, part, Some(next)).await?;
-            match s.status {
-                Status::Pending => next = (next + 1).max(s.sent + 1),
-                done => return Ok(done),
+            let sent = s.sent;
+            match Done::of(s.status) {
+                None => next = (next + 1).max(sent + 1),
+                Some(done) => return Ok(done),
             }
         }
         let s = complete_step(c, id).await?;
-        match s.status {
-            Status::Pending => next = s.sent + 1,
-            done => return Ok(done),
+        let sent = s.sent;
+        match Done::of(s.status) {
+            None => next = sent + 1,
+            Some(done) => return Ok(done),
         }
     }
     Err(NotionError::GaveUp {

@@ -464,6 +464,16 @@ impl Writer {
                 let t = block_type(b).unwrap_or_default().to_owned();
                 if MEDIA.contains(&t.as_str()) {
                     let url = b[&t]["external"]["url"].as_str().map(str::to_owned);
+                    // An address Notion cannot fetch at all (`data:`, `file:`, ...) is never sent: a
+                    // placeholder names it (refusals of web addresses are degraded when they come).
+                    if let Some(u) = url.as_deref().filter(|u| !resources.contains_key(*u)) {
+                        if !degrade::fetchable(u) {
+                            if let Some(d) = degrade::replace_media(b) {
+                                stats.degraded.push(d);
+                            }
+                            continue;
+                        }
+                    }
                     if let Some(res) = url.and_then(|u| resources.get(&u)) {
                         match self.upload(res).await {
                             Ok((id, size)) => {
@@ -508,6 +518,10 @@ impl Writer {
             ));
         };
         let bytes = (self.fetch)(res.clone()).await.map_err(|e| match e {
+            // The download stops at the workspace's limit (the fetch is bounded by it).
+            GraphError::TooLarge { size, max, .. } if max == self.max_upload => {
+                UploadFailure::CannotCarry(over_limit(size, max))
+            }
             GraphError::Item { .. }
             | GraphError::TooLarge { .. }
             | GraphError::BadAnswer { .. } => {
@@ -516,16 +530,28 @@ impl Writer {
             other => UploadFailure::Fetch(other),
         })?;
         let size = bytes.len() as u64;
-        if size > self.max_upload {
+        // The name's extension, the content type and the bytes must agree for Notion: an image
+        // named `.png` that is a TIFF goes up as `.tif`, and the type follows the extension.
+        let name = fit_name(&agree_with_bytes(&name, &bytes), MAX_NAME_BYTES);
+        if !notion_accepts(&name) {
             return Err(UploadFailure::CannotCarry(format!(
-                "{size} bytes is over the workspace's upload limit of {} bytes",
-                self.max_upload
+                "it is {}, a file type Notion does not accept",
+                describe_kind(&name)
             )));
         }
-        let mime = res
-            .mime
-            .clone()
-            .unwrap_or_else(|| mime_for(&name).to_owned());
+        if size > self.max_upload {
+            return Err(UploadFailure::CannotCarry(over_limit(
+                size,
+                self.max_upload,
+            )));
+        }
+        let mime = match mime_for(&name) {
+            "application/octet-stream" => res
+                .mime
+                .clone()
+                .unwrap_or_else(|| "application/octet-stream".into()),
+            m => m.to_owned(),
+        };
         let id = upload::upload_once(&self.client, &name, &mime, bytes).await?;
         Ok((id, size))
     }
@@ -574,6 +600,88 @@ pub fn upload_name(res: &Resource) -> Option<String> {
         res.file_name.trim_end_matches('.')
     };
     (!res.file_name.contains('.')).then(|| format!("{base}.{ext}"))
+}
+
+/// Why a file over the workspace's upload limit is a placeholder (its name is in the placeholder).
+fn over_limit(size: u64, max: u64) -> String {
+    format!(
+        "{size} bytes is over the workspace's upload limit of {max} bytes (a paid Notion plan \
+         raises it)"
+    )
+}
+
+/// Most bytes in an upload's file name (Notion's limit, the extension included).
+pub const MAX_NAME_BYTES: usize = 900;
+
+/// The image type the bytes are, by their signature.
+fn sniff(bytes: &[u8]) -> Option<&'static str> {
+    let b = bytes;
+    Some(if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "png"
+    } else if b.starts_with(&[0xff, 0xd8, 0xff]) {
+        "jpg"
+    } else if b.starts_with(b"GIF87a") || b.starts_with(b"GIF89a") {
+        "gif"
+    } else if b.starts_with(b"II*\0") || b.starts_with(b"MM\0*") {
+        "tif"
+    } else if b.starts_with(b"BM") && b.len() > 14 {
+        "bmp"
+    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        "webp"
+    } else {
+        return None;
+    })
+}
+
+fn same_image_type(a: &str, b: &str) -> bool {
+    fn norm(e: &str) -> &str {
+        match e {
+            "jpeg" => "jpg",
+            "tiff" => "tif",
+            other => other,
+        }
+    }
+    norm(a) == norm(b)
+}
+
+/// `name` with the extension its bytes call for, when it names a raster image the bytes are not.
+pub fn agree_with_bytes(name: &str, bytes: &[u8]) -> String {
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return name.to_owned();
+    };
+    let ext_l = ext.to_ascii_lowercase();
+    const RASTER: &[&str] = &["png", "jpg", "jpeg", "gif", "tif", "tiff", "bmp", "webp"];
+    if !RASTER.contains(&ext_l.as_str()) {
+        return name.to_owned();
+    }
+    match sniff(bytes) {
+        Some(real) if !same_image_type(real, &ext_l) => format!("{stem}.{real}"),
+        _ => name.to_owned(),
+    }
+}
+
+/// `name` shortened to at most `max` bytes, its extension kept, cut at a character boundary.
+pub fn fit_name(name: &str, max: usize) -> String {
+    if name.len() <= max {
+        return name.to_owned();
+    }
+    let (stem, ext) = match name.rsplit_once('.') {
+        Some((s, e)) if e.len() + 2 < max => (s, format!(".{e}")),
+        _ => (name, String::new()),
+    };
+    let mut cut = max - ext.len();
+    while !stem.is_char_boundary(cut.min(stem.len())) {
+        cut -= 1;
+    }
+    format!("{}{ext}", &stem[..cut.min(stem.len())])
+}
+
+fn describe_kind(name: &str) -> String {
+    match name.rsplit_once('.') {
+        Some((_, "bmp")) => "a BMP image".into(),
+        Some((_, e)) => format!("a .{e} file"),
+        None => "a file without an extension".into(),
+    }
 }
 
 /// The usual extension of a MIME type Notion accepts.
@@ -657,6 +765,12 @@ pub fn mime_for(name: &str) -> &'static str {
         "mp3" => "audio/mpeg",
         "wav" => "audio/wav",
         "mp4" => "video/mp4",
+        "heic" => "image/heic",
+        "ico" => "image/vnd.microsoft.icon",
+        "m4a" => "audio/mp4",
+        "ogg" | "oga" => "audio/ogg",
+        "webm" => "video/webm",
+        "mov" | "qt" => "video/quicktime",
         _ => "application/octet-stream",
     }
 }
@@ -694,6 +808,40 @@ mod tests {
         // a name with an extension Notion refuses stays refused, whatever the MIME type says
         assert_eq!(upload_name(&r("x.zip", Some("image/png"))), None);
         assert_eq!(upload_name(&r("notes", None)), None);
+    }
+
+    #[test]
+    fn names_agree_with_their_bytes_and_fit_900_bytes() {
+        let tiff = b"II*\0rest of a tiff";
+        let png = b"\x89PNG\r\n\x1a\nrest";
+        let bmp = [b"BM".as_slice(), &[0u8; 20]].concat();
+        assert_eq!(agree_with_bytes("scan.png", tiff), "scan.tif");
+        assert_eq!(agree_with_bytes("scan.png", png), "scan.png");
+        assert_eq!(agree_with_bytes("old.png", &bmp), "old.bmp");
+        assert!(!notion_accepts("old.bmp"));
+        assert_eq!(
+            agree_with_bytes("photo.jpeg", &[0xff, 0xd8, 0xff, 0]),
+            "photo.jpeg"
+        );
+        assert_eq!(
+            agree_with_bytes("report.pdf", png),
+            "report.pdf",
+            "only images"
+        );
+        assert_eq!(mime_for("scan.tif"), "image/tiff");
+        let long = format!("x{}.pdf", "é".repeat(600));
+        let fit = fit_name(&long, MAX_NAME_BYTES);
+        assert!(
+            fit.len() <= MAX_NAME_BYTES && fit.ends_with(".pdf"),
+            "{}",
+            fit.len()
+        );
+        assert_eq!(
+            fit.len(),
+            900 - 1,
+            "a two-byte character is not cut in half"
+        );
+        assert_eq!(fit_name("a.png", 900), "a.png");
     }
 
     #[test]

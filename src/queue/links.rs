@@ -114,10 +114,7 @@ fn rewrite_level<'a>(
                         "caption"
                     };
                     let body = json!({ t: { field: json[t][field].clone() } });
-                    m.notion()
-                        .update_block(id, body)
-                        .await
-                        .map_err(notion_error)?;
+                    update(m, id, body).await?;
                     n += 1;
                 }
             }
@@ -150,21 +147,33 @@ async fn rewrite_rows(m: &Migration, table: &str, json: &Value) -> Result<u64, J
         });
         if linked {
             let id = got["id"].as_str().unwrap_or_default();
-            m.notion()
-                .update_block(id, json!({ "table_row": { "cells": cells.clone() } }))
-                .await
-                .map_err(notion_error)?;
+            update(m, id, json!({ "table_row": { "cells": cells.clone() } })).await?;
             n += 1;
         }
     }
     Ok(n)
 }
 
+/// Rewrites one block; a value Notion refuses in it (e.g. a `mailto:` link beside the page link) is
+/// degraded as on the first write and the update sent again.
+async fn update(m: &Migration, id: &str, body: Value) -> Result<(), JobError> {
+    let mut one = [body];
+    loop {
+        match m.notion().update_block(id, one[0].clone()).await {
+            Ok(_) => return Ok(()),
+            Err(crate::notion::client::NotionError::Rejected { code, message, .. })
+                if code == "validation_error"
+                    && crate::notion::degrade::degrade(&mut one, &message).is_some() => {}
+            Err(e) => return Err(notion_error(e)),
+        }
+    }
+}
+
 /// A Notion refusal is this page's problem; anything else may pass.
 fn notion_error(e: crate::notion::client::NotionError) -> JobError {
     if e.stops_run() {
         JobError::Fatal(super::RunError::Notion(e))
-    } else if e.is_rejection() {
+    } else if e.is_rejection() || matches!(e, crate::notion::client::NotionError::Refused { .. }) {
         JobError::Permanent(e.to_string())
     } else {
         JobError::Transient(e.to_string())

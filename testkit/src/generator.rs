@@ -602,7 +602,9 @@ pub fn page_html(
         }
         h.push_str("\t\t</div>\n");
     }
-    if page.mail_link {
+    // The e-mail link goes beside the first page link when there is one (so rewriting that link
+    // later carries it too), else in an outline of its own.
+    if page.mail_link && page.links.is_empty() {
         let _ = writeln!(
             h,
             "\t\t<div style=\"position:absolute;left:48px;top:4800px;width:624px\">\n\t\t\t<p style=\"{P_STYLE}\">Questions: <a href=\"mailto:author{}@example.com\">write to the author</a></p>\n\t\t</div>",
@@ -613,11 +615,19 @@ pub fn page_html(
     // the rest.
     if !page.links.is_empty() {
         h.push_str("\t\t<div style=\"position:absolute;left:48px;top:5000px;width:624px\">\n");
-        for target in &page.links {
+        for (i, target) in page.links.iter().enumerate() {
             let guid = crate::graph::routes::guid_of(target);
+            let mail = if page.mail_link && i == 0 {
+                format!(
+                    " or <a href=\"mailto:author{}@example.com\">write to the author</a>",
+                    page.order
+                )
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 h,
-                "\t\t\t<p style=\"{P_STYLE}\">See also <a href=\"onenote:#Linked%20page&amp;section-id={{00000000-0000-0000-0000-000000000000}}&amp;page-id={{{guid}}}&amp;end\">the linked page</a></p>"
+                "\t\t\t<p style=\"{P_STYLE}\">See also <a href=\"onenote:#Linked%20page&amp;section-id={{00000000-0000-0000-0000-000000000000}}&amp;page-id={{{guid}}}&amp;end\">the linked page</a>{mail}</p>"
             );
         }
         h.push_str("\t\t</div>\n");

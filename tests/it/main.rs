@@ -32,6 +32,7 @@ mod migrate_e2e;
 mod migrate_faults_e2e;
 mod migrate_outage;
 mod migrate_support;
+mod notion_accepted_values;
 mod notion_plan_limits;
 mod notion_refusals;
 mod notion_support;

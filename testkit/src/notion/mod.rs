@@ -306,6 +306,12 @@ impl NotionServer {
         self.shared.lock().switches.refuse_unusable_image_urls = on;
     }
 
+    /// Sets the workspace's per-file upload limit (Free plans: 5 MiB), as `GET /v1/users/me` reports
+    /// it and sends enforce it.
+    pub fn set_max_file_upload_size(&self, bytes: u64) {
+        self.shared.lock().uploads.set_max_size(bytes);
+    }
+
     /// Blocks the workspace holds, pages and trashed ones included (what the block limit counts).
     pub fn block_count(&self) -> usize {
         self.shared.lock().store.len()

@@ -299,7 +299,7 @@ fn dispatch(
             "bot": {
                 "owner": {"type": "workspace", "workspace": true},
                 "workspace_name": "Test workspace",
-                "workspace_limits": {"max_file_upload_size_in_bytes": sh.config.max_file_upload_size},
+                "workspace_limits": {"max_file_upload_size_in_bytes": g.uploads.max_size()},
             },
         })),
         Endpoint::CreatePage => create_page(sh, g, &body, now),

@@ -96,6 +96,47 @@ pub struct Uploads {
     max_size: u64,
 }
 
+/// The content types that agree with a file name's extension (`None`: an extension not checked).
+fn types_for(name: &str) -> Option<&'static [&'static str]> {
+    let ext = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "png" => &["image/png"],
+        "jpg" | "jpeg" => &["image/jpeg"],
+        "gif" => &["image/gif"],
+        "webp" => &["image/webp"],
+        "svg" => &["image/svg+xml"],
+        "tif" | "tiff" => &["image/tiff"],
+        "heic" => &["image/heic"],
+        "ico" => &["image/x-icon", "image/vnd.microsoft.icon"],
+        "pdf" => &["application/pdf"],
+        "txt" => &["text/plain"],
+        "json" => &["application/json"],
+        "mp3" => &["audio/mpeg"],
+        "wav" => &["audio/wav", "audio/x-wav", "audio/wave"],
+        "mp4" => &["video/mp4", "audio/mp4"],
+        _ => return None,
+    })
+}
+
+/// Notion's rule: a declared `content_type` must match the file name's extension.
+fn check_type(name: Option<&str>, content_type: Option<&str>) -> Result<(), ApiError> {
+    let (Some(name), Some(ct)) = (name, content_type) else {
+        return Ok(());
+    };
+    let ct = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match types_for(name) {
+        Some(ok) if !ok.contains(&ct.as_str()) => Err(ApiError::validation(format!(
+            "The content type `{ct}` does not match the extension of the file name `{name}`."
+        ))),
+        _ => Ok(()),
+    }
+}
+
 fn extension_ok(name: &str) -> bool {
     name.rsplit_once('.')
         .is_some_and(|(_, ext)| EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()))
@@ -109,6 +150,16 @@ impl Uploads {
             expiry,
             max_size,
         }
+    }
+
+    /// The workspace's per-file limit, `workspace_limits.max_file_upload_size_in_bytes`.
+    pub fn max_size(&self) -> u64 {
+        self.max_size
+    }
+
+    /// Changes the per-file limit (a workspace changing plan).
+    pub fn set_max_size(&mut self, bytes: u64) {
+        self.max_size = bytes;
     }
 
     /// An upload by id.
@@ -190,6 +241,7 @@ impl Uploads {
             .get("content_type")
             .and_then(Value::as_str)
             .map(str::to_owned);
+        check_type(filename.as_deref(), content_type.as_deref())?;
         let number_of_parts = match (mode, obj.get("number_of_parts")) {
             (Mode::SinglePart, None) => None,
             (Mode::SinglePart, Some(_)) => {
@@ -273,6 +325,7 @@ impl Uploads {
                 ))
             }
         }
+        check_type(u.filename.as_deref(), part_type.as_deref())?;
         if u.content_type.is_none() {
             u.content_type = part_type;
         }

@@ -1084,3 +1084,41 @@ async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource
         "{v}"
     );
 }
+
+#[tokio::test]
+async fn a_content_type_must_match_the_file_names_extension() {
+    let s = NotionServer::start(fast()).await;
+    let api = Api::new(&s);
+    let r = api
+        .call(
+            Method::POST,
+            "file_uploads",
+            Some(json!({"filename": "scan.png", "content_type": "image/tiff"})),
+        )
+        .await;
+    assert_eq!(r.0, 400, "{}", r.1);
+    assert!(r.1["message"].as_str().unwrap().contains("does not match"));
+    api.ok(
+        Method::POST,
+        "file_uploads",
+        Some(json!({"filename": "scan.tif", "content_type": "image/tiff"})),
+    )
+    .await;
+    // the part's declared type is checked too
+    let u = api.ok(Method::POST, "file_uploads", Some(json!({}))).await;
+    let id = u["id"].as_str().unwrap();
+    let form = reqwest::multipart::Form::new().part(
+        "file",
+        reqwest::multipart::Part::bytes(vec![1, 2, 3])
+            .file_name("a.png")
+            .mime_str("application/pdf")
+            .unwrap(),
+    );
+    let r = api
+        .req(Method::POST, &format!("file_uploads/{id}/send"))
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+}
