@@ -247,7 +247,7 @@ fn main() {
             wall.as_secs_f64(),
         );
         println!(
-            "migrate scan: a scan during the migration took {:.3} s vs {:.3} s idle = {:.2}x (target <= 1.25x; {scan_requests} requests, process start to exit)",
+            "migrate scan: a scan during the migration took {:.3} s vs {:.3} s idle = {:.2}x (target <= 1.25x; {scan_requests} Graph requests in the idle scan, /me and $batch envelopes included; process start to exit)",
             busy_scan.as_secs_f64(),
             idle_scan.as_secs_f64(),
             busy_scan.as_secs_f64() / idle_scan.as_secs_f64(),

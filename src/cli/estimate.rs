@@ -209,3 +209,48 @@ impl Plan {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(account: &str, seconds: u64, notion_requests: i64) -> Plan {
+        Plan {
+            accounts: vec![AccountPlan {
+                account: account.into(),
+                pages: 10,
+                containers: 2,
+                files: 10,
+                graph_requests: 20,
+                requests_per_hour: 380.0,
+                window: "400/1h".into(),
+                seconds,
+            }],
+            files_per_page: 1.0,
+            files_per_page_measured: false,
+            app_seconds: None,
+            notion_requests,
+            notion_rate: "3/1s".into(),
+            notion_seconds: (notion_requests / 3) as u64,
+            seconds: seconds.max((notion_requests / 3) as u64),
+        }
+    }
+
+    #[test]
+    fn merged_plans_share_notions_rate_and_take_the_slowest_account() {
+        assert!(Plan::merge(Vec::new()).is_none());
+        let p = Plan::merge(vec![one("alice", 100, 300), one("bob", 50, 300)]).unwrap();
+        assert_eq!(p.accounts.len(), 2);
+        assert_eq!(p.notion_requests, 600);
+        assert_eq!(p.notion_seconds, 200, "one token's rate for both");
+        assert_eq!(p.seconds, 200);
+        let lines = p.lines();
+        assert!(lines[0].starts_with("alice: 10 pages"), "{lines:?}");
+        assert!(lines[0].contains("380 requests/hour"), "{lines:?}");
+        assert!(
+            lines[2].contains("Notion: at least 600 requests"),
+            "{lines:?}"
+        );
+        assert_eq!(lines.last().unwrap(), "in all: about 4 min");
+    }
+}

@@ -304,12 +304,6 @@ pub fn foreground_in_flight(c: &Connection, user: Option<&str>) -> rusqlite::Res
     .query_row(params![user], |r| r.get::<_, i64>(0).map(|n| n != 0))
 }
 
-/// Whether any live foreground waiter exists, of any user.
-pub fn any_foreground_waiting(c: &Connection) -> rusqlite::Result<bool> {
-    c.prepare_cached("SELECT EXISTS(SELECT 1 FROM limiter_fg_waiters)")?
-        .query_row([], |r| r.get::<_, i64>(0).map(|n| n != 0))
-}
-
 /// The counted instants of `user`'s (or the app's) ledger rows with `at > since`, of `lane` only
 /// when given.
 pub fn times_since(

@@ -702,11 +702,11 @@ impl Inner {
             let mut hold = same_user || app_wide;
             if self.limits.background_share == BackgroundShare::Auto && !hold {
                 // Work-conserving, foreground first: while foreground work of this budget is in
-                // flight (or, under app-wide limits, any foreground work waits or is in flight),
-                // background takes nothing new, so the foreground's next request finds room.
+                // flight (under app-wide limits: any account's), background takes nothing new, so
+                // the foreground's next request finds room. (Waiters hold it back above: those of
+                // this user, and under app-wide limits those the app's budget blocks.)
                 let scope_user = if self.app_limited() { None } else { Some(user) };
-                hold = ledger::foreground_in_flight(c, scope_user)?
-                    || (self.app_limited() && ledger::any_foreground_waiting(c)?);
+                hold = ledger::foreground_in_flight(c, scope_user)?;
             }
             if hold {
                 // A foreground waiter's grant does not notify us; poll.

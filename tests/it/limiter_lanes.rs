@@ -282,3 +282,36 @@ async fn a_fixed_share_caps_background_when_set() {
         WaitReason::ConcurrencyCap { cap: 2, .. }
     ));
 }
+
+#[tokio::test(start_paused = true)]
+async fn under_app_limits_an_account_waiting_on_its_own_breaker_does_not_hold_others_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let lim = GraphLimits {
+        app_windows: parse_windows("80/600ms,800/6s").unwrap(),
+        app_concurrency: Some(20),
+        ..limits()
+    };
+    let l = open(&dir, lim, &clock);
+    l.acquire("alice", Lane::Foreground)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::User, None);
+    // Alice's scan waits on her own breaker...
+    let l2 = l.clone();
+    let scan = tokio::spawn(async move { l2.acquire("alice", Lane::Foreground).await.unwrap() });
+    clock.sleep(Duration::from_millis(1)).await;
+    assert!(!scan.is_finished());
+    // ...which is no reason for bob's migration to stop.
+    let bob = l.acquire("bob", Lane::Background).await.unwrap();
+    assert_eq!(bob.granted_at(), clock.now_ms());
+    // A foreground request in flight does compete for the app's budget: background waits for it.
+    let carol = l.acquire("carol", Lane::Foreground).await.unwrap();
+    let r = l
+        .acquire_before("bob", Lane::Background, clock.now_ms() + 50)
+        .await;
+    assert_eq!(reason(r), WaitReason::ForegroundFirst);
+    carol.succeeded(None);
+    bob.succeeded(None);
+    scan.await.unwrap().succeeded(None);
+}
