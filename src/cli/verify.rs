@@ -51,7 +51,33 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
                 })?;
             }
         }
-        let mut report = verify(&db, &client, &accounts).await?;
+        // Alive on screen: about one Notion listing per migrated page, at Notion's 3 requests/s.
+        let expected: u64 = accounts
+            .iter()
+            .map(|a| db.notion_items(a).map_or(0, |i| i.len() as u64))
+            .sum();
+        let ticker = {
+            let c = client.clone();
+            super::progress::Ticker::start(
+                printer,
+                "verify",
+                std::time::Duration::from_secs(10),
+                Arc::new(move || {
+                    let n = c.counts();
+                    super::progress::Frame {
+                        done: n.requests,
+                        total: Some(expected.max(n.requests)),
+                        unit: "Notion reads",
+                        eta: None,
+                        waiting: None,
+                        details: vec![format!("{} throttled", n.throttled)],
+                    }
+                }),
+            )
+        };
+        let report = verify(&db, &client, &accounts).await;
+        ticker.finish();
+        let mut report = report?;
         // The checks above are requests of this verification too.
         report.notion_requests = client.counts().requests;
         anyhow::Ok(report)
