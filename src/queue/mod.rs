@@ -802,3 +802,37 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_conversion_fails_that_page_for_good_with_its_reason() {
+        let r: Result<(), JobError> = isolated("page \"p\" (1)", "converting it", || {
+            panic!("index out of bounds")
+        });
+        match r {
+            Err(JobError::Permanent(why)) => {
+                assert!(why.contains("page \"p\" (1)"), "{why}");
+                assert!(why.contains("converting it"), "{why}");
+                assert!(why.contains("index out of bounds"), "{why}");
+            }
+            _ => panic!("a panic must fail the page permanently"),
+        }
+        let ok = isolated("page", "converting it", || 7);
+        assert!(matches!(ok, Ok(7)));
+    }
+
+    #[test]
+    fn a_page_over_the_limit_is_refused_with_the_sizes() {
+        assert!(refuse_oversized("page", MAX_PAGE_BYTES).is_ok());
+        match refuse_oversized("page \"big\"", MAX_PAGE_BYTES + 1) {
+            Err(JobError::Permanent(why)) => {
+                assert!(why.contains(&(MAX_PAGE_BYTES + 1).to_string()), "{why}");
+                assert!(why.contains("over the limit"), "{why}");
+            }
+            _ => panic!("refused for good"),
+        }
+    }
+}

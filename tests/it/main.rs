@@ -25,6 +25,7 @@ mod limiter_regressions;
 mod mathml_convert;
 mod migrate_cli;
 mod migrate_e2e;
+mod migrate_hostile;
 mod migrate_support;
 mod notion_support;
 mod notion_uploads_rate;
