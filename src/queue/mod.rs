@@ -461,12 +461,13 @@ impl Migration {
             }
         });
         let resources = resources_of(&page.resources());
-        let blocks: Vec<Value> = match page.blocks_json() {
-            Value::Array(a) => a,
-            _ => Vec::new(),
-        };
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
+        // Each block is freed as soon as it is JSON: a long page is not held twice.
+        let blocks: Vec<Value> = std::mem::take(&mut page.blocks)
+            .into_iter()
+            .map(|b| b.to_json())
+            .collect();
         drop(page);
         self.ensure(
             job,
