@@ -33,7 +33,19 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
     let html = String::from_utf8_lossy(&bytes);
     let page = convert_page(&html);
     if printer.json {
-        printer.json_line(&page.to_json());
+        // Streamed block by block: a long page is never held as JSON whole.
+        let mut o = std::io::BufWriter::new(std::io::stdout().lock());
+        let written = page.write_json(&mut o).and_then(|()| {
+            use std::io::Write;
+            writeln!(o)?;
+            o.flush()
+        });
+        if let Err(e) = written {
+            // A closed pipe (`| head`) is not the page's fault.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(anyhow::Error::new(e).context("writing the converted page"));
+            }
+        }
         return Ok(Exit::Done);
     }
     printer.out(format!("title: {}", page.title));
