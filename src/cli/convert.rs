@@ -18,17 +18,20 @@ pub struct ConvertArgs {
 
 /// Converts the file and prints the blocks (`--json`) or a summary.
 pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::usage(format!("cannot read FILE {}: {e}", args.file.display())))?;
-    if bytes.len() > MAX_PAGE_BYTES {
+    let unreadable = |e: std::io::Error| {
+        CliError::usage(format!("cannot read FILE {}: {e}", args.file.display()))
+    };
+    // Refused before reading: the size alone says it.
+    let len = std::fs::metadata(&args.file).map_err(unreadable)?.len();
+    if len > MAX_PAGE_BYTES as u64 {
         return Err(CliError::usage(format!(
-            "FILE {} is {} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
+            "FILE {} is {len} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
              (migrate refuses such a page the same way)",
             args.file.display(),
-            bytes.len()
         ))
         .into());
     }
+    let bytes = std::fs::read(&args.file).map_err(unreadable)?;
     // Graph serves UTF-8; a stray invalid byte must not stop an offline preview.
     let html = String::from_utf8_lossy(&bytes);
     let page = convert_page(&html);
