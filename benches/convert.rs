@@ -97,38 +97,57 @@ fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
     (out, grown)
 }
 
-fn memory() {
+/// One memory figure, measured in a fresh process (`--measure WHAT`): freed memory stays in the
+/// allocator, so a second measurement in the same process would read low.
+fn measure(what: &str) {
     let html = big_page(60_000);
     let mb = html.len() as f64 / 1_000_000.0;
-    let show = |what: &str, grown: Option<u64>| match grown {
+    let grown = match what {
+        "parse" => peak_growth(|| scraper::Html::parse_document(&html)).1,
+        "convert" => peak_growth(|| convert_page(&html)).1,
+        _ => {
+            peak_growth(|| {
+                // What migrate holds: the page's request JSON, each block freed once it is JSON.
+                let page = convert_page(&html);
+                page.blocks
+                    .into_iter()
+                    .map(|b| b.to_json())
+                    .collect::<Vec<_>>()
+            })
+            .1
+        }
+    };
+    match grown {
         Some(g) => println!(
-            "{what}: peak +{:.1} MB = {:.1} MB per input MB",
+            "{what:>13}: peak +{:.1} MB = {:.1} MB per input MB",
             g as f64 / 1e6,
             g as f64 / 1e6 / mb
         ),
-        None => println!("{what}: peak memory not measurable here (no /proc/self/clear_refs)"),
-    };
-    println!("big page: 60,000 paragraphs, {mb:.2} MB");
-    let (doc, grown) = peak_growth(|| scraper::Html::parse_document(&html));
-    drop(doc);
-    show("scraper parse only", grown);
-    let (page, grown) = peak_growth(|| convert_page(&html));
-    show("convert_page", grown);
-    let (json, grown) = peak_growth(|| page.blocks_json());
-    show(
-        "its request JSON (what migrate sends, split in requests)",
-        grown,
+        None => println!("{what:>13}: peak memory not measurable here (no /proc/self/clear_refs)"),
+    }
+}
+
+fn memory() {
+    println!(
+        "big page: 60,000 paragraphs, {:.2} MB",
+        big_page(60_000).len() as f64 / 1e6
     );
-    drop(json);
-    drop(page);
-    let (_, grown) = peak_growth(|| {
-        let page = convert_page(&html);
-        page.blocks_json()
-    });
-    show("convert_page then JSON (page dropped after)", grown);
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    for what in ["parse", "convert", "convert+json"] {
+        let _ = std::process::Command::new(&me)
+            .args(["--measure", what])
+            .status();
+    }
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--measure") {
+        measure(args.get(i + 1).map(String::as_str).unwrap_or("convert"));
+        return;
+    }
     memory();
     let corpus: Vec<String> = (0..200).map(page).collect();
     let bytes: usize = corpus.iter().map(String::len).sum();

@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use std::io::Write as _;
+
 use clap::Args;
 
 use super::output::Printer;
@@ -14,6 +16,35 @@ pub struct ConvertArgs {
     /// A saved OneNote page HTML file (Graph `pages/{id}/content`).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
+}
+
+/// A writer that drops the first byte written through it (the `{` of a document merged into ours).
+struct SkipFirstByte<'a, W: std::io::Write> {
+    inner: &'a mut W,
+    skipped: bool,
+}
+
+impl<'a, W: std::io::Write> SkipFirstByte<'a, W> {
+    fn new(inner: &'a mut W) -> Self {
+        Self {
+            inner,
+            skipped: false,
+        }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for SkipFirstByte<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if !self.skipped && !buf.is_empty() {
+            self.skipped = true;
+            return Ok(1 + self.inner.write(&buf[1..])?);
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// Why `bytes` cannot be a saved page: empty, or binary (a NUL byte or mostly undecodable bytes in
@@ -32,8 +63,20 @@ fn not_page_html(bytes: &[u8]) -> Option<&'static str> {
 
 /// Converts the file and prints the blocks (`--json`) or a summary.
 pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
-    let bytes = std::fs::read(&args.file)
-        .map_err(|e| CliError::usage(format!("cannot read FILE {}: {e}", args.file.display())))?;
+    let unreadable = |e: std::io::Error| {
+        CliError::usage(format!("cannot read FILE {}: {e}", args.file.display()))
+    };
+    // Refused before reading: the size alone says it.
+    let len = std::fs::metadata(&args.file).map_err(unreadable)?.len();
+    if len > MAX_PAGE_BYTES as u64 {
+        return Err(CliError::usage(format!(
+            "FILE {} is {len} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
+             (migrate refuses such a page the same way)",
+            args.file.display(),
+        ))
+        .into());
+    }
+    let bytes = std::fs::read(&args.file).map_err(unreadable)?;
     if let Some(why) = not_page_html(&bytes) {
         return Err(CliError::usage(format!(
             "{} is not OneNote page HTML ({why}); give a page saved from Graph's pages/{{id}}/content",
@@ -41,20 +84,26 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
         ))
         .into());
     }
-    if bytes.len() > MAX_PAGE_BYTES {
-        return Err(CliError::usage(format!(
-            "FILE {} is {} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one page \
-             (migrate refuses such a page the same way)",
-            args.file.display(),
-            bytes.len()
-        ))
-        .into());
-    }
     // Graph serves UTF-8; a stray invalid byte must not stop an offline preview.
     let html = String::from_utf8_lossy(&bytes);
     let page = convert_page(&html);
     if printer.json {
-        printer.json_line(&page.to_json());
+        // Streamed block by block: a long page is never held as JSON whole.
+        let mut o = std::io::BufWriter::new(std::io::stdout().lock());
+        // `"version"` first, as in every `--json` document: the page's own opening brace is ours.
+        let written = write!(o, "{{\"version\":\"{}\",", env!("CARGO_PKG_VERSION"))
+            .and_then(|()| page.write_json(&mut SkipFirstByte::new(&mut o)))
+            .and_then(|()| {
+            use std::io::Write;
+            writeln!(o)?;
+            o.flush()
+        });
+        if let Err(e) = written {
+            // A closed pipe (`| head`) is not the page's fault.
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(anyhow::Error::new(e).context("writing the converted page"));
+            }
+        }
         return Ok(Exit::Done);
     }
     printer.out(format!("title: {}", page.title));

@@ -141,42 +141,43 @@ impl RichText {
         }
     }
 
-    /// The request JSON of this object.
+    /// The request JSON of this object. Default annotations and a missing link are left out
+    /// (Notion's defaults): a long page's request JSON is about half the size, in memory and on
+    /// the wire.
     pub fn to_json(&self) -> Value {
-        let a = &self.annotations;
-        let annotations = json!({
-            "bold": a.bold, "italic": a.italic, "strikethrough": a.strikethrough,
-            "underline": a.underline, "code": a.code, "color": a.color.as_notion(),
-        });
-        match &self.kind {
-            RichKind::Text { content, link } => json!({
-                "type": "text",
-                "text": {"content": content, "link": link.as_ref().map(|u| json!({"url": u}))},
-                "annotations": annotations,
-            }),
+        let text = |content: &str, link: Option<&str>| match link {
+            Some(url) => json!({"content": content, "link": {"url": url}}),
+            None => json!({ "content": content }),
+        };
+        let mut v = match &self.kind {
+            RichKind::Text { content, link } => {
+                json!({"type": "text", "text": text(content, link.as_deref())})
+            }
             RichKind::PageLink {
                 content,
                 onenote_page_id,
                 notion_url,
             } => match notion_url {
-                Some(url) => json!({
-                    "type": "text",
-                    "text": {"content": content, "link": {"url": url}},
-                    "annotations": annotations,
-                }),
+                Some(url) => json!({"type": "text", "text": text(content, Some(url))}),
                 // Until the writer knows the Notion page, the target stays readable as text.
                 None => json!({
                     "type": "text",
-                    "text": {"content": format!("{content} (OneNote page {onenote_page_id})"), "link": null},
-                    "annotations": annotations,
+                    "text": text(&format!("{content} (OneNote page {onenote_page_id})"), None),
                 }),
             },
             RichKind::Equation { expression } => json!({
                 "type": "equation",
                 "equation": {"expression": expression},
-                "annotations": annotations,
             }),
+        };
+        let a = &self.annotations;
+        if *a != Annotations::default() {
+            v["annotations"] = json!({
+                "bold": a.bold, "italic": a.italic, "strikethrough": a.strikethrough,
+                "underline": a.underline, "code": a.code, "color": a.color.as_notion(),
+            });
         }
+        v
     }
 }
 

@@ -378,6 +378,31 @@ impl ConvertedPage {
         Value::Array(self.blocks.iter().map(Block::to_json).collect())
     }
 
+    /// Writes [`to_json`](Self::to_json)'s document (the same bytes, compact) one block at a time,
+    /// consuming the page, so a long page is never held as JSON whole.
+    pub fn write_json(self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        let ConvertedPage {
+            title,
+            created,
+            blocks,
+            report,
+        } = self;
+        write!(
+            out,
+            "{{\"title\":{},\"created\":{},\"blocks\":[",
+            Value::from(title),
+            created.map_or(Value::Null, Value::from)
+        )?;
+        for (i, b) in blocks.into_iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            write!(out, "{}", b.to_json())?;
+        }
+        let report = serde_json::to_value(&report).unwrap_or(Value::Null);
+        write!(out, "],\"report\":{report}}}")
+    }
+
     /// The `convert --json` document.
     pub fn to_json(&self) -> Value {
         json!({

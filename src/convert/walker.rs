@@ -9,6 +9,9 @@ use super::report::Report;
 use super::rich_text::{merge_plain, split_text, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
 
+/// Self-closed `<iframe/>`s inside one another whose swallowed markup is parsed again.
+const MAX_REPARSE: usize = 2;
+
 /// Notion's limit on an equation's expression, in characters.
 pub const MAX_EQUATION: usize = 1000;
 
@@ -261,6 +264,8 @@ pub struct Walker<'r> {
     pub list_depth: usize,
     /// Files carried in the page itself (`data:` URLs) so far, for their names.
     pub embedded: usize,
+    /// Self-closed `<iframe/>`s whose swallowed markup is being parsed again around this point.
+    reparsing: usize,
 }
 
 /// Elements whose content is never shown.
@@ -290,6 +295,7 @@ impl<'r> Walker<'r> {
             placeholders: 0,
             list_depth: 0,
             embedded: 0,
+            reparsing: 0,
         }
     }
 
@@ -682,13 +688,25 @@ impl<'r> Walker<'r> {
         }
         // `<iframe ... />` is not self-closing in HTML: the rest of the page became its text.
         let raw: String = e.text().collect();
-        if !raw.trim().is_empty() {
+        if !raw.trim().is_empty() && self.reparsing >= MAX_REPARSE {
+            // Each level would parse the rest of the page again and hold it: its text stays.
+            self.report.add(
+                format!("self-closed <iframe/> nested more than {MAX_REPARSE} deep"),
+                "the markup it swallowed kept as text",
+            );
+            sink.inline
+                .push_text(&raw, Annotations::default(), &LinkTarget::None, false);
+            sink.flush(self);
+        } else if !raw.trim().is_empty() {
             self.report.add(
                 "self-closed <iframe/>",
                 "the markup it swallowed was parsed as page content",
             );
             let frag = Html::parse_fragment(&raw);
+            drop(raw);
+            self.reparsing += 1;
             self.children(frag.root_element(), st, sink, depth);
+            self.reparsing -= 1;
             sink.flush(self);
         }
     }

@@ -479,12 +479,13 @@ impl Migration {
             }
         });
         let resources = resources_of(&page.resources());
-        let blocks: Vec<Value> = match page.blocks_json() {
-            Value::Array(a) => a,
-            _ => Vec::new(),
-        };
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
+        // Each block is freed as soon as it is JSON: a long page is not held twice.
+        let blocks: Vec<Value> = std::mem::take(&mut page.blocks)
+            .into_iter()
+            .map(|b| b.to_json())
+            .collect();
         drop(page);
         self.ensure(
             job,
@@ -854,4 +855,38 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_in_conversion_fails_that_page_for_good_with_its_reason() {
+        let r: Result<(), JobError> = isolated("page \"p\" (1)", "converting it", || {
+            panic!("index out of bounds")
+        });
+        match r {
+            Err(JobError::Permanent(why)) => {
+                assert!(why.contains("page \"p\" (1)"), "{why}");
+                assert!(why.contains("converting it"), "{why}");
+                assert!(why.contains("index out of bounds"), "{why}");
+            }
+            _ => panic!("a panic must fail the page permanently"),
+        }
+        let ok = isolated("page", "converting it", || 7);
+        assert!(matches!(ok, Ok(7)));
+    }
+
+    #[test]
+    fn a_page_over_the_limit_is_refused_with_the_sizes() {
+        assert!(refuse_oversized("page", MAX_PAGE_BYTES).is_ok());
+        match refuse_oversized("page \"big\"", MAX_PAGE_BYTES + 1) {
+            Err(JobError::Permanent(why)) => {
+                assert!(why.contains(&(MAX_PAGE_BYTES + 1).to_string()), "{why}");
+                assert!(why.contains("over the limit"), "{why}");
+            }
+            _ => panic!("refused for good"),
+        }
+    }
 }

@@ -437,3 +437,18 @@ fn every_fixture_passes_the_validator() {
     }
     assert!(n >= 25);
 }
+
+#[test]
+fn streamed_json_is_the_same_document() {
+    for name in [
+        "18-code-whitespace",
+        "19-images-without-source",
+        "01-title-dates",
+    ] {
+        let page = convert_page(&fixture(name));
+        let whole = page.to_json().to_string();
+        let mut streamed = Vec::new();
+        page.write_json(&mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), whole, "{name}");
+    }
+}

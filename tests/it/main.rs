@@ -30,6 +30,7 @@ mod mathml_convert;
 mod migrate_cli;
 mod migrate_e2e;
 mod migrate_faults_e2e;
+mod migrate_hostile;
 mod migrate_outage;
 mod migrate_support;
 mod notion_accepted_values;
