@@ -94,10 +94,10 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
         let written = write!(o, "{{\"version\":\"{}\",", env!("CARGO_PKG_VERSION"))
             .and_then(|()| page.write_json(&mut SkipFirstByte::new(&mut o)))
             .and_then(|()| {
-            use std::io::Write;
-            writeln!(o)?;
-            o.flush()
-        });
+                use std::io::Write;
+                writeln!(o)?;
+                o.flush()
+            });
         if let Err(e) = written {
             // A closed pipe (`| head`) is not the page's fault.
             if e.kind() != std::io::ErrorKind::BrokenPipe {

@@ -27,6 +27,17 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
     let page = convert_page(html);
     let mut resources = HashMap::new();
     for m in page.resources() {
+        // Files embedded in the page (`data:` images) are uploads too, as the queue hands them over.
+        if let notebridge::convert::MediaSource::Embedded(f) = m {
+            resources.insert(
+                f.key.clone(),
+                Resource {
+                    url: f.key.clone(),
+                    file_name: f.name.clone(),
+                    mime: Some(f.mime.clone()),
+                },
+            );
+        }
         if let notebridge::convert::MediaSource::Resource {
             url,
             file_name,
