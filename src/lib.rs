@@ -14,6 +14,8 @@
 //! - [`queue`]: the persistent job runner that drains the plan through all of the above.
 //! - [`verify`]: reads Notion back and reconciles it with what was planned; [`report`] shows it all.
 //! - [`failure`]: what an error means; [`cli`] alone turns that into the contract's exit codes.
+//! - [`net`]: whether the services answer at all (an outage is waited out, never an item's fault);
+//!   [`trace`]: the redacted record of every HTTP exchange, when asked for.
 //! - [`clock`]: the time and randomness seams that make the limiter's tests exact.
 //!
 //! The test servers that stand in for Microsoft and Notion live in the `notebridge-testkit` crate,
