@@ -37,6 +37,13 @@ const WINDOW_SLACK: Duration = Duration::from_millis(5);
 const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
 const MAX_THROTTLED_ATTEMPTS: u32 = 60;
+/// Microsoft Graph's hosts in its national clouds (Microsoft's "national cloud deployments" list).
+const GRAPH_HOSTS: &[&str] = &[
+    "graph.microsoft.com",
+    "graph.microsoft.us",
+    "dod-graph.microsoft.us",
+    "microsoftgraph.chinacloudapi.cn",
+];
 /// Largest response body read into memory (a resource bigger than this is refused, not truncated).
 pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
 
@@ -80,6 +87,20 @@ pub enum GraphError {
         attempts: u32,
         /// The last failure.
         last: String,
+    },
+    /// A resource URL or `@odata.nextLink` pointed away from Microsoft Graph: it is not followed,
+    /// so the access token never goes there.
+    #[error(
+        "{account}: {item}: refused to send the access token to {url:?}: not the configured Graph \
+         host nor one of Microsoft's Graph hosts"
+    )]
+    ForeignHost {
+        /// Account name.
+        account: String,
+        /// The OneNote item.
+        item: String,
+        /// The URL, without its query.
+        url: String,
     },
     /// The answer could not be understood.
     #[error("{account}: {item}: unexpected answer from Graph: {problem}")]
@@ -146,6 +167,7 @@ impl GraphError {
                 | GraphError::GaveUp { .. }
                 | GraphError::BadAnswer { .. }
                 | GraphError::TooLarge { .. }
+                | GraphError::ForeignHost { .. }
         )
     }
 }
@@ -347,6 +369,23 @@ impl GraphClient {
         }
     }
 
+    /// Whether `url` may be sent the bearer token: the configured Graph host (scheme and port as
+    /// configured), or one of Microsoft's Graph hosts over HTTPS. Resource URLs and next links come
+    /// from page content and answers, which must never steer the token elsewhere.
+    pub fn may_carry_token(&self, url: &str) -> bool {
+        let (Ok(u), Ok(base)) = (url::Url::parse(url), url::Url::parse(&self.base)) else {
+            return false;
+        };
+        let same_as_base = u.scheme() == base.scheme()
+            && u.host_str() == base.host_str()
+            && u.port_or_known_default() == base.port_or_known_default();
+        let microsoft = u.scheme() == "https"
+            && u.port_or_known_default() == Some(443)
+            && u.host_str()
+                .is_some_and(|h| GRAPH_HOSTS.iter().any(|g| h.eq_ignore_ascii_case(g)));
+        same_as_base || microsoft
+    }
+
     /// GET a JSON document.
     pub async fn get_json<T: DeserializeOwned>(
         &self,
@@ -462,6 +501,13 @@ impl GraphClient {
         timeout_attempts: u32,
     ) -> Result<Answer, GraphError> {
         let url = self.url(path);
+        if !self.may_carry_token(&url) {
+            return Err(GraphError::ForeignHost {
+                account: who.account.clone(),
+                item: item.to_owned(),
+                url: url.split('?').next().unwrap_or(&url).to_owned(),
+            });
+        }
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
         let mut transient = 0u32;

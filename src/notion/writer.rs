@@ -480,7 +480,8 @@ impl Writer {
         let bytes = (self.fetch)(res.clone()).await.map_err(|e| match e {
             GraphError::Item { .. }
             | GraphError::TooLarge { .. }
-            | GraphError::BadAnswer { .. } => {
+            | GraphError::BadAnswer { .. }
+            | GraphError::ForeignHost { .. } => {
                 UploadFailure::CannotCarry(format!("download failed: {}", e.reason()))
             }
             other => UploadFailure::Fetch(other),

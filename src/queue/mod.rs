@@ -131,7 +131,9 @@ impl From<StoreError> for JobError {
 impl From<GraphError> for JobError {
     fn from(e: GraphError) -> Self {
         match e {
-            GraphError::Item { .. } => JobError::Permanent(e.to_string()),
+            GraphError::Item { .. } | GraphError::ForeignHost { .. } => {
+                JobError::Permanent(e.to_string())
+            }
             GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
                 JobError::Transient(e.to_string())
             }

@@ -216,3 +216,58 @@ async fn a_failing_envelope_spends_only_its_own_requests_budget() {
     }
     assert!(results.len() - failed >= 15);
 }
+
+#[tokio::test]
+async fn the_access_token_goes_to_microsoft_graph_hosts_only() {
+    use axum::http::HeaderMap;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let s = setup(big_section(1)).await;
+    // Another host on the same machine, counting what reaches it.
+    let hits = Arc::new(AtomicU32::new(0));
+    let h = hits.clone();
+    let app = axum::Router::new().fallback(move |_: HeaderMap| {
+        let h = h.clone();
+        async move {
+            h.fetch_add(1, Ordering::SeqCst);
+            "x"
+        }
+    });
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let other = format!(
+        "http://{}/v1.0/me/onenote/resources/r/content",
+        l.local_addr().unwrap()
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    });
+    let e = s
+        .graph
+        .get_bytes(&s.who, &other, "file \"x.png\"", 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, notebridge::graph::GraphError::ForeignHost { .. }) && e.is_item_failure(),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("refused to send the access token"),
+        "{e}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent there");
+    assert!(s
+        .graph
+        .may_carry_token("https://graph.microsoft.com/v1.0/me/onenote/pages"));
+    assert!(s
+        .graph
+        .may_carry_token("https://graph.microsoft.us/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("http://graph.microsoft.com/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("https://graph.microsoft.com.evil.example/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("https://evil.example/?u=https://graph.microsoft.com"));
+    assert!(s.graph.may_carry_token(&format!("{}/me", s.graph.base())));
+}
