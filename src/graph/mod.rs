@@ -37,6 +37,8 @@ const WINDOW_SLACK: Duration = Duration::from_millis(5);
 const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
 const MAX_THROTTLED_ATTEMPTS: u32 = 60;
+/// How long an answer may send nothing before the request counts as timed out.
+const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Microsoft Graph's hosts in its national clouds (Microsoft's "national cloud deployments" list).
 const GRAPH_HOSTS: &[&str] = &[
     "graph.microsoft.com",
@@ -300,8 +302,10 @@ impl GraphClient {
         clock: Clock,
         jitter: Jitter,
     ) -> Self {
+        // No total timeout: a large download may take as long as it takes while bytes arrive;
+        // only a connection where nothing arrives for a while fails.
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(120))
+            .read_timeout(READ_IDLE_TIMEOUT)
             .connect_timeout(Duration::from_secs(20))
             .build()
             .expect("reqwest client builds");
@@ -324,10 +328,11 @@ impl GraphClient {
         self
     }
 
-    /// Shortens the per-request timeout (tests of hung answers).
+    /// Shortens the idle timeout (tests of hung answers): a request fails when nothing arrives for
+    /// `d`.
     pub fn with_timeout(mut self, d: Duration) -> Self {
         self.http = reqwest::Client::builder()
-            .timeout(d)
+            .read_timeout(d)
             .build()
             .expect("reqwest client builds");
         self

@@ -505,10 +505,38 @@ impl Migration {
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>), JobError> {
         let path = format!("me/onenote/pages/{item_id}/content");
-        let (ctype, body) = self
+        let with_ink = self
             .graph
             .get_with_type(who, &format!("{path}?includeInkML=true"), item)
-            .await?;
+            .await;
+        let (ctype, body) = match with_ink {
+            Ok(a) => a,
+            // `includeInkML` is undocumented: when the service errors on it, the page is fetched
+            // without it and its ink reported as not carried over.
+            Err(e @ (GraphError::Item { .. } | GraphError::GaveUp { .. })) => {
+                tracing::warn!(
+                    item,
+                    "page content with ink failed ({e}); fetching it without ink"
+                );
+                let html = self.graph.get_text(who, &path, item).await?;
+                let d = PageDrawings {
+                    ink: Ink::Unreadable(format!(
+                        "the page with its ink could not be fetched: {}",
+                        e.reason()
+                    )),
+                    ..PageDrawings::default()
+                };
+                let page = convert_page_with(
+                    &html,
+                    &ConvertOptions {
+                        last_modified,
+                        ink: d.ink,
+                    },
+                );
+                return Ok((page, d.svgs));
+            }
+            Err(e) => return Err(e.into()),
+        };
         let (html, drawings) = match split_multipart(&ctype, &body) {
             Ok(parts) => {
                 let d = ink::for_page(parts.inkml.as_deref());
