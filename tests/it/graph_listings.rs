@@ -25,7 +25,11 @@ struct Setup {
 }
 
 async fn setup(spec: NotebookSpec) -> Setup {
-    let lab = Lab::start(LabConfig::default()).await;
+    setup_with(LabConfig::default(), spec).await
+}
+
+async fn setup_with(config: LabConfig, spec: NotebookSpec) -> Setup {
+    let lab = Lab::start(config).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     let db = Arc::new(Db::open(&path).unwrap());
@@ -270,4 +274,36 @@ async fn the_access_token_goes_to_microsoft_graph_hosts_only() {
         .graph
         .may_carry_token("https://evil.example/?u=https://graph.microsoft.com"));
     assert!(s.graph.may_carry_token(&format!("{}/me", s.graph.base())));
+}
+
+#[tokio::test]
+async fn without_hint_headers_scans_keep_within_the_limits_and_ride_out_a_throttle() {
+    use notebridge_testkit::graph::faults::ExternalScope;
+    let s = setup_with(
+        LabConfig {
+            hint_headers: false,
+            ..LabConfig::default()
+        },
+        NotebookSpec {
+            sections_per_container: 45,
+            pages_per_section: 1,
+            images_per_page: 0,
+            seed: 19,
+            ..NotebookSpec::default()
+        },
+    )
+    .await;
+    // 46 requests against 40 per 6 s: the limiter must wait from its own model, no header helps.
+    assert_complete_scan(&s).await;
+    assert_eq!(s.lab.graph.counters().throttled, 0, "no 429 without hints");
+    // A throttle from elsewhere, answered with bare 429s (no scope, no Retry-After).
+    s.lab.graph.faults().throttle_externally(
+        ExternalScope::User(s.who.user_id.clone()),
+        Duration::from_secs(1),
+    );
+    assert_complete_scan(&s).await;
+    assert!(
+        s.lab.graph.counters().throttled >= 1,
+        "the second scan met the throttle and still completed"
+    );
 }
