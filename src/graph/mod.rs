@@ -374,16 +374,16 @@ impl GraphClient {
         }
     }
 
-    /// Whether `url` may be sent the bearer token: the configured Graph host (scheme and port as
-    /// configured), or one of Microsoft's Graph hosts over HTTPS. Resource URLs and next links come
+    /// Whether `url` may be sent the bearer token: the configured Graph host (with its scheme), or
+    /// one of Microsoft's Graph hosts over HTTPS. Resource URLs and next links come
     /// from page content and answers, which must never steer the token elsewhere.
     pub fn may_carry_token(&self, url: &str) -> bool {
         let (Ok(u), Ok(base)) = (url::Url::parse(url), url::Url::parse(&self.base)) else {
             return false;
         };
-        let same_as_base = u.scheme() == base.scheme()
-            && u.host_str() == base.host_str()
-            && u.port_or_known_default() == base.port_or_known_default();
+        // The configured host on any port: links in content name the service's own address,
+        // which a proxy or gateway in front of it (the configured URL) may not share.
+        let same_as_base = u.scheme() == base.scheme() && u.host_str() == base.host_str();
         let microsoft = u.scheme() == "https"
             && u.port_or_known_default() == Some(443)
             && u.host_str()

@@ -226,7 +226,7 @@ async fn the_access_token_goes_to_microsoft_graph_hosts_only() {
     use axum::http::HeaderMap;
     use std::sync::atomic::{AtomicU32, Ordering};
     let s = setup(big_section(1)).await;
-    // Another host on the same machine, counting what reaches it.
+    // Another host (the loopback address the Graph test server does not use), counting hits.
     let hits = Arc::new(AtomicU32::new(0));
     let h = hits.clone();
     let app = axum::Router::new().fallback(move |_: HeaderMap| {
@@ -236,7 +236,7 @@ async fn the_access_token_goes_to_microsoft_graph_hosts_only() {
             "x"
         }
     });
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let l = tokio::net::TcpListener::bind("127.0.0.2:0").await.unwrap();
     let other = format!(
         "http://{}/v1.0/me/onenote/resources/r/content",
         l.local_addr().unwrap()
