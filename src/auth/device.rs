@@ -10,7 +10,7 @@ use oauth2::{
 use serde::{Deserialize, Serialize};
 use tracing::{debug, info};
 
-use super::identity::{describe, transport_detail, Identity};
+use super::identity::{describe, tenant_refusal, transport_detail, Identity};
 use super::{AccessToken, AuthError, Secret};
 use crate::clock::Clock;
 
@@ -60,6 +60,11 @@ pub(crate) async fn request_code(
         .request_async(&id.oauth)
         .await
         .map_err(|e| match &e {
+            RequestTokenError::ServerResponse(r)
+                if tenant_refusal(r, &id.scopes, None).is_some() =>
+            {
+                tenant_refusal(r, &id.scopes, None).expect("checked")
+            }
             RequestTokenError::ServerResponse(r) => match r.error() {
                 BasicErrorResponseType::UnauthorizedClient
                 | BasicErrorResponseType::InvalidClient => AuthError::ClientRejected {
@@ -121,6 +126,11 @@ pub async fn sign_in(
         )
         .await
         .map_err(|e| match &e {
+            RequestTokenError::ServerResponse(r)
+                if tenant_refusal(r, &id.scopes, None).is_some() =>
+            {
+                tenant_refusal(r, &id.scopes, None).expect("checked")
+            }
             RequestTokenError::ServerResponse(r) => match r.error() {
                 DeviceCodeErrorResponseType::ExpiredToken => AuthError::CodeExpired,
                 DeviceCodeErrorResponseType::AccessDenied => AuthError::Declined,

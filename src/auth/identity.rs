@@ -97,6 +97,61 @@ pub(crate) fn describe<T: oauth2::ErrorResponseType + std::fmt::Display>(
     }
 }
 
+/// The AADSTS number in an Entra error description ("AADSTS50194: ...").
+fn aadsts(description: &str) -> Option<u32> {
+    let rest = &description[description.find("AADSTS")? + 6..];
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+/// The clear error for the refusals admins and tenants really answer, when `e` is one of them:
+/// AADSTS50194 (single-tenant app with `common`), 65001 (consent), 53003 and its kin (Conditional
+/// Access). `scopes` are the ones asked for, named when the service does not name one.
+pub(crate) fn tenant_refusal<T: oauth2::ErrorResponseType + std::fmt::Display>(
+    e: &oauth2::StandardErrorResponse<T>,
+    scopes: &[String],
+    account: Option<&str>,
+) -> Option<AuthError> {
+    let desc = e
+        .error_description()
+        .map(String::as_str)
+        .unwrap_or_default();
+    let reason = describe(e);
+    match aadsts(desc)? {
+        50194 => Some(AuthError::TenantRefused {
+            advice: "the app is registered for a single tenant, so it cannot sign in through \
+                     `common`: set NOTEBRIDGE_TENANT (or tenant under [microsoft]) to your tenant's \
+                     domain or id, e.g. contoso.onmicrosoft.com"
+                .into(),
+            reason,
+        }),
+        53000 | 53001 | 53002 | 53003 | 530003 | 50097 => Some(AuthError::TenantRefused {
+            advice: "the tenant's Conditional Access policies block this sign-in (the device \
+                     code flow, or this device); the tenant's admin must allow it for this app \
+                     (Entra admin center > Protection > Conditional Access) before anyone can sign \
+                     in with notebridge"
+                .into(),
+            reason,
+        }),
+        65001 => {
+            let permission = desc
+                .split('\'')
+                .nth(1)
+                .filter(|p| !p.is_empty() && !p.contains(' '))
+                .map(str::to_owned)
+                .unwrap_or_else(|| scopes.join(" "));
+            Some(AuthError::ConsentRequired {
+                permission,
+                account_hint: account
+                    .map(|a| format!(" (account {a:?})"))
+                    .unwrap_or_default(),
+                reason,
+            })
+        }
+        _ => None,
+    }
+}
+
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or(s).trim()
 }
@@ -288,6 +343,15 @@ mod tests {
             id.client.token_uri().as_str(),
             "http://127.0.0.1:9/contoso.onmicrosoft.com/oauth2/v2.0/token"
         );
+    }
+
+    #[test]
+    fn aadsts_numbers_are_read_from_descriptions() {
+        assert_eq!(
+            aadsts("AADSTS50194: Application 'x' is not configured"),
+            Some(50194)
+        );
+        assert_eq!(aadsts("no code"), None);
     }
 
     #[test]

@@ -80,6 +80,31 @@ pub enum AuthError {
         /// The service's error code and description.
         reason: String,
     },
+    /// The tenant refuses this sign-in for a reason its configuration or its admin must change
+    /// (exit 2): a single-tenant app used with `common`, Conditional Access blocking the device
+    /// code flow. Signing in again as it is cannot help.
+    #[error("{advice} (the sign-in service said {reason})")]
+    TenantRefused {
+        /// What to do, naming the setting or the admin's task.
+        advice: String,
+        /// The service's error code and description.
+        reason: String,
+    },
+    /// The permission is not consented to (AADSTS65001) (exit 3: sign in again once it is).
+    #[error(
+        "the permission {permission} has not been consented to for this app{account_hint}; sign in \
+         again with `notebridge login` and accept it, or, where users may not consent, ask an admin \
+         of the tenant to grant admin consent (Entra admin center > Enterprise applications > the \
+         app > Permissions > Grant admin consent) (the sign-in service said {reason})"
+    )]
+    ConsentRequired {
+        /// The permission named by the service (or the requested scopes).
+        permission: String,
+        /// ` (account "x")`, or empty.
+        account_hint: String,
+        /// The service's error code and description.
+        reason: String,
+    },
     /// Any other error answer from the sign-in service (exit 1).
     #[error("sign-in service error while {during}: {reason}")]
     Service {
@@ -145,7 +170,9 @@ impl Classify for AuthError {
             AuthError::MissingClientId
             | AuthError::BadUrl { .. }
             | AuthError::ClientRejected { .. }
-            | AuthError::DifferentUser { .. } => Some(Meaning::Usage),
+            | AuthError::DifferentUser { .. }
+            | AuthError::TenantRefused { .. } => Some(Meaning::Usage),
+            AuthError::ConsentRequired { .. } => Some(Meaning::SignIn),
             AuthError::NoAccount { .. }
             | AuthError::RefreshRejected { .. }
             | AuthError::Declined

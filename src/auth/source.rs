@@ -212,6 +212,13 @@ impl TokenSource {
             .await
             .map_err(|e| {
                 Exchange::Final(match &e {
+                    RequestTokenError::ServerResponse(r)
+                        if super::identity::tenant_refusal(r, &id.scopes, Some(&a.name))
+                            .is_some() =>
+                    {
+                        super::identity::tenant_refusal(r, &id.scopes, Some(&a.name))
+                            .expect("checked")
+                    }
                     RequestTokenError::ServerResponse(r) => match r.error() {
                         BasicErrorResponseType::InvalidGrant => AuthError::RefreshRejected {
                             account: a.name.clone(),

@@ -37,6 +37,15 @@ const WINDOW_SLACK: Duration = Duration::from_millis(5);
 const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
 const MAX_THROTTLED_ATTEMPTS: u32 = 60;
+/// How long an answer may send nothing before the request counts as timed out.
+const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Microsoft Graph's hosts in its national clouds (Microsoft's "national cloud deployments" list).
+const GRAPH_HOSTS: &[&str] = &[
+    "graph.microsoft.com",
+    "graph.microsoft.us",
+    "dod-graph.microsoft.us",
+    "microsoftgraph.chinacloudapi.cn",
+];
 /// Largest response body read into memory (a resource bigger than this is refused, not truncated).
 pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
 
@@ -80,6 +89,20 @@ pub enum GraphError {
         attempts: u32,
         /// The last failure.
         last: String,
+    },
+    /// A resource URL or `@odata.nextLink` pointed away from Microsoft Graph: it is not followed,
+    /// so the access token never goes there.
+    #[error(
+        "{account}: {item}: refused to send the access token to {url:?}: not the configured Graph \
+         host nor one of Microsoft's Graph hosts"
+    )]
+    ForeignHost {
+        /// Account name.
+        account: String,
+        /// The OneNote item.
+        item: String,
+        /// The URL, without its query.
+        url: String,
     },
     /// The answer could not be understood.
     #[error("{account}: {item}: unexpected answer from Graph: {problem}")]
@@ -146,6 +169,7 @@ impl GraphError {
                 | GraphError::GaveUp { .. }
                 | GraphError::BadAnswer { .. }
                 | GraphError::TooLarge { .. }
+                | GraphError::ForeignHost { .. }
         )
     }
 }
@@ -278,8 +302,10 @@ impl GraphClient {
         clock: Clock,
         jitter: Jitter,
     ) -> Self {
+        // No total timeout: a large download may take as long as it takes while bytes arrive;
+        // only a connection where nothing arrives for a while fails.
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(120))
+            .read_timeout(READ_IDLE_TIMEOUT)
             .connect_timeout(Duration::from_secs(20))
             .build()
             .expect("reqwest client builds");
@@ -302,10 +328,11 @@ impl GraphClient {
         self
     }
 
-    /// Shortens the per-request timeout (tests of hung answers).
+    /// Shortens the idle timeout (tests of hung answers): a request fails when nothing arrives for
+    /// `d`.
     pub fn with_timeout(mut self, d: Duration) -> Self {
         self.http = reqwest::Client::builder()
-            .timeout(d)
+            .read_timeout(d)
             .build()
             .expect("reqwest client builds");
         self
@@ -345,6 +372,23 @@ impl GraphClient {
         } else {
             format!("{}/{}", self.base, path.trim_start_matches('/'))
         }
+    }
+
+    /// Whether `url` may be sent the bearer token: the configured Graph host (with its scheme), or
+    /// one of Microsoft's Graph hosts over HTTPS. Resource URLs and next links come
+    /// from page content and answers, which must never steer the token elsewhere.
+    pub fn may_carry_token(&self, url: &str) -> bool {
+        let (Ok(u), Ok(base)) = (url::Url::parse(url), url::Url::parse(&self.base)) else {
+            return false;
+        };
+        // The configured host on any port: links in content name the service's own address,
+        // which a proxy or gateway in front of it (the configured URL) may not share.
+        let same_as_base = u.scheme() == base.scheme() && u.host_str() == base.host_str();
+        let microsoft = u.scheme() == "https"
+            && u.port_or_known_default() == Some(443)
+            && u.host_str()
+                .is_some_and(|h| GRAPH_HOSTS.iter().any(|g| h.eq_ignore_ascii_case(g)));
+        same_as_base || microsoft
     }
 
     /// GET a JSON document.
@@ -462,6 +506,13 @@ impl GraphClient {
         timeout_attempts: u32,
     ) -> Result<Answer, GraphError> {
         let url = self.url(path);
+        if !self.may_carry_token(&url) {
+            return Err(GraphError::ForeignHost {
+                account: who.account.clone(),
+                item: item.to_owned(),
+                url: url.split('?').next().unwrap_or(&url).to_owned(),
+            });
+        }
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
         let mut transient = 0u32;

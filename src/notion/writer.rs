@@ -524,7 +524,8 @@ impl Writer {
             }
             GraphError::Item { .. }
             | GraphError::TooLarge { .. }
-            | GraphError::BadAnswer { .. } => {
+            | GraphError::BadAnswer { .. }
+            | GraphError::ForeignHost { .. } => {
                 UploadFailure::CannotCarry(format!("download failed: {}", e.reason()))
             }
             other => UploadFailure::Fetch(other),

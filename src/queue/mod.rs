@@ -138,7 +138,9 @@ impl From<StoreError> for JobError {
 impl From<GraphError> for JobError {
     fn from(e: GraphError) -> Self {
         match e {
-            GraphError::Item { .. } => JobError::Permanent(e.to_string()),
+            GraphError::Item { .. } | GraphError::ForeignHost { .. } => {
+                JobError::Permanent(e.to_string())
+            }
             GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
                 JobError::Transient(e.to_string())
             }
@@ -520,10 +522,33 @@ impl Migration {
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>), JobError> {
         let path = format!("me/onenote/pages/{item_id}/content");
-        let (ctype, body) = self
+        let with_ink = self
             .graph
             .get_with_type(who, &format!("{path}?includeInkML=true"), item)
-            .await?;
+            .await;
+        let (ctype, body) = match with_ink {
+            Ok(a) => a,
+            // `includeInkML` is undocumented: when the service errors on it, the page is fetched
+            // without it and its ink reported as not carried over.
+            Err(e @ (GraphError::Item { .. } | GraphError::GaveUp { .. })) => {
+                tracing::warn!(
+                    item,
+                    "page content with ink failed ({e}); fetching it without ink"
+                );
+                let html = self.graph.get_text(who, &path, item).await?;
+                refuse_oversized(item, html.len())?;
+                let opts = ConvertOptions {
+                    last_modified,
+                    ink: Ink::Unreadable(format!(
+                        "the page with its ink could not be fetched: {}",
+                        e.reason()
+                    )),
+                };
+                let page = isolated(item, "converting it", || convert_page_with(&html, &opts))?;
+                return Ok((page, HashMap::new()));
+            }
+            Err(e) => return Err(e.into()),
+        };
         refuse_oversized(item, body.len())?;
         let split = isolated(item, "reading its ink", || {
             split_multipart(&ctype, &body).map(|parts| {

@@ -44,6 +44,12 @@ pub enum Outcome {
     },
     /// Nobody enters the code (it expires, unless [`AuthServer::approve_pending`] is called).
     Never,
+    /// The user signs in, but the tenant's Conditional Access policy blocks the device code flow:
+    /// the poll after `after_polls` pending answers gets `invalid_grant` AADSTS53003.
+    BlockedAfter {
+        /// Polls answered pending before the block.
+        after_polls: u32,
+    },
 }
 
 /// The script one device code follows.
@@ -76,6 +82,14 @@ impl CodeScript {
     pub fn never() -> Self {
         Self {
             outcome: Outcome::Never,
+            slow_down_first: 0,
+        }
+    }
+
+    /// The tenant's Conditional Access blocks the sign-in after `after_polls` pending answers.
+    pub fn blocked(after_polls: u32) -> Self {
+        Self {
+            outcome: Outcome::BlockedAfter { after_polls },
             slow_down_first: 0,
         }
     }
@@ -118,6 +132,10 @@ pub struct AuthServerConfig {
     pub scripts: VecDeque<CodeScript>,
     /// The script of codes issued after `scripts` ran out.
     pub default_script: CodeScript,
+    /// The app is registered for this one tenant only: requests through `common`,
+    /// `organizations` or `consumers` get AADSTS50194 (as Entra answers for single-tenant apps
+    /// created after October 2018).
+    pub single_tenant: Option<String>,
 }
 
 impl AuthServerConfig {
@@ -131,6 +149,7 @@ impl AuthServerConfig {
             interval_secs: 5,
             scripts: VecDeque::new(),
             default_script: CodeScript::never(),
+            single_tenant: None,
         }
     }
 
@@ -456,9 +475,31 @@ fn check_client(st: &ServerState, f: &HashMap<String, String>) -> Result<(), Box
     Ok(())
 }
 
+/// AADSTS50194 for a single-tenant app asked through a multi-tenant endpoint.
+fn check_tenant(st: &ServerState, tenant: &str) -> Result<(), Box<Response>> {
+    match &st.cfg.single_tenant {
+        Some(home)
+            if tenant != home && ["common", "organizations", "consumers"].contains(&tenant) =>
+        {
+            Err(refuse(
+                "invalid_request",
+                50194,
+                &format!(
+                    "Application '{}'(notebridge) is not configured as a multi-tenant \
+                     application. Usage of the /common endpoint is not supported for such \
+                     applications created after '10/15/2018'. Use a tenant-specific endpoint or \
+                     configure the application to be multi-tenant.",
+                    st.cfg.client_id
+                ),
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
 async fn devicecode(
     State(state): State<Shared>,
-    Path(_tenant): Path<String>,
+    Path(tenant): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -468,6 +509,9 @@ async fn devicecode(
     };
     let mut st = state.lock().expect("auth server state poisoned");
     if let Err(r) = check_client(&st, &f) {
+        return *r;
+    }
+    if let Err(r) = check_tenant(&st, &tenant) {
         return *r;
     }
     let scopes: Vec<String> = match required(&f, "scope") {
@@ -517,7 +561,7 @@ async fn devicecode(
 async fn token(
     State(state): State<Shared>,
     ConnectInfo(kill): ConnectInfo<KillSwitch>,
-    Path(_tenant): Path<String>,
+    Path(tenant): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
@@ -566,6 +610,9 @@ async fn token(
         Err(r) => return *r,
     };
     if let Err(r) = check_client(&st, &f) {
+        return *r;
+    }
+    if let Err(r) = check_tenant(&st, &tenant) {
         return *r;
     }
     match grant.as_str() {
@@ -634,6 +681,14 @@ fn poll(st: &mut ServerState, f: &HashMap<String, String>) -> Response {
         (Some(u), _) => Some(u.clone()),
         (None, Outcome::ApproveAfter { user, after_polls }) if answered > *after_polls => {
             Some(user.clone())
+        }
+        (None, Outcome::BlockedAfter { after_polls }) if answered > *after_polls => {
+            return bad_request(
+                "invalid_grant",
+                53003,
+                "Access has been blocked by Conditional Access policies. The access policy does \
+                 not allow token issuance.",
+            );
         }
         (None, Outcome::DeclineAfter { after_polls }) if answered > *after_polls => {
             return bad_request(

@@ -36,6 +36,9 @@ pub struct LabConfig {
     pub access_lifetime: Duration,
     /// Seed of the servers' random choices.
     pub seed: u64,
+    /// Graph sends `x-ms-throttle-scope` and `x-ms-throttle-limit-percentage` (documented for the
+    /// directory service, not promised for OneNote); off: neither header is ever sent.
+    pub hint_headers: bool,
 }
 
 impl Default for LabConfig {
@@ -49,6 +52,7 @@ impl Default for LabConfig {
             notion_per_second: 3,
             access_lifetime: Duration::from_secs(3600),
             seed: 7,
+            hint_headers: true,
         }
     }
 }
@@ -82,6 +86,10 @@ impl Lab {
         gcfg.limits.user_concurrency = config.user_concurrency;
         gcfg.limits.app_concurrency = config.app_concurrency;
         gcfg.seed = config.seed;
+        if !config.hint_headers {
+            gcfg.scope_header = super::graph::ScopeHeader::Absent;
+            gcfg.limit_percentage_header = false;
+        }
         let graph = GraphServer::start(gcfg).await;
         let notion = NotionServer::start(NotionServerConfig {
             rate: RateConfig {

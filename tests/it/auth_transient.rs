@@ -118,3 +118,32 @@ async fn login_polls_through_unavailable_answers() {
     assert!(out.stdout.contains("alice@contoso.test"), "{out:?}");
     assert_eq!(w.auth.counters().tokens_issued, 1);
 }
+
+#[tokio::test]
+async fn the_proxy_variables_are_honoured() {
+    // A proxy that is not there: every request through it fails to connect.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy = format!("http://{}", dead.local_addr().unwrap());
+    drop(dead);
+    let w = World::start(|c| c.scripts.push_back(CodeScript::approve(alice(), 1))).await;
+    let p = proxy.clone();
+    let out = w
+        .run_with(&["login", "--account", "a"], move |c| {
+            c.env("HTTP_PROXY", &p).env("HTTPS_PROXY", &p);
+        })
+        .await;
+    assert_eq!(out.code, Some(1), "through the dead proxy: {out:?}");
+    assert_eq!(
+        w.auth.counters().device_codes,
+        0,
+        "nothing reached the server"
+    );
+    let out = w
+        .run_with(&["login", "--account", "a"], move |c| {
+            c.env("HTTP_PROXY", &proxy)
+                .env("HTTPS_PROXY", &proxy)
+                .env("NO_PROXY", "127.0.0.1");
+        })
+        .await;
+    assert_eq!(out.code, Some(0), "NO_PROXY bypasses it: {out:?}");
+}

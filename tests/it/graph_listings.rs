@@ -25,7 +25,11 @@ struct Setup {
 }
 
 async fn setup(spec: NotebookSpec) -> Setup {
-    let lab = Lab::start(LabConfig::default()).await;
+    setup_with(LabConfig::default(), spec).await
+}
+
+async fn setup_with(config: LabConfig, spec: NotebookSpec) -> Setup {
+    let lab = Lab::start(config).await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     let db = Arc::new(Db::open(&path).unwrap());
@@ -215,4 +219,91 @@ async fn a_failing_envelope_spends_only_its_own_requests_budget() {
         assert_eq!(slice.value.len(), 1);
     }
     assert!(results.len() - failed >= 15);
+}
+
+#[tokio::test]
+async fn the_access_token_goes_to_microsoft_graph_hosts_only() {
+    use axum::http::HeaderMap;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let s = setup(big_section(1)).await;
+    // Another host (the loopback address the Graph test server does not use), counting hits.
+    let hits = Arc::new(AtomicU32::new(0));
+    let h = hits.clone();
+    let app = axum::Router::new().fallback(move |_: HeaderMap| {
+        let h = h.clone();
+        async move {
+            h.fetch_add(1, Ordering::SeqCst);
+            "x"
+        }
+    });
+    let l = tokio::net::TcpListener::bind("127.0.0.2:0").await.unwrap();
+    let other = format!(
+        "http://{}/v1.0/me/onenote/resources/r/content",
+        l.local_addr().unwrap()
+    );
+    tokio::spawn(async move {
+        let _ = axum::serve(l, app).await;
+    });
+    let e = s
+        .graph
+        .get_bytes(&s.who, &other, "file \"x.png\"", 1 << 20)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(e, notebridge::graph::GraphError::ForeignHost { .. }) && e.is_item_failure(),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("refused to send the access token"),
+        "{e}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "nothing was sent there");
+    assert!(s
+        .graph
+        .may_carry_token("https://graph.microsoft.com/v1.0/me/onenote/pages"));
+    assert!(s
+        .graph
+        .may_carry_token("https://graph.microsoft.us/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("http://graph.microsoft.com/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("https://graph.microsoft.com.evil.example/v1.0/me"));
+    assert!(!s
+        .graph
+        .may_carry_token("https://evil.example/?u=https://graph.microsoft.com"));
+    assert!(s.graph.may_carry_token(&format!("{}/me", s.graph.base())));
+}
+
+#[tokio::test]
+async fn without_hint_headers_scans_keep_within_the_limits_and_ride_out_a_throttle() {
+    use notebridge_testkit::graph::faults::ExternalScope;
+    let s = setup_with(
+        LabConfig {
+            hint_headers: false,
+            ..LabConfig::default()
+        },
+        NotebookSpec {
+            sections_per_container: 45,
+            pages_per_section: 1,
+            images_per_page: 0,
+            seed: 19,
+            ..NotebookSpec::default()
+        },
+    )
+    .await;
+    // 46 requests against 40 per 6 s: the limiter must wait from its own model, no header helps.
+    assert_complete_scan(&s).await;
+    assert_eq!(s.lab.graph.counters().throttled, 0, "no 429 without hints");
+    // A throttle from elsewhere, answered with bare 429s (no scope, no Retry-After).
+    s.lab.graph.faults().throttle_externally(
+        ExternalScope::User(s.who.user_id.clone()),
+        Duration::from_secs(1),
+    );
+    assert_complete_scan(&s).await;
+    assert!(
+        s.lab.graph.counters().throttled >= 1,
+        "the second scan met the throttle and still completed"
+    );
 }

@@ -220,3 +220,41 @@ async fn drawings_arrive_as_captioned_svg_images_in_reading_order() {
         images.len()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_whose_ink_request_errors_migrate_without_ink_reported() {
+    let lab = Lab::start(fast()).await;
+    let notes = generate(&NotebookSpec {
+        total_pages: Some(4),
+        ..spec()
+    });
+    let user = lab.add_user("alice", notes);
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "alice", &user);
+    lab.graph.faults().fail_ink_requests(Some(400));
+    let out = command(
+        &lab,
+        &state,
+        &["migrate", "--account", "alice", "--to", &lab.target_page],
+    )
+    .output()
+    .await
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = Db::open(&state.db).unwrap();
+    let pages = lab.graph.notes(&user.id).pages;
+    assert_eq!(pages.len(), 4);
+    for p in &pages {
+        let item = db.notion_item("alice", &p.id).unwrap().expect("migrated");
+        let report = item.report.unwrap_or_default();
+        assert!(
+            report.contains("could not be fetched") && report.contains("not migrated"),
+            "{report}"
+        );
+    }
+}

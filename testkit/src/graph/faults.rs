@@ -47,6 +47,7 @@ struct Plan {
     edit_during_listings: u32,
     heavy_listings: Option<(usize, usize)>,
     batch_424: bool,
+    ink_status: Option<u16>,
 }
 
 /// The fault switchboard of one server; cheap to clone, usable from any task.
@@ -72,6 +73,7 @@ impl Faults {
                 edit_during_listings: 0,
                 heavy_listings: None,
                 batch_424: false,
+                ink_status: None,
             })),
             throttle,
         }
@@ -143,6 +145,16 @@ impl Faults {
         self.plan().batch_424 = on;
     }
 
+    /// Page content asked for with `includeInkML=true` (undocumented) answers `status` with a Graph
+    /// error body; without it the page is served as usual.
+    pub fn fail_ink_requests(&self, status: Option<u16>) {
+        self.plan().ink_status = status;
+    }
+
+    pub(crate) fn ink_status(&self) -> Option<u16> {
+        self.plan().ink_status
+    }
+
     /// Another client used the budget: `scope` refuses every request for `length` from now (and the
     /// refused requests count, as any other).
     pub fn throttle_externally(&self, scope: ExternalScope, length: Duration) {
@@ -167,6 +179,7 @@ impl Faults {
         p.edit_during_listings = 0;
         p.heavy_listings = None;
         p.batch_424 = false;
+        p.ink_status = None;
     }
 
     /// The fault for the next outer request, if any (one per request, most disruptive first).

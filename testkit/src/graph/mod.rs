@@ -207,6 +207,13 @@ impl Shared {
                 return fault_reply(504);
             }
         }
+        if let Some(status) = self.faults.ink_status() {
+            if path.ends_with("/content")
+                && query.to_ascii_lowercase().contains("includeinkml=true")
+            {
+                return Reply::error(status, "20001", "The request is not supported (injected).");
+            }
+        }
         let reply = {
             let users = self.users.lock().expect("graph users poisoned");
             let empty = UserNotes::default();
