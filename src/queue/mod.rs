@@ -138,9 +138,10 @@ impl From<StoreError> for JobError {
 impl From<GraphError> for JobError {
     fn from(e: GraphError) -> Self {
         match e {
-            GraphError::Item { .. } | GraphError::ForeignHost { .. } => {
-                JobError::Permanent(e.to_string())
-            }
+            // This item cannot be had (refused, on a foreign host, too large): the rest can.
+            GraphError::Item { .. }
+            | GraphError::ForeignHost { .. }
+            | GraphError::TooLarge { .. } => JobError::Permanent(e.to_string()),
             GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
                 JobError::Transient(e.to_string())
             }
@@ -148,7 +149,8 @@ impl From<GraphError> for JobError {
             GraphError::Limiter(LimiterError::WouldWait { .. })
             | GraphError::Unreachable(_)
             | GraphError::Auth(AuthError::Unavailable { .. }) => JobError::Stop,
-            other => JobError::Fatal(RunError::Graph(other)),
+            // Sign-in required, a broken limiter or state: nothing more can be done in this run.
+            GraphError::Auth(_) | GraphError::Limiter(_) => JobError::Fatal(RunError::Graph(e)),
         }
     }
 }
@@ -885,6 +887,17 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_too_large_to_download_fails_alone_and_the_run_goes_on() {
+        let e = GraphError::TooLarge {
+            account: "a".into(),
+            item: "page x".into(),
+            size: 600_000_000,
+            max: 512 * 1024 * 1024,
+        };
+        assert!(matches!(JobError::from(e), JobError::Permanent(_)));
+    }
 
     #[test]
     fn a_panic_in_conversion_fails_that_page_for_good_with_its_reason() {
