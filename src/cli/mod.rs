@@ -256,7 +256,7 @@ fn init_logging(g: &GlobalArgs) {
         .unwrap_or_else(|| EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(output::log_line)
         .with_ansi(output::stderr_colour())
         .with_target(false)
         .try_init();

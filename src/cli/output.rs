@@ -2,7 +2,7 @@
 //! stderr, nothing but errors with `--quiet`, no bars without a terminal.
 
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use super::exit::Exit;
 use super::GlobalArgs;
@@ -16,8 +16,6 @@ pub struct Printer {
     pub quiet: bool,
     /// Progress bars may be drawn (a terminal on stderr and no `--no-progress`/`--quiet`).
     pub progress: bool,
-    /// The bar on screen, if any: notes are printed above it instead of through it.
-    bar: Arc<Mutex<Option<indicatif::ProgressBar>>>,
 }
 
 impl Printer {
@@ -27,15 +25,22 @@ impl Printer {
             json: g.json,
             quiet: g.quiet,
             progress: !g.no_progress && !g.quiet && std::io::stderr().is_terminal(),
-            bar: Arc::default(),
         }
     }
 
     /// A result line for people (stdout; suppressed in JSON mode).
     pub fn out(&self, line: impl AsRef<str>) {
         if !self.json {
-            let mut o = std::io::stdout().lock();
-            let _ = writeln!(o, "{}", line.as_ref());
+            // stdout and the bar's stderr share the terminal: the bar steps aside for the line.
+            let write = || {
+                let mut o = std::io::stdout().lock();
+                let _ = writeln!(o, "{}", line.as_ref());
+                let _ = o.flush();
+            };
+            match current_bar() {
+                Some(b) => b.suspend(write),
+                None => write(),
+            }
         }
     }
 
@@ -59,7 +64,7 @@ impl Printer {
     /// A note for people on stderr (not with `--quiet`).
     pub fn note(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            let bar = self.bar.lock().expect("printer bar poisoned").clone();
+            let bar = current_bar();
             match bar {
                 Some(b) => b.suspend(|| eprintln!("{}", line.as_ref())),
                 None => eprintln!("{}", line.as_ref()),
@@ -69,7 +74,7 @@ impl Printer {
 
     /// A problem that did not stop the run, on stderr even with `--quiet`, above any bar.
     pub fn problem(&self, line: impl AsRef<str>) {
-        let bar = self.bar.lock().expect("printer bar poisoned").clone();
+        let bar = current_bar();
         match bar {
             Some(b) => b.suspend(|| eprintln!("error: {}", line.as_ref())),
             None => eprintln!("error: {}", line.as_ref()),
@@ -78,7 +83,7 @@ impl Printer {
 
     /// Sets (or clears) the bar that notes must be printed above.
     pub fn set_bar(&self, bar: Option<indicatif::ProgressBar>) {
-        *self.bar.lock().expect("printer bar poisoned") = bar;
+        *BAR.lock().expect("progress bar slot poisoned") = bar;
     }
 
     /// The final error: on stderr as the argument parser prints its own (`error:` in bold red where
@@ -106,7 +111,7 @@ impl Printer {
         if let Some(h) = &hint {
             text.push_str(&format!("\n{yellow}hint:{reset} {h}"));
         }
-        let bar = self.bar.lock().expect("printer bar poisoned").clone();
+        let bar = current_bar();
         match bar {
             Some(b) => b.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),
@@ -118,6 +123,46 @@ impl Printer {
             }));
         }
     }
+}
+
+/// The bar on screen, if any: notes, problems and log lines are printed above it, never through it.
+/// One per process, since there is one terminal.
+static BAR: Mutex<Option<indicatif::ProgressBar>> = Mutex::new(None);
+
+fn current_bar() -> Option<indicatif::ProgressBar> {
+    BAR.lock().expect("progress bar slot poisoned").clone()
+}
+
+/// Where log lines go: stderr, above the bar when one is drawn. `tracing` writes an event through
+/// one of these; it is written out whole when dropped, so a line is never split by a redraw.
+pub struct LogLine(Vec<u8>);
+
+impl Write for LogLine {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let out = || {
+            let _ = std::io::stderr().lock().write_all(&self.0);
+        };
+        match current_bar() {
+            Some(b) => b.suspend(out),
+            None => out(),
+        }
+    }
+}
+
+/// A new log line (the `tracing` subscriber's writer).
+pub fn log_line() -> LogLine {
+    LogLine(Vec::with_capacity(256))
 }
 
 /// `value` with `"version"` first (objects only; anything else as it is).

@@ -191,3 +191,78 @@ fn help_lists_a_commands_own_flags_first_real_paths_and_examples() {
     let home = state.dir.path().display().to_string();
     assert!(unwrapped.contains(&home), "{home} in {unwrapped}");
 }
+
+/// Strips ANSI escape sequences (CSI ... letter) from `s`.
+fn visible(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            chars.next();
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_lines_never_draw_through_the_progress_bar() {
+    let lab = Lab::start(LabConfig::default()).await;
+    let user = lab.add_user(
+        "default",
+        generate(&NotebookSpec {
+            total_pages: Some(6),
+            pages_per_section: 0,
+            images_per_page: 1,
+            seed: 8,
+            ..NotebookSpec::default()
+        }),
+    );
+    let state = State::new();
+    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    let mut env: Vec<(String, String)> = lab.env().into_iter().collect();
+    env.push(("HOME".into(), state.dir.path().display().to_string()));
+    env.push(("NOTEBRIDGE_DB".into(), state.db.display().to_string()));
+    env.push(("NO_COLOR".into(), "1".into()));
+    let args: Vec<String> = ["-vv", "migrate", "--to", &lab.target_page]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let Some((code, shown)) = in_a_terminal(&args, &env) else {
+        eprintln!("log lines and the bar: skipped: `script` (util-linux) not installed");
+        return;
+    };
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("migrate "), "a bar was drawn: {shown:?}");
+    let lines = |pick: &dyn Fn(&str) -> bool| -> Vec<String> {
+        shown
+            .split('\n')
+            .filter(|seg| pick(seg))
+            .map(|seg| seg.trim_end_matches('\r'))
+            .map(|seg| visible(seg.rsplit('\r').next().unwrap_or(seg)))
+            .collect()
+    };
+    let logs = lines(&|seg: &str| seg.contains(" INFO ") || seg.contains(" DEBUG "));
+    assert!(logs.len() >= 2, "log lines were written: {shown:?}");
+    for l in &logs {
+        assert!(
+            l.trim_start().starts_with("20"),
+            "a log line drawn through the bar: {l:?}"
+        );
+    }
+    // results on stdout share the terminal too: the plan is never written after the bar's text
+    let plan = lines(&|seg: &str| seg.contains("plan: "));
+    assert!(!plan.is_empty(), "{shown:?}");
+    for l in &plan {
+        assert!(
+            l.starts_with("plan: "),
+            "a line drawn through the bar: {l:?}"
+        );
+    }
+}

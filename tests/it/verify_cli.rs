@@ -46,6 +46,20 @@ async fn complete_exits_0_with_a_table_and_a_verdict() {
         out.lines().all(|l| l.chars().count() <= 100),
         "fits 100 columns: {out}"
     );
+    // the whole human output, with what differs between runs (the target's id, the request count)
+    // replaced
+    let target = w.db.plan_targets("alice").unwrap().remove(0);
+    let requests = out
+        .split(" Notion requests)")
+        .next()
+        .and_then(|h| h.rsplit('(').next())
+        .unwrap()
+        .to_owned();
+    let stable = out.replace(&target, "[target]").replace(
+        &format!("({requests} Notion requests)"),
+        "([n] Notion requests)",
+    );
+    insta::assert_snapshot!("verify_complete_human", stable);
     let (_, detail, _) = run_bin(&w, &["verify", "--detail"], &[]);
     assert!(detail.lines().count() > out.lines().count(), "{detail}");
 
