@@ -103,7 +103,8 @@ pub async fn send(
     req: reqwest::RequestBuilder,
     service: &'static str,
 ) -> reqwest::Result<reqwest::Response> {
-    if !enabled() {
+    let log = tracing::enabled!(tracing::Level::DEBUG);
+    if !enabled() && !log {
         return req.send().await;
     }
     let (client, request) = req.build_split();
@@ -137,6 +138,19 @@ pub async fn send(
         }
     };
     let status = resp.status();
+    if log {
+        // `-vv`: every request, its answer and its time (URL redacted, never a body).
+        tracing::debug!(
+            service,
+            status = status.as_u16(),
+            elapsed_ms = started.elapsed().as_millis() as u64,
+            "{method} {}",
+            redact_url(&url)
+        );
+    }
+    if !enabled() {
+        return Ok(resp);
+    }
     let headers = resp.headers().clone();
     let show = (bodies_on() || status.as_u16() >= 400)
         && resp.content_length().is_none_or(|n| n <= MAX_TRACED_BODY);

@@ -366,7 +366,12 @@ impl Limiter {
                     if let Some(d) = deadline {
                         wake = wake.min(d);
                     }
-                    tracing::debug!(user, ?lane, wait_ms = wake - now, reason = %reason, "Graph request waits");
+                    // A wait a person would notice is what `-v` is for; the short ones are `-vv`'s.
+                    if wake - now >= 1_000 {
+                        tracing::info!(user, ?lane, wait_ms = wake - now, reason = %reason, "Graph request waits");
+                    } else {
+                        tracing::debug!(user, ?lane, wait_ms = wake - now, reason = %reason, "Graph request waits");
+                    }
                     inner.waits.lock().expect("limiter waits poisoned").insert(
                         n,
                         WaitState {

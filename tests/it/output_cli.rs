@@ -250,6 +250,12 @@ async fn log_lines_never_draw_through_the_progress_bar() {
     };
     let logs = lines(&|seg: &str| seg.contains(" INFO ") || seg.contains(" DEBUG "));
     assert!(logs.len() >= 2, "log lines were written: {shown:?}");
+    // -vv shows the requests themselves
+    assert!(
+        logs.iter()
+            .any(|l| l.contains("GET ") && l.contains("/onenote/")),
+        "{logs:?}"
+    );
     for l in &logs {
         assert!(
             l.trim_start().starts_with("20"),
