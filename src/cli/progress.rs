@@ -105,8 +105,16 @@ impl Ticker {
             printer.set_bar(Some(bar.clone()));
             let b = bar.clone();
             let task = tokio::spawn(async move {
+                let started = tokio::time::Instant::now();
+                let mut logged = started;
                 loop {
                     let f = frame();
+                    // `-v`: what the run is doing, once a minute, above the bar (the bar itself
+                    // may have dropped the details to fit).
+                    if logged.elapsed() >= Duration::from_secs(60) {
+                        tracing::info!("{}", f.log_line(label, started.elapsed()));
+                        logged = tokio::time::Instant::now();
+                    }
                     b.set_message(f.fit(label, terminal_width().saturating_sub(3)));
                     b.tick();
                     tokio::time::sleep(Duration::from_millis(200)).await;
