@@ -122,11 +122,47 @@ fn page(body: &str) -> Bytes {
 }
 
 /// Largest peak RSS of any finished child of this process, in bytes.
-fn children_peak_rss() -> u64 {
+/// Runs `cmd` (built by `command`, which clears the environment) to its end and measures that one
+/// process's peak RSS from its own `wait4` accounting (other tests' processes, running at the same
+/// time in this binary, never count). Returns (exit code, stdout, stderr, peak bytes).
+fn run_measured(cmd: &tokio::process::Command) -> (Option<i32>, String, String, u64) {
+    use std::io::Read;
+    let std_cmd = cmd.as_std();
+    let mut c = std::process::Command::new(std_cmd.get_program());
+    c.args(std_cmd.get_args()).env_clear();
+    for (k, v) in std_cmd.get_envs() {
+        if let Some(v) = v {
+            c.env(k, v);
+        }
+    }
+    c.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid rusage to fill.
-    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
-    u.ru_maxrss as u64 * 1024
+    // SAFETY: waits for our own child, filling valid out-parameters; `child` is not waited again.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut u) };
+    assert_eq!(r, pid, "wait4");
+    let code = libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+    (
+        code,
+        t_out.join().unwrap(),
+        t_err.join().unwrap(),
+        u.ru_maxrss as u64 * 1024,
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -192,19 +228,15 @@ async fn hostile_pages_are_migrated_or_failed_alone_and_ordinary_pages_arrive() 
         c.env(notebridge::settings::env::GRAPH_URL, &proxy);
         c
     };
-    let out = run(&[]).output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = run(&[]);
+    let (code, stdout, stderr, peak) = tokio::task::spawn_blocking(move || run_measured(&first))
+        .await
+        .unwrap();
     // Exit 4: finished, one item failed for good.
-    assert_eq!(
-        out.status.code(),
-        Some(4),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+    assert_eq!(code, Some(4), "stdout: {stdout}\nstderr: {stderr}");
     let summary: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(summary["failed"], 1, "{summary}");
     assert_eq!(summary["pages_done"], ids.len() - 1, "{summary}");
-    let peak = children_peak_rss();
     eprintln!(
         "figures: peak RSS of the migration {:.1} MB",
         peak as f64 / 1e6
