@@ -138,6 +138,8 @@ fn run_measured(cmd: &tokio::process::Command) -> (Option<i32>, String, String, 
     c.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
+    // Reaped by the `wait4` below, which is the point: it returns this child's own rusage.
+    #[allow(clippy::zombie_processes)]
     let mut child = c.spawn().unwrap();
     let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
     let t_out = std::thread::spawn(move || {
