@@ -35,6 +35,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
                     url: f.key.clone(),
                     file_name: f.name.clone(),
                     mime: Some(f.mime.clone()),
+                    fallback: None,
                 },
             );
         }
@@ -42,6 +43,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
             url,
             file_name,
             mime,
+            ..
         } = m
         {
             resources.insert(
@@ -50,6 +52,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
                     url: url.clone(),
                     file_name: file_name.clone().unwrap_or_else(|| "image".into()),
                     mime: mime.clone(),
+                    fallback: None,
                 },
             );
         }
@@ -295,6 +298,7 @@ async fn a_write_killed_at_random_points_resumes_to_exactly_the_source() {
                 url,
                 file_name: format!("pic{i}.png"),
                 mime: Some("image/png".into()),
+                fallback: None,
             },
         );
     }
