@@ -453,3 +453,48 @@ async fn a_replaced_body_goes_before_the_subpages() {
     let want: Vec<String> = (0..150).map(|i| format!("new {i}")).collect();
     assert_eq!(texts, want);
 }
+
+#[tokio::test]
+async fn a_full_resolution_download_that_is_not_the_files_fault_never_falls_back() {
+    let s = fast_server(9).await;
+    let root = s.add_shared_page("No fallback");
+    let full = "https://graph.example/resources/full/$value";
+    let small = "https://graph.example/resources/small/$value";
+    let fetched = Arc::new(Mutex::new(Vec::new()));
+    let seen = fetched.clone();
+    let fetch: notebridge::notion::writer::Fetch = Arc::new(move |r: Resource| {
+        seen.lock().unwrap().push(r.url.clone());
+        Box::pin(async move {
+            // Retries exhausted (an outage, throttling): not the file's own failure.
+            Err(notebridge::graph::GraphError::GaveUp {
+                account: "test".into(),
+                item: format!("file {:?}", r.file_name),
+                attempts: 8,
+                last: "503".into(),
+            })
+        })
+    });
+    let w = notebridge::notion::writer::Writer::new(client(&s, 2000, 200), fetch, 5 << 20);
+    let resources = HashMap::from([(
+        full.to_owned(),
+        Resource {
+            url: full.into(),
+            file_name: "pic.png".into(),
+            mime: Some("image/png".into()),
+            fallback: Some(small.into()),
+        },
+    )]);
+    let blocks = vec![media("image", full)];
+    let page = NewPage {
+        parent: &root,
+        title: "P",
+        blocks: &blocks,
+        resources: &resources,
+    };
+    let err = w
+        .create_page(page, &HashSet::new(), false, &noop)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, WriteError::Fetch(_)), "{err}");
+    assert_eq!(*fetched.lock().unwrap(), vec![full.to_owned()]);
+}
