@@ -192,6 +192,9 @@ pub enum MediaSource {
         file_name: Option<String>,
         /// The MIME type OneNote reports, if any.
         mime: Option<String>,
+        /// Another rendition to fetch when `url` fails for good: an image's `src` (shown on the
+        /// page, smaller) beside its full-resolution `data-fullres-src`.
+        fallback: Option<String>,
     },
     /// A public URL Notion fetches itself.
     External(String),

@@ -713,9 +713,8 @@ impl<'r> Walker<'r> {
 
     fn image(&mut self, e: ElementRef<'_>) -> Vec<Block> {
         let attr = |n: &str| e.attr(n).map(str::trim).filter(|s| !s.is_empty());
-        let url = attr("data-fullres-src")
-            .or_else(|| attr("src"))
-            .unwrap_or("");
+        let src = attr("src");
+        let url = attr("data-fullres-src").or(src).unwrap_or("");
         let mime = e
             .attr("data-fullres-src-type")
             .or_else(|| e.attr("data-src-type"))
@@ -733,6 +732,27 @@ impl<'r> Walker<'r> {
             );
         }
         let source = match self.source(url, None, mime, "image") {
+            // The smaller rendition OneNote shows is the fallback when the full resolution cannot
+            // be fetched (only another Graph resource: the writer fetches it the same way).
+            Ok(MediaSource::Resource {
+                url: full,
+                file_name,
+                mime,
+                ..
+            }) => {
+                let fallback = src
+                    .and_then(|s| match media_source(s, None, None) {
+                        Some(MediaSource::Resource { url, .. }) => Some(url),
+                        _ => None,
+                    })
+                    .filter(|s| *s != full);
+                MediaSource::Resource {
+                    url: full,
+                    file_name,
+                    mime,
+                    fallback,
+                }
+            }
             Ok(s) => s,
             Err(why) => {
                 // The page it was rendered from, when OneNote names one.
@@ -955,6 +975,7 @@ fn media_source(url: &str, file_name: Option<String>, mime: Option<String>) -> O
             url: u,
             file_name,
             mime,
+            fallback: None,
         })
     } else {
         Some(MediaSource::External(u))

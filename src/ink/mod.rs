@@ -63,6 +63,7 @@ pub fn for_page(inkml: Option<&str>) -> PageDrawings {
                     url: url.clone(),
                     file_name: Some(name),
                     mime: Some("image/svg+xml".into()),
+                    fallback: None,
                 },
                 caption: vec![RichText::plain(d.description)],
             },

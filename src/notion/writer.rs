@@ -30,6 +30,9 @@ pub struct Resource {
     pub file_name: String,
     /// MIME type when OneNote gave one.
     pub mime: Option<String>,
+    /// Another rendition to fetch when `url` cannot be carried over (an image's smaller `src`
+    /// beside its full resolution); using it is reported ([`WriteStats::smaller`]).
+    pub fallback: Option<String>,
 }
 
 /// Fetches a resource's bytes (through the Graph limiter); the error text names why it failed.
@@ -67,6 +70,8 @@ pub struct WriteStats {
     pub placeholders: Vec<String>,
     /// Elements Notion refused, sent degraded ([`degrade`]).
     pub degraded: Vec<Degraded>,
+    /// Files carried over from their fallback rendition (`name: why the first failed`).
+    pub smaller: Vec<String>,
 }
 
 /// A page to create: where, its title, its body and the resources the body refers to.
@@ -475,7 +480,7 @@ impl Writer {
                         }
                     }
                     if let Some(res) = url.and_then(|u| resources.get(&u)) {
-                        match self.upload(res).await {
+                        match self.upload_or_fallback(res, stats).await {
                             Ok((id, size)) => {
                                 let payload =
                                     b[&t].as_object_mut().expect("media payload is an object");
@@ -506,6 +511,41 @@ impl Writer {
             }
             Ok(())
         })
+    }
+
+    /// Uploads a resource ([`Self::upload`]); when it cannot be carried over for a reason of its
+    /// own (gone, forbidden, too big, a type Notion refuses) and it has a fallback rendition, that
+    /// one is uploaded instead and recorded in `stats`. A failure that is not the file's (deadline,
+    /// sign-in, outage, Notion failing) never reaches for the fallback: the page is tried again.
+    async fn upload_or_fallback(
+        &self,
+        res: &Resource,
+        stats: &mut WriteStats,
+    ) -> Result<(String, u64), UploadFailure> {
+        let why = match self.upload(res).await {
+            Err(UploadFailure::CannotCarry(why)) => why,
+            done => return done,
+        };
+        let Some(url) = res.fallback.clone() else {
+            return Err(UploadFailure::CannotCarry(why));
+        };
+        let smaller = Resource {
+            url,
+            fallback: None,
+            ..res.clone()
+        };
+        match self.upload(&smaller).await {
+            Ok(done) => {
+                tracing::info!(file = %res.file_name, "full resolution not carried over ({why}); \
+                    the smaller rendition was");
+                stats.smaller.push(format!("{}: {why}", res.file_name));
+                Ok(done)
+            }
+            Err(UploadFailure::CannotCarry(also)) => Err(UploadFailure::CannotCarry(format!(
+                "{why} (its smaller rendition too: {also})"
+            ))),
+            Err(other) => Err(other),
+        }
     }
 
     /// Downloads one resource and uploads it to Notion exactly once ([`upload::upload_once`]);
@@ -796,6 +836,7 @@ mod tests {
             url: "u".into(),
             file_name: name.into(),
             mime: mime.map(str::to_owned),
+            fallback: None,
         };
         assert_eq!(upload_name(&r("a.png", None)).as_deref(), Some("a.png"));
         assert_eq!(

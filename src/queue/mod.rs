@@ -672,9 +672,10 @@ impl Migration {
         self.stats
             .placeholders
             .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
-        self.stats
-            .approximations
-            .fetch_add(stats.degraded.len() as u64, Ordering::Relaxed);
+        self.stats.approximations.fetch_add(
+            (stats.degraded.len() + stats.smaller.len()) as u64,
+            Ordering::Relaxed,
+        );
         let shape = split::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
@@ -804,9 +805,10 @@ fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobEr
 }
 
 /// The converter's report of a page with what writing it approximated added (elements Notion
-/// refused, files left as placeholders), so `verify` lists them beside the converter's.
+/// refused, files left as placeholders, images carried over at their smaller rendition), so
+/// `verify` lists them beside the converter's.
 fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
-    if stats.degraded.is_empty() && stats.placeholders.is_empty() {
+    if stats.degraded.is_empty() && stats.placeholders.is_empty() && stats.smaller.is_empty() {
         return report.map(str::to_owned);
     }
     let mut items: Vec<Value> = report
@@ -821,6 +823,13 @@ fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String>
     };
     for d in &stats.degraded {
         add(d.element.clone(), d.action.clone());
+    }
+    for s in &stats.smaller {
+        let (name, why) = s.split_once(": ").unwrap_or((s.as_str(), "it failed"));
+        add(
+            format!("image {name} at full resolution"),
+            format!("the smaller rendition was carried over ({why})"),
+        );
     }
     for p in &stats.placeholders {
         let (name, why) = p
@@ -850,6 +859,7 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
                     url: f.key.clone(),
                     file_name: f.name.clone(),
                     mime: Some(f.mime.clone()),
+                    fallback: None,
                 },
             );
         }
@@ -857,6 +867,7 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
             url,
             file_name,
             mime,
+            fallback,
         } = m
         {
             let name = file_name.clone().unwrap_or_else(|| {
@@ -877,6 +888,7 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
                     url: url.clone(),
                     file_name: name,
                     mime,
+                    fallback: fallback.clone(),
                 },
             );
         }

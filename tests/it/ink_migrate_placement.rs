@@ -21,6 +21,7 @@ fn drawing(top: f64, left: f64, n: usize) -> PositionedBlock {
                 url: format!("ink:drawing-{n}.svg"),
                 file_name: Some(format!("drawing-{n}.svg")),
                 mime: Some("image/svg+xml".into()),
+                fallback: None,
             },
             caption: vec![RichText::plain(format!("Handwritten drawing, {n} strokes"))],
         },

@@ -60,6 +60,7 @@ async fn names_types_and_bytes_agree_and_names_fit() {
                     url,
                     file_name: name.clone(),
                     mime: Some(mime.into()),
+                    fallback: None,
                 },
             )
         })

@@ -32,6 +32,7 @@ fn resources() -> HashMap<String, Resource> {
                     url: u.to_owned(),
                     file_name: n.to_owned(),
                     mime: Some(m.to_owned()),
+                    fallback: None,
                 },
             )
         })

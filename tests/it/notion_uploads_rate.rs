@@ -20,6 +20,7 @@ fn res(url: &str, name: &str, mime: Option<&str>) -> (String, Resource) {
             url: url.to_owned(),
             file_name: name.to_owned(),
             mime: mime.map(str::to_owned),
+            fallback: None,
         },
     )
 }

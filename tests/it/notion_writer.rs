@@ -35,6 +35,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
                     url: f.key.clone(),
                     file_name: f.name.clone(),
                     mime: Some(f.mime.clone()),
+                    fallback: None,
                 },
             );
         }
@@ -42,6 +43,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
             url,
             file_name,
             mime,
+            ..
         } = m
         {
             resources.insert(
@@ -50,6 +52,7 @@ fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
                     url: url.clone(),
                     file_name: file_name.clone().unwrap_or_else(|| "image".into()),
                     mime: mime.clone(),
+                    fallback: None,
                 },
             );
         }
@@ -295,6 +298,7 @@ async fn a_write_killed_at_random_points_resumes_to_exactly_the_source() {
                 url,
                 file_name: format!("pic{i}.png"),
                 mime: Some("image/png".into()),
+                fallback: None,
             },
         );
     }
@@ -448,4 +452,49 @@ async fn a_replaced_body_goes_before_the_subpages() {
         .collect();
     let want: Vec<String> = (0..150).map(|i| format!("new {i}")).collect();
     assert_eq!(texts, want);
+}
+
+#[tokio::test]
+async fn a_full_resolution_download_that_is_not_the_files_fault_never_falls_back() {
+    let s = fast_server(9).await;
+    let root = s.add_shared_page("No fallback");
+    let full = "https://graph.example/resources/full/$value";
+    let small = "https://graph.example/resources/small/$value";
+    let fetched = Arc::new(Mutex::new(Vec::new()));
+    let seen = fetched.clone();
+    let fetch: notebridge::notion::writer::Fetch = Arc::new(move |r: Resource| {
+        seen.lock().unwrap().push(r.url.clone());
+        Box::pin(async move {
+            // Retries exhausted (an outage, throttling): not the file's own failure.
+            Err(notebridge::graph::GraphError::GaveUp {
+                account: "test".into(),
+                item: format!("file {:?}", r.file_name),
+                attempts: 8,
+                last: "503".into(),
+            })
+        })
+    });
+    let w = notebridge::notion::writer::Writer::new(client(&s, 2000, 200), fetch, 5 << 20);
+    let resources = HashMap::from([(
+        full.to_owned(),
+        Resource {
+            url: full.into(),
+            file_name: "pic.png".into(),
+            mime: Some("image/png".into()),
+            fallback: Some(small.into()),
+        },
+    )]);
+    let blocks = vec![media("image", full)];
+    let page = NewPage {
+        parent: &root,
+        title: "P",
+        blocks: &blocks,
+        resources: &resources,
+    };
+    let err = w
+        .create_page(page, &HashSet::new(), false, &noop)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, WriteError::Fetch(_)), "{err}");
+    assert_eq!(*fetched.lock().unwrap(), vec![full.to_owned()]);
 }
