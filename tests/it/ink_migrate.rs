@@ -4,12 +4,7 @@
 
 use crate::migrate_support;
 
-use std::sync::Arc;
-
 use axum::body::Bytes;
-use axum::extract::{Request, State as AxState};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use migrate_support::{assert_mirrors_with, command, inventory, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, page_html, NotebookSpec};
@@ -45,60 +40,17 @@ fn spec() -> NotebookSpec {
 
 /// A pass-through to the Graph test server that breaks the InkML of one page (an unclosed root
 /// element), as a truncated or garbled answer would.
-struct Proxy {
-    upstream: String,
-    broken_page: String,
-    http: reqwest::Client,
-}
-
-async fn forward(AxState(p): AxState<Arc<Proxy>>, req: Request) -> Response {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(|x| x.as_str().to_owned())
-        .unwrap_or_default();
-    let mut out = p
-        .http
-        .request(req.method().clone(), format!("{}{path}", p.upstream));
-    for (k, v) in req.headers() {
-        if k != "host" {
-            out = out.header(k, v);
-        }
-    }
-    let body = axum::body::to_bytes(req.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let answer = out.body(body).send().await.unwrap();
-    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    let mut headers = HeaderMap::new();
-    for (k, v) in answer.headers() {
-        if k != "content-length" && k != "transfer-encoding" {
-            headers.insert(k.clone(), v.clone());
-        }
-    }
-    let mut body = answer.bytes().await.unwrap().to_vec();
-    if path.contains(&format!("/pages/{}/content", p.broken_page)) {
-        let text = String::from_utf8(body).unwrap();
-        assert!(text.contains("</inkml:ink>"), "the broken page has ink");
-        body = text.replace("</inkml:ink>", "</inkml:in>").into_bytes();
-    }
-    (status, headers, Bytes::from(body)).into_response()
-}
-
 async fn start_proxy(upstream_base: &str, broken_page: &str) -> String {
-    let url = url::Url::parse(upstream_base).unwrap();
-    let origin = format!("{}://{}", url.scheme(), url.host_str().unwrap())
-        + &url.port().map(|p| format!(":{p}")).unwrap_or_default();
-    let state = Arc::new(Proxy {
-        upstream: origin,
-        broken_page: broken_page.to_owned(),
-        http: reqwest::Client::new(),
-    });
-    let app = axum::Router::new().fallback(forward).with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}{}", url.path())
+    let page = format!("/pages/{broken_page}/content");
+    crate::graph_proxy::start(upstream_base, move |path, _, _, body| {
+        if !path.contains(&page) {
+            return body;
+        }
+        let text = String::from_utf8(body.to_vec()).unwrap();
+        assert!(text.contains("</inkml:ink>"), "the broken page has ink");
+        Bytes::from(text.replace("</inkml:ink>", "</inkml:in>"))
+    })
+    .await
 }
 
 fn walk<'a>(n: &'a DumpNode, out: &mut Vec<&'a DumpNode>) {

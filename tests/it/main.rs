@@ -19,6 +19,7 @@ mod convert_props;
 mod convert_validate;
 mod doctor_cli;
 mod graph_listings;
+mod graph_proxy;
 mod graph_scan;
 mod ink_migrate;
 mod ink_migrate_placement;

@@ -7,12 +7,9 @@
 use crate::migrate_support;
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Request, State as AxState};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderValue;
 use migrate_support::{command, State};
 use notebridge::store::notion_items::BodyState;
 use notebridge::store::Db;
@@ -50,69 +47,22 @@ fn spec() -> NotebookSpec {
 }
 
 /// A pass-through to the Graph test server that serves hostile HTML for some pages.
-struct Proxy {
-    upstream: String,
-    hostile: HashMap<String, Bytes>,
-    http: reqwest::Client,
-}
-
-async fn forward(AxState(p): AxState<Arc<Proxy>>, req: Request) -> Response {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(|x| x.as_str().to_owned())
-        .unwrap_or_default();
-    let mut out = p
-        .http
-        .request(req.method().clone(), format!("{}{path}", p.upstream));
-    for (k, v) in req.headers() {
-        if k != "host" {
-            out = out.header(k, v);
-        }
-    }
-    let body = axum::body::to_bytes(req.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    // The request still goes to the server, so its budgets count it as they would.
-    let answer = out.body(body).send().await.unwrap();
-    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    let mut headers = HeaderMap::new();
-    for (k, v) in answer.headers() {
-        if k != "content-length" && k != "transfer-encoding" {
-            headers.insert(k.clone(), v.clone());
-        }
-    }
-    let mut body = answer.bytes().await.unwrap();
-    if status.is_success() {
-        if let Some((_, html)) = p
-            .hostile
+async fn start_proxy(upstream_base: &str, hostile: HashMap<String, Bytes>) -> String {
+    crate::graph_proxy::start(upstream_base, move |path, status, headers, body| {
+        let Some((_, html)) = hostile
             .iter()
             .find(|(id, _)| path.contains(&format!("/pages/{id}/content")))
-        {
-            headers.insert(
-                "content-type",
-                HeaderValue::from_static("text/html; charset=utf-8"),
-            );
-            body = html.clone();
-        }
-    }
-    (status, headers, body).into_response()
-}
-
-async fn start_proxy(upstream_base: &str, hostile: HashMap<String, Bytes>) -> String {
-    let url = url::Url::parse(upstream_base).unwrap();
-    let origin = format!("{}://{}", url.scheme(), url.host_str().unwrap())
-        + &url.port().map(|p| format!(":{p}")).unwrap_or_default();
-    let state = Arc::new(Proxy {
-        upstream: origin,
-        hostile,
-        http: reqwest::Client::new(),
-    });
-    let app = axum::Router::new().fallback(forward).with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}{}", url.path())
+            .filter(|_| status.is_success())
+        else {
+            return body;
+        };
+        headers.insert(
+            "content-type",
+            HeaderValue::from_static("text/html; charset=utf-8"),
+        );
+        html.clone()
+    })
+    .await
 }
 
 fn page(body: &str) -> Bytes {

@@ -7,12 +7,8 @@
 use crate::migrate_support;
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Request, State as AxState};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
 use migrate_support::{command, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, resource_bytes, NotebookSpec};
@@ -47,49 +43,6 @@ fn spec() -> NotebookSpec {
     }
 }
 
-/// Rewrites page content: each `(from, to)` text replaced.
-struct Proxy {
-    upstream: String,
-    rewrites: Vec<(String, String)>,
-    http: reqwest::Client,
-}
-
-async fn forward(AxState(p): AxState<Arc<Proxy>>, req: Request) -> Response {
-    let path = req
-        .uri()
-        .path_and_query()
-        .map(|x| x.as_str().to_owned())
-        .unwrap_or_default();
-    let mut out = p
-        .http
-        .request(req.method().clone(), format!("{}{path}", p.upstream));
-    for (k, v) in req.headers() {
-        if k != "host" {
-            out = out.header(k, v);
-        }
-    }
-    let body = axum::body::to_bytes(req.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    let answer = out.body(body).send().await.unwrap();
-    let status = StatusCode::from_u16(answer.status().as_u16()).unwrap();
-    let mut headers = HeaderMap::new();
-    for (k, v) in answer.headers() {
-        if k != "content-length" && k != "transfer-encoding" {
-            headers.insert(k.clone(), v.clone());
-        }
-    }
-    let mut body = answer.bytes().await.unwrap().to_vec();
-    if path.contains("/content") {
-        let mut text = String::from_utf8(body).unwrap();
-        for (from, to) in &p.rewrites {
-            text = text.replace(from, to);
-        }
-        body = text.into_bytes();
-    }
-    (status, headers, Bytes::from(body)).into_response()
-}
-
 /// A pass-through that points every image's full-resolution URL (and its `src` when `src_too`)
 /// at a resource id the server does not know.
 async fn start_proxy(lab: &Lab, notes: &UserNotes, user: &str, src_too: bool) -> String {
@@ -109,19 +62,17 @@ async fn start_proxy(lab: &Lab, notes: &UserNotes, user: &str, src_too: bool) ->
             rewrites.push((format!("src=\"{url}\""), format!("src=\"{gone}\"")));
         }
     }
-    let parsed = url::Url::parse(base).unwrap();
-    let origin = format!("{}://{}", parsed.scheme(), parsed.host_str().unwrap())
-        + &parsed.port().map(|p| format!(":{p}")).unwrap_or_default();
-    let state = Arc::new(Proxy {
-        upstream: origin,
-        rewrites,
-        http: reqwest::Client::new(),
-    });
-    let app = axum::Router::new().fallback(forward).with_state(state);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    format!("http://{addr}{}", parsed.path())
+    crate::graph_proxy::start(base, move |path, _, _, body| {
+        if !path.contains("/content") {
+            return body;
+        }
+        let mut text = String::from_utf8(body.to_vec()).unwrap();
+        for (from, to) in &rewrites {
+            text = text.replace(from, to);
+        }
+        Bytes::from(text)
+    })
+    .await
 }
 
 fn walk<'a>(n: &'a DumpNode, out: &mut Vec<&'a DumpNode>) {
