@@ -1,6 +1,15 @@
-//! What a failure means to whoever ran the command. Library errors say it through [`Classify`]; the
-//! command layer alone (`cli::exit`) turns a meaning into the contract's exit code, so no library
-//! module knows the numbers and none depends on the command layer.
+//! What a failure means. Every library error says it once, in one exhaustive match per error type
+//! ([`Classify::class`]): whose failure it is ([`Scope`]), what comes next ([`Next`]) and, for the
+//! person or script that ran the command, its [`Meaning`]. The layers that act on failures (the
+//! clients, the writer, the queue) and the command layer (`cli::exit`, the only place that knows exit
+//! numbers) all read that one answer instead of deciding again by variant or by text.
+//!
+//! Retries share one budget per item ([`RetryBudget`], after uv's `RetryState`): a failure that a
+//! lower layer already retried carries the count ([`Classify::retries`]), and an upper layer spends
+//! only what is left, so a request the client gave up on is not retried again by the queue on top.
+
+use std::fmt;
+use std::time::Duration;
 
 /// The meaning of an error for the person or script that ran the command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,8 +25,242 @@ pub enum Meaning {
     WorkRemaining,
 }
 
-/// Implemented by library errors whose variants carry a meaning for the command's caller.
+/// Whose failure it is: how much of the work it concerns (ordered from the least to the most).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// This one attempt at a request: the same request may well succeed.
+    Attempt,
+    /// One element or file of an item: the item goes on without it.
+    Resource,
+    /// One item (a page, a section, a file asked for by itself): the rest of the run goes on.
+    Item,
+    /// One account (its sign-in): its work cannot go on, other accounts' could.
+    Account,
+    /// The whole run: every further request would meet it.
+    Run,
+}
+
+/// What comes next after the failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Next {
+    /// Try again: after this long when the service said so, else after the retry policy's backoff.
+    Retry(Option<Duration>),
+    /// Carry on with the element degraded (a placeholder, a link as text), reported.
+    Degrade,
+    /// Stop the work it concerns with nothing marked failed; a later run goes on from there.
+    Stop,
+    /// Never: trying again cannot help until something changes (the item fails, or the run ends).
+    Never,
+}
+
+/// One error's classification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Class {
+    /// Whose failure it is.
+    pub scope: Scope,
+    /// What comes next.
+    pub next: Next,
+    /// What it means to whoever ran the command; `None` when unexpected (a bug, an outage that
+    /// outlasted every retry).
+    pub meaning: Option<Meaning>,
+}
+
+impl Class {
+    /// A class without a meaning for the caller.
+    pub const fn new(scope: Scope, next: Next) -> Self {
+        Self {
+            scope,
+            next,
+            meaning: None,
+        }
+    }
+
+    /// The same class with a meaning for the caller.
+    pub const fn means(self, meaning: Meaning) -> Self {
+        Self {
+            meaning: Some(meaning),
+            ..self
+        }
+    }
+
+    /// Try this attempt again (after `after` when the service said).
+    pub const fn retry(after: Option<Duration>) -> Self {
+        Self::new(Scope::Attempt, Next::Retry(after))
+    }
+
+    /// Stop the run resumably: a later run goes on (exit 75 unless the meaning says otherwise).
+    pub const fn stop_run() -> Self {
+        Self::new(Scope::Run, Next::Stop).means(Meaning::WorkRemaining)
+    }
+
+    /// This item fails for good; the rest goes on.
+    pub const fn item_fails() -> Self {
+        Self::new(Scope::Item, Next::Never)
+    }
+
+    /// The stable text stored next to the message in the jobs table and shown by `status --json`:
+    /// `scope/next`, e.g. `item/never`, `attempt/retry`, `run/stop`.
+    pub fn code(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Scope {
+    /// The scope's name in [`Class::code`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Attempt => "attempt",
+            Scope::Resource => "resource",
+            Scope::Item => "item",
+            Scope::Account => "account",
+            Scope::Run => "run",
+        }
+    }
+}
+
+impl Next {
+    /// The next step's name in [`Class::code`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Next::Retry(_) => "retry",
+            Next::Degrade => "degrade",
+            Next::Stop => "stop",
+            Next::Never => "never",
+        }
+    }
+}
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.scope.as_str(), self.next.as_str())
+    }
+}
+
+/// Implemented by every library error: one exhaustive classification per type (no wildcard arms, so
+/// a new variant does not compile until it is classified).
 pub trait Classify {
-    /// What this error means, or `None` when it is unexpected (a bug or an unclassified failure).
-    fn meaning(&self) -> Option<Meaning>;
+    /// Whose failure this is, what comes next, and what it means to the caller.
+    fn class(&self) -> Class;
+
+    /// What this error means to the command's caller, or `None` when it is unexpected.
+    fn meaning(&self) -> Option<Meaning> {
+        self.class().meaning
+    }
+
+    /// How many times a lower layer already retried before this failure came up: spent from the
+    /// item's one [`RetryBudget`].
+    fn retries(&self) -> u32 {
+        0
+    }
+}
+
+/// One retry budget for an item across the layers (client, writer, queue), after uv's
+/// `uv-client/src/retry.rs`: each layer adds the retries the failure says lower layers made to its
+/// own and retries only while the total is under the budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryBudget {
+    /// Retries allowed in all (the first attempt is not a retry).
+    pub max_retries: u32,
+    /// The backoff before the first retry; doubled each time.
+    pub base: Duration,
+    /// The longest backoff.
+    pub cap: Duration,
+}
+
+impl RetryBudget {
+    /// Whether to try again after `err` when this layer already retried `retried` times, and after
+    /// how long: `None` when the class says retrying cannot help or the budget is spent.
+    pub fn should_retry(&self, err: &(impl Classify + ?Sized), retried: u32) -> Option<Duration> {
+        let class = err.class();
+        let Next::Retry(after) = class.next else {
+            return None;
+        };
+        let total = retried.saturating_add(err.retries());
+        if total >= self.max_retries {
+            return None;
+        }
+        Some(after.unwrap_or_else(|| self.backoff(total)))
+    }
+
+    /// The backoff before retry number `n + 1`.
+    pub fn backoff(&self, n: u32) -> Duration {
+        self.base
+            .saturating_mul(2u32.saturating_pow(n.min(16)))
+            .min(self.cap)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct E(Class, u32);
+    impl Classify for E {
+        fn class(&self) -> Class {
+            self.0
+        }
+        fn retries(&self) -> u32 {
+            self.1
+        }
+    }
+
+    const BUDGET: RetryBudget = RetryBudget {
+        max_retries: 4,
+        base: Duration::from_secs(2),
+        cap: Duration::from_secs(60),
+    };
+
+    #[test]
+    fn codes_are_scope_then_next() {
+        assert_eq!(Class::item_fails().code(), "item/never");
+        assert_eq!(Class::retry(None).code(), "attempt/retry");
+        assert_eq!(Class::stop_run().code(), "run/stop");
+        assert_eq!(
+            Class::new(Scope::Resource, Next::Degrade).code(),
+            "resource/degrade"
+        );
+        assert_eq!(
+            Class::stop_run().meaning,
+            Some(Meaning::WorkRemaining),
+            "a resumable stop of the run means work remains"
+        );
+    }
+
+    #[test]
+    fn retries_of_lower_layers_are_spent_from_the_one_budget() {
+        // Nothing retried below: this layer may use the whole budget.
+        let fresh = E(Class::retry(None), 0);
+        assert_eq!(BUDGET.should_retry(&fresh, 0), Some(Duration::from_secs(2)));
+        assert_eq!(
+            BUDGET.should_retry(&fresh, 3),
+            Some(Duration::from_secs(16))
+        );
+        assert_eq!(BUDGET.should_retry(&fresh, 4), None);
+        // The client already retried three times: one retry left on top, then none.
+        let retried = E(Class::retry(None), 3);
+        assert_eq!(
+            BUDGET.should_retry(&retried, 0),
+            Some(Duration::from_secs(16))
+        );
+        assert_eq!(BUDGET.should_retry(&retried, 1), None);
+        // A client that spent the whole budget leaves nothing to the queue.
+        assert_eq!(BUDGET.should_retry(&E(Class::retry(None), 7), 0), None);
+    }
+
+    #[test]
+    fn only_retry_classes_are_retried_and_the_service_wait_wins() {
+        let wait = Duration::from_millis(1500);
+        assert_eq!(
+            BUDGET.should_retry(&E(Class::retry(Some(wait)), 0), 2),
+            Some(wait)
+        );
+        for class in [
+            Class::item_fails(),
+            Class::stop_run(),
+            Class::new(Scope::Resource, Next::Degrade),
+        ] {
+            assert_eq!(BUDGET.should_retry(&E(class, 0), 0), None, "{class}");
+        }
+        assert_eq!(BUDGET.backoff(30), Duration::from_secs(60), "capped");
+    }
 }

@@ -46,6 +46,13 @@ pub struct Unreachable {
     pub since: UnixMillis,
 }
 
+impl crate::failure::Classify for Unreachable {
+    /// Nothing failed: the run parks its work and a later run goes on (exit 75).
+    fn class(&self) -> crate::failure::Class {
+        crate::failure::Class::stop_run()
+    }
+}
+
 /// Shared by every client of a run (cheap to clone).
 #[derive(Clone, Debug)]
 pub struct Reachability {

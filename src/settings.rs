@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::failure::{Classify, Meaning};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
 
 /// Environment variable names, in one list so docs, tests and code agree.
 pub mod env {
@@ -77,8 +77,14 @@ pub enum SettingsError {
 }
 
 impl Classify for SettingsError {
-    fn meaning(&self) -> Option<Meaning> {
-        Some(Meaning::Usage)
+    fn class(&self) -> Class {
+        match self {
+            SettingsError::Invalid { .. }
+            | SettingsError::ConfigFile { .. }
+            | SettingsError::Missing(_) => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
+            }
+        }
     }
 }
 

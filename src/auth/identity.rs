@@ -198,7 +198,20 @@ pub enum SignInFailure {
 impl SignInFailure {
     /// Whether trying again later can help.
     pub fn is_transient(&self) -> bool {
-        !matches!(self, SignInFailure::Request(_))
+        use crate::failure::Classify;
+        matches!(self.class().next, crate::failure::Next::Retry(_))
+    }
+}
+
+impl crate::failure::Classify for SignInFailure {
+    fn class(&self) -> crate::failure::Class {
+        use crate::failure::{Class, Next, Scope};
+        match self {
+            SignInFailure::Unreachable(_) | SignInFailure::Broken(_) => Class::retry(None),
+            SignInFailure::Unavailable { retry_after, .. } => Class::retry(*retry_after),
+            // Our request could not be built: a bug every attempt would meet.
+            SignInFailure::Request(_) => Class::new(Scope::Run, Next::Never),
+        }
     }
 }
 

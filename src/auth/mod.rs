@@ -16,7 +16,7 @@ pub use me::{fetch_me, Me};
 pub use source::TokenSource;
 
 use crate::clock::UnixMillis;
-use crate::failure::{Classify, Meaning};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::store::StoreError;
 
 /// Where to register an app, shown when no client id is configured.
@@ -165,22 +165,28 @@ pub enum AuthError {
 }
 
 impl Classify for AuthError {
-    fn meaning(&self) -> Option<Meaning> {
+    fn class(&self) -> Class {
+        let run = Class::new(Scope::Run, Next::Never);
+        let account = Class::new(Scope::Account, Next::Never);
         match self {
+            // The configuration or the tenant's admin must change: every account would meet it.
             AuthError::MissingClientId
             | AuthError::BadUrl { .. }
             | AuthError::ClientRejected { .. }
-            | AuthError::DifferentUser { .. }
-            | AuthError::TenantRefused { .. } => Some(Meaning::Usage),
-            AuthError::ConsentRequired { .. } => Some(Meaning::SignIn),
-            AuthError::NoAccount { .. }
+            | AuthError::TenantRefused { .. } => run.means(Meaning::Usage),
+            AuthError::DifferentUser { .. } => account.means(Meaning::Usage),
+            // This account must sign in (again); the sign-in service retried what it could.
+            AuthError::ConsentRequired { .. }
+            | AuthError::NoAccount { .. }
             | AuthError::RefreshRejected { .. }
             | AuthError::Declined
             | AuthError::CodeExpired
-            | AuthError::Cancelled => Some(Meaning::SignIn),
-            AuthError::Store { source, .. } => source.meaning(),
-            AuthError::Unavailable { .. } => Some(Meaning::WorkRemaining),
-            AuthError::Service { .. } | AuthError::Transport { .. } | AuthError::Me { .. } => None,
+            | AuthError::Cancelled => account.means(Meaning::SignIn),
+            AuthError::Store { source, .. } => source.class(),
+            // The service stayed down until the run's time was up: park, fail nothing.
+            AuthError::Unavailable { .. } => Class::stop_run(),
+            // Unexpected answers, after the refresh's own retries.
+            AuthError::Service { .. } | AuthError::Transport { .. } | AuthError::Me { .. } => run,
         }
     }
 }
@@ -254,6 +260,137 @@ impl std::fmt::Display for AccessToken {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_auth_error_has_one_class() {
+        let r = || "r".to_owned();
+        let cases: Vec<(AuthError, &str, Option<Meaning>)> = vec![
+            (
+                AuthError::MissingClientId,
+                "run/never",
+                Some(Meaning::Usage),
+            ),
+            (
+                AuthError::BadUrl {
+                    what: "Graph URL",
+                    url: r(),
+                    problem: r(),
+                },
+                "run/never",
+                Some(Meaning::Usage),
+            ),
+            (
+                AuthError::ClientRejected {
+                    client_id: r(),
+                    reason: r(),
+                },
+                "run/never",
+                Some(Meaning::Usage),
+            ),
+            (
+                AuthError::TenantRefused {
+                    advice: r(),
+                    reason: r(),
+                },
+                "run/never",
+                Some(Meaning::Usage),
+            ),
+            (
+                AuthError::DifferentUser {
+                    account: r(),
+                    existing: r(),
+                    new: r(),
+                },
+                "account/never",
+                Some(Meaning::Usage),
+            ),
+            (
+                AuthError::ConsentRequired {
+                    permission: r(),
+                    account_hint: r(),
+                    reason: r(),
+                },
+                "account/never",
+                Some(Meaning::SignIn),
+            ),
+            (
+                AuthError::NoAccount { account: r() },
+                "account/never",
+                Some(Meaning::SignIn),
+            ),
+            (
+                AuthError::RefreshRejected {
+                    account: r(),
+                    reason: r(),
+                },
+                "account/never",
+                Some(Meaning::SignIn),
+            ),
+            (AuthError::Declined, "account/never", Some(Meaning::SignIn)),
+            (
+                AuthError::CodeExpired,
+                "account/never",
+                Some(Meaning::SignIn),
+            ),
+            (AuthError::Cancelled, "account/never", Some(Meaning::SignIn)),
+            (
+                AuthError::Unavailable {
+                    during: "refreshing",
+                    detail: r(),
+                },
+                "run/stop",
+                Some(Meaning::WorkRemaining),
+            ),
+            (
+                AuthError::Service {
+                    during: "d",
+                    reason: r(),
+                },
+                "run/never",
+                None,
+            ),
+            (
+                AuthError::Transport {
+                    during: "d",
+                    detail: r(),
+                },
+                "run/never",
+                None,
+            ),
+            (
+                AuthError::Me {
+                    url: r(),
+                    status: 500,
+                    detail: r(),
+                },
+                "run/never",
+                None,
+            ),
+        ];
+        for (e, code, meaning) in cases {
+            assert_eq!(
+                (e.class().code(), e.meaning()),
+                (code.to_owned(), meaning),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn sign_in_transport_failures_are_retried_after_the_services_wait() {
+        use crate::failure::Next;
+        let wait = std::time::Duration::from_secs(3);
+        let f = SignInFailure::Unavailable {
+            status: 503,
+            code: String::new(),
+            retry_after: Some(wait),
+        };
+        assert_eq!(f.class().next, Next::Retry(Some(wait)));
+        assert!(f.is_transient());
+        assert!(SignInFailure::Broken("reset".into()).is_transient());
+        assert!(SignInFailure::Unreachable("refused".into()).is_transient());
+        assert!(!SignInFailure::Request("bad".into()).is_transient());
+    }
 
     #[test]
     fn tokens_never_print_their_secret() {

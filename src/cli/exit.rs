@@ -122,7 +122,11 @@ fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
         .or_else(|| class::<crate::graph::GraphError>(cause))
         .or_else(|| class::<crate::limiter::LimiterError>(cause))
         .or_else(|| class::<crate::queue::RunError>(cause))
-        .or_else(|| crate::auth::meaning_of(cause))
+        .or_else(|| class::<crate::auth::AuthError>(cause))
+        .or_else(|| class::<crate::notion::client::NotionError>(cause))
+        .or_else(|| class::<crate::notion::writer::WriteError>(cause))
+        .or_else(|| class::<crate::verify::VerifyError>(cause))
+        .or_else(|| class::<crate::net::Unreachable>(cause))
         .map(Exit::from)
 }
 
@@ -158,5 +162,30 @@ mod tests {
         };
         let e = anyhow::Error::new(crate::graph::GraphError::Auth(auth)).context("planning");
         assert_eq!(classify(&e), Exit::SignIn);
+        // Notion's refusals, straight or inside the verification, are the user's to fix.
+        let refused = || crate::notion::client::NotionError::Refused {
+            what: "reading the integration".into(),
+            kind: crate::notion::client::Refusal::BadToken,
+            status: 401,
+            code: "unauthorized".into(),
+            message: "API token is invalid.".into(),
+        };
+        assert_eq!(classify(&anyhow::Error::new(refused())), Exit::Usage);
+        let e = crate::verify::VerifyError::Notion {
+            account: "a".into(),
+            source: refused(),
+        };
+        assert_eq!(classify(&anyhow::Error::new(e)), Exit::Usage);
+        // A service that stayed down until the deadline: work remains.
+        let down = crate::net::Unreachable {
+            service: crate::net::Service::Notion,
+            since: 0,
+        };
+        assert_eq!(
+            classify(&anyhow::Error::new(down).context("writing")),
+            Exit::WorkRemaining
+        );
+        let e = crate::notion::writer::WriteError::Mismatch("edited".into());
+        assert_eq!(classify(&anyhow::Error::new(e)), Exit::Unexpected);
     }
 }

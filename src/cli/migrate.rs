@@ -13,6 +13,7 @@ use super::output::Printer;
 use super::progress::{Frame, Ticker};
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
+use crate::failure::{Classify, Next};
 use crate::graph::scan::{scan, ScanProgress};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
@@ -432,7 +433,9 @@ async fn plan(
         let reason = format!(
             "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to re-scan)"
         );
-        db.fail_planned_item(account, f.kind, &f.id, &reason, clock.now_ms())?;
+        // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
+        let class = crate::failure::Class::item_fails().code();
+        db.fail_planned_item(account, f.kind, &f.id, &reason, &class, clock.now_ms())?;
     }
     let rewrites = if update {
         db.plan_rewrites(account, clock.now_ms())?
@@ -629,13 +632,13 @@ fn human_secs(s: u64) -> String {
     }
 }
 
-/// A Notion refusal at the start is the user's to fix: exit 2 with the reason.
+/// A Notion failure at the start that retrying cannot help (a refused token, target or id) is the
+/// user's to fix: exit 2 with the reason. Any other keeps its own meaning (an outage: 75; a missing
+/// capability or the block limit: 2, from their class).
 fn notion_usage(e: NotionError) -> anyhow::Error {
-    match e {
-        NotionError::Refused { .. } | NotionError::Rejected { .. } => {
-            CliError::usage(e.to_string()).into()
-        }
-        other => other.into(),
+    match e.class().next {
+        Next::Never | Next::Degrade => CliError::usage(e.to_string()).into(),
+        Next::Stop | Next::Retry(_) => e.into(),
     }
 }
 

@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::auth::{AccessToken, AuthError, TokenSource};
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::failure::{Classify, Meaning};
+use crate::failure::{Class, Classify, Next, Scope};
 use crate::limiter::{
     parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
     Permit, ThrottleScope,
@@ -161,26 +161,38 @@ impl GraphError {
         matches!(self, GraphError::GaveUp { last, .. } if last == "HTTP 504" || is_timeout_text(last))
     }
 
-    /// Whether only this item failed and the run should go on.
+    /// Whether only this item failed and the run should go on ([`Scope::Item`]).
     pub fn is_item_failure(&self) -> bool {
-        matches!(
-            self,
-            GraphError::Item { .. }
-                | GraphError::GaveUp { .. }
-                | GraphError::BadAnswer { .. }
-                | GraphError::TooLarge { .. }
-                | GraphError::ForeignHost { .. }
-        )
+        self.class().scope == Scope::Item
     }
 }
 
 impl Classify for GraphError {
-    fn meaning(&self) -> Option<Meaning> {
+    fn class(&self) -> Class {
         match self {
-            GraphError::Auth(e) => crate::auth::meaning_of(e),
-            GraphError::Limiter(e) => e.meaning(),
-            GraphError::Unreachable(_) => Some(Meaning::WorkRemaining),
-            _ => None,
+            // Refused, on a foreign host, too large, not understood: asking again gets the same.
+            GraphError::Item { .. }
+            | GraphError::ForeignHost { .. }
+            | GraphError::TooLarge { .. }
+            | GraphError::BadAnswer { .. } => Class::item_fails(),
+            // The client spent its retries on it ([`Classify::retries`]): the budget decides.
+            GraphError::GaveUp { .. } => Class::new(Scope::Item, Next::Retry(None)),
+            GraphError::Auth(e) => e.class(),
+            GraphError::Limiter(e) => e.class(),
+            GraphError::Unreachable(e) => e.class(),
+        }
+    }
+
+    fn retries(&self) -> u32 {
+        match self {
+            GraphError::GaveUp { attempts, .. } => attempts.saturating_sub(1),
+            GraphError::Item { .. }
+            | GraphError::ForeignHost { .. }
+            | GraphError::TooLarge { .. }
+            | GraphError::BadAnswer { .. }
+            | GraphError::Auth(_)
+            | GraphError::Limiter(_)
+            | GraphError::Unreachable(_) => 0,
         }
     }
 }
@@ -858,6 +870,88 @@ fn with_skip(url: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_graph_error_has_one_class() {
+        use crate::failure::Meaning;
+        let a = || "alice".to_owned();
+        let i = || "page x".to_owned();
+        let item = [
+            GraphError::Item {
+                account: a(),
+                item: i(),
+                status: 404,
+                message: "gone".into(),
+            },
+            GraphError::ForeignHost {
+                account: a(),
+                item: i(),
+                url: "https://evil".into(),
+            },
+            GraphError::TooLarge {
+                account: a(),
+                item: i(),
+                size: 2,
+                max: 1,
+            },
+            GraphError::BadAnswer {
+                account: a(),
+                item: i(),
+                problem: "not JSON".into(),
+            },
+        ];
+        for e in item {
+            assert_eq!(e.class().code(), "item/never", "{e}");
+            assert!(
+                e.is_item_failure() && e.meaning().is_none() && e.retries() == 0,
+                "{e}"
+            );
+        }
+        let gave_up = GraphError::GaveUp {
+            account: a(),
+            item: i(),
+            attempts: 6,
+            last: "HTTP 503".into(),
+        };
+        assert_eq!(gave_up.class().code(), "item/retry");
+        assert_eq!(
+            gave_up.retries(),
+            5,
+            "the client's retries count against the item's budget"
+        );
+        assert!(gave_up.is_item_failure());
+        // What it wraps answers for itself.
+        let auth = GraphError::Auth(AuthError::NoAccount { account: a() });
+        assert_eq!(
+            (auth.class().code(), auth.meaning()),
+            ("account/never".into(), Some(Meaning::SignIn))
+        );
+        let wait = GraphError::Limiter(LimiterError::WouldWait {
+            until: 5,
+            reason: crate::limiter::WaitReason::BreakerOpen {
+                scope: crate::limiter::Scope::App,
+                trips: 1,
+            },
+        });
+        assert_eq!(
+            (wait.class().code(), wait.meaning()),
+            ("run/stop".into(), Some(Meaning::WorkRemaining))
+        );
+        let bad = GraphError::Limiter(LimiterError::InvalidLimits("x".into()));
+        assert_eq!(
+            (bad.class().code(), bad.meaning()),
+            ("run/never".into(), Some(Meaning::Usage))
+        );
+        let down = GraphError::Unreachable(Unreachable {
+            service: Service::Graph,
+            since: 0,
+        });
+        assert_eq!(
+            (down.class().code(), down.meaning()),
+            ("run/stop".into(), Some(Meaning::WorkRemaining))
+        );
+        assert!(!down.is_item_failure());
+    }
 
     #[test]
     fn skip_is_replaced_not_repeated() {

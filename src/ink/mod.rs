@@ -107,6 +107,22 @@ pub enum InkError {
     Definition(String),
 }
 
+impl crate::failure::Classify for InkError {
+    /// Ink that cannot be read costs only the drawings: the page's text is migrated and the
+    /// failure is in its report.
+    fn class(&self) -> crate::failure::Class {
+        use crate::failure::{Class, Next, Scope};
+        match self {
+            InkError::Multipart(_)
+            | InkError::Xml(_)
+            | InkError::NotInk(_)
+            | InkError::Trace { .. }
+            | InkError::Dangling { .. }
+            | InkError::Definition(_) => Class::new(Scope::Resource, Next::Degrade),
+        }
+    }
+}
+
 /// One drawing: strokes OneNote shows together, rendered as one image.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Drawing {

@@ -30,7 +30,7 @@ pub use state::{
 };
 
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::failure::{Classify, Meaning};
+use crate::failure::{self, Class, Classify, Meaning, Next};
 use crate::settings::{BackgroundShare, GraphLimits, Window};
 use crate::store::{Db, StoreError};
 use budget::{LaneWindow, WindowState};
@@ -77,11 +77,14 @@ pub enum LimiterError {
 }
 
 impl Classify for LimiterError {
-    fn meaning(&self) -> Option<Meaning> {
+    fn class(&self) -> Class {
         match self {
-            LimiterError::WouldWait { .. } => Some(Meaning::WorkRemaining),
-            LimiterError::InvalidLimits(_) => Some(Meaning::Usage),
-            LimiterError::Store(e) => e.meaning(),
+            // The budgets say when; that is after the run's time: park, fail nothing.
+            LimiterError::WouldWait { .. } => Class::stop_run(),
+            LimiterError::InvalidLimits(_) => {
+                Class::new(failure::Scope::Run, Next::Never).means(Meaning::Usage)
+            }
+            LimiterError::Store(e) => e.class(),
         }
     }
 }

@@ -17,6 +17,16 @@ pub enum MathError {
     Empty,
 }
 
+impl crate::failure::Classify for MathError {
+    /// An equation that cannot be converted is kept as text and reported.
+    fn class(&self) -> crate::failure::Class {
+        use crate::failure::{Class, Next, Scope};
+        match self {
+            MathError::NoMath | MathError::Empty => Class::new(Scope::Resource, Next::Degrade),
+        }
+    }
+}
+
 /// A converted equation with what was approximated.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MathReport {

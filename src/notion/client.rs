@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::rate::NotionRate;
 use crate::clock::{Clock, Jitter};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::net::{Reachability, Service, Unreachable};
 
 /// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
@@ -135,7 +136,7 @@ impl Refusal {
 
     /// Whether every further write would meet it too, so the run stops instead of failing pages.
     pub fn stops_run(self) -> bool {
-        !matches!(self, Refusal::NotShared)
+        self.class().scope == Scope::Run
     }
 }
 
@@ -147,22 +148,64 @@ fn mentions_block_limit(message: &str) -> bool {
 }
 
 impl NotionError {
-    /// Whether the error is permanent for the item (the run goes on with the next one).
-    pub fn is_rejection(&self) -> bool {
-        matches!(self, NotionError::Rejected { .. })
-    }
-
     /// Whether the error ends the run (every further write would meet it): a bad token, a missing
-    /// capability or the workspace block limit.
+    /// capability, the workspace block limit, a request every call would send wrong.
     pub fn stops_run(&self) -> bool {
-        matches!(self, NotionError::Refused { kind, .. } if kind.stops_run())
+        self.class().scope == Scope::Run
     }
 }
 
-impl crate::failure::Classify for NotionError {
-    fn meaning(&self) -> Option<crate::failure::Meaning> {
-        // Each is the user's to fix (token, sharing, capabilities, plan); retrying cannot help.
-        matches!(self, NotionError::Refused { .. }).then_some(crate::failure::Meaning::Usage)
+impl Refusal {
+    /// The refusal's class: a bad token, a missing capability and the block limit meet every
+    /// further write (the last two stop the run resumably: `--resume` after the fix loses nothing);
+    /// an unshared or deleted page is that item's. Each is the user's to fix.
+    pub fn class(self) -> Class {
+        match self {
+            Refusal::BadToken => Class::new(Scope::Run, Next::Never),
+            Refusal::MissingCapability | Refusal::BlockLimit => Class::new(Scope::Run, Next::Stop),
+            Refusal::NotShared => Class::item_fails(),
+        }
+        .means(Meaning::Usage)
+    }
+}
+
+/// The class of a `400`-range answer by its status and Notion's `code` (Notion's "status codes"
+/// reference): a refused value is one element's, a request Notion cannot read at all is every
+/// request's (a bug: the run stops rather than fail every page), anything else this item's.
+fn rejection_class(status: u16, code: &str) -> Class {
+    match (status, code) {
+        (400, "validation_error") => Class::new(Scope::Resource, Next::Degrade),
+        (400, "missing_version" | "invalid_request_url" | "invalid_beta") => {
+            Class::new(Scope::Run, Next::Never)
+        }
+        _ => Class::item_fails(),
+    }
+}
+
+impl Classify for NotionError {
+    fn class(&self) -> Class {
+        match self {
+            NotionError::Rejected { status, code, .. } => rejection_class(*status, code),
+            NotionError::Refused { kind, .. } => kind.class(),
+            // Look at what Notion holds, then write again.
+            NotionError::Ambiguous { .. } => Class::retry(None),
+            // The client spent its retries ([`Classify::retries`]); the item's budget decides.
+            NotionError::GaveUp { .. } => Class::new(Scope::Item, Next::Retry(None)),
+            NotionError::Unreachable(e) => e.class(),
+            // The same request would be answered the same way.
+            NotionError::BadAnswer { .. } => Class::item_fails(),
+        }
+    }
+
+    fn retries(&self) -> u32 {
+        match self {
+            NotionError::GaveUp { attempts, .. } => attempts.saturating_sub(1),
+            NotionError::Rejected { .. }
+            | NotionError::Refused { .. }
+            | NotionError::Ambiguous { .. }
+            | NotionError::Unreachable(_)
+            | NotionError::BadAnswer { .. } => 0,
+        }
     }
 }
 
@@ -742,6 +785,111 @@ pub fn utf16_chunks(s: &str, max: usize) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rejected(status: u16, code: &str) -> NotionError {
+        NotionError::Rejected {
+            what: "appending".into(),
+            status,
+            code: code.into(),
+            message: "m".into(),
+        }
+    }
+
+    fn refused(kind: Refusal) -> NotionError {
+        NotionError::Refused {
+            what: "w".into(),
+            kind,
+            status: 403,
+            code: "restricted_resource".into(),
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn answers_are_classified_by_status_and_code() {
+        let codes = |e: NotionError| (e.class().code(), e.meaning());
+        // One refused value is one element's: degraded and sent again.
+        assert_eq!(
+            codes(rejected(400, "validation_error")),
+            ("resource/degrade".into(), None)
+        );
+        // A request Notion cannot read at all is every request's: the run stops, a bug.
+        for code in ["missing_version", "invalid_request_url", "invalid_beta"] {
+            assert_eq!(
+                codes(rejected(400, code)),
+                ("run/never".into(), None),
+                "{code}"
+            );
+        }
+        // Anything else refused is this item's.
+        for (status, code) in [
+            (400, "invalid_request"),
+            (400, "invalid_json"),
+            (413, ""),
+            (405, ""),
+        ] {
+            assert_eq!(
+                codes(rejected(status, code)),
+                ("item/never".into(), None),
+                "{status} {code}"
+            );
+        }
+        let usage = Some(Meaning::Usage);
+        assert_eq!(
+            codes(refused(Refusal::BadToken)),
+            ("run/never".into(), usage)
+        );
+        assert_eq!(
+            codes(refused(Refusal::NotShared)),
+            ("item/never".into(), usage)
+        );
+        assert_eq!(
+            codes(refused(Refusal::MissingCapability)),
+            ("run/stop".into(), usage)
+        );
+        assert_eq!(
+            codes(refused(Refusal::BlockLimit)),
+            ("run/stop".into(), usage)
+        );
+        assert_eq!(
+            codes(NotionError::Ambiguous {
+                what: "w".into(),
+                detail: "504".into()
+            }),
+            ("attempt/retry".into(), None)
+        );
+        assert_eq!(
+            codes(NotionError::BadAnswer {
+                what: "w".into(),
+                problem: "p".into()
+            }),
+            ("item/never".into(), None)
+        );
+        let down = NotionError::Unreachable(Unreachable {
+            service: Service::Notion,
+            since: 0,
+        });
+        assert_eq!(
+            codes(down),
+            ("run/stop".into(), Some(Meaning::WorkRemaining))
+        );
+    }
+
+    #[test]
+    fn a_client_that_gave_up_says_how_often_it_retried() {
+        let e = NotionError::GaveUp {
+            what: "w".into(),
+            attempts: 8,
+            last: "503".into(),
+        };
+        assert_eq!(e.class().code(), "item/retry");
+        assert_eq!(e.retries(), 7);
+        assert_eq!(rejected(400, "validation_error").retries(), 0);
+        assert!(
+            refused(Refusal::BlockLimit).stops_run() && !refused(Refusal::NotShared).stops_run()
+        );
+        assert!(rejected(400, "missing_version").stops_run());
+    }
 
     #[test]
     fn refusals_are_told_apart_by_status_code_and_message() {

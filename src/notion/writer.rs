@@ -17,6 +17,7 @@ use super::client::{NotionClient, NotionError, Position};
 use super::degrade::{self, Degraded};
 use super::split::{self, block_type, Prepared};
 use super::upload;
+use crate::failure::{Class, Classify, Next, Scope};
 use crate::graph::GraphError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
@@ -37,8 +38,8 @@ pub struct Resource {
 
 /// Fetches a resource's bytes (through the Graph limiter); the error text names why it failed.
 ///
-/// An error for this one file (gone, forbidden, too big: [`GraphError::is_item_failure`] but not
-/// "gave up") leaves a placeholder; any other error (a deadline, sign-in, retries exhausted) fails
+/// An error this one file's own for good (gone, forbidden, too big: [`Scope::Item`] and
+/// [`Next::Never`]) leaves a placeholder; any other (a deadline, sign-in, retries exhausted) fails
 /// the write so the page is tried again later instead of keeping a placeholder for good.
 pub type Fetch =
     Arc<dyn Fn(Resource) -> BoxFuture<'static, Result<Bytes, GraphError>> + Send + Sync>;
@@ -55,6 +56,25 @@ pub enum WriteError {
     /// A file could not be fetched for a reason that is not the file's own (see [`Fetch`]).
     #[error(transparent)]
     Fetch(GraphError),
+}
+
+impl Classify for WriteError {
+    fn class(&self) -> Class {
+        match self {
+            WriteError::Notion(e) => e.class(),
+            // Someone edited the page meanwhile: never written over, this page fails.
+            WriteError::Mismatch(_) => Class::item_fails(),
+            WriteError::Fetch(e) => e.class(),
+        }
+    }
+
+    fn retries(&self) -> u32 {
+        match self {
+            WriteError::Notion(e) => e.retries(),
+            WriteError::Mismatch(_) => 0,
+            WriteError::Fetch(e) => e.retries(),
+        }
+    }
 }
 
 /// What writing a page did.
@@ -435,10 +455,10 @@ impl Writer {
     /// Whether Notion refused an element of `blocks` that could be degraded (and was: the request
     /// may be sent again). Each call degrades at least one element, so resending ends.
     fn degraded(&self, e: &NotionError, blocks: &mut [Value], stats: &mut WriteStats) -> bool {
-        let NotionError::Rejected { code, message, .. } = e else {
+        let NotionError::Rejected { message, .. } = e else {
             return false;
         };
-        if code != "validation_error" {
+        if e.class().next != Next::Degrade {
             return false;
         }
         match degrade::degrade(blocks, message) {
@@ -562,13 +582,7 @@ impl Writer {
             GraphError::TooLarge { size, max, .. } if max == self.max_upload => {
                 UploadFailure::CannotCarry(over_limit(size, max))
             }
-            GraphError::Item { .. }
-            | GraphError::TooLarge { .. }
-            | GraphError::BadAnswer { .. }
-            | GraphError::ForeignHost { .. } => {
-                UploadFailure::CannotCarry(format!("download failed: {}", e.reason()))
-            }
-            other => UploadFailure::Fetch(other),
+            e => UploadFailure::of_download(e),
         })?;
         let size = bytes.len() as u64;
         // The name's extension, the content type and the bytes must agree for Notion: an image
@@ -611,12 +625,37 @@ enum UploadFailure {
     Fetch(GraphError),
 }
 
+impl UploadFailure {
+    /// A download's failure: the file's own for good degrades it to a placeholder; any other fails
+    /// the write.
+    fn of_download(e: GraphError) -> Self {
+        if the_files_own(e.class()) {
+            UploadFailure::CannotCarry(format!("download failed: {}", e.reason()))
+        } else {
+            UploadFailure::Fetch(e)
+        }
+    }
+}
+
+/// Whether a failure concerns only the file it was for, for good: it becomes a placeholder.
+fn the_files_own(class: Class) -> bool {
+    matches!(
+        (class.scope, class.next),
+        (
+            Scope::Attempt | Scope::Resource | Scope::Item,
+            Next::Never | Next::Degrade
+        )
+    )
+}
+
 impl From<NotionError> for UploadFailure {
     fn from(e: NotionError) -> Self {
-        match e {
-            // Notion refusing this file (type, size) is permanent for it.
-            NotionError::Rejected { .. } => UploadFailure::CannotCarry(e.to_string()),
-            e => UploadFailure::Notion(e),
+        // Notion refusing this file (type, size) is permanent for it; a refusal of every write, an
+        // outage or a lost answer is not the file's.
+        if the_files_own(e.class()) {
+            UploadFailure::CannotCarry(e.to_string())
+        } else {
+            UploadFailure::Notion(e)
         }
     }
 }
@@ -819,6 +858,63 @@ pub fn mime_for(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_files_own_failure_for_good_leaves_a_placeholder() {
+        let graph = |e: GraphError| match UploadFailure::of_download(e) {
+            UploadFailure::CannotCarry(why) => Some(why),
+            UploadFailure::Notion(_) | UploadFailure::Fetch(_) => None,
+        };
+        let a = || "a".to_owned();
+        let gone = GraphError::Item {
+            account: a(),
+            item: a(),
+            status: 404,
+            message: "gone".into(),
+        };
+        assert!(graph(gone).is_some_and(|w| w.contains("404")));
+        let foreign = GraphError::ForeignHost {
+            account: a(),
+            item: a(),
+            url: "https://x".into(),
+        };
+        assert!(graph(foreign).is_some());
+        let gave_up = GraphError::GaveUp {
+            account: a(),
+            item: a(),
+            attempts: 6,
+            last: "503".into(),
+        };
+        assert!(
+            graph(gave_up).is_none(),
+            "retries exhausted are not the file's"
+        );
+        let signed_out = GraphError::Auth(crate::auth::AuthError::NoAccount { account: a() });
+        assert!(graph(signed_out).is_none());
+        let notion =
+            |e: NotionError| matches!(UploadFailure::from(e), UploadFailure::CannotCarry(_));
+        let rejected = |status, code: &str| NotionError::Rejected {
+            what: "creating an upload".into(),
+            status,
+            code: code.into(),
+            message: "m".into(),
+        };
+        assert!(notion(rejected(400, "validation_error")));
+        assert!(notion(rejected(413, "")));
+        assert!(
+            !notion(rejected(400, "missing_version")),
+            "every request's, not the file's"
+        );
+        assert!(!notion(NotionError::Ambiguous {
+            what: "sending".into(),
+            detail: "504".into()
+        }));
+        assert!(!notion(NotionError::GaveUp {
+            what: "w".into(),
+            attempts: 8,
+            last: "503".into()
+        }));
+    }
 
     #[test]
     fn accepted_extensions_follow_notion() {

@@ -6,7 +6,9 @@ use serde_json::{json, Value};
 
 use super::{notion_url, JobError, Migration};
 use crate::convert::{Block, RichKind};
+use crate::failure::{Classify, Next};
 use crate::graph::Caller;
+use crate::notion::client::NotionError;
 
 /// Rewrites the pending links of `who`'s pages; returns how many blocks were updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
@@ -87,7 +89,7 @@ fn rewrite_level<'a>(
             .notion()
             .children(parent)
             .await
-            .map_err(notion_error)?
+            .map_err(JobError::from)?
             .into_iter()
             .filter(|b| b["type"] != "child_page")
             .collect();
@@ -97,7 +99,7 @@ fn rewrite_level<'a>(
             let t = want.type_name();
             if got["type"].as_str() != Some(t) {
                 // Someone changed the page in Notion: never overwrite their block.
-                return Err(JobError::Permanent(format!(
+                return Err(JobError::permanent(format!(
                     "Notion block {id} is a {} where a {t} was written",
                     got["type"].as_str().unwrap_or("?")
                 )));
@@ -128,7 +130,7 @@ fn rewrite_level<'a>(
 
 /// Updates the rows of a written table whose cells hold page links.
 async fn rewrite_rows(m: &Migration, table: &str, json: &Value) -> Result<u64, JobError> {
-    let rows = m.notion().children(table).await.map_err(notion_error)?;
+    let rows = m.notion().children(table).await.map_err(JobError::from)?;
     let want = json["table"]["children"]
         .as_array()
         .cloned()
@@ -161,21 +163,24 @@ async fn update(m: &Migration, id: &str, body: Value) -> Result<(), JobError> {
     loop {
         match m.notion().update_block(id, one[0].clone()).await {
             Ok(_) => return Ok(()),
-            Err(crate::notion::client::NotionError::Rejected { code, message, .. })
-                if code == "validation_error"
-                    && crate::notion::degrade::degrade(&mut one, &message).is_some() => {}
-            Err(e) => return Err(notion_error(e)),
+            Err(e) if e.class().next == Next::Degrade && degrade_one(&mut one, &e) => {}
+            // As for any write: its class decides (a refusal of this page fails it, one of every
+            // write stops the run, an outage parks it).
+            Err(e) => return Err(JobError::from(e)),
         }
     }
 }
 
-/// A Notion refusal is this page's problem; anything else may pass.
-fn notion_error(e: crate::notion::client::NotionError) -> JobError {
-    if e.stops_run() {
-        JobError::Fatal(super::RunError::Notion(e))
-    } else if e.is_rejection() || matches!(e, crate::notion::client::NotionError::Refused { .. }) {
-        JobError::Permanent(e.to_string())
-    } else {
-        JobError::Transient(e.to_string())
+/// Degrades the element a refusal names, if it names one.
+fn degrade_one(body: &mut [Value], e: &NotionError) -> bool {
+    match e {
+        NotionError::Rejected { message, .. } => {
+            crate::notion::degrade::degrade(body, message).is_some()
+        }
+        NotionError::Refused { .. }
+        | NotionError::Ambiguous { .. }
+        | NotionError::GaveUp { .. }
+        | NotionError::Unreachable(_)
+        | NotionError::BadAnswer { .. } => false,
     }
 }

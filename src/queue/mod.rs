@@ -16,13 +16,13 @@ use serde_json::Value;
 use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
-use crate::auth::AuthError;
 use crate::convert::{
     convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
+use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
-use crate::limiter::{Lane, LimiterError};
+use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::split;
 use crate::notion::writer::{
@@ -35,8 +35,13 @@ use crate::store::{Db, StoreError};
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
 /// orphans are re-queued at start, so this only has to outlast any single job.
 const LEASE: Duration = Duration::from_secs(24 * 3600);
-/// Attempts at a job that keeps failing transiently before it is failed for good.
-const MAX_JOB_ATTEMPTS: i64 = 5;
+/// An item's retries in all, the client's and the writer's included (the first attempt and four
+/// more, 4 s after the first and doubling): a failure the client retried is not retried again on top.
+const JOB_RETRIES: RetryBudget = RetryBudget {
+    max_retries: 4,
+    base: Duration::from_secs(4),
+    cap: Duration::from_secs(128),
+};
 
 /// What the run is asked to do.
 #[derive(Clone, Debug)]
@@ -65,18 +70,23 @@ pub enum RunError {
     /// limit): the run stops with nothing marked failed.
     #[error(transparent)]
     Notion(NotionError),
+    /// Writing a page met a failure that stops the run (a refused file download's sign-in, ...).
+    #[error(transparent)]
+    Write(WriteError),
     /// A created Notion page could not be recorded: going on could create it twice.
     #[error("could not record a created Notion page: {0}")]
     Unrecorded(String),
 }
 
-impl crate::failure::Classify for RunError {
-    fn meaning(&self) -> Option<crate::failure::Meaning> {
+impl Classify for RunError {
+    fn class(&self) -> Class {
         match self {
-            RunError::Store(e) => e.meaning(),
-            RunError::Graph(e) => e.meaning(),
-            RunError::Notion(e) => e.meaning(),
-            RunError::Worker(_) | RunError::Unrecorded(_) => None,
+            RunError::Store(e) => e.class(),
+            RunError::Graph(e) => e.class(),
+            RunError::Notion(e) => e.class(),
+            RunError::Write(e) => e.class(),
+            // Bugs: nothing the user can do but report them.
+            RunError::Worker(_) | RunError::Unrecorded(_) => Class::new(Scope::Run, Next::Never),
         }
     }
 }
@@ -117,9 +127,9 @@ pub enum RunEnd {
 /// Why a job did not complete.
 enum JobError {
     /// Fails this item for good (the run goes on).
-    Permanent(String),
-    /// Try again later.
-    Transient(String),
+    Permanent(Failure),
+    /// Try again later, while the item's retry budget lasts ([`JOB_RETRIES`]).
+    Transient(Failure),
     /// The deadline or a stop: park the job.
     Stop,
     /// Not its turn yet (an earlier sibling is still queued): park it until about when that one may
@@ -127,6 +137,92 @@ enum JobError {
     NotYet(UnixMillis),
     /// The whole run must end.
     Fatal(RunError),
+}
+
+/// An item's failure: the message stored with it, its class (stored beside it) and the retries lower
+/// layers already spent on it.
+struct Failure {
+    message: String,
+    class: Class,
+    retries: u32,
+}
+
+impl Failure {
+    /// The failure of a classified error.
+    fn of(e: &(impl Classify + std::fmt::Display)) -> Self {
+        Self {
+            message: e.to_string(),
+            class: e.class(),
+            retries: e.retries(),
+        }
+    }
+}
+
+impl Classify for Failure {
+    fn class(&self) -> Class {
+        self.class
+    }
+
+    fn retries(&self) -> u32 {
+        self.retries
+    }
+}
+
+impl std::ops::Deref for Failure {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl JobError {
+    /// This item fails for good for a reason of its own.
+    fn permanent(message: String) -> Self {
+        JobError::Permanent(Failure {
+            message,
+            class: Class::item_fails(),
+            retries: 0,
+        })
+    }
+
+    /// This attempt failed; the item is tried again while its budget lasts.
+    fn transient(message: String) -> Self {
+        JobError::Transient(Failure {
+            message,
+            class: Class::retry(None),
+            retries: 0,
+        })
+    }
+
+    /// What the queue does with a classified error: its class decides, and nothing else.
+    fn classified<E>(e: E, fatal: impl FnOnce(E) -> RunError) -> Self
+    where
+        E: Classify + std::fmt::Display,
+    {
+        let class = e.class();
+        match (class.next, class.scope) {
+            // Waits that would pass the deadline, the network's included: park, fail nothing.
+            (Next::Stop, _) if class.meaning == Some(Meaning::WorkRemaining) => JobError::Stop,
+            // A stop the user must act on first (a capability, the block limit): the job is
+            // parked, nothing failed, and the run ends with the reason.
+            (Next::Stop, _) => JobError::Fatal(fatal(e)),
+            (Next::Retry(_), _) => JobError::Transient(Failure::of(&e)),
+            // Sign-in required, a refusal of every write, a broken limiter or state: nothing more
+            // can be done in this run.
+            (Next::Never | Next::Degrade, Scope::Run | Scope::Account) => JobError::Fatal(fatal(e)),
+            // This item (or an element no layer below could degrade) cannot be had: the rest can.
+            (Next::Never | Next::Degrade, Scope::Item | Scope::Resource | Scope::Attempt) => {
+                JobError::Permanent(Failure::of(&e))
+            }
+        }
+    }
 }
 
 impl From<StoreError> for JobError {
@@ -137,37 +233,19 @@ impl From<StoreError> for JobError {
 
 impl From<GraphError> for JobError {
     fn from(e: GraphError) -> Self {
-        match e {
-            // This item cannot be had (refused, on a foreign host, too large): the rest can.
-            GraphError::Item { .. }
-            | GraphError::ForeignHost { .. }
-            | GraphError::TooLarge { .. } => JobError::Permanent(e.to_string()),
-            GraphError::GaveUp { .. } | GraphError::BadAnswer { .. } => {
-                JobError::Transient(e.to_string())
-            }
-            // Waits that would pass the deadline, the network's included: park, fail nothing.
-            GraphError::Limiter(LimiterError::WouldWait { .. })
-            | GraphError::Unreachable(_)
-            | GraphError::Auth(AuthError::Unavailable { .. }) => JobError::Stop,
-            // Sign-in required, a broken limiter or state: nothing more can be done in this run.
-            GraphError::Auth(_) | GraphError::Limiter(_) => JobError::Fatal(RunError::Graph(e)),
-        }
+        JobError::classified(e, RunError::Graph)
     }
 }
 
 impl From<WriteError> for JobError {
     fn from(e: WriteError) -> Self {
-        let text = e.to_string();
-        match e {
-            // A file that could not be fetched for a reason not its own: as for any Graph call.
-            WriteError::Fetch(g) => JobError::from(g),
-            WriteError::Notion(NotionError::Unreachable(_)) => JobError::Stop,
-            WriteError::Notion(e) if e.stops_run() => JobError::Fatal(RunError::Notion(e)),
-            WriteError::Notion(NotionError::Rejected { .. })
-            | WriteError::Notion(NotionError::Refused { .. })
-            | WriteError::Mismatch(_) => JobError::Permanent(text),
-            WriteError::Notion(_) => JobError::Transient(text),
-        }
+        JobError::classified(e, RunError::Write)
+    }
+}
+
+impl From<NotionError> for JobError {
+    fn from(e: NotionError) -> Self {
+        JobError::classified(e, RunError::Notion)
     }
 }
 
@@ -315,25 +393,40 @@ impl Migration {
             let now = self.clock.now_ms();
             let outcome = match result {
                 Ok(()) => self.db.complete_job(job.id, &self.owner, now),
-                Err(JobError::Permanent(msg)) => {
+                Err(JobError::Permanent(f)) => {
                     tracing::warn!(
                         job = job.id,
                         kind = job.kind.as_str(),
-                        "failed for good: {msg}"
+                        class = %f.class,
+                        "failed for good: {f}"
                     );
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
-                }
-                Err(JobError::Transient(msg)) if job.attempts >= MAX_JOB_ATTEMPTS => {
-                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    let msg = format!("{msg} (after {} attempts)", job.attempts);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
-                }
-                Err(JobError::Transient(msg)) => {
-                    let backoff = 2_000i64 * (1 << job.attempts.min(6));
-                    tracing::info!(job = job.id, "will retry: {msg}");
                     self.db
-                        .requeue_job(job.id, &self.owner, Some(&msg), now + backoff, now)
+                        .fail_job(job.id, &self.owner, &f, &f.class.code(), now)
+                }
+                // One budget with the layers below: retries the client already made count here.
+                Err(JobError::Transient(f)) => {
+                    let retried = u32::try_from(job.attempts - 1).unwrap_or(0);
+                    match JOB_RETRIES.should_retry(&f, retried) {
+                        None => {
+                            self.stats.failed.fetch_add(1, Ordering::Relaxed);
+                            let msg = format!("{f} (after {} attempts)", job.attempts);
+                            let class = Class::new(f.class.scope.max(Scope::Item), Next::Never);
+                            self.db
+                                .fail_job(job.id, &self.owner, &msg, &class.code(), now)
+                        }
+                        Some(backoff) => {
+                            tracing::info!(job = job.id, class = %f.class, "will retry: {f}");
+                            let backoff = i64::try_from(backoff.as_millis()).unwrap_or(i64::MAX);
+                            self.db.requeue_job(
+                                job.id,
+                                &self.owner,
+                                Some((&f, &f.class.code())),
+                                now.saturating_add(backoff),
+                                now,
+                            )
+                        }
+                    }
                 }
                 Err(JobError::Stop) => {
                     // The next request could start only after the deadline: this worker is done
@@ -381,17 +474,17 @@ impl Migration {
             None => self
                 .db
                 .plan_target(job.plan_id)?
-                .ok_or_else(|| JobError::Permanent(format!("plan {} has no target", job.plan_id))),
+                .ok_or_else(|| JobError::permanent(format!("plan {} has no target", job.plan_id))),
             Some(p) => {
                 let (account, item) = self
                     .db
                     .job_item(p)?
-                    .ok_or_else(|| JobError::Permanent(format!("parent job {p} is missing")))?;
+                    .ok_or_else(|| JobError::permanent(format!("parent job {p} is missing")))?;
                 self.db
                     .notion_item(&account, &item)?
                     .and_then(|i| i.notion_page_id)
                     .ok_or_else(|| {
-                        JobError::Transient(format!(
+                        JobError::transient(format!(
                             "the parent of {} has no Notion page yet",
                             job.item_id
                         ))
@@ -419,7 +512,7 @@ impl Migration {
             .db
             .item_name(&job.account, job.kind.as_str(), &job.item_id)?
             .ok_or_else(|| {
-                JobError::Permanent(format!(
+                JobError::permanent(format!(
                     "{} {} is not in the inventory",
                     job.kind.as_str(),
                     job.item_id
@@ -441,11 +534,11 @@ impl Migration {
             .db
             .item_name(&job.account, "page", &job.item_id)?
             .ok_or_else(|| {
-                JobError::Permanent(format!("page {} is not in the inventory", job.item_id))
+                JobError::permanent(format!("page {} is not in the inventory", job.item_id))
             })?;
         let item = format!("page {title:?} ({})", job.item_id);
         if deleted {
-            return Err(JobError::Permanent(format!(
+            return Err(JobError::permanent(format!(
                 "{item} was deleted in OneNote after it was planned"
             )));
         }
@@ -782,7 +875,7 @@ fn no_fetch() -> Fetch {
 /// `--retry-failed` tries it again).
 fn refuse_oversized(item: &str, len: usize) -> Result<(), JobError> {
     if len > MAX_PAGE_BYTES {
-        return Err(JobError::Permanent(format!(
+        return Err(JobError::permanent(format!(
             "{item}: its content is {len} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one \
              page; not migrated (split the page in OneNote)"
         )));
@@ -800,7 +893,7 @@ fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobEr
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic".into());
         tracing::error!(item, "failed while {what}: {why}");
-        JobError::Permanent(format!("{item}: failed while {what}: {why}"))
+        JobError::permanent(format!("{item}: failed while {what}: {why}"))
     })
 }
 
@@ -909,6 +1002,132 @@ mod tests {
             max: 512 * 1024 * 1024,
         };
         assert!(matches!(JobError::from(e), JobError::Permanent(_)));
+    }
+
+    fn notion_refused(kind: crate::notion::client::Refusal) -> NotionError {
+        NotionError::Refused {
+            what: "appending".into(),
+            kind,
+            status: 403,
+            code: "restricted_resource".into(),
+            message: "m".into(),
+        }
+    }
+
+    #[test]
+    fn the_class_alone_decides_what_the_queue_does() {
+        use crate::notion::client::Refusal;
+        let gone = GraphError::Item {
+            account: "a".into(),
+            item: "page".into(),
+            status: 404,
+            message: "gone".into(),
+        };
+        match JobError::from(gone) {
+            JobError::Permanent(f) => assert_eq!(f.class.code(), "item/never"),
+            _ => panic!("a page Graph refuses fails alone"),
+        }
+        let down = crate::net::Unreachable {
+            service: crate::net::Service::Graph,
+            since: 0,
+        };
+        assert!(matches!(
+            JobError::from(GraphError::from(down.clone())),
+            JobError::Stop
+        ));
+        assert!(matches!(
+            JobError::from(WriteError::Notion(NotionError::Unreachable(down))),
+            JobError::Stop
+        ));
+        let signed_out = GraphError::Auth(crate::auth::AuthError::NoAccount {
+            account: "a".into(),
+        });
+        assert!(matches!(
+            JobError::from(signed_out),
+            JobError::Fatal(RunError::Graph(_))
+        ));
+        // Every further write would meet it: the run stops, nothing failed.
+        let limit = WriteError::Notion(notion_refused(Refusal::BlockLimit));
+        match JobError::from(limit) {
+            JobError::Fatal(e) => assert_eq!(e.meaning(), Some(crate::failure::Meaning::Usage)),
+            _ => panic!("the block limit stops the run"),
+        }
+        // A page not shared (deleted meanwhile) is that page's.
+        let unshared = WriteError::Notion(notion_refused(Refusal::NotShared));
+        assert!(matches!(JobError::from(unshared), JobError::Permanent(_)));
+        // A refused value no layer below could degrade fails the page.
+        let refused_value = NotionError::Rejected {
+            what: "appending".into(),
+            status: 400,
+            code: "validation_error".into(),
+            message: "body failed validation".into(),
+        };
+        match JobError::from(WriteError::Notion(refused_value)) {
+            JobError::Permanent(f) => assert_eq!(f.class.code(), "resource/degrade"),
+            _ => panic!("fails the page"),
+        }
+        let edited = WriteError::Mismatch("edited meanwhile".into());
+        assert!(matches!(JobError::from(edited), JobError::Permanent(_)));
+    }
+
+    #[test]
+    fn a_failure_the_client_retried_is_not_retried_again_by_the_queue() {
+        // An unclear write the writer could not settle: nothing below retried it, so the queue
+        // gives it its whole budget.
+        let unclear = WriteError::Notion(NotionError::Ambiguous {
+            what: "appending".into(),
+            detail: "504".into(),
+        });
+        let JobError::Transient(f) = JobError::from(unclear) else {
+            panic!("retried")
+        };
+        assert_eq!(
+            JOB_RETRIES.should_retry(&f, 0),
+            Some(Duration::from_secs(4))
+        );
+        assert_eq!(
+            JOB_RETRIES.should_retry(&f, 3),
+            Some(Duration::from_secs(32))
+        );
+        assert_eq!(
+            JOB_RETRIES.should_retry(&f, 4),
+            None,
+            "five attempts in all"
+        );
+        // The Graph client gave up after 6 attempts: its 5 retries spent the item's budget.
+        let gave_up = GraphError::GaveUp {
+            account: "a".into(),
+            item: "page".into(),
+            attempts: 6,
+            last: "HTTP 503".into(),
+        };
+        let JobError::Transient(f) = JobError::from(gave_up) else {
+            panic!("a retry class")
+        };
+        assert_eq!(f.retries, 5);
+        assert_eq!(JOB_RETRIES.should_retry(&f, 0), None);
+        // A file download the client retried twice leaves the queue two more attempts.
+        let fetch = WriteError::Fetch(GraphError::GaveUp {
+            account: "a".into(),
+            item: "file".into(),
+            attempts: 3,
+            last: "HTTP 503".into(),
+        });
+        let JobError::Transient(f) = JobError::from(fetch) else {
+            panic!("a retry class")
+        };
+        assert!(JOB_RETRIES.should_retry(&f, 1).is_some());
+        assert_eq!(JOB_RETRIES.should_retry(&f, 2), None);
+        // Notion's client gave up after 8 attempts: nothing left on top.
+        let notion = WriteError::Notion(NotionError::GaveUp {
+            what: "listing".into(),
+            attempts: 8,
+            last: "503".into(),
+        });
+        let JobError::Transient(f) = JobError::from(notion) else {
+            panic!("a retry class")
+        };
+        assert_eq!(JOB_RETRIES.should_retry(&f, 0), None);
     }
 
     #[test]

@@ -134,6 +134,9 @@ pub struct FailedJob {
     pub name: Option<String>,
     /// The last error.
     pub error: String,
+    /// What the last error meant (`scope/next`, e.g. `item/never`; `failure::Class::code`), when
+    /// recorded (not for errors recorded before schema version 9).
+    pub class: Option<String>,
     /// How many times it was tried.
     pub attempts: i64,
 }
@@ -298,17 +301,25 @@ impl Db {
         self.finish(job, owner, "done", None, 0, now)
     }
 
-    /// Marks a job failed for good, with its error.
-    pub fn fail_job(&self, job: i64, owner: &str, error: &str, now: UnixMillis) -> Result<()> {
-        self.finish(job, owner, "failed", Some(error), 0, now)
+    /// Marks a job failed for good, with its error and the error's class (`failure::Class::code`).
+    pub fn fail_job(
+        &self,
+        job: i64,
+        owner: &str,
+        error: &str,
+        class: &str,
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.finish(job, owner, "failed", Some((error, class)), 0, now)
     }
 
-    /// Puts a job back in the queue, to run again no earlier than `not_before`.
+    /// Puts a job back in the queue, to run again no earlier than `not_before`, with the error and
+    /// its class when a failure is why.
     pub fn requeue_job(
         &self,
         job: i64,
         owner: &str,
-        error: Option<&str>,
+        error: Option<(&str, &str)>,
         not_before: UnixMillis,
         now: UnixMillis,
     ) -> Result<()> {
@@ -361,16 +372,18 @@ impl Db {
         job: i64,
         owner: &str,
         state: &str,
-        error: Option<&str>,
+        error: Option<(&str, &str)>,
         not_before: UnixMillis,
         now: UnixMillis,
     ) -> Result<()> {
+        let (error, class) = error.unzip();
         self.write("recording a job's outcome", |tx| {
             tx.execute(
-                "UPDATE jobs SET state = ?3, last_error = COALESCE(?4, last_error), not_before = ?5,
-                        lease_owner = NULL, lease_until = NULL, updated_at = ?6
+                "UPDATE jobs SET state = ?3, last_error = COALESCE(?4, last_error),
+                        error_class = CASE WHEN ?4 IS NULL THEN error_class ELSE ?7 END,
+                        not_before = ?5, lease_owner = NULL, lease_until = NULL, updated_at = ?6
                  WHERE id = ?1 AND lease_owner = ?2",
-                params![job, owner, state, error, not_before, now],
+                params![job, owner, state, error, not_before, now, class],
             )?;
             Ok(())
         })
@@ -383,14 +396,15 @@ impl Db {
         kind: &str,
         item_id: &str,
         error: &str,
+        class: &str,
         now: UnixMillis,
     ) -> Result<()> {
         self.write("recording an unreadable item", |tx| {
             tx.execute(
-                "UPDATE jobs SET state = 'failed', last_error = ?4, lease_owner = NULL,
-                        lease_until = NULL, updated_at = ?5
+                "UPDATE jobs SET state = 'failed', last_error = ?4, error_class = ?6,
+                        lease_owner = NULL, lease_until = NULL, updated_at = ?5
                  WHERE account = ?1 AND kind = ?2 AND item_id = ?3",
-                params![account, kind, item_id, error, now],
+                params![account, kind, item_id, error, now, class],
             )?;
             Ok(())
         })
@@ -470,7 +484,7 @@ impl Db {
                         (SELECT name FROM sections s WHERE s.account = j.account AND s.id = j.item_id),
                         (SELECT name FROM section_groups g WHERE g.account = j.account AND g.id = j.item_id),
                         (SELECT name FROM notebooks n WHERE n.account = j.account AND n.id = j.item_id)),
-                        COALESCE(j.last_error, ''), j.attempts
+                        COALESCE(j.last_error, ''), j.attempts, j.error_class
                  FROM jobs j WHERE j.account = ?1 AND j.state = 'failed' ORDER BY j.seq",
             )?;
             let rows = st.query_map([account], |r| {
@@ -479,6 +493,7 @@ impl Db {
                     item_id: r.get(1)?,
                     name: r.get(2)?,
                     error: r.get(3)?,
+                    class: r.get(5)?,
                     attempts: r.get(4)?,
                 })
             })?;
@@ -815,7 +830,8 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(s1.item_id, "s1");
-        db.fail_job(s1.id, "w", "400 validation_error", 1).unwrap();
+        db.fail_job(s1.id, "w", "400 validation_error", "resource/degrade", 1)
+            .unwrap();
         // the rest of the plan goes on, the link pass included (it links what exists)
         assert_eq!(drain(&db), vec!["g", "s2", "q1", "1"]);
         let c = db.job_counts("a").unwrap();
@@ -846,7 +862,8 @@ mod tests {
             .claim_job(&["a".into()], "w", Duration::from_secs(1), 1)
             .unwrap()
             .unwrap();
-        db.requeue_job(j.id, "w", Some("503"), 500, 1).unwrap();
+        db.requeue_job(j.id, "w", Some(("503", "attempt/retry")), 500, 1)
+            .unwrap();
         assert!(db
             .claim_job(&[], "w", Duration::from_secs(1), 499)
             .unwrap()
@@ -856,6 +873,81 @@ mod tests {
             .claim_job(&[], "w", Duration::from_secs(1), 500)
             .unwrap()
             .is_some());
+    }
+
+    #[test]
+    fn the_error_class_is_stored_beside_its_message() {
+        let (_t, db) = open();
+        db.create_plan("a", "t", &tree(), 1).unwrap();
+        let nb = db
+            .claim_job(&[], "w", Duration::from_secs(30), 1)
+            .unwrap()
+            .unwrap();
+        // A retry records its class with its message; a park (no error) keeps both.
+        db.requeue_job(nb.id, "w", Some(("HTTP 503", "attempt/retry")), 0, 1)
+            .unwrap();
+        let again = db
+            .claim_job(&[], "w", Duration::from_secs(30), 2)
+            .unwrap()
+            .unwrap();
+        assert_eq!(again.id, nb.id);
+        db.park_job(again.id, "w", 2).unwrap();
+        let again = db
+            .claim_job(&[], "w", Duration::from_secs(30), 3)
+            .unwrap()
+            .unwrap();
+        db.requeue_job(again.id, "w", None, 0, 3).unwrap();
+        let class: Option<String> = db
+            .read("test", |c| {
+                c.query_row("SELECT error_class FROM jobs WHERE id = ?1", [nb.id], |r| {
+                    r.get(0)
+                })
+            })
+            .unwrap();
+        assert_eq!(class.as_deref(), Some("attempt/retry"));
+        let again = db
+            .claim_job(&[], "w", Duration::from_secs(30), 4)
+            .unwrap()
+            .unwrap();
+        db.fail_job(again.id, "w", "Graph answered 404", "item/never", 4)
+            .unwrap();
+        let f = db.failed_jobs("a").unwrap();
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].error, "Graph answered 404");
+        assert_eq!(f[0].class.as_deref(), Some("item/never"));
+        // An unreadable item found by the scan records its class too.
+        db.fail_planned_item("a", "section", "s1", "gone", "item/never", 5)
+            .unwrap();
+        let f = db.failed_jobs("a").unwrap();
+        assert!(
+            f.iter().all(|j| j.class.as_deref() == Some("item/never")),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn errors_recorded_before_version_9_have_no_class() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("s.db");
+        {
+            let db = Db::open_to(&path, 8).unwrap();
+            db.create_plan("a", "t", &tree(), 1).unwrap();
+            let j = db
+                .claim_job(&[], "w", Duration::from_secs(30), 1)
+                .unwrap()
+                .unwrap();
+            db.write("test", |tx| {
+                tx.execute(
+                    "UPDATE jobs SET state = 'failed', last_error = 'old' WHERE id = ?1",
+                    [j.id],
+                )?;
+                Ok(())
+            })
+            .unwrap();
+        }
+        let db = Db::open(&path).unwrap();
+        let f = db.failed_jobs("a").unwrap();
+        assert_eq!((f[0].error.as_str(), f[0].class.as_deref()), ("old", None));
     }
 
     #[test]

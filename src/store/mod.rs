@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
-use crate::failure::{Classify, Meaning};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
 
 /// The schema, one entry per version, in order. Entries are never edited once released, removed or
 /// reordered; a change is a new file appended here.
@@ -50,6 +50,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0008_network_wait",
         include_str!("../../migrations/0008_network_wait.sql"),
+    ),
+    (
+        "0009_error_class",
+        include_str!("../../migrations/0009_error_class.sql"),
     ),
 ];
 
@@ -96,11 +100,12 @@ pub enum StoreError {
 }
 
 impl Classify for StoreError {
-    fn meaning(&self) -> Option<Meaning> {
+    fn class(&self) -> Class {
+        let run = Class::new(Scope::Run, Next::Never);
         match self {
-            StoreError::NewerSchema { .. } => Some(Meaning::Usage),
-            StoreError::Io { .. } => Some(Meaning::Usage),
-            StoreError::Sqlite { .. } => None,
+            // The user's to fix: another --db, an upgrade, a folder's permissions or space.
+            StoreError::NewerSchema { .. } | StoreError::Io { .. } => run.means(Meaning::Usage),
+            StoreError::Sqlite { .. } => run,
         }
     }
 }

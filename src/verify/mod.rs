@@ -46,6 +46,21 @@ pub enum VerifyError {
     },
 }
 
+impl crate::failure::Classify for VerifyError {
+    fn class(&self) -> crate::failure::Class {
+        use crate::failure::{Class, Next, Scope};
+        match self {
+            VerifyError::Store(e) => e.class(),
+            // Whatever Notion's failure, the verification cannot say anything: it ends.
+            VerifyError::Notion { source, .. } => Class {
+                scope: Scope::Run,
+                next: Next::Never,
+                ..source.class()
+            },
+        }
+    }
+}
+
 /// Verifies `accounts` against Notion through `client`.
 pub async fn verify(
     db: &Db,

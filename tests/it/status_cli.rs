@@ -75,6 +75,7 @@ async fn status_shows_queue_failures_changes_and_the_limiter() {
         alice["failures"][0]["error"],
         "Graph says the section is gone (404)"
     );
+    assert_eq!(alice["failures"][0]["class"], "item/never");
     let changed = alice["changed_since_migration"].as_array().unwrap();
     assert_eq!(changed.len(), 1);
     assert_eq!(changed[0]["title"], "First");

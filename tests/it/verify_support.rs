@@ -209,7 +209,7 @@ pub async fn migrate(
             .cloned()
             .unwrap_or(Fate::Done);
         if let Fate::Fail(e) = &fate {
-            w.db.fail_job(job.id, "test", e, now).unwrap();
+            w.db.fail_job(job.id, "test", e, "item/never", now).unwrap();
             continue;
         }
         let parent = match job.parent_job {
