@@ -6,44 +6,281 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
-
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 
-/// Environment variable names, in one list so docs, tests and code agree.
-pub mod env {
+/// Where a setting's default comes from, as the README's table shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultValue {
+    /// This value, parsed like any other.
+    Value(&'static str),
+    /// A path in the platform's folders ([`DefaultDirs`]).
+    Platform(&'static str),
+    /// None: the setting stays unset.
+    Unset,
+}
+
+/// One setting's declaration: everything the code, its error messages and the README's settings
+/// table say about it, in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decl {
+    /// The environment variable.
+    pub env: &'static str,
+    /// The command-line flag, for the settings that have one.
+    pub flag: Option<&'static str>,
+    /// The config file key as `table.key`, for the settings the file may hold.
+    pub key: Option<&'static str>,
+    /// Whether the config file may give it as a TOML number as well as a string.
+    pub toml_number: bool,
+    /// The default.
+    pub default: DefaultValue,
+    /// Words after the default in the README's table.
+    pub note: &'static str,
+    /// A valid value, shown in the message for a bad one.
+    pub example: &'static str,
+    /// The doc line.
+    pub doc: &'static str,
+}
+
+/// A declared setting with its parser.
+#[derive(Clone, Copy)]
+pub struct Setting<T: 'static> {
+    /// The declaration.
+    pub decl: Decl,
+    /// Turns a raw value into the setting, or says what is wrong with it.
+    pub parse: fn(&str) -> Result<T, String>,
+}
+
+impl<T> Setting<T> {
+    /// The default, parsed (`None` when the setting has no value by default).
+    pub fn default_value(&self) -> Option<T> {
+        match self.decl.default {
+            DefaultValue::Value(v) => Some((self.parse)(v).expect("a declared default parses")),
+            DefaultValue::Platform(_) | DefaultValue::Unset => None,
+        }
+    }
+}
+
+/// Declares every setting once: the `env` names, the typed declarations in [`decl`] and their list
+/// [`ALL`] (in the README's order).
+macro_rules! settings {
+    ($(
+        #[doc = $doc:literal]
+        $name:ident: $ty:ty = {
+            env: $env:literal,
+            flag: $flag:expr,
+            key: $key:expr,
+            toml_number: $num:expr,
+            default: $default:expr,
+            note: $note:literal,
+            example: $example:literal,
+            parse: $parse:expr $(,)?
+        }
+    )*) => {
+        /// Environment variable names, from the declarations, so docs, tests and code agree.
+        pub mod env {
+            $( #[doc = $doc] pub const $name: &str = $env; )*
+            /// Log filter (RUST_LOG is honoured too); read by the logger, not a resolved setting.
+            pub const LOG: &str = "NOTEBRIDGE_LOG";
+        }
+
+        /// Every setting's declaration with its parser.
+        pub mod decl {
+            use super::*;
+            $(
+                #[doc = $doc]
+                pub const $name: Setting<$ty> = Setting {
+                    decl: Decl {
+                        env: $env,
+                        flag: $flag,
+                        key: $key,
+                        toml_number: $num,
+                        default: $default,
+                        note: $note,
+                        example: $example,
+                        doc: $doc,
+                    },
+                    parse: $parse,
+                };
+            )*
+        }
+
+        /// Every declaration, in the README's order.
+        pub const ALL: &[Decl] = &[$(decl::$name.decl),*];
+    };
+}
+
+settings! {
     /// State database path.
-    pub const DB: &str = "NOTEBRIDGE_DB";
+    DB: PathBuf = {
+        env: "NOTEBRIDGE_DB", flag: Some("--db"), key: None, toml_number: false,
+        default: DefaultValue::Platform("<data dir>/notebridge/notebridge.db"), note: "(mode 0600)",
+        example: "/var/lib/notebridge/notebridge.db", parse: parse_path,
+    }
     /// Config file path.
-    pub const CONFIG: &str = "NOTEBRIDGE_CONFIG";
+    CONFIG: PathBuf = {
+        env: "NOTEBRIDGE_CONFIG", flag: Some("--config"), key: None, toml_number: false,
+        default: DefaultValue::Platform("<config dir>/notebridge/config.toml"), note: "if it exists",
+        example: "/etc/notebridge/config.toml", parse: parse_path,
+    }
     /// Entra app (public client) id.
-    pub const CLIENT_ID: &str = "NOTEBRIDGE_CLIENT_ID";
+    CLIENT_ID: String = {
+        env: "NOTEBRIDGE_CLIENT_ID", flag: None, key: Some("microsoft.client_id"),
+        toml_number: false, default: DefaultValue::Unset, note: "",
+        example: "00000000-0000-0000-0000-000000000000", parse: parse_text,
+    }
     /// Tenant.
-    pub const TENANT: &str = "NOTEBRIDGE_TENANT";
+    TENANT: String = {
+        env: "NOTEBRIDGE_TENANT", flag: None, key: Some("microsoft.tenant"), toml_number: false,
+        default: DefaultValue::Value("common"), note: "", example: "organizations", parse: parse_text,
+    }
     /// Authority base URL.
-    pub const AUTHORITY_URL: &str = "NOTEBRIDGE_AUTHORITY_URL";
+    AUTHORITY_URL: String = {
+        env: "NOTEBRIDGE_AUTHORITY_URL", flag: None, key: Some("microsoft.authority_url"),
+        toml_number: false, default: DefaultValue::Value("https://login.microsoftonline.com"),
+        note: "", example: "https://login.microsoftonline.com", parse: parse_url,
+    }
     /// Graph base URL.
-    pub const GRAPH_URL: &str = "NOTEBRIDGE_GRAPH_URL";
+    GRAPH_URL: String = {
+        env: "NOTEBRIDGE_GRAPH_URL", flag: None, key: Some("microsoft.graph_url"),
+        toml_number: false, default: DefaultValue::Value("https://graph.microsoft.com/v1.0"),
+        note: "", example: "https://graph.microsoft.com/v1.0", parse: parse_url,
+    }
     /// Delegated scopes.
-    pub const SCOPES: &str = "NOTEBRIDGE_SCOPES";
+    SCOPES: Vec<String> = {
+        env: "NOTEBRIDGE_SCOPES", flag: None, key: Some("microsoft.scopes"), toml_number: false,
+        default: DefaultValue::Value("offline_access User.Read Notes.Read"), note: "",
+        example: "offline_access User.Read Notes.Read", parse: parse_scopes,
+    }
     /// Notion integration secret.
-    pub const NOTION_TOKEN: &str = "NOTION_TOKEN";
+    NOTION_TOKEN: String = {
+        env: "NOTION_TOKEN", flag: None, key: Some("notion.token"), toml_number: false,
+        default: DefaultValue::Unset, note: "", example: "ntn_...", parse: parse_text,
+    }
     /// Notion API base URL.
-    pub const NOTION_URL: &str = "NOTEBRIDGE_NOTION_URL";
+    NOTION_URL: String = {
+        env: "NOTEBRIDGE_NOTION_URL", flag: None, key: Some("notion.api_url"), toml_number: false,
+        default: DefaultValue::Value("https://api.notion.com"), note: "",
+        example: "https://api.notion.com", parse: parse_url,
+    }
     /// Per-user Graph windows.
-    pub const GRAPH_USER_LIMITS: &str = "NOTEBRIDGE_GRAPH_USER_LIMITS";
+    GRAPH_USER_LIMITS: Vec<Window> = {
+        env: "NOTEBRIDGE_GRAPH_USER_LIMITS", flag: None, key: Some("graph.user_limits"),
+        toml_number: false, default: DefaultValue::Value("120/60s,400/3600s"), note: "",
+        example: "120/60s,400/1h", parse: parse_windows,
+    }
     /// Per-user Graph concurrency.
-    pub const GRAPH_USER_CONCURRENCY: &str = "NOTEBRIDGE_GRAPH_USER_CONCURRENCY";
+    GRAPH_USER_CONCURRENCY: u32 = {
+        env: "NOTEBRIDGE_GRAPH_USER_CONCURRENCY", flag: None, key: Some("graph.user_concurrency"),
+        toml_number: true, default: DefaultValue::Value("5"), note: "", example: "5",
+        parse: parse_concurrency,
+    }
     /// App-wide Graph windows.
-    pub const GRAPH_APP_LIMITS: &str = "NOTEBRIDGE_GRAPH_APP_LIMITS";
+    GRAPH_APP_LIMITS: Vec<Window> = {
+        env: "NOTEBRIDGE_GRAPH_APP_LIMITS", flag: None, key: Some("graph.app_limits"),
+        toml_number: false, default: DefaultValue::Unset,
+        note: "(Microsoft's 240/60s, 800/3600s are for app-only calls, which OneNote no longer accepts)",
+        example: "120/60s,400/1h", parse: parse_windows,
+    }
     /// App-wide Graph concurrency.
-    pub const GRAPH_APP_CONCURRENCY: &str = "NOTEBRIDGE_GRAPH_APP_CONCURRENCY";
+    GRAPH_APP_CONCURRENCY: u32 = {
+        env: "NOTEBRIDGE_GRAPH_APP_CONCURRENCY", flag: None, key: Some("graph.app_concurrency"),
+        toml_number: true, default: DefaultValue::Unset, note: "", example: "5",
+        parse: parse_concurrency,
+    }
     /// Background lane share.
-    pub const BACKGROUND_SHARE: &str = "NOTEBRIDGE_BACKGROUND_SHARE";
+    BACKGROUND_SHARE: BackgroundShare = {
+        env: "NOTEBRIDGE_BACKGROUND_SHARE", flag: None, key: Some("limiter.background_share"),
+        toml_number: true, default: DefaultValue::Value("auto"),
+        note: "(all but a foreground reserve sized from the account's scans; or a fixed share in (0, 1])",
+        example: "auto or 0.5", parse: parse_share,
+    }
     /// Notion request rate.
-    pub const NOTION_RATE: &str = "NOTEBRIDGE_NOTION_RATE";
-    /// Log filter (RUST_LOG is honoured too).
-    pub const LOG: &str = "NOTEBRIDGE_LOG";
+    NOTION_RATE: Window = {
+        env: "NOTEBRIDGE_NOTION_RATE", flag: None, key: Some("notion.rate"), toml_number: false,
+        default: DefaultValue::Value("3/1s"), note: "", example: "3/1s", parse: parse_one_window,
+    }
+}
+
+impl Decl {
+    /// The README table's row for this setting.
+    pub fn readme_row(&self) -> String {
+        let env = match self.flag {
+            Some(f) => format!("`{}` (`{f}`)", self.env),
+            None => format!("`{}`", self.env),
+        };
+        let key = self.key.map_or("–".to_owned(), |k| format!("`{k}`"));
+        let mut default = match self.default {
+            DefaultValue::Value(v) | DefaultValue::Platform(v) => format!("`{v}`"),
+            DefaultValue::Unset => "none".to_owned(),
+        };
+        if !self.note.is_empty() {
+            default = format!("{default} {}", self.note);
+        }
+        format!("| {env} | {key} | {default} |")
+    }
+}
+
+/// The README's settings table, derived from [`ALL`].
+pub fn readme_table() -> String {
+    let mut out = String::from("| env | config key (TOML) | default |\n| --- | --- | --- |\n");
+    for d in ALL {
+        out.push_str(&d.readme_row());
+        out.push('\n');
+    }
+    out
+}
+
+fn parse_text(s: &str) -> Result<String, String> {
+    Ok(s.to_owned())
+}
+
+fn parse_path(s: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(s))
+}
+
+fn parse_url(s: &str) -> Result<String, String> {
+    let u = url::Url::parse(s.trim()).map_err(|e| e.to_string())?;
+    if !matches!(u.scheme(), "http" | "https") {
+        return Err("must be an http(s) URL".into());
+    }
+    Ok(s.trim().trim_end_matches('/').to_owned())
+}
+
+fn parse_scopes(s: &str) -> Result<Vec<String>, String> {
+    let scopes: Vec<String> = s.split_whitespace().map(str::to_owned).collect();
+    if scopes.is_empty() {
+        return Err("no scopes given".into());
+    }
+    Ok(scopes)
+}
+
+fn parse_concurrency(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
+}
+
+fn parse_share(s: &str) -> Result<BackgroundShare, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(BackgroundShare::Auto);
+    }
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "not `auto` nor a number".to_owned())?;
+    if !(v > 0.0 && v <= 1.0) {
+        return Err("must be `auto`, or greater than 0 and at most 1".into());
+    }
+    Ok(BackgroundShare::Fixed(v))
+}
+
+fn parse_one_window(s: &str) -> Result<Window, String> {
+    match parse_windows(s)?.as_slice() {
+        [w] => Ok(*w),
+        _ => Err("give exactly one COUNT/DURATION".into()),
+    }
 }
 
 /// Why the settings could not be built. Every variant names the setting and where it came from.
@@ -164,53 +401,6 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_millis(ms.round() as u64))
 }
 
-/// The config file's shape. Unknown keys are rejected so a typo never silently does nothing.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ConfigFile {
-    #[serde(default)]
-    microsoft: MicrosoftSection,
-    #[serde(default)]
-    notion: NotionSection,
-    #[serde(default)]
-    graph: GraphSection,
-    #[serde(default)]
-    limiter: LimiterSection,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MicrosoftSection {
-    client_id: Option<String>,
-    tenant: Option<String>,
-    authority_url: Option<String>,
-    graph_url: Option<String>,
-    scopes: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct NotionSection {
-    token: Option<String>,
-    api_url: Option<String>,
-    rate: Option<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct GraphSection {
-    user_limits: Option<String>,
-    user_concurrency: Option<toml::Value>,
-    app_limits: Option<String>,
-    app_concurrency: Option<toml::Value>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LimiterSection {
-    background_share: Option<toml::Value>,
-}
-
 /// How much of every window and cap background work (migration) may use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BackgroundShare {
@@ -251,16 +441,16 @@ impl Default for GraphLimits {
     /// which OneNote no longer accepts, so no app-wide limit applies unless configured.
     fn default() -> Self {
         Self {
-            user_windows: parse_windows(DEFAULT_USER_LIMITS).expect("default parses"),
-            user_concurrency: 5,
-            app_windows: Vec::new(),
-            app_concurrency: None,
-            background_share: BackgroundShare::Auto,
+            user_windows: decl::GRAPH_USER_LIMITS.default_value().unwrap_or_default(),
+            user_concurrency: decl::GRAPH_USER_CONCURRENCY.default_value().unwrap_or(1),
+            app_windows: decl::GRAPH_APP_LIMITS.default_value().unwrap_or_default(),
+            app_concurrency: decl::GRAPH_APP_CONCURRENCY.default_value(),
+            background_share: decl::BACKGROUND_SHARE
+                .default_value()
+                .unwrap_or(BackgroundShare::Auto),
         }
     }
 }
-
-const DEFAULT_USER_LIMITS: &str = "120/60s,400/3600s";
 
 /// Every resolved setting.
 #[derive(Clone, Debug)]
@@ -305,6 +495,53 @@ struct Raw {
     name: String,
 }
 
+/// The environment and the config file, the layers below the flags.
+struct Layers<'a> {
+    env: &'a HashMap<String, String>,
+    file: toml::Table,
+    file_source: String,
+}
+
+impl Layers<'_> {
+    fn env(&self, name: &str) -> Option<String> {
+        self.env.get(name).filter(|v| !v.is_empty()).cloned()
+    }
+
+    /// The winning raw value of a setting: environment > config file.
+    fn raw(&self, d: &Decl) -> Option<Raw> {
+        if let Some(v) = self.env(d.env) {
+            return Some(Raw {
+                value: v,
+                source: "environment".into(),
+                name: d.env.into(),
+            });
+        }
+        let key = d.key?;
+        let (table, field) = key.split_once('.').expect("keys are table.key");
+        let value = self.file.get(table)?.get(field)?;
+        Some(Raw {
+            value: match value {
+                toml::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            },
+            source: self.file_source.clone(),
+            name: key.into(),
+        })
+    }
+
+    /// A setting's value from the environment or the file, parsed; `None` when neither sets it.
+    fn get<T>(&self, s: &Setting<T>) -> Result<Option<T>, SettingsError> {
+        self.raw(&s.decl)
+            .map(|r| (s.parse)(&r.value).map_err(|problem| invalid(&r, &problem, s.decl.example)))
+            .transpose()
+    }
+
+    /// A setting's value, or its default.
+    fn get_or_default<T>(&self, s: &Setting<T>) -> Result<Option<T>, SettingsError> {
+        Ok(self.get(s)?.or_else(|| s.default_value()))
+    }
+}
+
 impl Settings {
     /// Resolves settings from the flags, the process environment and the config file.
     pub fn load(flags: &FlagSettings) -> Result<Self, SettingsError> {
@@ -327,27 +564,15 @@ impl Settings {
         };
         let file = match &config_path {
             Some(p) => read_config(p, explicit_config)?,
-            None => ConfigFile::default(),
+            None => toml::Table::new(),
         };
-        let config_source = config_path
-            .as_ref()
-            .map(|p| format!("config file {}", p.display()))
-            .unwrap_or_default();
-
-        // flag > env > config > default, remembering where the winner came from.
-        let pick = |env_name: &str, key: &str, cfg: Option<String>| -> Option<Raw> {
-            if let Some(v) = envv(env_name) {
-                return Some(Raw {
-                    value: v,
-                    source: "environment".into(),
-                    name: env_name.into(),
-                });
-            }
-            cfg.map(|v| Raw {
-                value: v,
-                source: config_source.clone(),
-                name: key.into(),
-            })
+        let layers = Layers {
+            env,
+            file,
+            file_source: config_path
+                .as_ref()
+                .map(|p| format!("config file {}", p.display()))
+                .unwrap_or_default(),
         };
 
         let db_path = flags
@@ -362,136 +587,30 @@ impl Settings {
                 ))
             })?;
 
-        let ms = file.microsoft;
-        let client_id = pick(env::CLIENT_ID, "microsoft.client_id", ms.client_id).map(|r| r.value);
-        let tenant = pick(env::TENANT, "microsoft.tenant", ms.tenant)
-            .map(|r| r.value)
-            .unwrap_or_else(|| "common".into());
-        let authority_url = url_setting(
-            pick(
-                env::AUTHORITY_URL,
-                "microsoft.authority_url",
-                ms.authority_url,
-            ),
-            "https://login.microsoftonline.com",
-        )?;
-        let graph_url = url_setting(
-            pick(env::GRAPH_URL, "microsoft.graph_url", ms.graph_url),
-            "https://graph.microsoft.com/v1.0",
-        )?;
-        let scopes_raw = pick(env::SCOPES, "microsoft.scopes", ms.scopes);
-        let scopes: Vec<String> = match &scopes_raw {
-            Some(r) => {
-                let s: Vec<String> = r.value.split_whitespace().map(str::to_owned).collect();
-                if s.is_empty() {
-                    return Err(invalid(
-                        r,
-                        "no scopes given",
-                        "offline_access User.Read Notes.Read",
-                    ));
-                }
-                s
-            }
-            None => vec![
-                "offline_access".into(),
-                "User.Read".into(),
-                "Notes.Read".into(),
-            ],
-        };
-
-        let ns = file.notion;
-        let notion_token = pick(env::NOTION_TOKEN, "notion.token", ns.token).map(|r| r.value);
-        let notion_url = url_setting(
-            pick(env::NOTION_URL, "notion.api_url", ns.api_url),
-            "https://api.notion.com",
-        )?;
-        let notion_rate = match pick(env::NOTION_RATE, "notion.rate", ns.rate) {
-            Some(r) => {
-                let w = parse_windows(&r.value).map_err(|p| invalid(&r, &p, "3/1s"))?;
-                if w.len() != 1 {
-                    return Err(invalid(&r, "give exactly one COUNT/DURATION", "3/1s"));
-                }
-                w[0]
-            }
-            None => Window {
-                count: 3,
-                length: Duration::from_secs(1),
-            },
-        };
-
-        let gs = file.graph;
-        let windows = |raw: Option<Raw>, default: &str| -> Result<Vec<Window>, SettingsError> {
-            match raw {
-                Some(r) => parse_windows(&r.value).map_err(|p| invalid(&r, &p, "120/60s,400/1h")),
-                None => Ok(parse_windows(default).expect("default parses")),
-            }
-        };
-        let user_windows = windows(
-            pick(env::GRAPH_USER_LIMITS, "graph.user_limits", gs.user_limits),
-            DEFAULT_USER_LIMITS,
-        )?;
-        let app_windows = match pick(env::GRAPH_APP_LIMITS, "graph.app_limits", gs.app_limits) {
-            Some(r) => windows(Some(r), "")?,
-            None => Vec::new(),
-        };
-        let user_concurrency = concurrency(
-            pick(
-                env::GRAPH_USER_CONCURRENCY,
-                "graph.user_concurrency",
-                gs.user_concurrency.map(toml_scalar),
-            ),
-            5,
-        )?;
-        let app_concurrency = match pick(
-            env::GRAPH_APP_CONCURRENCY,
-            "graph.app_concurrency",
-            gs.app_concurrency.map(toml_scalar),
-        ) {
-            Some(r) => Some(concurrency(Some(r), 0)?),
-            None => None,
-        };
-        let background_share = match pick(
-            env::BACKGROUND_SHARE,
-            "limiter.background_share",
-            file.limiter.background_share.map(toml_scalar),
-        ) {
-            Some(r) if r.value.trim().eq_ignore_ascii_case("auto") => BackgroundShare::Auto,
-            Some(r) => {
-                let v: f64 = r
-                    .value
-                    .trim()
-                    .parse()
-                    .map_err(|_| invalid(&r, "not `auto` nor a number", "auto or 0.5"))?;
-                if !(v > 0.0 && v <= 1.0) {
-                    return Err(invalid(
-                        &r,
-                        "must be `auto`, or greater than 0 and at most 1",
-                        "auto or 0.5",
-                    ));
-                }
-                BackgroundShare::Fixed(v)
-            }
-            None => BackgroundShare::Auto,
-        };
-
+        // Every setting with a declared default has a value: `expect` states that, it cannot fail.
+        let set = "declared with a default";
         Ok(Settings {
             db_path,
             config_path,
-            client_id,
-            tenant,
-            authority_url,
-            graph_url,
-            scopes,
-            notion_token,
-            notion_url,
+            client_id: layers.get(&decl::CLIENT_ID)?,
+            tenant: layers.get_or_default(&decl::TENANT)?.expect(set),
+            authority_url: layers.get_or_default(&decl::AUTHORITY_URL)?.expect(set),
+            graph_url: layers.get_or_default(&decl::GRAPH_URL)?.expect(set),
+            scopes: layers.get_or_default(&decl::SCOPES)?.expect(set),
+            notion_token: layers.get(&decl::NOTION_TOKEN)?,
+            notion_url: layers.get_or_default(&decl::NOTION_URL)?.expect(set),
             graph: GraphLimits {
-                user_windows,
-                user_concurrency,
-                app_windows,
-                app_concurrency,
-                background_share,
+                user_windows: layers.get_or_default(&decl::GRAPH_USER_LIMITS)?.expect(set),
+                user_concurrency: layers
+                    .get_or_default(&decl::GRAPH_USER_CONCURRENCY)?
+                    .expect(set),
+                app_windows: layers
+                    .get_or_default(&decl::GRAPH_APP_LIMITS)?
+                    .unwrap_or_default(),
+                app_concurrency: layers.get_or_default(&decl::GRAPH_APP_CONCURRENCY)?,
+                background_share: layers.get_or_default(&decl::BACKGROUND_SHARE)?.expect(set),
             },
-            notion_rate,
+            notion_rate: layers.get_or_default(&decl::NOTION_RATE)?.expect(set),
         })
     }
 }
@@ -516,11 +635,11 @@ pub fn default_dirs() -> DefaultDirs {
     }
 }
 
-fn read_config(path: &Path, explicit: bool) -> Result<ConfigFile, SettingsError> {
+fn read_config(path: &Path, explicit: bool) -> Result<toml::Table, SettingsError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
-            return Ok(ConfigFile::default())
+            return Ok(toml::Table::new())
         }
         Err(e) => {
             return Err(SettingsError::ConfigFile {
@@ -529,22 +648,67 @@ fn read_config(path: &Path, explicit: bool) -> Result<ConfigFile, SettingsError>
             })
         }
     };
-    toml::from_str(&text).map_err(|e| SettingsError::ConfigFile {
+    let bad = |problem: String| SettingsError::ConfigFile {
         path: path.to_owned(),
-        problem: format!(
-            "{}; valid tables are [microsoft] client_id, tenant, authority_url, graph_url, scopes; \
-             [notion] token, api_url, rate; [graph] user_limits, user_concurrency, app_limits, \
-             app_concurrency; [limiter] background_share (for example: [graph]\\nuser_limits = \"120/60s,400/1h\")",
-            e.to_string().trim_end()
-        ),
-    })
+        problem: format!("{problem}; {}", valid_keys()),
+    };
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| bad(e.to_string().trim_end().into()))?;
+    // Unknown tables and keys are errors, so a typo never silently does nothing.
+    for (name, value) in &table {
+        let Some(fields) = value.as_table() else {
+            return Err(bad(format!("unknown key `{name}` outside any table")));
+        };
+        for (field, value) in fields {
+            let key = format!("{name}.{field}");
+            let Some(d) = ALL.iter().find(|d| d.key == Some(key.as_str())) else {
+                return Err(bad(
+                    if ALL
+                        .iter()
+                        .any(|d| d.key.is_some_and(|k| k.starts_with(&format!("{name}."))))
+                    {
+                        format!("unknown key `{field}` in [{name}]")
+                    } else {
+                        format!("unknown table [{name}]")
+                    },
+                ));
+            };
+            let number = matches!(value, toml::Value::Integer(_) | toml::Value::Float(_));
+            if !(value.is_str() || (number && d.toml_number)) {
+                let want = if d.toml_number {
+                    "a string or a number"
+                } else {
+                    "a string"
+                };
+                return Err(bad(format!(
+                    "`{key}` must be {want}, not {}",
+                    value.type_str()
+                )));
+            }
+        }
+    }
+    Ok(table)
 }
 
-fn toml_scalar(v: toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s,
-        other => other.to_string(),
+/// The tables and keys a config file may hold, from the declarations, with an example.
+fn valid_keys() -> String {
+    let mut tables: Vec<(&str, Vec<&str>)> = Vec::new();
+    for key in ALL.iter().filter_map(|d| d.key) {
+        let (table, field) = key.split_once('.').expect("keys are table.key");
+        match tables.iter_mut().find(|(t, _)| *t == table) {
+            Some((_, fields)) => fields.push(field),
+            None => tables.push((table, vec![field])),
+        }
     }
+    let list: Vec<String> = tables
+        .iter()
+        .map(|(t, f)| format!("[{t}] {}", f.join(", ")))
+        .collect();
+    format!(
+        "valid tables are {} (for example: [graph]\\nuser_limits = \"{}\")",
+        list.join("; "),
+        decl::GRAPH_USER_LIMITS.decl.example
+    )
 }
 
 fn invalid(r: &Raw, problem: &str, example: &'static str) -> SettingsError {
@@ -554,35 +718,6 @@ fn invalid(r: &Raw, problem: &str, example: &'static str) -> SettingsError {
         value: r.value.clone(),
         problem: problem.into(),
         example,
-    }
-}
-
-fn concurrency(raw: Option<Raw>, default: u32) -> Result<u32, SettingsError> {
-    match raw {
-        Some(r) => match r.value.trim().parse::<u32>() {
-            Ok(0) => Err(invalid(&r, "must be at least 1", "5")),
-            Ok(n) => Ok(n),
-            Err(_) => Err(invalid(&r, "not a whole number", "5")),
-        },
-        None => Ok(default),
-    }
-}
-
-fn url_setting(raw: Option<Raw>, default: &str) -> Result<String, SettingsError> {
-    match raw {
-        Some(r) => {
-            let u = url::Url::parse(r.value.trim())
-                .map_err(|e| invalid(&r, &e.to_string(), "https://graph.microsoft.com/v1.0"))?;
-            if !matches!(u.scheme(), "http" | "https") {
-                return Err(invalid(
-                    &r,
-                    "must be an http(s) URL",
-                    "https://graph.microsoft.com/v1.0",
-                ));
-            }
-            Ok(r.value.trim().trim_end_matches('/').to_owned())
-        }
-        None => Ok(default.to_owned()),
     }
 }
 
@@ -850,6 +985,104 @@ mod tests {
         std::fs::remove_file(&cfg).unwrap();
         let text = err_text(Settings::resolve(&flags, &env(&[]), dirs(t.path())));
         assert!(text.contains("cannot read"), "{text}");
+    }
+
+    /// The README's settings table, as written there (the rows after its header).
+    fn readme_rows() -> Vec<String> {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+            .expect("README.md is beside Cargo.toml");
+        let header = "| env | config key (TOML) | default |";
+        let start = readme
+            .lines()
+            .position(|l| l.trim() == header)
+            .expect("README has the settings table");
+        readme
+            .lines()
+            .skip(start)
+            .take_while(|l| l.starts_with('|'))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_readme_settings_table_is_the_declarations() {
+        let expected = readme_table();
+        let written = readme_rows().join("\n") + "\n";
+        assert!(
+            written == expected,
+            "README.md's settings table differs from the declarations in src/settings.rs; \
+             replace it with:\n{expected}"
+        );
+    }
+
+    #[test]
+    fn each_setting_is_declared_once_with_a_default_that_parses() {
+        let mut envs = std::collections::HashSet::new();
+        let mut keys = std::collections::HashSet::new();
+        for d in ALL {
+            assert!(envs.insert(d.env), "{} declared twice", d.env);
+            if let Some(k) = d.key {
+                assert!(keys.insert(k), "{k} declared twice");
+                assert!(k.split_once('.').is_some(), "{k} is table.key");
+            }
+            assert!(
+                !d.doc.trim().is_empty() && !d.example.is_empty(),
+                "{}",
+                d.env
+            );
+        }
+        assert_eq!(ALL.len(), 15);
+        assert_eq!(env::GRAPH_USER_LIMITS, decl::GRAPH_USER_LIMITS.decl.env);
+        // Each declared default is what an unset setting resolves to.
+        let t = tempfile::tempdir().unwrap();
+        let s = Settings::resolve(&FlagSettings::default(), &env(&[]), dirs(t.path())).unwrap();
+        assert_eq!(Some(s.tenant), decl::TENANT.default_value());
+        assert_eq!(Some(s.authority_url), decl::AUTHORITY_URL.default_value());
+        assert_eq!(Some(s.graph_url), decl::GRAPH_URL.default_value());
+        assert_eq!(Some(s.notion_url), decl::NOTION_URL.default_value());
+        assert_eq!(Some(s.scopes), decl::SCOPES.default_value());
+        assert_eq!(Some(s.notion_rate), decl::NOTION_RATE.default_value());
+        assert_eq!(s.graph, GraphLimits::default());
+        assert_eq!(decl::GRAPH_APP_CONCURRENCY.default_value(), None);
+        assert_eq!(decl::CLIENT_ID.default_value(), None);
+    }
+
+    #[test]
+    fn a_bad_value_shows_its_own_settings_example() {
+        let t = tempfile::tempdir().unwrap();
+        for (name, value, example) in [
+            (env::AUTHORITY_URL, "::", decl::AUTHORITY_URL.decl.example),
+            (env::NOTION_URL, "ftp://x", decl::NOTION_URL.decl.example),
+            (env::NOTION_RATE, "3", decl::NOTION_RATE.decl.example),
+        ] {
+            let e = Settings::resolve(
+                &FlagSettings::default(),
+                &env(&[(name, value)]),
+                dirs(t.path()),
+            )
+            .expect_err(name)
+            .to_string();
+            assert!(e.contains(&format!("for example: {example}")), "{e}");
+        }
+        // The config file's own error names every table and key the declarations allow.
+        let cfg = t.path().join("c.toml");
+        std::fs::write(&cfg, "[microsoft]\ntenant = 5\n").unwrap();
+        let flags = FlagSettings {
+            db: None,
+            config: Some(cfg.clone()),
+        };
+        let e = err_text(Settings::resolve(&flags, &env(&[]), dirs(t.path())));
+        assert!(
+            e.contains("`microsoft.tenant` must be a string, not integer"),
+            "{e}"
+        );
+        for key in ALL.iter().filter_map(|d| d.key) {
+            let field = key.split_once('.').unwrap().1;
+            assert!(e.contains(field), "{field}: {e}");
+        }
+        std::fs::write(&cfg, "client_id = \"x\"\n").unwrap();
+        let e = err_text(Settings::resolve(&flags, &env(&[]), dirs(t.path())));
+        assert!(e.contains("outside any table"), "{e}");
     }
 
     #[test]
