@@ -204,7 +204,7 @@ impl Writer {
                     }
                     self.client.pause_before_retry(attempt).await;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(spent(e, attempt).into()),
             }
         };
         on_created(&id);
@@ -447,7 +447,7 @@ impl Writer {
                     }
                     self.client.pause_before_retry(attempt).await;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(spent(e, attempt).into()),
             }
         }
     }
@@ -609,6 +609,19 @@ impl Writer {
         };
         let id = upload::upload_once(&self.client, &name, &mime, bytes).await?;
         Ok((id, size))
+    }
+}
+
+/// An unclear write the writer already looked after and retried `attempts` times goes up as "gave
+/// up after that many attempts", so the queue counts them against the item's one retry budget.
+fn spent(e: NotionError, attempts: u32) -> NotionError {
+    match e {
+        NotionError::Ambiguous { what, detail } if attempts > 1 => NotionError::GaveUp {
+            what,
+            attempts,
+            last: detail,
+        },
+        other => other,
     }
 }
 
@@ -858,6 +871,19 @@ pub fn mime_for(name: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unclear_writes_the_writer_retried_carry_their_count() {
+        let unclear = || NotionError::Ambiguous {
+            what: "appending".into(),
+            detail: "504".into(),
+        };
+        assert_eq!(spent(unclear(), 8).retries(), 7);
+        assert_eq!(spent(unclear(), 8).class().code(), "item/retry");
+        // Not retried here: nothing to count, the queue's budget is whole.
+        assert!(matches!(spent(unclear(), 1), NotionError::Ambiguous { .. }));
+        assert_eq!(spent(unclear(), 1).retries(), 0);
+    }
 
     #[test]
     fn only_a_files_own_failure_for_good_leaves_a_placeholder() {
