@@ -70,7 +70,8 @@ pub enum RunError {
     /// limit): the run stops with nothing marked failed.
     #[error(transparent)]
     Notion(NotionError),
-    /// Writing a page met a failure that stops the run (a refused file download's sign-in, ...).
+    /// Writing a page met a failure that ends the run (Notion refusing every further write, a file
+    /// download that needs a sign-in).
     #[error(transparent)]
     Write(WriteError),
     /// A created Notion page could not be recorded: going on could create it twice.
