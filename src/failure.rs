@@ -248,6 +248,71 @@ mod tests {
     }
 
     #[test]
+    fn the_other_library_errors_have_their_classes() {
+        let path = || std::path::PathBuf::from("/x/s.db");
+        let codes = |c: Class| (c.code(), c.meaning);
+        let newer = crate::store::StoreError::NewerSchema {
+            path: path(),
+            found: 99,
+            known: 9,
+        };
+        assert_eq!(
+            codes(newer.class()),
+            ("run/never".into(), Some(Meaning::Usage))
+        );
+        let io = crate::store::StoreError::Io {
+            path: path(),
+            action: "creating its folder",
+            source: std::io::Error::other("denied"),
+        };
+        assert_eq!(
+            codes(io.class()),
+            ("run/never".into(), Some(Meaning::Usage))
+        );
+        let sql = crate::store::StoreError::Sqlite {
+            path: path(),
+            action: "x".into(),
+            source: rusqlite::Error::InvalidQuery,
+        };
+        assert_eq!(codes(sql.class()), ("run/never".into(), None));
+        let limits = crate::limiter::LimiterError::InvalidLimits("0/1s".into());
+        assert_eq!(
+            codes(limits.class()),
+            ("run/never".into(), Some(Meaning::Usage))
+        );
+        let store = crate::limiter::LimiterError::Store(sql);
+        assert_eq!(codes(store.class()), ("run/never".into(), None));
+        let settings = crate::settings::SettingsError::Missing("no db".into());
+        assert_eq!(
+            codes(settings.class()),
+            ("run/never".into(), Some(Meaning::Usage))
+        );
+        // Ink and equations cost only their element.
+        let ink = crate::ink::InkError::Xml("unclosed".into());
+        assert_eq!(codes(ink.class()), ("resource/degrade".into(), None));
+        let math = crate::mathml::MathError::Empty;
+        assert_eq!(codes(math.class()), ("resource/degrade".into(), None));
+        let down = crate::net::Unreachable {
+            service: crate::net::Service::SignIn,
+            since: 0,
+        };
+        assert_eq!(
+            codes(down.class()),
+            ("run/stop".into(), Some(Meaning::WorkRemaining))
+        );
+        // A verification that meets Notion failing ends, whatever the failure; a refusal keeps its
+        // meaning for the caller.
+        let v = crate::verify::VerifyError::Notion {
+            account: "a".into(),
+            source: crate::notion::client::NotionError::Ambiguous {
+                what: "listing".into(),
+                detail: "504".into(),
+            },
+        };
+        assert_eq!(codes(v.class()), ("run/never".into(), None));
+    }
+
+    #[test]
     fn only_retry_classes_are_retried_and_the_service_wait_wins() {
         let wait = Duration::from_millis(1500);
         assert_eq!(
