@@ -411,7 +411,12 @@ impl Migration {
                     match JOB_RETRIES.should_retry(&f, retried) {
                         None => {
                             self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                            let msg = format!("{f} (after {} attempts)", job.attempts);
+                            // A client's "gave up after N attempts" already says how often.
+                            let msg = if job.attempts > 1 {
+                                format!("{f} (after {} attempts)", job.attempts)
+                            } else {
+                                f.to_string()
+                            };
                             let class = Class::new(f.class.scope.max(Scope::Item), Next::Never);
                             self.db
                                 .fail_job(job.id, &self.owner, &msg, &class.code(), now)
