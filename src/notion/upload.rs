@@ -12,6 +12,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use super::client::{NotionClient, NotionError};
+use crate::failure::{Classify, Scope};
 
 /// Largest file sent in one part; bigger ones go multi-part.
 pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
@@ -82,10 +83,16 @@ fn seen(v: &Value) -> Seen {
 /// Whether Notion's answer leaves the step's outcome to be looked up: an unclear answer, or a 400
 /// that a step applied earlier explains (the upload is no longer `pending`).
 fn look_after(e: &NotionError) -> bool {
-    matches!(
-        e,
-        NotionError::Ambiguous { .. } | NotionError::Rejected { status: 400, .. }
-    )
+    match e {
+        NotionError::Ambiguous { .. } => true,
+        // Not a 400 that every request would meet (a missing version header): that one is a bug
+        // no earlier step explains.
+        NotionError::Rejected { status, .. } => *status == 400 && e.class().scope != Scope::Run,
+        NotionError::Refused { .. }
+        | NotionError::GaveUp { .. }
+        | NotionError::Unreachable(_)
+        | NotionError::BadAnswer { .. } => false,
+    }
 }
 
 /// Uploads `bytes` as `name` (`mime`) and returns the id of an upload whose status is `uploaded`.
