@@ -21,7 +21,9 @@ use std::collections::BTreeMap;
 use scraper::{ElementRef, Html, Node};
 use serde_json::{json, Value};
 
-pub use blocks::{Annotations, Block, Color, Hue, MediaSource, RichKind, RichText, TextBlock};
+pub use blocks::{
+    Annotations, Block, Color, Hue, MediaSource, PageTarget, RichKind, RichText, TextBlock,
+};
 pub use embedded::{EmbeddedFile, EMBEDDED_SCHEME};
 pub use report::{Approximation, Report};
 pub use walker::{onenote_page_id, usable_url};
@@ -350,17 +352,17 @@ impl ConvertedPage {
     }
 
     /// Points every link to another OneNote page at its Notion page; `resolve` maps the OneNote
-    /// page id to the Notion page URL (`None`: not migrated, the link stays text).
-    pub fn resolve_page_links(&mut self, mut resolve: impl FnMut(&str) -> Option<String>) {
+    /// page id to the migrated page (`None`: not migrated, the link stays text).
+    pub fn resolve_page_links(&mut self, mut resolve: impl FnMut(&str) -> Option<PageTarget>) {
         for b in &mut self.blocks {
             b.visit_rich_text_mut(&mut |rt| {
                 if let RichKind::PageLink {
                     onenote_page_id,
-                    notion_url,
+                    target,
                     ..
                 } = &mut rt.kind
                 {
-                    *notion_url = resolve(onenote_page_id);
+                    *target = resolve(onenote_page_id);
                 }
             });
         }

@@ -143,7 +143,15 @@ impl Refusal {
 /// message tells them apart.
 fn mentions_block_limit(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("block limit") || m.contains("block usage")
+    [
+        "block limit",
+        "blocks limit",
+        "block usage",
+        "lifetime block",
+        "number of blocks",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
 }
 
 impl NotionError {
