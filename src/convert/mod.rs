@@ -7,6 +7,7 @@
 
 pub mod blocks;
 pub mod css;
+mod depth;
 pub mod embedded;
 mod limits;
 mod lists;
@@ -88,7 +89,7 @@ pub fn convert_page(html: &str) -> ConvertedPage {
 
 /// Converts a page.
 pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&depth::cap_depth(html));
     let root = doc.root_element();
     let (title, created) = head_info(root);
     let mut report = Report::default();
