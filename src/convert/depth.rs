@@ -30,7 +30,11 @@ pub fn cap_depth(html: &str) -> Cow<'_, str> {
 }
 
 enum Tag {
-    Start { name: String, opens: bool },
+    /// A start tag: whether it opens an element, and the raw-text element it starts, if any.
+    Start {
+        opens: bool,
+        raw: Option<&'static str>,
+    },
     End,
     Other,
 }
@@ -75,10 +79,12 @@ fn scan(html: &str, mut out: Option<&mut String>) -> usize {
         }
         i = end;
         // Raw text runs to its end tag; a kept raw element's end tag closes it as usual.
-        if let Tag::Start { name, opens: true } = &tag {
-            if RAW.contains(&name.as_str()) {
-                i = raw_end(b, i, name);
-            }
+        if let Tag::Start {
+            opens: true,
+            raw: Some(name),
+        } = tag
+        {
+            i = raw_end(b, i, name);
         }
     }
     if let Some(o) = out {
@@ -147,10 +153,13 @@ fn tag_at(b: &[u8], lt: usize) -> Option<(Tag, usize)> {
     if closing {
         return Some((Tag::End, gt + 1));
     }
-    let name = String::from_utf8_lossy(&b[name_at..name_end]).to_ascii_lowercase();
+    // Compared in place: no allocation per tag on the way through an ordinary page.
+    let name = &b[name_at..name_end];
+    let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
     let self_closing = gt > name_end && b[gt - 1] == b'/';
-    let opens = !self_closing && !VOID.contains(&name.as_str());
-    Some((Tag::Start { name, opens }, gt + 1))
+    let opens = !self_closing && !VOID.iter().any(|n| is(n));
+    let raw = RAW.iter().find(|n| is(n)).copied();
+    Some((Tag::Start { opens, raw }, gt + 1))
 }
 
 fn find(b: &[u8], from: usize, what: &[u8]) -> Option<usize> {

@@ -777,6 +777,14 @@ mod tests {
             ),
             Some(Refusal::MissingCapability)
         );
+        assert_eq!(
+            Refusal::of(
+                403,
+                "restricted_resource",
+                "The workspace has exceeded the number of blocks allowed on its plan."
+            ),
+            Some(Refusal::BlockLimit)
+        );
         assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
         assert!(!Refusal::NotShared.stops_run());
         assert!(Refusal::BlockLimit.stops_run() && Refusal::BadToken.stops_run());
