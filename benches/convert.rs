@@ -1,11 +1,13 @@
 //! Conversion throughput on generated OneNote pages against parsing the same HTML with scraper
-//! alone, and peak memory per input MB on one big page (60,000 paragraphs, about 6 MB). Target:
-//! conversion costs at most twice the parse. Run: `cargo bench --bench convert`.
+//! alone, peak memory per input MB on one big page (60,000 paragraphs, about 6 MB) and on a page the
+//! size of the page size limit (`MAX_PAGE_BYTES`, 32 MiB), and the time of 20,000 nested lists (the
+//! nesting is capped before parsing). Target: conversion costs at most twice the parse. Run:
+//! `cargo bench --bench convert`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use notebridge::convert::convert_page;
+use notebridge::convert::{convert_page, MAX_PAGE_BYTES};
 
 /// A page shaped like OneNote output: outlines, styled paragraphs, lists, a table, tags, media.
 fn page(seed: usize) -> String {
@@ -100,7 +102,12 @@ fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<u64>) {
 /// One memory figure, measured in a fresh process (`--measure WHAT`): freed memory stays in the
 /// allocator, so a second measurement in the same process would read low.
 fn measure(what: &str) {
-    let html = big_page(60_000);
+    let html = if what == "at the limit" {
+        // About 113 bytes a paragraph: a page the size of the page size limit.
+        big_page(MAX_PAGE_BYTES / 113)
+    } else {
+        big_page(60_000)
+    };
     let mb = html.len() as f64 / 1_000_000.0;
     let grown = match what {
         "parse" => peak_growth(|| scraper::Html::parse_document(&html)).1,
@@ -119,7 +126,7 @@ fn measure(what: &str) {
     };
     match grown {
         Some(g) => println!(
-            "{what:>13}: peak +{:.1} MB = {:.1} MB per input MB",
+            "{what:>13}: {mb:.1} MB page, peak +{:.1} MB = {:.1} MB per input MB",
             g as f64 / 1e6,
             g as f64 / 1e6 / mb
         ),
@@ -135,10 +142,28 @@ fn memory() {
     let Ok(me) = std::env::current_exe() else {
         return;
     };
-    for what in ["parse", "convert", "convert+json"] {
+    for what in ["parse", "convert", "convert+json", "at the limit"] {
         let _ = std::process::Command::new(&me)
             .args(["--measure", what])
             .status();
+    }
+    let nested = format!(
+        "<html><body>{}{}</body></html>",
+        "<ul><li>x".repeat(20_000),
+        "</li></ul>".repeat(20_000)
+    );
+    // On a thread with a worker's stack, as `migrate` converts.
+    let took = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let t = Instant::now();
+            black_box(convert_page(&nested));
+            t.elapsed()
+        })
+        .ok()
+        .and_then(|h| h.join().ok());
+    if let Some(t) = took {
+        println!("20,000 nested lists: converted in {t:?}");
     }
 }
 

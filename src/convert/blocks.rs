@@ -101,14 +101,46 @@ pub enum RichKind {
         content: String,
         /// The target page's OneNote id (the GUID from `page-id={...}`, braces kept).
         onenote_page_id: String,
-        /// The Notion page URL once the writer has resolved the target.
-        notion_url: Option<String>,
+        /// The migrated Notion page once the writer has resolved the target.
+        target: Option<PageTarget>,
     },
     /// An inline LaTeX equation.
     Equation {
         /// KaTeX expression (at most 1000 characters).
         expression: String,
     },
+}
+
+/// The Notion page a OneNote page link resolves to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageTarget {
+    /// The Notion page id.
+    pub id: String,
+    /// The target page's title as migrated (to tell whether the link text is just the title).
+    pub title: String,
+}
+
+impl PageTarget {
+    /// The page's notion.so URL (what a link that cannot be a mention points at).
+    pub fn url(&self) -> String {
+        format!("https://www.notion.so/{}", self.id.replace('-', ""))
+    }
+}
+
+/// Whether link text says no more than a page mention shows: the target's title (whitespace and
+/// case aside, as OneNote's "Copy Link to Page" pastes it) or the link's own address.
+fn text_is_title(content: &str, title: &str) -> bool {
+    let norm = |s: &str| {
+        s.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    let c = norm(content);
+    c == norm(title)
+        || c.starts_with("onenote:")
+        || c.starts_with("https://")
+        || c.starts_with("http://")
 }
 
 /// One rich-text object.
@@ -141,10 +173,18 @@ impl RichText {
         }
     }
 
-    /// The request JSON of this object. Default annotations and a missing link are left out
-    /// (Notion's defaults): a long page's request JSON is about half the size, in memory and on
-    /// the wire.
+    /// The request JSON of this object where a page mention is not used (captions, code): a
+    /// resolved page link is a notion.so link.
     pub fn to_json(&self) -> Value {
+        self.to_json_in(false)
+    }
+
+    /// The request JSON of this object; `mentions`: the place takes page mentions (the rich text of
+    /// text blocks and table cells). A resolved page link whose text is the target's title becomes a
+    /// mention (Notion shows the page's live title and follows renames); link text of the author's
+    /// own stays, as a link, so no words are lost. Default annotations and a missing link are left
+    /// out (Notion's defaults): a long page's request JSON is about half the size.
+    pub fn to_json_in(&self, mentions: bool) -> Value {
         let text = |content: &str, link: Option<&str>| match link {
             Some(url) => json!({"content": content, "link": {"url": url}}),
             None => json!({ "content": content }),
@@ -156,9 +196,13 @@ impl RichText {
             RichKind::PageLink {
                 content,
                 onenote_page_id,
-                notion_url,
-            } => match notion_url {
-                Some(url) => json!({"type": "text", "text": text(content, Some(url))}),
+                target,
+            } => match target {
+                Some(t) if mentions && text_is_title(content, &t.title) => json!({
+                    "type": "mention",
+                    "mention": {"type": "page", "page": {"id": t.id}},
+                }),
+                Some(t) => json!({"type": "text", "text": text(content, Some(&t.url()))}),
                 // Until the writer knows the Notion page, the target stays readable as text.
                 None => json!({
                     "type": "text",
@@ -349,6 +393,11 @@ fn rich_json(items: &[RichText]) -> Value {
     Value::Array(items.iter().map(RichText::to_json).collect())
 }
 
+/// Rich text where Notion takes page mentions (text blocks, table cells).
+fn rich_json_mentions(items: &[RichText]) -> Value {
+    Value::Array(items.iter().map(|r| r.to_json_in(true)).collect())
+}
+
 impl Block {
     /// Notion's type name of the block.
     pub fn type_name(&self) -> &'static str {
@@ -489,7 +538,8 @@ impl Block {
                 let rows: Vec<Value> = rows
                     .iter()
                     .map(|cells| {
-                        let cells: Vec<Value> = cells.iter().map(|c| rich_json(c)).collect();
+                        let cells: Vec<Value> =
+                            cells.iter().map(|c| rich_json_mentions(c)).collect();
                         json!({"object": "block", "type": "table_row", "table_row": {"cells": cells}})
                     })
                     .collect();
@@ -522,7 +572,7 @@ impl Block {
             }
             text_like => {
                 let t = text_like.text().expect("every other variant is text-like");
-                body.insert("rich_text".into(), rich_json(&t.rich_text));
+                body.insert("rich_text".into(), rich_json_mentions(&t.rich_text));
                 body.insert("color".into(), json!(t.color.as_notion()));
                 match text_like {
                     Block::ToDo { checked, .. } => {
@@ -541,5 +591,71 @@ impl Block {
         }
         let ty = self.type_name();
         json!({"object": "block", "type": ty, ty: Value::Object(body)})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(content: &str, resolved: bool) -> RichText {
+        RichText {
+            kind: RichKind::PageLink {
+                content: content.into(),
+                onenote_page_id: "{1234}".into(),
+                target: resolved.then(|| PageTarget {
+                    id: "3c612f56-fdd0-4a30-a4d6-bda7d7426309".into(),
+                    title: "Project  Plan".into(),
+                }),
+            },
+            annotations: Annotations {
+                bold: true,
+                ..Annotations::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_link_titled_as_its_target_is_a_mention_where_notion_takes_one() {
+        let mention =
+            json!({"type": "page", "page": {"id": "3c612f56-fdd0-4a30-a4d6-bda7d7426309"}});
+        let url = "https://www.notion.so/3c612f56fdd04a30a4d6bda7d7426309";
+        // text blocks and table cells: a mention, annotations kept
+        let p = Block::Paragraph(TextBlock::new(vec![link("project plan", true)])).to_json();
+        assert_eq!(p["paragraph"]["rich_text"][0]["mention"], mention);
+        assert_eq!(p["paragraph"]["rich_text"][0]["annotations"]["bold"], true);
+        let t = Block::Table {
+            width: 1,
+            has_column_header: false,
+            rows: vec![vec![vec![link("Project Plan", true)]]],
+        }
+        .to_json();
+        let cell = &t["table"]["children"][0]["table_row"]["cells"][0][0];
+        assert_eq!(cell["mention"], mention);
+        // the author's own words stay, as a link to the page
+        let p = Block::Paragraph(TextBlock::new(vec![link("see the plan", true)])).to_json();
+        assert_eq!(
+            p["paragraph"]["rich_text"][0]["text"],
+            json!({"content": "see the plan", "link": {"url": url}})
+        );
+        // captions and code take no mention: a link
+        let code = Block::Code {
+            rich_text: vec![link("Project Plan", true)],
+            language: PLAIN,
+        }
+        .to_json();
+        assert_eq!(code["code"]["rich_text"][0]["text"]["link"]["url"], url);
+        let img = Block::Image {
+            source: MediaSource::External("https://a.example/x.png".into()),
+            caption: vec![link("Project Plan", true)],
+        }
+        .to_json();
+        assert_eq!(img["image"]["caption"][0]["type"], "text");
+        // unresolved: readable text naming the OneNote page
+        let p = Block::Paragraph(TextBlock::new(vec![link("Project Plan", false)])).to_json();
+        assert_eq!(
+            p["paragraph"]["rich_text"][0]["text"]["content"],
+            "Project Plan (OneNote page {1234})"
+        );
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod blocks;
 pub mod css;
+mod depth;
 pub mod embedded;
 mod limits;
 mod lists;
@@ -21,7 +22,9 @@ use std::collections::BTreeMap;
 use scraper::{ElementRef, Html, Node};
 use serde_json::{json, Value};
 
-pub use blocks::{Annotations, Block, Color, Hue, MediaSource, RichKind, RichText, TextBlock};
+pub use blocks::{
+    Annotations, Block, Color, Hue, MediaSource, PageTarget, RichKind, RichText, TextBlock,
+};
 pub use embedded::{EmbeddedFile, EMBEDDED_SCHEME};
 pub use report::{Approximation, Report};
 pub use walker::{onenote_page_id, usable_url};
@@ -86,7 +89,7 @@ pub fn convert_page(html: &str) -> ConvertedPage {
 
 /// Converts a page.
 pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
-    let doc = Html::parse_document(html);
+    let doc = Html::parse_document(&depth::cap_depth(html));
     let root = doc.root_element();
     let (title, created) = head_info(root);
     let mut report = Report::default();
@@ -350,17 +353,17 @@ impl ConvertedPage {
     }
 
     /// Points every link to another OneNote page at its Notion page; `resolve` maps the OneNote
-    /// page id to the Notion page URL (`None`: not migrated, the link stays text).
-    pub fn resolve_page_links(&mut self, mut resolve: impl FnMut(&str) -> Option<String>) {
+    /// page id to the migrated page (`None`: not migrated, the link stays text).
+    pub fn resolve_page_links(&mut self, mut resolve: impl FnMut(&str) -> Option<PageTarget>) {
         for b in &mut self.blocks {
             b.visit_rich_text_mut(&mut |rt| {
                 if let RichKind::PageLink {
                     onenote_page_id,
-                    notion_url,
+                    target,
                     ..
                 } = &mut rt.kind
                 {
-                    *notion_url = resolve(onenote_page_id);
+                    *target = resolve(onenote_page_id);
                 }
             });
         }

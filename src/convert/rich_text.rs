@@ -241,7 +241,7 @@ impl Inline {
                                 kind: RichKind::PageLink {
                                     content: part.to_string(),
                                     onenote_page_id: id.clone(),
-                                    notion_url: None,
+                                    target: None,
                                 },
                                 annotations: ann,
                             });

@@ -144,7 +144,15 @@ impl Refusal {
 /// message tells them apart.
 fn mentions_block_limit(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
-    m.contains("block limit") || m.contains("block usage")
+    [
+        "block limit",
+        "blocks limit",
+        "block usage",
+        "lifetime block",
+        "number of blocks",
+    ]
+    .iter()
+    .any(|k| m.contains(k))
 }
 
 impl NotionError {
@@ -916,6 +924,14 @@ mod tests {
                 "Insufficient permissions for this endpoint."
             ),
             Some(Refusal::MissingCapability)
+        );
+        assert_eq!(
+            Refusal::of(
+                403,
+                "restricted_resource",
+                "The workspace has exceeded the number of blocks allowed on its plan."
+            ),
+            Some(Refusal::BlockLimit)
         );
         assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
         assert!(!Refusal::NotShared.stops_run());

@@ -126,6 +126,20 @@ fn degrade_path(children: &mut [Value], path: &[Seg]) -> Option<Degraded> {
         }
         return unlink(v);
     }
+    if keys.contains(&"mention") {
+        // …rich_text[n].mention.page.id: the run at rich_text[n].
+        let n = inner
+            .iter()
+            .position(|s| *s == Seg::Key("mention".into()))?;
+        let mut v: &mut Value = block;
+        for s in &inner[..n] {
+            v = match s {
+                Seg::Key(k) => v.get_mut(k.as_str())?,
+                Seg::Index(j) => v.get_mut(*j)?,
+            };
+        }
+        return unmention(v);
+    }
     if keys.contains(&"icon") {
         let payload = block.get_mut(&t)?.as_object_mut()?;
         payload.remove("icon")?;
@@ -154,6 +168,21 @@ fn unlink(run: &mut Value) -> Option<Degraded> {
     Some(Degraded {
         element: format!("link {}", scheme_of(&url)),
         action: "kept as text with its target shown (link refused by Notion)".into(),
+    })
+}
+
+/// A page mention Notion refused, sent as a link to the page with its address as the text (the
+/// title is only known to Notion); annotations are kept.
+fn unmention(run: &mut Value) -> Option<Degraded> {
+    let id = run["mention"]["page"]["id"].as_str()?.to_owned();
+    let url = format!("https://www.notion.so/{}", id.replace('-', ""));
+    let obj = run.as_object_mut()?;
+    obj.remove("mention");
+    obj.insert("type".into(), json!("text"));
+    obj.insert("text".into(), json!({"content": url, "link": {"url": url}}));
+    Some(Degraded {
+        element: "page mention".into(),
+        action: "sent as a link to the page (mention refused by Notion)".into(),
     })
 }
 
@@ -329,6 +358,25 @@ mod tests {
         // the others keep their links
         assert!(kids[1]["paragraph"]["rich_text"][1]["text"]["link"].is_object());
         assert!(blocks[0]["paragraph"]["rich_text"][1]["text"]["link"].is_object());
+    }
+
+    #[test]
+    fn a_refused_page_mention_becomes_a_link_to_the_page() {
+        let id = "3c612f56-fdd0-4a30-a4d6-bda7d7426309";
+        let mut blocks = vec![json!({"type": "paragraph", "paragraph": {"rich_text": [
+            {"type": "text", "text": {"content": "see "}},
+            {"type": "mention", "mention": {"type": "page", "page": {"id": id}},
+             "annotations": {"bold": true, "italic": false, "strikethrough": false,
+                "underline": false, "code": false, "color": "default"}}]}})];
+        let msg = format!("body.children[0].paragraph.rich_text[1].mention.page.id: Could not find page with ID: {id}.");
+        let d = degrade(&mut blocks, &msg).unwrap();
+        assert_eq!(d[0].element, "page mention");
+        let run = &blocks[0]["paragraph"]["rich_text"][1];
+        assert_eq!(run["type"], "text");
+        assert!(run.get("mention").is_none());
+        let url = "https://www.notion.so/3c612f56fdd04a30a4d6bda7d7426309";
+        assert_eq!(run["text"], json!({"content": url, "link": {"url": url}}));
+        assert_eq!(run["annotations"]["bold"], true);
     }
 
     #[test]

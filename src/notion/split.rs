@@ -185,6 +185,30 @@ pub fn chunk(prepared: &[Prepared]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
+/// Prepares the blocks at the front of `blocks` that go in one request (at least one), by the rules
+/// of [`chunk`]. A long body is prepared a request at a time, so a page's request JSON is never held
+/// twice whole.
+pub fn next_request(blocks: &[Value]) -> Vec<Prepared> {
+    let mut out = Vec::new();
+    let mut elements = 0;
+    let mut bytes = 0;
+    for b in blocks {
+        let p = prepare(b);
+        let n = element_count(&p.block);
+        let len = json_len(&p.block) + 1;
+        let full = out.len() >= MAX_CHILDREN
+            || elements + n > MAX_BLOCKS_PER_REQUEST
+            || bytes + len > MAX_REQUEST_BYTES;
+        if full && !out.is_empty() {
+            break;
+        }
+        elements += n;
+        bytes += len;
+        out.push(p);
+    }
+    out
+}
+
 /// The shape of a body: the number of children of the page and then of every block, level by level
 /// (breadth first, in order), hashed. Block types are left out on purpose: a file that could not be
 /// carried over is replaced one for one by a placeholder paragraph.
@@ -337,5 +361,27 @@ mod tests {
             let bytes: usize = big[r].iter().map(|p| p.block.to_string().len()).sum();
             assert!(bytes <= MAX_REQUEST_BYTES);
         }
+    }
+
+    #[test]
+    fn requests_prepared_one_at_a_time_split_as_chunk_does() {
+        let body: Vec<Value> = (0..700)
+            .map(|i| match i % 7 {
+                0 => item("x", (0..(i % 13)).map(|_| para("y")).collect()),
+                1 => para(&"z".repeat(1999)),
+                _ => para(&i.to_string()),
+            })
+            .collect();
+        let all: Vec<Prepared> = body.iter().map(prepare).collect();
+        let mut at = 0;
+        let mut got = Vec::new();
+        while at < body.len() {
+            let part = next_request(&body[at..]);
+            assert_eq!(part.as_slice(), &all[at..at + part.len()]);
+            got.push(at..at + part.len());
+            at += part.len();
+        }
+        assert_eq!(got, chunk(&all));
+        assert!(next_request(&[]).is_empty());
     }
 }

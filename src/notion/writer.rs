@@ -174,12 +174,11 @@ impl Writer {
                 return Ok((id, stats));
             }
         }
-        let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
-        let chunks = split::chunk(&prepared);
-        let first = chunks.first().cloned().unwrap_or(0..0);
-        let mut first_blocks: Vec<Value> = prepared[first.clone()]
-            .iter()
-            .map(|p| p.block.clone())
+        // Only the first request's blocks are prepared now; the rest a request at a time.
+        let mut first: Vec<Prepared> = split::next_request(blocks);
+        let mut first_blocks: Vec<Value> = first
+            .iter_mut()
+            .map(|p| std::mem::take(&mut p.block))
             .collect();
         self.upload_media(&mut first_blocks, resources, &mut stats)
             .await?;
@@ -211,10 +210,7 @@ impl Writer {
         stats.blocks += first_blocks.iter().map(split::element_count).sum::<usize>();
         // The creation answers with the page, not its blocks: one listing gives the ids that the
         // deferred children of the first request's blocks are appended to.
-        if prepared[first.clone()]
-            .iter()
-            .any(|p| !p.deferred.is_empty())
-        {
+        if first.iter().any(|p| !p.deferred.is_empty()) {
             let ids = self.body_ids(&id).await?;
             if ids.len() != first.len() {
                 return Err(WriteError::Mismatch(format!(
@@ -223,16 +219,16 @@ impl Writer {
                     first.len()
                 )));
             }
-            for (p, bid) in prepared[first.clone()].iter().zip(ids) {
+            for (p, bid) in first.iter().zip(ids) {
                 if !p.deferred.is_empty() {
                     self.append_blocks(&bid, &p.deferred, p.carried, resources, &mut stats)
                         .await?;
                 }
             }
         }
-        self.append_prepared(
+        self.append_values(
             &id,
-            &prepared[first.end..],
+            &blocks[first.len()..],
             first.len(),
             resources,
             &mut stats,
@@ -275,8 +271,7 @@ impl Writer {
         let mut stats = WriteStats::default();
         // Subpages stay where they are; the new body goes before them, as it was.
         let top = subpages.then_some(Position::Start);
-        let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
-        self.append_prepared(page, &prepared, 0, resources, &mut stats, top)
+        self.append_values(page, blocks, 0, resources, &mut stats, top)
             .await?;
         Ok(stats)
     }
@@ -344,10 +339,15 @@ impl Writer {
                         .await?;
                 }
             }
-            let prepared: Vec<Prepared> =
-                expected[have.len()..].iter().map(split::prepare).collect();
-            self.append_prepared(parent, &prepared, have.len(), resources, stats, None)
-                .await
+            self.append_values(
+                parent,
+                &expected[have.len()..],
+                have.len(),
+                resources,
+                stats,
+                None,
+            )
+            .await
         })
     }
 
@@ -361,27 +361,31 @@ impl Writer {
         stats: &'a mut WriteStats,
     ) -> BoxFuture<'a, Result<(), WriteError>> {
         Box::pin(async move {
-            let prepared: Vec<Prepared> = blocks.iter().map(split::prepare).collect();
-            self.append_prepared(parent, &prepared, before, resources, stats, None)
+            self.append_values(parent, blocks, before, resources, stats, None)
                 .await
         })
     }
 
-    /// Appends prepared blocks in requests, then their deferred children to the returned ids.
-    /// `at` places the first request (each next one goes right after the previous); `None` appends
-    /// at the end.
-    async fn append_prepared(
+    /// Appends `body` in requests, each prepared only when it is sent (a long body is never held
+    /// twice), then each request's deferred children to the returned ids. `at` places the first
+    /// request (each next one goes right after the previous); `None` appends at the end.
+    async fn append_values(
         &self,
         parent: &str,
-        prepared: &[Prepared],
+        body: &[Value],
         mut count: usize,
         resources: &HashMap<String, Resource>,
         stats: &mut WriteStats,
         mut at: Option<Position>,
     ) -> Result<(), WriteError> {
-        for range in split::chunk(prepared) {
-            let part = &prepared[range];
-            let mut blocks: Vec<Value> = part.iter().map(|p| p.block.clone()).collect();
+        let mut next = 0;
+        while next < body.len() {
+            let mut part = split::next_request(&body[next..]);
+            next += part.len();
+            let mut blocks: Vec<Value> = part
+                .iter_mut()
+                .map(|p| std::mem::take(&mut p.block))
+                .collect();
             self.upload_media(&mut blocks, resources, stats).await?;
             let position = at.clone().unwrap_or(Position::End);
             let ids = self

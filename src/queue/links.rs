@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use super::{notion_url, JobError, Migration};
+use super::{JobError, Migration};
 use crate::convert::{Block, RichKind};
 use crate::failure::{Classify, Next};
 use crate::graph::Caller;
@@ -13,7 +13,7 @@ use crate::notion::client::NotionError;
 /// Rewrites the pending links of `who`'s pages; returns how many blocks were updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
     let pages = m.db().pages_with_pending_links(&who.account)?;
-    let migrated = m.db().migrated_pages(&who.account)?;
+    let migrated = m.db().migrated_page_targets(&who.account)?;
     let mut updated = 0;
     for item in pages {
         let Some(notion_id) = item.notion_page_id.clone() else {
@@ -45,7 +45,7 @@ async fn rewrite_page(
     item_id: &str,
     title: &str,
     notion_id: &str,
-    migrated: &std::collections::HashMap<String, String>,
+    migrated: &std::collections::HashMap<String, crate::convert::PageTarget>,
 ) -> Result<(u64, bool), JobError> {
     let label = format!("page {title:?} ({item_id})");
     let last_modified = m.db().page_last_modified(&who.account, item_id)?;
@@ -53,7 +53,7 @@ async fn rewrite_page(
     let (mut page, _) = m.fetch_page(who, item_id, &label, last_modified).await?;
     let mut still_missing = false;
     page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
-        Some(n) => Some(notion_url(n)),
+        Some(t) => Some(t.clone()),
         None => {
             still_missing = true;
             None
@@ -105,10 +105,10 @@ fn rewrite_level<'a>(
                 )));
             }
             if has_link(want) {
-                let json = want.to_json();
                 if t == "table" {
-                    n += rewrite_rows(m, id, &json).await?;
+                    n += rewrite_rows(m, id, want).await?;
                 } else {
+                    let json = want.to_json();
                     // Text blocks carry `rich_text`, media blocks their `caption`.
                     let field = if json[t].get("rich_text").is_some() {
                         "rich_text"
@@ -128,28 +128,27 @@ fn rewrite_level<'a>(
     })
 }
 
-/// Updates the rows of a written table whose cells hold page links.
-async fn rewrite_rows(m: &Migration, table: &str, json: &Value) -> Result<u64, JobError> {
+/// Updates the rows of a written table whose cells hold page links (mentions or links).
+async fn rewrite_rows(m: &Migration, table: &str, want: &Block) -> Result<u64, JobError> {
+    let Block::Table { rows: typed, .. } = want else {
+        return Ok(0);
+    };
     let rows = m.notion().children(table).await.map_err(JobError::from)?;
-    let want = json["table"]["children"]
+    let json = want.to_json();
+    let cells_json = json["table"]["children"]
         .as_array()
         .cloned()
         .unwrap_or_default();
     let mut n = 0;
-    for (row, got) in want.iter().zip(&rows) {
-        let cells = &row["table_row"]["cells"];
-        let linked = cells.as_array().is_some_and(|cs| {
-            cs.iter()
-                .flat_map(|c| c.as_array().into_iter().flatten())
-                .any(|r| {
-                    r["text"]["link"]["url"]
-                        .as_str()
-                        .is_some_and(|u| u.starts_with("https://www.notion.so/"))
-                })
-        });
+    for ((cells, row), got) in typed.iter().zip(&cells_json).zip(&rows) {
+        let linked = cells
+            .iter()
+            .flatten()
+            .any(|r| matches!(r.kind, RichKind::PageLink { .. }));
         if linked {
             let id = got["id"].as_str().unwrap_or_default();
-            update(m, id, json!({ "table_row": { "cells": cells.clone() } })).await?;
+            let cells = row["table_row"]["cells"].clone();
+            update(m, id, json!({ "table_row": { "cells": cells } })).await?;
             n += 1;
         }
     }

@@ -572,10 +572,10 @@ impl Migration {
                 svgs.insert(f.key.clone(), f.bytes.clone());
             }
         }
-        let migrated = self.db.migrated_pages(&job.account)?;
+        let migrated = self.db.migrated_page_targets(&job.account)?;
         let mut unresolved = false;
         page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
-            Some(n) => Some(notion_url(n)),
+            Some(t) => Some(t.clone()),
             None => {
                 unresolved = true;
                 None

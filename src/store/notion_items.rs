@@ -286,6 +286,32 @@ impl Db {
         })
     }
 
+    /// The migrated pages as link targets: OneNote page GUID (lowercase) to the Notion page id and
+    /// the page's title.
+    pub fn migrated_page_targets(
+        &self,
+        account: &str,
+    ) -> Result<HashMap<String, crate::convert::PageTarget>> {
+        self.read("reading migrated pages", |c| {
+            let mut st = c.prepare(
+                "SELECT p.onenote_guid, n.notion_page_id, p.title FROM notion_items n
+                 JOIN pages p ON p.account = n.account AND p.id = n.item_id
+                 WHERE n.account = ?1 AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
+                   AND p.onenote_guid IS NOT NULL",
+            )?;
+            let rows = st.query_map([account], |r| {
+                Ok((
+                    r.get::<_, String>(0)?.to_ascii_lowercase(),
+                    crate::convert::PageTarget {
+                        id: r.get(1)?,
+                        title: r.get(2)?,
+                    },
+                ))
+            })?;
+            rows.collect()
+        })
+    }
+
     /// Pages migrated before OneNote last changed them: (page id, title, migrated, now in OneNote).
     pub fn changed_since_migration(
         &self,

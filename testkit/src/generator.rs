@@ -50,6 +50,9 @@ pub struct NotebookSpec {
     pub seed: u64,
     /// Every page also holds an e-mail (`mailto:`) link, for tests of refused link schemes.
     pub mail_links: bool,
+    /// Links to other pages carry the target's title as their text (what OneNote's "Copy Link to
+    /// Page" pastes), instead of "the linked page".
+    pub title_links: bool,
 }
 
 impl Default for NotebookSpec {
@@ -68,6 +71,7 @@ impl Default for NotebookSpec {
             large_resource_bytes: None,
             seed: 1,
             mail_links: false,
+            title_links: false,
         }
     }
 }
@@ -101,6 +105,7 @@ impl NotebookSpec {
             large_resource_bytes: None,
             seed,
             mail_links: false,
+            title_links: false,
         }
     }
 }
@@ -148,6 +153,17 @@ pub fn generate(spec: &NotebookSpec) -> UserNotes {
             if i % 6 == 2 {
                 page.links.push(ids[(i + 5) % ids.len()].clone());
             }
+        }
+    }
+    if spec.title_links {
+        let titles: HashMap<String, String> = g
+            .notes
+            .pages
+            .iter()
+            .map(|p| (p.id.clone(), p.title.clone()))
+            .collect();
+        for page in &mut g.notes.pages {
+            page.link_texts = page.links.iter().map(|l| titles[l].clone()).collect();
         }
     }
     g.notes
@@ -382,6 +398,7 @@ impl Gen<'_> {
             content_seed: self.rng.random(),
             resources: resources.iter().map(|r| r.id.clone()).collect(),
             links: Vec::new(),
+            link_texts: Vec::new(),
             mail_link: self.spec.mail_links,
         };
         (page, resources)
@@ -625,9 +642,13 @@ pub fn page_html(
             } else {
                 String::new()
             };
+            let text = page.link_texts.get(i).map_or_else(
+                || "the linked page".to_owned(),
+                |t| t.replace('&', "&amp;").replace('<', "&lt;"),
+            );
             let _ = writeln!(
                 h,
-                "\t\t\t<p style=\"{P_STYLE}\">See also <a href=\"onenote:#Linked%20page&amp;section-id={{00000000-0000-0000-0000-000000000000}}&amp;page-id={{{guid}}}&amp;end\">the linked page</a>{mail}</p>"
+                "\t\t\t<p style=\"{P_STYLE}\">See also <a href=\"onenote:#Linked%20page&amp;section-id={{00000000-0000-0000-0000-000000000000}}&amp;page-id={{{guid}}}&amp;end\">{text}</a>{mail}</p>"
             );
         }
         h.push_str("\t\t</div>\n");

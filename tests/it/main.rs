@@ -34,6 +34,7 @@ mod migrate_e2e;
 mod migrate_faults_e2e;
 mod migrate_hostile;
 mod migrate_image_fallback;
+mod migrate_mentions;
 mod migrate_outage;
 mod migrate_support;
 mod notion_accepted_values;

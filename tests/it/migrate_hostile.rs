@@ -193,10 +193,10 @@ async fn hostile_pages_are_migrated_or_failed_alone_and_ordinary_pages_arrive() 
         "figures: peak RSS of the migration {:.1} MB",
         peak as f64 / 1e6
     );
-    // The target for a 6 MB page is 250 MB; measured about 260 MB here (a debug build,
-    // with the refused 33 MB page in flight too): the page's request JSON is held twice, once by
-    // the queue and once split into requests by the writer.
-    assert!(peak < 300_000_000, "peak RSS {peak} bytes");
+    // The target for a 6 MB page is 250 MB for the whole process; measured 135 MB here (a
+    // debug build, with the refused 33 MB page in flight too) since the writer prepares one request
+    // at a time instead of a copy of the page's whole request JSON (266 MB before).
+    assert!(peak < 250_000_000, "peak RSS {peak} bytes");
 
     let db = Db::open(&state.db).unwrap();
     for id in &ids {

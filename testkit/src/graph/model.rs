@@ -79,6 +79,8 @@ pub struct Page {
     pub resources: Vec<String>,
     /// Pages this one links to with `onenote:` links.
     pub links: Vec<String>,
+    /// The text of each link in `links` (missing: "the linked page").
+    pub link_texts: Vec<String>,
     /// The body also holds a `mailto:` link.
     pub mail_link: bool,
 }

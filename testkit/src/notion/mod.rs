@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod faults;
+pub mod mentions;
 pub mod rate;
 mod routes;
 pub mod store;
@@ -273,6 +274,18 @@ impl NotionServer {
     pub fn add_shared_page(&self, title: &str) -> String {
         let now = self.shared.clock.now_ms();
         self.shared.lock().store.add_root_page(title, now)
+    }
+
+    /// Renames page `id` as a user would in Notion (mentions of it show the new title).
+    pub fn rename_page(&self, id: &str, title: &str) {
+        let mut g = self.shared.lock();
+        if let Some(store::model::NodeKind::Page { title: t, .. }) =
+            g.store.get_mut(id).map(|n| &mut n.kind)
+        {
+            *t = vec![store::model::normalise_rich_text_item(
+                &serde_json::json!({"text": {"content": title}}),
+            )];
+        }
     }
 
     /// Removes the integration's access to the root page `id` (and so to everything under it).

@@ -225,7 +225,11 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
             Err(e) => Err(e),
             Ok(body) => {
                 let mut g = sh.lock();
-                match g.switches.refuse_content(endpoint, &body) {
+                let refused = g
+                    .switches
+                    .refuse_content(endpoint, &body)
+                    .or_else(|| super::mentions::refuse_unseen(&g.store, endpoint, &body));
+                match refused {
                     Some(e) => Err(e),
                     None => dispatch(sh, &mut g, endpoint, &id, &query, &version, body),
                 }

@@ -980,6 +980,14 @@ fn mention(body: &Map<String, Value>, p: &str) -> Result<(), ValidationError> {
         }
     };
     allow_keys(body, p, &["type", kind])?;
+    if let Some(t) = body.get("type") {
+        if t.as_str() != Some(kind) {
+            return Err(ValidationError::new(
+                format!("{p}.type"),
+                format!("should be `\"{kind}\"`, instead was `{t}`."),
+            ));
+        }
+    }
     let mp = format!("{p}.{kind}");
     let m = body[kind]
         .as_object()
@@ -1015,6 +1023,21 @@ mod tests {
 
     fn para(s: &str) -> Value {
         json!({"paragraph": {"rich_text": [{"text": {"content": s}}]}})
+    }
+
+    #[test]
+    fn mentions_of_unknown_kinds_or_a_mismatched_type_are_refused() {
+        let id = "3c612f56-fdd0-4a30-a4d6-bda7d7426309";
+        let rt = |m: Value| json!([{"type": "mention", "mention": m}]);
+        assert!(validate_rich_text(&rt(json!({"type": "page", "page": {"id": id}})), "r").is_ok());
+        let e = validate_rich_text(&rt(json!({"link_preview": {"url": "https://a.b"}})), "r")
+            .unwrap_err();
+        assert!(e.to_string().contains("r[0].mention"), "{e}");
+        let e =
+            validate_rich_text(&rt(json!({"type": "user", "page": {"id": id}})), "r").unwrap_err();
+        assert!(e.to_string().contains("r[0].mention.type"), "{e}");
+        let e = validate_rich_text(&rt(json!({"page": {"id": "nope"}})), "r").unwrap_err();
+        assert!(e.to_string().contains("should be a valid uuid"), "{e}");
     }
 
     #[test]

@@ -222,7 +222,11 @@ impl Store {
         let ty = n.block_type();
         let payload = match &n.kind {
             NodeKind::Page { .. } => json!({"title": n.title()}),
-            NodeKind::Block { payload, .. } => render_file(payload),
+            NodeKind::Block { payload, .. } => {
+                let mut p = render_file(payload);
+                super::mentions::render_live(self, &mut p);
+                p
+            }
         };
         let user = json!({"object": "user", "id": bot_id});
         let mut v = json!({
@@ -291,7 +295,11 @@ impl Store {
             NodeKind::Block { ty, payload } => DumpNode {
                 kind: ty.clone(),
                 title: None,
-                text: summary(ty, payload),
+                text: {
+                    let mut p = payload.clone();
+                    super::mentions::render_live(self, &mut p);
+                    summary(ty, &p)
+                },
                 file: file_source(payload),
                 children,
             },
