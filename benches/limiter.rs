@@ -8,6 +8,10 @@
 //! 12/600ms,40/6s; the service also has app windows 24/600ms,80/6s, the client none, as by default). `NOTEBRIDGE_BENCH_REQUESTS` sets the request count of the
 //! efficiency run (default 2400) and `NOTEBRIDGE_BENCH_SCALE` multiplies the window counts of that run
 //! only (default 2, so it takes about 90 s; the spiral and lanes runs use the windows as given).
+//! `migration` (issue 15): with the documented counts (`120/600ms,400/6s`), background saturating
+//! one account for three long windows against the full per-user budget, and a scan during it against
+//! the same scan alone, once for a scan the reserve covers (20 requests) and once for the 40-section
+//! notebook's (41).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -500,6 +504,93 @@ async fn lanes() {
     );
 }
 
+/// A scan-like burst: `n` foreground requests of alice, at most 5 at a time (the user's cap); how
+/// long it took from the first ask to the last answer.
+async fn scan_burst(l: &Limiter, svc: &Arc<Target>, n: usize) -> Duration {
+    let started = Instant::now();
+    let left = Arc::new(Mutex::new(n));
+    let mut tasks = Vec::new();
+    for _ in 0..5 {
+        let (l, svc, left) = (l.clone(), svc.clone(), left.clone());
+        tasks.push(tokio::spawn(async move {
+            loop {
+                {
+                    let mut r = left.lock().unwrap();
+                    if *r == 0 {
+                        return;
+                    }
+                    *r -= 1;
+                }
+                send(&l, &svc, "alice", Lane::Foreground).await;
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    started.elapsed()
+}
+
+/// Issue 15's lane guarantees with the documented per-user counts (`120/600ms,400/6s`, scale 10):
+/// background saturating alice's budget for three long windows, counted against the full per-user
+/// budget; and a scan of `n` requests in its second long window, against the same scan alone (its
+/// cost, metered, sizes the reserve).
+async fn migration_lanes(n: usize) {
+    let scale = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let (alone, cost) = {
+        let l = open_limiter(&dir, &format!("scan-alone-{n}.db"), limits_scaled(scale));
+        let svc = Target::start(scale).await;
+        let meter = l.scan_meter("alice");
+        let alone = scan_burst(&l, &svc, n).await;
+        (alone, meter.requests())
+    };
+    let lim = limits_scaled(scale);
+    let l = open_limiter(&dir, &format!("migration-{n}.db"), lim.clone());
+    l.record_scan_cost("alice", cost as u32).unwrap();
+    let svc = Target::start(scale).await;
+    let long = lim.user_windows.iter().map(|w| w.length).max().unwrap();
+    let begin = Instant::now();
+    let stop = begin + 3 * long;
+    let mut bg = Vec::new();
+    for _ in 0..8 {
+        let (l, svc) = (l.clone(), svc.clone());
+        bg.push(tokio::spawn(async move {
+            let mut sent = Vec::new();
+            while Instant::now() < stop {
+                sent.push(send(&l, &svc, "alice", Lane::Background).await.0);
+            }
+            sent
+        }));
+    }
+    // Into the second long window, where the first one's bursts slide out and back in.
+    tokio::time::sleep(long + long / 2).await;
+    let busy = scan_burst(&l, &svc, n).await;
+    let mut sent = Vec::new();
+    for t in bg {
+        sent.extend(t.await.unwrap());
+    }
+    // Background requests sent within the three windows, with the scan's, against the full budget.
+    let in_run = sent.iter().filter(|t| **t < begin + 3 * long).count();
+    let full = 3 * lim.user_windows.iter().map(|w| w.count).max().unwrap() as usize;
+    let snap = l.snapshot().unwrap();
+    let limits: Vec<u32> = snap.scopes[1]
+        .windows
+        .iter()
+        .map(|w| w.background_limit)
+        .collect();
+    println!(
+        "migration lanes ({}, auto, user {}): background saturating alice for 3 long windows sent {in_run} requests, {:.3} of the full per-user budget ({full}; background limits {limits:?} with a scan cost of {cost}); a scan of {n} requests during it took {:.1} ms vs {:.1} ms alone = {:.2}x (target <= 1.25x when the reserve covers it), 429s: {}",
+        svc.name(),
+        scaled(USER_WINDOWS, scale),
+        (in_run + n) as f64 / full as f64,
+        busy.as_secs_f64() * 1000.0,
+        alone.as_secs_f64() * 1000.0,
+        busy.as_secs_f64() / alone.as_secs_f64(),
+        svc.throttled(),
+    );
+}
+
 fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
     std::env::var(name)
         .ok()
@@ -542,6 +633,11 @@ fn main() {
             }
             if only.is_empty() || only == "lanes" {
                 lanes().await;
+            }
+            if only.is_empty() || only == "migration" {
+                // A scan the reserve covers (20 of 400), and the 40-section notebook's (41).
+                migration_lanes(20).await;
+                migration_lanes(41).await;
             }
         });
     }

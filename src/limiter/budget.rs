@@ -29,6 +29,52 @@ pub fn reserve(count: u32, scan_cost: Option<u32>) -> u32 {
         .clamp(1, count / 2)
 }
 
+/// The most a reserve may cost background, as a share of the scope's full rate: a twentieth.
+const RESERVE_RATE_SHARE: (u64, u64) = (1, 20);
+
+/// The foreground reserves of a scope's `windows` in `auto` mode: each window's [`reserve`], but
+/// never more than leaves background 19/20 of the scope's full rate (the rate of its binding
+/// window, the one with the fewest requests per hour). Reserved slots are idle whenever no scan
+/// runs, so in the window that binds a long migration a reserve of R costs R of every window's
+/// count for the whole run; the other windows refill faster than background can use them, so
+/// there a reserve of the whole scan costs nothing in the long run. A scan bigger than the capped
+/// reserve pays the binding window's refill for the rest (it never waits behind background work).
+pub fn reserves(windows: &[Window], scan_cost: Option<u32>) -> Vec<u32> {
+    let ms = |w: &Window| w.length.as_millis().max(1) as u64;
+    // The binding window: the lowest count per length (compared without division).
+    let binding = windows
+        .iter()
+        .min_by(|a, b| (a.count as u64 * ms(b)).cmp(&(b.count as u64 * ms(a))));
+    windows
+        .iter()
+        .map(|w| {
+            let r = reserve(w.count, scan_cost);
+            let Some(b) = binding else { return r };
+            let (num, den) = RESERVE_RATE_SHARE;
+            // What background must keep of this window to run at (1 - share) of the binding rate.
+            let keep = ((den - num) as u128 * b.count as u128 * ms(w) as u128)
+                .div_ceil(den as u128 * ms(b) as u128);
+            let cap = (w.count as u128).saturating_sub(keep).min(u32::MAX as u128) as u32;
+            // At least one request stays reserved (as `reserve` promises) unless the window holds one.
+            r.min(cap.max(u32::from(r > 0)))
+        })
+        .collect()
+}
+
+/// What the background lane may use of each of a scope's `windows`: all but the [`reserves`] in
+/// `auto`, a fixed share otherwise.
+pub fn background_windows(
+    windows: &[Window],
+    share: BackgroundShare,
+    scan_cost: Option<u32>,
+) -> Vec<u32> {
+    windows
+        .iter()
+        .zip(reserves(windows, scan_cost))
+        .map(|(w, r)| background_window(w.count, share, r))
+        .collect()
+}
+
 /// The foreground reserve of a concurrency cap in `auto` mode: one slot (none for a cap of 1).
 pub fn cap_reserve(cap: u32) -> u32 {
     u32::from(cap > 1)
@@ -176,6 +222,54 @@ mod tests {
         assert_eq!(reserve(1, Some(10)), 0);
         assert_eq!(cap_reserve(5), 1);
         assert_eq!(cap_reserve(1), 0);
+    }
+
+    #[test]
+    fn a_reserve_never_costs_more_than_a_twentieth_of_the_binding_rate() {
+        let ws = parse_windows("120/60s,400/1h").unwrap();
+        // The scan of the 40-section notebook: all of it in the minute window (which refills 18
+        // times an hour), a twentieth of the hour window that binds a migration.
+        assert_eq!(reserves(&ws, Some(41)), vec![41, 20]);
+        assert_eq!(reserves(&ws, Some(12)), vec![12, 12]);
+        assert_eq!(reserves(&ws, None), vec![6, 20]);
+        assert_eq!(reserves(&ws, Some(0)), vec![1, 1]);
+        assert_eq!(
+            background_windows(&ws, BackgroundShare::Auto, Some(41)),
+            vec![79, 380]
+        );
+        assert_eq!(
+            background_windows(&ws, BackgroundShare::Fixed(0.5), Some(41)),
+            vec![60, 200]
+        );
+        // Windows of equal rate both bind; a window of one has no reserve; at least one otherwise.
+        let eq = parse_windows("40/600ms,400/6s").unwrap();
+        assert_eq!(reserves(&eq, Some(10)), vec![2, 10]);
+        assert_eq!(reserves(&parse_windows("1/1s").unwrap(), Some(5)), vec![0]);
+        assert_eq!(reserves(&parse_windows("12/1s").unwrap(), Some(5)), vec![1]);
+        assert!(reserves(&[], Some(5)).is_empty());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn background_keeps_nineteen_twentieths_of_the_binding_rate(
+            counts in proptest::collection::vec(2u32..2_000, 1..4),
+            lens in proptest::collection::vec(1u64..100_000, 4),
+            cost in proptest::option::of(0u32..5_000),
+        ) {
+            let ws: Vec<Window> = counts.iter().zip(&lens).map(|(&count, &ms)| Window {
+                count,
+                length: Duration::from_millis(ms),
+            }).collect();
+            let rate = |w: &Window, n: u32| n as f64 / w.length.as_millis() as f64;
+            let full = ws.iter().map(|w| rate(w, w.count)).fold(f64::INFINITY, f64::min);
+            let rs = reserves(&ws, cost);
+            for (w, r) in ws.iter().zip(&rs) {
+                proptest::prop_assert!(*r <= reserve(w.count, cost));
+                proptest::prop_assert!(*r >= 1);
+                let bg = rate(w, w.count - r);
+                proptest::prop_assert!(*r == 1 || bg >= 0.95 * full - 1e-9, "{w}: {r}");
+            }
+        }
     }
 
     #[test]

@@ -3,87 +3,9 @@
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+use super::model::{Counted, InFlight as InFlightCounts};
 use super::Lane;
 use crate::clock::UnixMillis;
-
-/// Requests counted in a window: all of them and the background ones.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Counts {
-    /// Both lanes.
-    pub total: u32,
-    /// Background lane only.
-    pub background: u32,
-}
-
-/// Ledger counts of `user` (or the whole app when `None`) with `at > since`.
-pub fn window_counts(
-    c: &Connection,
-    user: Option<&str>,
-    since: UnixMillis,
-) -> rusqlite::Result<Counts> {
-    let row = |r: &rusqlite::Row<'_>| {
-        Ok(Counts {
-            total: r.get::<_, i64>(0)? as u32,
-            background: r.get::<_, Option<i64>>(1)?.unwrap_or(0) as u32,
-        })
-    };
-    match user {
-        Some(u) => c
-            .prepare_cached(
-                "SELECT count(*), sum(lane) FROM limiter_ledger WHERE user_id = ?1 AND at > ?2",
-            )?
-            .query_row(params![u, since], row),
-        None => c
-            .prepare_cached("SELECT count(*), sum(lane) FROM limiter_ledger WHERE at > ?1")?
-            .query_row(params![since], row),
-    }
-}
-
-/// The counted instant of the `offset`-th oldest (0-based) ledger row with `at > since`, for `user`
-/// (or the app) and, when given, only `lane`.
-pub fn nth_oldest(
-    c: &Connection,
-    user: Option<&str>,
-    lane: Option<Lane>,
-    since: UnixMillis,
-    offset: u32,
-) -> rusqlite::Result<Option<UnixMillis>> {
-    // lane -1 matches every row.
-    let lane = lane.map(Lane::code).unwrap_or(-1);
-    let sql_user = "SELECT at FROM limiter_ledger WHERE user_id = ?1 AND at > ?2 \
-                    AND (?3 < 0 OR lane = ?3) ORDER BY at LIMIT 1 OFFSET ?4";
-    let sql_app = "SELECT at FROM limiter_ledger WHERE ?1 IS NULL AND at > ?2 \
-                   AND (?3 < 0 OR lane = ?3) ORDER BY at LIMIT 1 OFFSET ?4";
-    c.prepare_cached(if user.is_some() { sql_user } else { sql_app })?
-        .query_row(params![user, since, lane, offset], |r| r.get(0))
-        .optional()
-}
-
-/// In-flight counts of `user` (or the app), and how many of them other processes own.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct InFlight {
-    /// Both lanes.
-    pub total: u32,
-    /// Background lane only.
-    pub background: u32,
-    /// Held by other processes (their release does not notify us).
-    pub remote: u32,
-}
-
-/// In-flight slots of `user` (or the app), seen from process `me`.
-pub fn in_flight(c: &Connection, user: Option<&str>, me: &str) -> rusqlite::Result<InFlight> {
-    c.prepare_cached(
-        "SELECT count(*), coalesce(sum(lane), 0), coalesce(sum(owner <> ?2), 0)
-         FROM limiter_inflight WHERE (?1 IS NULL OR user_id = ?1)",
-    )?
-    .query_row(params![user, me], |r| {
-        Ok(InFlight {
-            total: r.get::<_, i64>(0)? as u32,
-            background: r.get::<_, i64>(1)? as u32,
-            remote: r.get::<_, i64>(2)? as u32,
-        })
-    })
-}
 
 /// Records one granted request: a ledger row and its in-flight slot (same id).
 pub fn insert_grant(
@@ -296,27 +218,85 @@ pub fn set_scan_cost(
     Ok(())
 }
 
-/// Whether any foreground request of `user` is in flight, in any process.
-pub fn foreground_in_flight(c: &Connection, user: Option<&str>) -> rusqlite::Result<bool> {
-    c.prepare_cached(
-        "SELECT EXISTS(SELECT 1 FROM limiter_inflight WHERE lane = 0 AND (?1 IS NULL OR user_id = ?1))",
-    )?
-    .query_row(params![user], |r| r.get::<_, i64>(0).map(|n| n != 0))
-}
-
-/// The counted instants of `user`'s (or the app's) ledger rows with `at > since`, of `lane` only
-/// when given.
-pub fn times_since(
+/// The rows of `user` (or every user's when `None`) with `at > since`, oldest first: what the
+/// windows count.
+pub fn counted_since(
     c: &Connection,
     user: Option<&str>,
-    lane: Option<Lane>,
     since: UnixMillis,
-) -> rusqlite::Result<Vec<UnixMillis>> {
-    let lane = lane.map(Lane::code).unwrap_or(-1);
+) -> rusqlite::Result<Vec<Counted>> {
+    let row = |r: &rusqlite::Row<'_>| {
+        Ok(Counted {
+            at: r.get(0)?,
+            lane: if r.get::<_, i64>(1)? == Lane::Background.code() {
+                Lane::Background
+            } else {
+                Lane::Foreground
+            },
+        })
+    };
+    match user {
+        Some(u) => c
+            .prepare_cached(
+                "SELECT at, lane FROM limiter_ledger WHERE user_id = ?1 AND at > ?2 ORDER BY at",
+            )?
+            .query_map(params![u, since], row)?
+            .collect(),
+        None => c
+            .prepare_cached("SELECT at, lane FROM limiter_ledger WHERE at > ?1 ORDER BY at")?
+            .query_map(params![since], row)?
+            .collect(),
+    }
+}
+
+/// In-flight slots in one read: `user`'s, the whole app's, and whether a foreground request of
+/// `user` / of anyone is in flight, seen from process `me`.
+pub struct InFlightView {
+    /// The user's slots.
+    pub user: InFlightCounts,
+    /// Every slot.
+    pub app: InFlightCounts,
+    /// A foreground slot of the user.
+    pub foreground_user: bool,
+    /// A foreground slot of anyone.
+    pub foreground_any: bool,
+}
+
+/// Reads [`InFlightView`].
+pub fn in_flight_view(c: &Connection, user: &str, me: &str) -> rusqlite::Result<InFlightView> {
     let mut st = c.prepare_cached(
-        "SELECT at FROM limiter_ledger WHERE (?1 IS NULL OR user_id = ?1) AND at > ?2
-         AND (?3 < 0 OR lane = ?3) ORDER BY at",
+        "SELECT user_id = ?1, lane, owner <> ?2, count(*) FROM limiter_inflight GROUP BY 1, 2, 3",
     )?;
-    let rows = st.query_map(params![user, since, lane], |r| r.get(0))?;
-    rows.collect()
+    let mut rows = st.query(params![user, me])?;
+    let mut v = InFlightView {
+        user: InFlightCounts::default(),
+        app: InFlightCounts::default(),
+        foreground_user: false,
+        foreground_any: false,
+    };
+    while let Some(r) = rows.next()? {
+        let mine: bool = r.get::<_, i64>(0)? != 0;
+        let background = r.get::<_, i64>(1)? == Lane::Background.code();
+        let remote: bool = r.get::<_, i64>(2)? != 0;
+        let n = r.get::<_, i64>(3)? as u32;
+        let scopes: &mut [&mut InFlightCounts] = if mine {
+            &mut [&mut v.user, &mut v.app]
+        } else {
+            &mut [&mut v.app]
+        };
+        for s in scopes.iter_mut() {
+            s.total += n;
+            if background {
+                s.background += n;
+            }
+            if remote {
+                s.remote += n;
+            }
+        }
+        if !background {
+            v.foreground_any = true;
+            v.foreground_user |= mine;
+        }
+    }
+    Ok(v)
 }

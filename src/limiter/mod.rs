@@ -12,6 +12,7 @@ pub mod breaker;
 pub mod budget;
 pub mod headers;
 pub mod ledger;
+pub mod model;
 pub mod state;
 pub mod window;
 
@@ -33,8 +34,9 @@ use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::failure::{self, Class, Classify, Meaning, Next};
 use crate::settings::{BackgroundShare, GraphLimits, Window};
 use crate::store::{Db, StoreError};
-use budget::{LaneWindow, WindowState};
-use window::{brake_interval_ms, CooldownPolicy};
+use budget::WindowState;
+use model::{Blocked, BrakeView, BreakerView, Counted, LedgerView, Policy, ScopeView, Verdict};
+use window::CooldownPolicy;
 
 /// Which lane a request travels in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -102,8 +104,12 @@ struct Inner {
     jitter: Jitter,
     /// `pid:token`: owns this process's slots, probes and waiter rows.
     owner: String,
-    /// Woken whenever a slot of this process frees or a breaker changes.
+    /// Woken when something every user may wait on changes (a slot under an app-wide cap, the
+    /// app breaker's probe).
     notify: Notify,
+    /// Per user: woken when a slot of this process for that user frees or its breaker changes. Only
+    /// that user's waiters decide again, so one account's traffic costs the others nothing.
+    user_notify: Mutex<HashMap<String, Arc<Notify>>>,
     /// Foreground grants per user so far (what a [`ScanMeter`] reads).
     foreground_grants: Mutex<HashMap<String, u64>>,
     /// One FIFO turn per (user, lane): only its head polls the database, the rest queue in order.
@@ -134,44 +140,6 @@ type Turn = Arc<tokio::sync::Mutex<()>>;
 enum Decision {
     Granted(Vec<(i64, Vec<String>)>),
     Wait(Blocked),
-}
-
-/// Everything that blocks one request, folded by the max rule.
-#[derive(Default)]
-struct Blocked {
-    /// The latest instant some timed blocker (window, breaker, brake) lifts, and its reason.
-    timed: Option<(UnixMillis, WaitReason)>,
-    /// A blocker without a known end (cap, probe, foreground first).
-    untimed: Option<WaitReason>,
-    /// An untimed blocker is held by another process: poll for it.
-    remote: bool,
-    app_blocked: bool,
-}
-
-impl Blocked {
-    fn timed(&mut self, until: UnixMillis, reason: WaitReason, app: bool) {
-        self.app_blocked |= app;
-        if self.timed.as_ref().is_none_or(|(t, _)| until > *t) {
-            self.timed = Some((until, reason));
-        }
-    }
-    fn untimed(&mut self, reason: WaitReason, remote: bool, app: bool) {
-        self.app_blocked |= app;
-        self.remote |= remote;
-        if self.untimed.is_none() {
-            self.untimed = Some(reason);
-        }
-    }
-    fn any(&self) -> bool {
-        self.timed.is_some() || self.untimed.is_some()
-    }
-    fn reason(&self) -> WaitReason {
-        match (&self.timed, &self.untimed) {
-            (Some((_, r)), _) => r.clone(),
-            (None, Some(r)) => r.clone(),
-            (None, None) => WaitReason::ForegroundFirst,
-        }
-    }
 }
 
 impl Limiter {
@@ -225,6 +193,7 @@ impl Limiter {
                 jitter,
                 owner,
                 notify: Notify::new(),
+                user_notify: Mutex::new(HashMap::new()),
                 foreground_grants: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
                 waits: Mutex::new(HashMap::new()),
@@ -319,10 +288,14 @@ impl Limiter {
             registered: false,
         };
         let mut guard = guard;
+        let user_notify = inner.user_notify(user);
         loop {
             let notified = inner.notify.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
+            let notified_user = user_notify.notified();
+            tokio::pin!(notified_user);
+            notified_user.as_mut().enable();
             let now = inner.clock.now_ms();
             let decision = inner.db.write("granting a Graph request slot", |tx| {
                 inner.decide(tx, user, lane, max, now, &guard.id)
@@ -388,6 +361,7 @@ impl Limiter {
                     tokio::select! {
                         _ = inner.clock.sleep_until_ms(wake) => {}
                         _ = notified => {}
+                        _ = notified_user => {}
                     }
                 }
             }
@@ -443,29 +417,14 @@ impl Limiter {
     ) -> Result<(Vec<WindowState>, Vec<WindowState>), LimiterError> {
         let inner = &self.inner;
         let now = inner.clock.now_ms();
-        let lane = match inner.limits.background_share {
-            BackgroundShare::Auto => None,
-            BackgroundShare::Fixed(_) => Some(Lane::Background),
-        };
         let out = inner.db.read("reading the Graph budget", |c| {
             let cost = ledger::scan_cost(c, user)?;
-            let states = |ws: &[Window], u: Option<&str>, cost: Option<u32>| {
-                ws.iter()
-                    .map(|w| {
-                        let since = now - w.length.as_millis() as i64;
-                        Ok(WindowState {
-                            lane: LaneWindow {
-                                window: *w,
-                                usable: inner.bg_window(w.count, cost),
-                            },
-                            counted: ledger::times_since(c, u, lane, since)?,
-                        })
-                    })
-                    .collect::<rusqlite::Result<Vec<_>>>()
-            };
+            let user_rows = inner.counted(c, &Scope::User(user.to_owned()), now, 0)?;
+            let app_rows = inner.counted(c, &Scope::App, now, 0)?;
+            let share = inner.limits.background_share;
             Ok((
-                states(&inner.limits.user_windows, Some(user), cost)?,
-                states(&inner.limits.app_windows, None, None)?,
+                model::background_states(&inner.limits.user_windows, share, cost, &user_rows, now),
+                model::background_states(&inner.limits.app_windows, share, None, &app_rows, now),
             ))
         })?;
         Ok(out)
@@ -556,23 +515,107 @@ impl Inner {
         }
     }
 
-    /// Background's part of a window of `count`; `scan_cost` sizes the reserve (user windows: the
-    /// user's last scan; app windows: `None`, the floor).
-    fn bg_window(&self, count: u32, scan_cost: Option<u32>) -> u32 {
-        budget::background_window(
-            count,
-            self.limits.background_share,
-            budget::reserve(count, scan_cost),
-        )
+    fn decision_policy(&self) -> Policy<'_> {
+        Policy {
+            limits: &self.limits,
+            window_slack_ms: self.window_slack_ms.load(Ordering::Relaxed) as i64,
+        }
+    }
+
+    /// The rows that may count in one of `scope`'s windows (held `slack_ms` longer), oldest first;
+    /// none for a scope without windows.
+    fn counted(
+        &self,
+        c: &Connection,
+        scope: &Scope,
+        now: UnixMillis,
+        slack_ms: i64,
+    ) -> rusqlite::Result<Vec<Counted>> {
+        let ws = self.windows(scope);
+        let Some(longest) = ws.iter().map(|w| w.length.as_millis() as i64).max() else {
+            return Ok(Vec::new());
+        };
+        let u = match scope {
+            Scope::User(u) => Some(u.as_str()),
+            Scope::App => None,
+        };
+        ledger::counted_since(c, u, now - longest - slack_ms)
+    }
+
+    fn breaker_view(&self, c: &Connection, scope: &Scope) -> rusqlite::Result<Option<BreakerView>> {
+        Ok(breaker::load(c, &scope.key())?.map(|b| BreakerView {
+            open_until: b.open_until,
+            trips: b.trips,
+            probe_remote: b
+                .probe_id
+                .map(|_| b.probe_owner.as_deref() != Some(self.owner.as_str())),
+        }))
+    }
+
+    /// Everything one decision for `user` in `lane` reads, in one go (inside its transaction).
+    fn read_view(
+        &self,
+        c: &Connection,
+        user: &str,
+        lane: Lane,
+        now: UnixMillis,
+    ) -> rusqlite::Result<LedgerView> {
+        let slack = self.window_slack_ms.load(Ordering::Relaxed) as i64;
+        let me = Scope::User(user.to_owned());
+        let f = ledger::in_flight_view(c, user, &self.owner)?;
+        let brake = match ledger::brake(c, user)? {
+            Some(b) => {
+                let view = BrakeView {
+                    percentage: b.percentage,
+                    at: b.at,
+                    hold_until: b.hold_until,
+                    last_granted: ledger::last_granted(c, user)?,
+                };
+                let stale = model::shortest(&self.limits.user_windows)
+                    .is_some_and(|w| model::brake_next(&view, w, now).is_none());
+                if stale {
+                    // A whole window has passed since the hint: it says nothing about now.
+                    ledger::clear_brake(c, user)?;
+                    None
+                } else {
+                    Some(view)
+                }
+            }
+            None => None,
+        };
+        let background = lane == Lane::Background;
+        let (waiting_user, waiting_app) = if background {
+            ledger::foreground_waiting(c, user)?
+        } else {
+            (false, false)
+        };
+        Ok(LedgerView {
+            now,
+            user: ScopeView {
+                counted: self.counted(c, &me, now, slack)?,
+                in_flight: f.user,
+                breaker: self.breaker_view(c, &me)?,
+            },
+            app: ScopeView {
+                counted: self.counted(c, &Scope::App, now, slack)?,
+                in_flight: f.app,
+                breaker: self.breaker_view(c, &Scope::App)?,
+            },
+            scan_cost: if background {
+                ledger::scan_cost(c, user)?
+            } else {
+                None
+            },
+            brake,
+            foreground_waiting_user: waiting_user,
+            foreground_waiting_app: waiting_app,
+            foreground_in_flight_user: f.foreground_user,
+            foreground_in_flight_any: f.foreground_any,
+        })
     }
 
     fn bg_cap(&self, cap: u32) -> u32 {
         budget::background_cap(cap, self.limits.background_share)
-    }
-
-    /// Whether app-wide limits make every account's work compete for one budget.
-    fn app_limited(&self) -> bool {
-        !self.limits.app_windows.is_empty() || self.limits.app_concurrency.is_some()
     }
 
     fn wake_at(&self, b: &Blocked, now: UnixMillis) -> UnixMillis {
@@ -604,142 +647,31 @@ impl Inner {
             self.last_prune.store(now, Ordering::Relaxed);
         }
 
-        let mut blocked = Blocked::default();
-        let mut free = max as u32;
-        let mut probe_scopes = Vec::new();
-        let scan_cost = if lane == Lane::Background {
-            ledger::scan_cost(c, user)?
-        } else {
-            None
-        };
-        for scope in [Scope::User(user.to_owned()), Scope::App] {
-            let app = scope == Scope::App;
-            let u = match &scope {
-                Scope::User(u) => Some(u.as_str()),
-                Scope::App => None,
-            };
-            let key = scope.key();
-            if let Some(br) = breaker::load(c, &key)? {
-                if now < br.open_until {
-                    let reason = WaitReason::BreakerOpen {
-                        scope: scope.clone(),
-                        trips: br.trips,
-                    };
-                    blocked.timed(br.open_until, reason, app);
-                } else if br.probe_id.is_some() {
-                    let remote = br.probe_owner.as_deref() != Some(self.owner.as_str());
-                    let reason = WaitReason::ProbeInFlight {
-                        scope: scope.clone(),
-                    };
-                    blocked.untimed(reason, remote, app);
-                } else {
-                    probe_scopes.push(key.clone());
-                    free = free.min(1);
-                }
-            }
-            for w in self.windows(&scope) {
-                // Each window is held a little longer than the service's (see `window_slack_ms`).
-                let len = w.length.as_millis() as i64
-                    + self.window_slack_ms.load(Ordering::Relaxed) as i64;
-                let since = now - len;
-                let n = ledger::window_counts(c, u, since)?;
-                let full = |bg_share: bool| WaitReason::WindowFull {
-                    scope: scope.clone(),
-                    window: w.to_string(),
-                    background_share: bg_share,
-                };
-                if n.total >= w.count {
-                    let t = ledger::nth_oldest(c, u, None, since, n.total - w.count)?;
-                    blocked.timed(t.unwrap_or(now) + len, full(false), app);
-                } else {
-                    free = free.min(w.count - n.total);
-                }
-                if lane == Lane::Background {
-                    let k = self.bg_window(w.count, if app { None } else { scan_cost });
-                    // In `auto` the reserve is what foreground may still use: background takes
-                    // the window's rest, whichever lane used it.
-                    let used = match self.limits.background_share {
-                        BackgroundShare::Auto => n.total,
-                        BackgroundShare::Fixed(_) => n.background,
-                    };
-                    if used >= k {
-                        // Room comes back when enough of the rows that count slide out.
-                        let counted = match self.limits.background_share {
-                            BackgroundShare::Auto => None,
-                            BackgroundShare::Fixed(_) => Some(Lane::Background),
-                        };
-                        let t = ledger::nth_oldest(c, u, counted, since, used - k)?;
-                        blocked.timed(t.unwrap_or(now) + len, full(true), app);
-                    } else {
-                        free = free.min(k - used);
+        let view = self.read_view(c, user, lane, now)?;
+        let (count, probes) =
+            match model::decide(self.decision_policy(), &view, user, lane, max as u32) {
+                Verdict::Wait(blocked) => {
+                    if lane == Lane::Foreground {
+                        let wake = self.wake_at(&blocked, now);
+                        ledger::upsert_waiter(
+                            c,
+                            waiter_id,
+                            user,
+                            blocked.app_blocked,
+                            wake + self.lease_ms,
+                        )?;
                     }
+                    return Ok(Decision::Wait(blocked));
                 }
-            }
-            if let Some(u) = u {
-                self.check_brake(c, u, now, &mut blocked, &mut free)?;
-            }
-            let Some(cap) = self.cap(&scope) else {
-                continue;
+                Verdict::Grant { count, probes } => (count, probes),
             };
-            let f = ledger::in_flight(c, u, &self.owner)?;
-            let cap_reason = |in_flight, cap| WaitReason::ConcurrencyCap {
-                scope: scope.clone(),
-                in_flight,
-                cap,
-            };
-            if f.total >= cap {
-                blocked.untimed(cap_reason(f.total, cap), f.remote > 0, app);
-            } else {
-                free = free.min(cap - f.total);
-            }
-            if lane == Lane::Background {
-                let k = self.bg_cap(cap);
-                let used = match self.limits.background_share {
-                    BackgroundShare::Auto => f.total,
-                    BackgroundShare::Fixed(_) => f.background,
-                };
-                if used >= k {
-                    blocked.untimed(cap_reason(used, k), f.remote > 0, app);
-                } else {
-                    free = free.min(k - used);
-                }
-            }
-        }
-        if lane == Lane::Background {
-            let (same_user, app_wide) = ledger::foreground_waiting(c, user)?;
-            let mut hold = same_user || app_wide;
-            if self.limits.background_share == BackgroundShare::Auto && !hold {
-                // Work-conserving, foreground first: while foreground work of this budget is in
-                // flight (under app-wide limits: any account's), background takes nothing new, so
-                // the foreground's next request finds room. (Waiters hold it back above: those of
-                // this user, and under app-wide limits those the app's budget blocks.)
-                let scope_user = if self.app_limited() { None } else { Some(user) };
-                hold = ledger::foreground_in_flight(c, scope_user)?;
-            }
-            if hold {
-                // A foreground waiter's grant does not notify us; poll.
-                blocked.untimed(WaitReason::ForegroundFirst, true, false);
-            }
-        }
-        if blocked.any() {
-            if lane == Lane::Foreground {
-                let wake = self.wake_at(&blocked, now);
-                ledger::upsert_waiter(
-                    c,
-                    waiter_id,
-                    user,
-                    blocked.app_blocked,
-                    wake + self.lease_ms,
-                )?;
-            }
-            return Ok(Decision::Wait(blocked));
-        }
         if lane == Lane::Foreground {
             ledger::delete_waiter(c, waiter_id)?;
         }
         let lease = now + self.lease_ms;
-        let mut grants = Vec::with_capacity(free as usize);
-        for i in 0..free.max(1) {
+        let mut probe_scopes: Vec<String> = probes.iter().map(Scope::key).collect();
+        let mut grants = Vec::with_capacity(count as usize);
+        for i in 0..count {
             let id = ledger::insert_grant(c, user, lane, now, &self.owner, lease)?;
             let probes = if i == 0 {
                 for key in &probe_scopes {
@@ -752,78 +684,6 @@ impl Inner {
             grants.push((id, probes));
         }
         Ok(Decision::Granted(grants))
-    }
-
-    /// The soft brake: above 0.8 pace the user's remaining budget over its shortest window; at 1.0 and
-    /// above hold until the oldest of its requests slides out, then one at a time until a new hint.
-    fn check_brake(
-        &self,
-        c: &Connection,
-        user: &str,
-        now: UnixMillis,
-        blocked: &mut Blocked,
-        free: &mut u32,
-    ) -> rusqlite::Result<()> {
-        let Some(b) = ledger::brake(c, user)? else {
-            return Ok(());
-        };
-        let w = self.shortest_user_window();
-        let len = w.length.as_millis() as i64;
-        if now - b.at >= len {
-            // A whole window has passed since the hint: it says nothing about now.
-            return ledger::clear_brake(c, user);
-        }
-        let reason = WaitReason::SoftBrake {
-            user: user.to_owned(),
-            percentage: b.percentage,
-        };
-        let paced_from = ledger::last_granted(c, user)?.unwrap_or(b.at);
-        let next = if b.percentage >= 1.0 {
-            if paced_from < b.hold_until {
-                b.hold_until
-            } else {
-                // One request went after the hold; the next waits for the hint its answer brings.
-                paced_from + len
-            }
-        } else {
-            paced_from + brake_interval_ms(b.percentage, w.count, len)
-        };
-        let next = next.max(b.hold_until);
-        if now < next {
-            blocked.timed(next, reason, false);
-        } else {
-            *free = (*free).min(1);
-        }
-        Ok(())
-    }
-
-    fn shortest_user_window(&self) -> Window {
-        *self
-            .limits
-            .user_windows
-            .iter()
-            .min_by_key(|w| w.length)
-            .expect("validated: at least one window")
-    }
-
-    /// How long until every window of `scope` has room for a foreground request (the model's own
-    /// Retry-After).
-    fn model_wait(&self, c: &Connection, scope: &Scope, now: UnixMillis) -> rusqlite::Result<i64> {
-        let u = match scope {
-            Scope::User(u) => Some(u.as_str()),
-            Scope::App => None,
-        };
-        let mut until = now;
-        for w in self.windows(scope) {
-            let len = w.length.as_millis() as i64;
-            let n = ledger::window_counts(c, u, now - len)?;
-            if n.total >= w.count {
-                if let Some(t) = ledger::nth_oldest(c, u, None, now - len, n.total - w.count)? {
-                    until = until.max(t + len);
-                }
-            }
-        }
-        Ok(until - now)
     }
 
     fn finish(self: &Arc<Self>, p: &Permit, outcome: Outcome) {
@@ -853,9 +713,11 @@ impl Inner {
                         // Only a reading above what our own ledger explains means someone else
                         // uses this user's budget; our own use is already paced by the model.
                         Some(pct) if pct > 0.8 && pct > self.own_use(c, &p.user, now)? + 0.05 => {
-                            let w = self.shortest_user_window();
+                            let w = model::shortest(&self.limits.user_windows)
+                                .expect("validated: at least one window");
                             let len = w.length.as_millis() as i64;
-                            let oldest = ledger::nth_oldest(c, Some(&p.user), None, now - len, 0)?;
+                            let rows = self.counted(c, &Scope::User(p.user.clone()), now, 0)?;
+                            let oldest = rows.iter().find(|r| r.at > now - len).map(|r| r.at);
                             let hold_until = if pct >= 1.0 {
                                 oldest.unwrap_or(now) + len
                             } else {
@@ -904,8 +766,11 @@ impl Inner {
         if let Err(e) = r {
             tracing::warn!(error = %e, user = %p.user, "could not record a Graph request's outcome; its slot lease will end it");
         }
+        // Every user waits on an app-wide cap and on the app breaker's probe.
+        let app_wide = self.limits.app_concurrency.is_some()
+            || p.probe_scopes.iter().any(|k| *k == Scope::App.key());
         if delayed {
-            let (me, id) = (self.clone(), p.id);
+            let (me, id, user) = (self.clone(), p.id, p.user.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(margin)).await;
                 if let Err(e) = me
@@ -914,21 +779,34 @@ impl Inner {
                 {
                     tracing::warn!(error = %e, "could not free a Graph slot; its lease will end it");
                 }
-                me.notify.notify_waiters();
+                me.wake(&user, app_wide);
             });
         }
-        self.notify.notify_waiters();
+        self.wake(&p.user, app_wide);
+    }
+
+    fn user_notify(&self, user: &str) -> Arc<Notify> {
+        self.user_notify
+            .lock()
+            .expect("limiter notify poisoned")
+            .entry(user.to_owned())
+            .or_default()
+            .clone()
+    }
+
+    /// Wakes the waiters a finished request of `user` may unblock: that user's, and everyone's when
+    /// it changed something of the app scope's.
+    fn wake(&self, user: &str, app_wide: bool) {
+        self.user_notify(user).notify_waiters();
+        if app_wide {
+            self.notify.notify_waiters();
+        }
     }
 
     /// The highest share of any of `user`'s windows our own ledger has used (0..=1 and above).
     fn own_use(&self, c: &Connection, user: &str, now: UnixMillis) -> rusqlite::Result<f64> {
-        let mut most: f64 = 0.0;
-        for w in &self.limits.user_windows {
-            let since = now - w.length.as_millis() as i64;
-            let n = ledger::window_counts(c, Some(user), since)?.total;
-            most = most.max(n as f64 / w.count.max(1) as f64);
-        }
-        Ok(most)
+        let rows = self.counted(c, &Scope::User(user.to_owned()), now, 0)?;
+        Ok(model::highest_use(&self.limits.user_windows, &rows, now))
     }
 
     /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`.
@@ -941,7 +819,9 @@ impl Inner {
         retry_after: Option<Duration>,
     ) -> rusqlite::Result<()> {
         let key = scope.key();
-        let model = self.model_wait(c, scope, now)?;
+        // The model's own Retry-After: until every window of the scope has room.
+        let rows = self.counted(c, scope, now, 0)?;
+        let model = model::room_at(self.windows(scope), &rows, now) - now;
         let ra = retry_after.map(|d| d.as_millis() as i64).unwrap_or(0);
         let policy = self.policy(scope);
         let existing = breaker::load(c, &key)?;
@@ -987,20 +867,20 @@ impl Inner {
                 Some(u) => ledger::scan_cost(c, u)?,
                 None => None,
             };
-            let mut windows = Vec::new();
-            for w in self.windows(&scope) {
-                let len = w.length.as_millis() as i64;
-                let n = ledger::window_counts(c, u, now - len)?;
-                windows.push(WindowUse {
-                    window: w.to_string(),
-                    length_ms: len,
-                    limit: w.count,
-                    background_limit: self.bg_window(w.count, scan_cost),
-                    foreground: n.total - n.background,
-                    background: n.background,
-                });
-            }
-            let f = ledger::in_flight(c, u, &self.owner)?;
+            let rows = self.counted(c, &scope, now, 0)?;
+            let windows = model::scope_windows(
+                self.windows(&scope),
+                self.limits.background_share,
+                scan_cost,
+                &rows,
+                now,
+                0,
+            )
+            .iter()
+            .map(model::window_use)
+            .collect();
+            let fv = ledger::in_flight_view(c, u.unwrap_or_default(), &self.owner)?;
+            let f = if u.is_some() { fv.user } else { fv.app };
             let breaker = match breakers.get(&scope.key()) {
                 None => BreakerState::Closed,
                 Some(b) if now < b.open_until => BreakerState::Open {

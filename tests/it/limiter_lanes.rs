@@ -138,7 +138,13 @@ async fn background_uses_all_but_the_floor_reserve_for_an_account_never_scanned(
 async fn the_reserve_is_sized_from_what_the_last_scan_cost() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
-    let l = open(&dir, limits(), &clock);
+    // The long window binds (its rate is half the short one's), so its reserve may be a twentieth
+    // of it: 10, the scan's whole cost.
+    let lim = GraphLimits {
+        user_windows: parse_windows("40/600ms,200/6s").unwrap(),
+        ..GraphLimits::default()
+    };
+    let l = open(&dir, lim, &clock);
     // A scan of 10 requests, metered.
     let meter = l.scan_meter("alice");
     burst(&l, "alice", Lane::Foreground, 10).await;
@@ -184,7 +190,88 @@ async fn the_reserve_is_sized_from_what_the_last_scan_cost() {
         .find(|s| s.scope == Scope::User("alice".into()))
         .unwrap();
     assert_eq!(alice.windows[0].background_limit, 30);
-    assert_eq!(alice.windows[1].background_limit, 390);
+    assert_eq!(alice.windows[1].background_limit, 190);
+}
+
+/// The documented per-user counts (120/60s, 400/1h) in short windows.
+fn documented() -> GraphLimits {
+    GraphLimits {
+        user_windows: parse_windows("120/600ms,400/6s").unwrap(),
+        ..GraphLimits::default()
+    }
+}
+
+/// Runs background work of `user` without pause as long as it can start by `until`; returns its
+/// grant instants.
+async fn saturate(l: &Limiter, user: &str, until: i64) -> Vec<i64> {
+    let mut out = Vec::new();
+    loop {
+        match l.acquire_before(user, Lane::Background, until).await {
+            Ok(p) => {
+                out.push(p.granted_at());
+                p.succeeded(None);
+            }
+            Err(LimiterError::WouldWait { .. }) => return out,
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_saturating_migration_keeps_nineteen_twentieths_of_the_binding_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, documented(), &clock);
+    // The 40-section notebook's scan: 41 requests, more than a twentieth of the 400/6s window.
+    l.record_scan_cost("alice", 41).unwrap();
+    let bg = saturate(&l, "alice", T0 + 60_000 - 1).await;
+    // Ten long windows: 380 of each window's 400 (the reserve keeps 20; held for the whole scan of
+    // 41 it would leave 359, 0.8975 of the budget).
+    assert_eq!(bg.len(), 3_800, "{}", bg.len() as f64 / 4_000.0);
+    // The minute-like window keeps the whole scan: background takes 79 of its 120 at a time.
+    assert_eq!(bg.iter().filter(|&&t| t == T0).count(), 79);
+    let snap = l.snapshot().unwrap();
+    let alice = &snap.scopes[1];
+    assert_eq!(alice.windows[0].background_limit, 79);
+    assert_eq!(alice.windows[1].background_limit, 380);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scan_the_reserve_covers_waits_for_nothing_and_a_bigger_one_only_for_the_refill() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, documented(), &clock);
+    l.record_scan_cost("alice", 41).unwrap();
+    // A migration that has saturated background's part of the long window for a while: bursts at
+    // 0, 0.6, 1.2, 1.8 and 2.4 s, again from 6 s, and nothing more until 12 s.
+    let bg = saturate(&l, "alice", T0 + 9_000).await;
+    assert_eq!(bg.len(), 760);
+    clock.sleep(Duration::from_millis(600)).await;
+    let now = clock.now_ms();
+    assert_eq!(now, T0 + 9_000);
+    // 20 of the scan's 41 at once: the long window's reserve.
+    let fg = burst(&l, "alice", Lane::Foreground, 20).await;
+    assert!(fg.iter().all(|&t| t == now), "{fg:?}");
+    // The rest come as the long window refills: each when the oldest request still counted slides
+    // out (here the background burst of 6 s before), never behind background work.
+    let migration = tokio::spawn({
+        let l = l.clone();
+        async move { saturate(&l, "alice", T0 + 12_500).await }
+    });
+    let rest = burst(&l, "alice", Lane::Foreground, 21).await;
+    let mut counted: Vec<i64> = bg.iter().chain(&fg).copied().collect();
+    let mut expect = Vec::new();
+    let mut at = now;
+    for _ in 0..21 {
+        at = at.max(notebridge::limiter::window::room_at(
+            &counted, at, 400, 6_000,
+        ));
+        counted.push(at);
+        expect.push(at);
+    }
+    assert_eq!(rest, expect);
+    assert_eq!(rest, vec![T0 + 12_000; 21], "the refill at 12 s");
+    migration.await.unwrap();
 }
 
 #[tokio::test(start_paused = true)]
