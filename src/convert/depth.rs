@@ -16,6 +16,14 @@ const VOID: &[&str] = &[
     "track", "wbr", "keygen", "frame", "basefont", "bgsound",
 ];
 
+/// Elements whose end tag may be left out (HTML closes them at the next sibling or the parent's
+/// end), so they never deepen the parser's stack by themselves. They are not counted: a sloppy
+/// table or a long run of unclosed paragraphs must not be taken for deep nesting and lose its tags.
+const OPTIONAL_END: &[&str] = &[
+    "p", "li", "dt", "dd", "td", "th", "tr", "thead", "tbody", "tfoot", "colgroup", "caption",
+    "option", "optgroup", "rb", "rt", "rtc", "rp", "html", "head", "body",
+];
+
 /// Elements whose content is text up to their end tag, not markup.
 const RAW: &[&str] = &["script", "style", "textarea", "title", "xmp"];
 
@@ -150,14 +158,15 @@ fn tag_at(b: &[u8], lt: usize) -> Option<(Tag, usize)> {
         }
         i += 1;
     };
-    if closing {
-        return Some((Tag::End, gt + 1));
-    }
     // Compared in place: no allocation per tag on the way through an ordinary page.
     let name = &b[name_at..name_end];
     let is = |n: &str| name.eq_ignore_ascii_case(n.as_bytes());
+    let optional = OPTIONAL_END.iter().any(|n| is(n));
+    if closing {
+        return Some((if optional { Tag::Other } else { Tag::End }, gt + 1));
+    }
     let self_closing = gt > name_end && b[gt - 1] == b'/';
-    let opens = !self_closing && !VOID.iter().any(|n| is(n));
+    let opens = !self_closing && !optional && !VOID.iter().any(|n| is(n));
     let raw = RAW.iter().find(|n| is(n)).copied();
     Some((Tag::Start { opens, raw }, gt + 1))
 }
@@ -184,16 +193,23 @@ mod tests {
         let n = MAX_DEPTH + 500;
         let html = format!("{}{}", "<ul><li>x".repeat(n), "</li></ul>".repeat(n));
         let capped = cap_depth(&html);
-        assert_eq!(
-            capped.matches("<ul>").count() + capped.matches("<li>").count(),
-            MAX_DEPTH
-        );
-        assert_eq!(
-            capped.matches("</ul>").count() + capped.matches("</li>").count(),
-            MAX_DEPTH
-        );
+        // Lists nest; their items close themselves, so only the lists count and are capped.
+        assert_eq!(capped.matches("<ul>").count(), MAX_DEPTH);
+        assert_eq!(capped.matches("</ul>").count(), MAX_DEPTH);
+        assert_eq!(capped.matches("<li>").count(), n);
         assert_eq!(capped.matches('x').count(), n);
         assert_eq!(scan(&capped, None), 0);
+    }
+
+    #[test]
+    fn unclosed_paragraphs_and_cells_are_not_taken_for_nesting() {
+        let n = MAX_DEPTH * 3;
+        let html = format!(
+            "<html><body>{}<table>{}</table></body></html>",
+            "<p>para".repeat(n),
+            "<tr><td>cell".repeat(n)
+        );
+        assert!(matches!(cap_depth(&html), Cow::Borrowed(_)));
     }
 
     #[test]
