@@ -274,7 +274,7 @@ fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) 
         let used = w.foreground + w.background;
         let full = if used >= w.limit {
             "  FULL"
-        } else if used >= w.background_limit {
+        } else if w.background_used >= w.background_limit {
             "  background share full"
         } else {
             ""

@@ -877,7 +877,7 @@ impl Inner {
                 0,
             )
             .iter()
-            .map(model::window_use)
+            .map(|f| model::window_use(f, self.limits.background_share))
             .collect();
             let fv = ledger::in_flight_view(c, u.unwrap_or_default(), &self.owner)?;
             let f = if u.is_some() { fv.user } else { fv.app };

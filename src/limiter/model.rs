@@ -258,13 +258,14 @@ pub fn scope_windows(
         .collect()
 }
 
-/// What `status` shows of a window.
-pub fn window_use(f: &WindowFill) -> WindowUse {
+/// What `status` shows of a window under `share`.
+pub fn window_use(f: &WindowFill, share: BackgroundShare) -> WindowUse {
     WindowUse {
         window: f.window.to_string(),
         length_ms: f.length_ms,
         limit: f.window.count,
         background_limit: f.background_limit,
+        background_used: f.background_used(share),
         foreground: f.total - f.background,
         background: f.background,
     }
@@ -713,9 +714,9 @@ mod tests {
             (5_000, Lane::Background),
         ]);
         let fills = scope_windows(&ws, BackgroundShare::Auto, Some(30), &r, 5_100, 0);
-        let u = window_use(&fills[1]);
+        let u = window_use(&fills[1], BackgroundShare::Auto);
         assert_eq!((u.foreground, u.background, u.background_limit), (1, 2, 38));
-        let short = window_use(&fills[0]);
+        let short = window_use(&fills[0], BackgroundShare::Auto);
         assert_eq!((short.foreground, short.background), (0, 1));
         let states = background_states(&ws, BackgroundShare::Auto, Some(30), &r, 5_100);
         assert_eq!(states[1].counted, vec![100, 200, 5_000]);
@@ -726,6 +727,25 @@ mod tests {
         assert_eq!(room_at(&ws, &r, 5_100), 5_100);
         // The short window is the fuller: 1 of 12 against 3 of 40.
         assert!((highest_use(&ws, &r, 5_100) - 1.0 / 12.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn what_counts_against_backgrounds_part_depends_on_the_share() {
+        let ws = parse_windows("4/6s").unwrap();
+        // Foreground alone filled the window: background's part is used up only in `auto`.
+        let r = rows(&[
+            (100, Lane::Foreground),
+            (200, Lane::Foreground),
+            (300, Lane::Foreground),
+        ]);
+        let auto = scope_windows(&ws, BackgroundShare::Auto, None, &r, 400, 0);
+        assert_eq!(
+            window_use(&auto[0], BackgroundShare::Auto).background_used,
+            3
+        );
+        let fixed = scope_windows(&ws, BackgroundShare::Fixed(0.5), None, &r, 400, 0);
+        let u = window_use(&fixed[0], BackgroundShare::Fixed(0.5));
+        assert_eq!((u.background_used, u.background_limit), (0, 2));
     }
 
     proptest! {

@@ -141,6 +141,9 @@ pub struct WindowUse {
     pub limit: u32,
     /// What the background lane may use of it (all but the foreground reserve, or a fixed share).
     pub background_limit: u32,
+    /// What counts against that part now: every request in `auto` (the reserve is what
+    /// foreground may still use), background's own under a fixed share.
+    pub background_used: u32,
     /// Foreground requests counted in it now.
     pub foreground: u32,
     /// Background requests counted in it now.
