@@ -4,6 +4,7 @@
 //! bounded by the number of workers whatever the notebook's size.
 
 pub mod links;
+pub mod prefetch;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,6 +32,7 @@ use crate::notion::writer::{
 use crate::store::jobs::{Job, JobKind};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
+use prefetch::Prefetched;
 
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
 /// orphans are re-queued at start, so this only has to outlast any single job.
@@ -102,6 +104,30 @@ pub struct RunStats {
     pub placeholders: AtomicU64,
     /// Links rewritten by the link pass.
     pub links: AtomicU64,
+    /// Pages to be created whose content is fetched and whose write has not ended, now (they
+    /// wait for their turn, or are being written).
+    pub ahead: AtomicU64,
+    /// The most pages that were ever ahead at once (at most the workers: each holds one).
+    pub ahead_peak: AtomicU64,
+    /// Bytes of files fetched before their page's turn.
+    pub prefetched_bytes: AtomicU64,
+}
+
+/// One page counted in [`RunStats::ahead`] while it lives.
+struct Ahead<'a>(&'a RunStats);
+
+impl<'a> Ahead<'a> {
+    fn enter(stats: &'a RunStats) -> Self {
+        let now = stats.ahead.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.ahead_peak.fetch_max(now, Ordering::SeqCst);
+        Ahead(stats)
+    }
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        self.0.ahead.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// How the run ended.
@@ -456,18 +482,24 @@ impl Migration {
         }
         let parent = self.parent_notion_id(job)?;
         let who = self.caller(&job.account, opts)?;
-        // A page not created yet waits for its turn before spending Graph budget on its content.
         let created = self
             .db
             .notion_item(&job.account, &job.item_id)?
             .is_some_and(|i| i.notion_page_id.is_some());
         if !created {
-            self.wait_for_turn(job).await?;
+            // An earlier sibling waiting for a retry would make this page wait long after its
+            // content is fetched: park it before spending Graph budget. Siblings in flight are
+            // not waited for here: the content and files are fetched while they are created, and
+            // the page waits for its turn only before its own creation (in `ensure`).
+            self.check_turn(job)?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, mut svgs) = self
             .fetch_page(&who, &job.item_id, &item, last_modified.clone())
             .await?;
+        // Counted from its content until its Notion page exists (or the attempt ends): each
+        // worker holds at most one page ahead of its turn.
+        let _ahead = (!created).then(|| Ahead::enter(&self.stats));
         for m in page.resources() {
             if let MediaSource::Embedded(f) = m {
                 svgs.insert(f.key.clone(), f.bytes.clone());
@@ -482,7 +514,30 @@ impl Migration {
                 None
             }
         });
-        let resources = resources_of(&page.resources());
+        let media = page.resources();
+        let resources = resources_of(&media);
+        // A page to be created uploads every file it has: fetch them now, in page order, while
+        // its earlier siblings are still being written (a page being resumed or rewritten may
+        // skip files already in Notion, so it fetches as the writer goes).
+        let prefetched = if created {
+            Prefetched::default()
+        } else {
+            let ordered: Vec<&Resource> = media
+                .iter()
+                .filter_map(|m| resource_url(m))
+                .filter_map(|u| resources.get(u))
+                .collect();
+            let max = usize::try_from(self.max_upload).unwrap_or(usize::MAX);
+            prefetch::fetch_ahead(
+                &self.graph,
+                &who,
+                &ordered,
+                max,
+                &self.stats.prefetched_bytes,
+            )
+            .await
+        };
+        drop(media);
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
         // Each block is freed as soon as it is JSON: a long page is not held twice.
@@ -502,6 +557,7 @@ impl Migration {
                 report: report.as_deref(),
                 last_modified: last_modified.as_deref(),
                 svgs,
+                prefetched,
                 pending_links: unresolved,
             }),
         )
@@ -595,7 +651,7 @@ impl Migration {
         let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
         let fetch = match &page {
-            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone()),
+            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),
         };
         let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
@@ -693,6 +749,15 @@ impl Migration {
         Ok(true)
     }
 
+    /// Refuses to start a page whose earlier sibling is queued for a retry (it would hold a
+    /// worker, and its fetched content, until that one ran): parked until about then.
+    fn check_turn(&self, job: &Job) -> Result<(), JobError> {
+        match self.db.earlier_siblings_pending(job)? {
+            (_, queued, next) if queued > 0 => Err(JobError::NotYet(next)),
+            _ => Ok(()),
+        }
+    }
+
     /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's order
     /// (Notion lists child pages in creation order). Bodies are still written in parallel.
     async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
@@ -709,7 +774,7 @@ impl Migration {
 
     /// Downloads resources through the Graph limiter, in the background lane; rendered drawings
     /// (`ink:` URLs) come from `svgs` in memory.
-    fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>) -> Fetch {
+    fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>, ahead: Prefetched) -> Fetch {
         let graph = self.graph.clone();
         // Nothing bigger than Notion takes is downloaded at all.
         let max = usize::try_from(self.max_upload).unwrap_or(usize::MAX);
@@ -718,6 +783,7 @@ impl Migration {
             let graph = graph.clone();
             let who = who.clone();
             let svg = svgs.get(&res.url).cloned();
+            let fetched = ahead.take(&res.url);
             // Drawings and files embedded in the page are served from memory, never fetched.
             let drawing = res.url.starts_with(ink::DRAWING_SCHEME)
                 || res.url.starts_with(crate::convert::EMBEDDED_SCHEME);
@@ -730,7 +796,10 @@ impl Migration {
                         problem: "the drawing was not rendered".into(),
                     });
                 }
-                graph.get_bytes(&who, &res.url, &item, max).await
+                match fetched {
+                    Some(answer) => answer,
+                    None => graph.get_bytes(&who, &res.url, &item, max).await,
+                }
             })
         })
     }
@@ -761,6 +830,8 @@ struct PageWrite<'a> {
     last_modified: Option<&'a str>,
     /// Rendered drawings by `ink:` URL.
     svgs: HashMap<String, Bytes>,
+    /// Files fetched before the page's turn.
+    prefetched: Prefetched,
     /// It links to pages not migrated yet.
     pending_links: bool,
 }
@@ -846,6 +917,15 @@ fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String>
 /// The Notion URL of a page id (what a link to it holds).
 pub fn notion_url(id: &str) -> String {
     format!("https://www.notion.so/{}", id.replace('-', ""))
+}
+
+/// The URL under which [`resources_of`] keeps a media source, if it has one.
+fn resource_url(m: &MediaSource) -> Option<&str> {
+    match m {
+        MediaSource::Resource { url, .. } => Some(url),
+        MediaSource::Embedded(f) => Some(&f.key),
+        _ => None,
+    }
 }
 
 /// The resources a converted page refers to, by URL, with the names Notion will show.
