@@ -39,6 +39,8 @@ use prefetch::Prefetched;
 const LEASE: Duration = Duration::from_secs(24 * 3600);
 /// Attempts at a job that keeps failing transiently before it is failed for good.
 const MAX_JOB_ATTEMPTS: i64 = 5;
+/// A waiting worker looks again after this long even without a change (see `wait_for_turn`).
+const SAFETY_WAKE: Duration = Duration::from_secs(2);
 
 /// What the run is asked to do.
 #[derive(Clone, Debug)]
@@ -209,6 +211,7 @@ pub struct Migration {
     stop: Arc<AtomicBool>,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
+    changes: Arc<tokio::sync::Notify>,
 }
 
 impl Migration {
@@ -233,6 +236,7 @@ impl Migration {
             stop: Arc::new(AtomicBool::new(false)),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
+            changes: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -324,17 +328,21 @@ impl Migration {
                 }
             };
             let Some(job) = job else {
+                // Listen before looking, so a change between the look and the wait is not missed.
+                let change = self.changes.notified();
+                tokio::pin!(change);
+                change.as_mut().enable();
                 running.fetch_sub(1, Ordering::SeqCst);
                 let (pending, next) = self.db.pending_work(&opts.accounts, now)?;
                 if pending == 0 && running.load(Ordering::SeqCst) == 0 {
                     return Ok(());
                 }
-                // Work remains but is not claimable yet: its parent is in flight here, or it waits
-                // for a retry time.
+                // Work remains but is not claimable yet: its parent is in flight here (woken when a
+                // job of this run changes), or it waits for a retry time (woken then).
                 let nap = next
                     .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
-                    .unwrap_or(Duration::from_millis(50));
-                tokio::time::sleep(nap).await;
+                    .unwrap_or(SAFETY_WAKE);
+                let _ = tokio::time::timeout(nap, change).await;
                 continue;
             };
             let result = self.process(&job, opts).await;
@@ -367,6 +375,7 @@ impl Migration {
                     stopped.store(true, Ordering::SeqCst);
                     let parked = self.db.park_job(job.id, &self.owner, now);
                     running.fetch_sub(1, Ordering::SeqCst);
+                    self.changed();
                     return parked.map_err(RunError::from);
                 }
                 Err(JobError::NotYet(until)) => {
@@ -379,10 +388,14 @@ impl Migration {
                     self.request_stop();
                     let _ = self.db.park_job(job.id, &self.owner, now);
                     running.fetch_sub(1, Ordering::SeqCst);
+                    self.changed();
                     return Err(e);
                 }
             };
             running.fetch_sub(1, Ordering::SeqCst);
+            // A finished, failed or parked job may be what a waiting sibling or an idle worker
+            // waits for.
+            self.changed();
             outcome?;
         }
     }
@@ -694,10 +707,13 @@ impl Migration {
                 let db = self.db.clone();
                 let clock = self.clock.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+                let changes = self.changes.clone();
                 let record = |id: &str| {
                     if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
+                    // The next sibling's turn.
+                    changes.notify_waiters();
                 };
                 let stats = writer
                     .create_page(
@@ -760,16 +776,32 @@ impl Migration {
 
     /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's order
     /// (Notion lists child pages in creation order). Bodies are still written in parallel.
+    ///
+    /// Only this process changes the queue (the run lock), and every change that can end the wait
+    /// (a sibling's page recorded, a sibling's job finished, failed or parked) wakes the waiters:
+    /// nothing is polled. [`SAFETY_WAKE`] only bounds the cost of a change that forgot to.
     async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
         loop {
+            let change = self.changes.notified();
+            tokio::pin!(change);
+            change.as_mut().enable();
             match self.db.earlier_siblings_pending(job)? {
                 (0, 0, _) => return Ok(()),
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
                 (_, queued, next) if queued > 0 => return Err(JobError::NotYet(next)),
-                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                _ => {
+                    if tokio::time::timeout(SAFETY_WAKE, change).await.is_err() {
+                        tracing::debug!(job = job.id, "woke by the safety timeout, not a change");
+                    }
+                }
             }
         }
+    }
+
+    /// Wakes whoever waits for the queue to change.
+    fn changed(&self) {
+        self.changes.notify_waiters();
     }
 
     /// Downloads resources through the Graph limiter, in the background lane; rendered drawings
