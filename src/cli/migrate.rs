@@ -19,6 +19,7 @@ use crate::limiter::Lane;
 use crate::net::Reachability;
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
+use crate::queue::cancel::Cancel;
 use crate::queue::{Migration, RunEnd, RunOptions};
 use crate::settings::{parse_duration, Settings};
 use crate::store::jobs::Remaining;
@@ -92,9 +93,16 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let started_at = clock.now_ms();
     if args.dry_run {
         // Nothing is written to the queue, so a migration running meanwhile is no obstacle.
-        let lost = Arc::new(AtomicBool::new(false));
         return super::runtime()?.block_on(migrate(
-            settings, printer, &args, &db, &clock, &token, target, started_at, &lost,
+            settings,
+            printer,
+            &args,
+            &db,
+            &clock,
+            &token,
+            target,
+            started_at,
+            &Cancel::new(),
         ));
     }
 
@@ -119,10 +127,12 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
         .into());
     }
     let lock_lost = Arc::new(AtomicBool::new(false));
+    // The root of the run's stop tree: signals and a lost lock stop it.
+    let cancel = Cancel::new();
     let result = super::runtime()?.block_on(async {
         let heartbeat = {
             let (db, token, clock) = (db.clone(), lock_token.clone(), clock.clone());
-            let lost = lock_lost.clone();
+            let (lost, cancel) = (lock_lost.clone(), cancel.clone());
             tokio::spawn(async move {
                 loop {
                     tokio::time::sleep(LOCK_STALE / 4).await;
@@ -135,6 +145,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
                                 "another notebridge took over the migration lock; stopping"
                             );
                             lost.store(true, Ordering::SeqCst);
+                            cancel.stop();
                             return;
                         }
                         Err(e) => tracing::warn!("could not refresh the migration lock: {e}"),
@@ -143,7 +154,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
             })
         };
         let r = migrate(
-            settings, printer, &args, &db, &clock, &token, target, started_at, &lock_lost,
+            settings, printer, &args, &db, &clock, &token, target, started_at, &cancel,
         )
         .await;
         heartbeat.abort();
@@ -171,7 +182,7 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
-    lock_lost: &Arc<AtomicBool>,
+    cancel: &Cancel,
 ) -> anyhow::Result<Exit> {
     let started = Instant::now();
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
@@ -220,7 +231,8 @@ async fn migrate(
         notion.clone(),
         max_upload,
         clock.clone(),
-    );
+    )
+    .with_cancel(cancel.clone());
     {
         let m = migration.clone();
         tokio::spawn(async move {
@@ -232,13 +244,6 @@ async fn migrate(
             wait_for_stop_signal().await;
             eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
             std::process::exit(Exit::WorkRemaining.code().into());
-        });
-        let (m, lost) = (migration.clone(), lock_lost.clone());
-        tokio::spawn(async move {
-            while !lost.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            m.request_stop();
         });
     }
     let ticker = progress(printer, &migration, &accounts, settings);

@@ -3,6 +3,7 @@
 //! flight at a time, so Graph fetches of one page overlap Notion writes of another, and memory stays
 //! bounded by the number of workers whatever the notebook's size.
 
+pub mod cancel;
 pub mod links;
 pub mod prefetch;
 
@@ -32,6 +33,7 @@ use crate::notion::writer::{
 use crate::store::jobs::{Job, JobKind};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
+use cancel::Cancel;
 use prefetch::Prefetched;
 
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
@@ -208,7 +210,7 @@ pub struct Migration {
     max_upload: u64,
     clock: Clock,
     owner: String,
-    stop: Arc<AtomicBool>,
+    cancel: Cancel,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
     changes: Arc<tokio::sync::Notify>,
@@ -233,7 +235,7 @@ impl Migration {
             max_upload,
             clock,
             owner: format!("{}:{}", std::process::id(), uuid::Uuid::new_v4()),
-            stop: Arc::new(AtomicBool::new(false)),
+            cancel: Cancel::new(),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
             changes: Arc::new(tokio::sync::Notify::new()),
@@ -245,15 +247,27 @@ impl Migration {
         &self.stats
     }
 
-    /// Asks the workers to take no new work (Ctrl-C, SIGTERM).
+    /// The same migration stopped by `cancel` (the root a signal and the lock's heartbeat stop).
+    pub fn with_cancel(mut self, cancel: Cancel) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Asks the workers to take no new work (Ctrl-C, SIGTERM, a lost lock, a fatal error).
     pub fn request_stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.cancel.stop();
     }
 
     /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
         // Waiting for an unreachable service ends where the run's time does.
         self.graph.reachability().set_deadline(opts.deadline);
+        // This run's branch of the stop tree: it stops with the root, or at the deadline.
+        let cancel = self.cancel.child();
+        if let Some(d) = opts.deadline {
+            let left = (d - self.clock.now_ms()).max(0) as u64;
+            cancel.stop_after(Duration::from_millis(left));
+        }
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         // Each account gets its own workers: a throttled account holds up only its own pages, never
@@ -273,8 +287,9 @@ impl Migration {
                 };
                 let running = running.clone();
                 let stopped = stopped.clone();
+                let cancel = cancel.clone();
                 tasks.push(tokio::spawn(async move {
-                    me.worker(&opts, &running, &stopped).await
+                    me.worker(&opts, &running, &stopped, &cancel).await
                 }));
             }
         }
@@ -297,7 +312,7 @@ impl Migration {
         }
         let (pending, _) = self.db.pending_work(&opts.accounts, self.clock.now_ms())?;
         Ok(
-            if pending > 0 && (stopped.load(Ordering::SeqCst) || self.stop.load(Ordering::SeqCst)) {
+            if pending > 0 && (stopped.load(Ordering::SeqCst) || cancel.is_stopped()) {
                 RunEnd::Stopped
             } else {
                 RunEnd::Finished
@@ -310,21 +325,26 @@ impl Migration {
         opts: &RunOptions,
         running: &AtomicU64,
         stopped: &AtomicBool,
+        cancel: &Cancel,
     ) -> Result<(), RunError> {
         loop {
             let now = self.clock.now_ms();
-            if self.stop.load(Ordering::SeqCst) || opts.deadline.is_some_and(|d| now >= d) {
+            if cancel.is_stopped() || opts.deadline.is_some_and(|d| now >= d) {
                 stopped.store(true, Ordering::SeqCst);
                 return Ok(());
             }
             // Count ourselves as busy before claiming, so an idle peer never sees "nothing running"
             // in the instant between our claim and our work.
             running.fetch_add(1, Ordering::SeqCst);
-            let job = match self.db.claim_job(&opts.accounts, &self.owner, LEASE, now) {
+            let (accounts, owner) = (opts.accounts.clone(), self.owner.clone());
+            let job = match self
+                .store(move |db| db.claim_job(&accounts, &owner, LEASE, now))
+                .await
+            {
                 Ok(j) => j,
                 Err(e) => {
                     running.fetch_sub(1, Ordering::SeqCst);
-                    return Err(e.into());
+                    return Err(e);
                 }
             };
             let Some(job) = job else {
@@ -333,7 +353,10 @@ impl Migration {
                 tokio::pin!(change);
                 change.as_mut().enable();
                 running.fetch_sub(1, Ordering::SeqCst);
-                let (pending, next) = self.db.pending_work(&opts.accounts, now)?;
+                let accounts = opts.accounts.clone();
+                let (pending, next) = self
+                    .store(move |db| db.pending_work(&accounts, now))
+                    .await?;
                 if pending == 0 && running.load(Ordering::SeqCst) == 0 {
                     return Ok(());
                 }
@@ -342,13 +365,18 @@ impl Migration {
                 let nap = next
                     .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
                     .unwrap_or(SAFETY_WAKE);
-                let _ = tokio::time::timeout(nap, change).await;
+                tokio::select! {
+                    _ = tokio::time::sleep(nap) => {}
+                    _ = change => {}
+                    _ = cancel.stopped() => {}
+                }
                 continue;
             };
             let result = self.process(&job, opts).await;
             let now = self.clock.now_ms();
+            let (id, owner) = (job.id, self.owner.clone());
             let outcome = match result {
-                Ok(()) => self.db.complete_job(job.id, &self.owner, now),
+                Ok(()) => self.store(move |db| db.complete_job(id, &owner, now)).await,
                 Err(JobError::Permanent(msg)) => {
                     tracing::warn!(
                         job = job.id,
@@ -356,37 +384,40 @@ impl Migration {
                         "failed for good: {msg}"
                     );
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                    self.store(move |db| db.fail_job(id, &owner, &msg, now))
+                        .await
                 }
                 Err(JobError::Transient(msg)) if job.attempts >= MAX_JOB_ATTEMPTS => {
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
                     let msg = format!("{msg} (after {} attempts)", job.attempts);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                    self.store(move |db| db.fail_job(id, &owner, &msg, now))
+                        .await
                 }
                 Err(JobError::Transient(msg)) => {
                     let backoff = 2_000i64 * (1 << job.attempts.min(6));
                     tracing::info!(job = job.id, "will retry: {msg}");
-                    self.db
-                        .requeue_job(job.id, &self.owner, Some(&msg), now + backoff, now)
+                    self.store(move |db| db.requeue_job(id, &owner, Some(&msg), now + backoff, now))
+                        .await
                 }
                 Err(JobError::Stop) => {
                     // The next request could start only after the deadline: this worker is done
                     // (claiming again would only meet the same answer).
                     stopped.store(true, Ordering::SeqCst);
-                    let parked = self.db.park_job(job.id, &self.owner, now);
+                    let parked = self.store(move |db| db.park_job(id, &owner, now)).await;
                     running.fetch_sub(1, Ordering::SeqCst);
                     self.changed();
-                    return parked.map_err(RunError::from);
+                    return parked;
                 }
                 Err(JobError::NotYet(until)) => {
-                    self.db
-                        .defer_job(job.id, &self.owner, until.max(now + 200), now)
+                    let until = until.max(now + 200);
+                    self.store(move |db| db.defer_job(id, &owner, until, now))
+                        .await
                 }
                 Err(JobError::Fatal(e)) => {
                     // Every worker stops taking work now, not when its own job ends: a refusal
                     // that stops the run must not be met again by each queued page.
                     self.request_stop();
-                    let _ = self.db.park_job(job.id, &self.owner, now);
+                    let _ = self.store(move |db| db.park_job(id, &owner, now)).await;
                     running.fetch_sub(1, Ordering::SeqCst);
                     self.changed();
                     return Err(e);
@@ -504,7 +535,7 @@ impl Migration {
             // content is fetched: park it before spending Graph budget. Siblings in flight are
             // not waited for here: the content and files are fetched while they are created, and
             // the page waits for its turn only before its own creation (in `ensure`).
-            self.check_turn(job)?;
+            self.check_turn(job).await?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, mut svgs) = self
@@ -767,8 +798,8 @@ impl Migration {
 
     /// Refuses to start a page whose earlier sibling is queued for a retry (it would hold a
     /// worker, and its fetched content, until that one ran): parked until about then.
-    fn check_turn(&self, job: &Job) -> Result<(), JobError> {
-        match self.db.earlier_siblings_pending(job)? {
+    async fn check_turn(&self, job: &Job) -> Result<(), JobError> {
+        match self.siblings_pending(job).await? {
             (_, queued, next) if queued > 0 => Err(JobError::NotYet(next)),
             _ => Ok(()),
         }
@@ -785,7 +816,7 @@ impl Migration {
             let change = self.changes.notified();
             tokio::pin!(change);
             change.as_mut().enable();
-            match self.db.earlier_siblings_pending(job)? {
+            match self.siblings_pending(job).await? {
                 (0, 0, _) => return Ok(()),
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
@@ -796,6 +827,29 @@ impl Migration {
                     }
                 }
             }
+        }
+    }
+
+    /// [`Db::earlier_siblings_pending`] off the runtime's threads.
+    async fn siblings_pending(&self, job: &Job) -> Result<(i64, i64, UnixMillis), JobError> {
+        let job = job.clone();
+        self.store(move |db| db.earlier_siblings_pending(&job))
+            .await
+            .map_err(JobError::Fatal)
+    }
+
+    /// Runs a store call on tokio's blocking pool: the queue's transitions and the turn checks
+    /// wait for SQLite (a busy database, a sync to disk) without holding a runtime thread that
+    /// Graph and Notion requests need.
+    async fn store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        let db = self.db.clone();
+        match tokio::task::spawn_blocking(move || f(&db)).await {
+            Ok(r) => r.map_err(RunError::Store),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(RunError::Worker(e.to_string())),
         }
     }
 
