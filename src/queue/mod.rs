@@ -1065,6 +1065,118 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Jitter;
+    use crate::notion::rate::NotionRate;
+    use crate::settings::{DefaultDirs, FlagSettings, Settings};
+    use crate::store::inventory::{Notebook, Page, ScanScope, Section};
+
+    /// A migration over `db` whose services are never reached (the tests below only order pages).
+    fn offline(db: Arc<Db>, path: &std::path::Path) -> Migration {
+        let flags = FlagSettings {
+            db: Some(path.to_owned()),
+            config: None,
+        };
+        let env = HashMap::from([(crate::settings::env::CLIENT_ID.to_owned(), "c".to_owned())]);
+        let settings = Settings::resolve(&flags, &env, DefaultDirs::default()).unwrap();
+        let clock = Clock::system();
+        let graph =
+            GraphClient::open(db.clone(), &settings, clock.clone(), Jitter::seeded(1)).unwrap();
+        let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+        let notion = NotionClient::new("http://127.0.0.1:9", "t", rate, Jitter::seeded(2));
+        Migration::new(db, graph, notion, 1 << 20, clock)
+    }
+
+    /// One section of three pages, planned; the notebook and section jobs done; the three page
+    /// jobs claimed (in flight), in order.
+    fn three_siblings_in_flight() -> (tempfile::TempDir, Arc<Db>, Vec<Job>) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("s.db")).unwrap());
+        let page = |id: &str, order| Page {
+            id: id.into(),
+            title: id.into(),
+            level: 0,
+            order,
+            last_modified: None,
+            created: None,
+            content_url: None,
+        };
+        let nb = vec![Notebook {
+            id: "nb".into(),
+            name: "NB".into(),
+            created: None,
+            last_modified: None,
+            section_groups: vec![],
+            sections: vec![Section {
+                id: "s".into(),
+                name: "S".into(),
+                created: None,
+                last_modified: None,
+                pages: vec![page("p1", 0), page("p2", 1), page("p3", 2)],
+            }],
+        }];
+        db.save_scan("a", &nb, &ScanScope::All, 1).unwrap();
+        db.create_plan("a", "target", &nb, 1).unwrap();
+        let lease = Duration::from_secs(60);
+        for _ in 0..2 {
+            let c = db.claim_job(&[], "me", lease, 2).unwrap().unwrap();
+            db.complete_job(c.id, "me", 2).unwrap();
+        }
+        let pages: Vec<Job> = (0..3)
+            .map(|_| db.claim_job(&[], "me", lease, 3).unwrap().unwrap())
+            .collect();
+        assert_eq!(
+            pages.iter().map(|j| j.item_id.as_str()).collect::<Vec<_>>(),
+            ["p1", "p2", "p3"]
+        );
+        (dir, db, pages)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_waits_for_its_earlier_siblings_pages_and_goes_on_when_they_are_recorded() {
+        let (dir, db, pages) = three_siblings_in_flight();
+        let m = offline(db.clone(), &dir.path().join("s.db"));
+        let waiter = {
+            let (m, job) = (m.clone(), pages[2].clone());
+            tokio::spawn(async move { m.wait_for_turn(&job).await.is_ok() })
+        };
+        // Time alone never gives a page its turn, however long. (Off the safety wakes' grid, so the
+        // waiter is waiting, not looking, when the pages are recorded below.)
+        tokio::time::sleep(Duration::from_secs(601)).await;
+        assert!(!waiter.is_finished(), "p3 went before p1 and p2 exist");
+        for (i, j) in pages[..2].iter().enumerate() {
+            db.record_intent("a", &j.item_id, "page", "section-page", &j.item_id, 4)
+                .unwrap();
+            db.record_created("a", &j.item_id, &format!("notion-{i}"), 5)
+                .unwrap();
+        }
+        // The writer's record wakes the waiters (here by hand, as its callback does): p3 goes on
+        // at once, not at the next safety wake.
+        let before = tokio::time::Instant::now();
+        m.changed();
+        assert!(waiter.await.unwrap());
+        // (On the paused clock a wake by the safety timer would show as up to `SAFETY_WAKE`.)
+        assert!(
+            before.elapsed() < Duration::from_millis(10),
+            "{:?}",
+            before.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_behind_a_sibling_waiting_for_a_retry_is_parked_before_any_fetch() {
+        let (dir, db, pages) = three_siblings_in_flight();
+        let m = offline(db.clone(), &dir.path().join("s.db"));
+        db.requeue_job(pages[0].id, "me", Some("503"), 9_000, 6)
+            .unwrap();
+        match m.check_turn(&pages[1]).await {
+            Err(JobError::NotYet(until)) => assert_eq!(until, 9_000),
+            _ => panic!("p2 must be parked until p1 may run"),
+        }
+        // With p1 only in flight, p2 may fetch ahead.
+        let (dir2, db2, pages2) = three_siblings_in_flight();
+        let m2 = offline(db2, &dir2.path().join("s.db"));
+        assert!(m2.check_turn(&pages2[1]).await.is_ok());
+    }
 
     #[test]
     fn a_page_too_large_to_download_fails_alone_and_the_run_goes_on() {
