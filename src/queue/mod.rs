@@ -5,6 +5,7 @@
 
 pub mod cancel;
 pub mod links;
+pub mod lock;
 pub mod prefetch;
 
 use std::collections::HashMap;
