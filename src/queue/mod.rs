@@ -42,6 +42,10 @@ use prefetch::Prefetched;
 const LEASE: Duration = Duration::from_secs(24 * 3600);
 /// Attempts at a job that keeps failing transiently before it is failed for good.
 const MAX_JOB_ATTEMPTS: i64 = 5;
+/// Children of one parent in flight at once. Siblings are created one after another, so more
+/// workers on one parent would only wait in line; the others take the next parent's pages, whose
+/// creation runs beside (pages ahead of their turn: at most this many per parent).
+const PER_PARENT: i64 = 3;
 /// A waiting worker looks again after this long even without a change (see `wait_for_turn`).
 const SAFETY_WAKE: Duration = Duration::from_secs(2);
 
@@ -339,7 +343,7 @@ impl Migration {
             running.fetch_add(1, Ordering::SeqCst);
             let (accounts, owner) = (opts.accounts.clone(), self.owner.clone());
             let job = match self
-                .store(move |db| db.claim_job(&accounts, &owner, LEASE, now))
+                .store(move |db| db.claim_job_within(&accounts, &owner, LEASE, now, PER_PARENT))
                 .await
             {
                 Ok(j) => j,
