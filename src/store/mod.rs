@@ -9,6 +9,7 @@ pub mod history;
 pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
+pub mod sources;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -50,6 +51,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0008_network_wait",
         include_str!("../../migrations/0008_network_wait.sql"),
+    ),
+    (
+        "0009_sources",
+        include_str!("../../migrations/0009_sources.sql"),
     ),
 ];
 

@@ -47,6 +47,7 @@ mod output_cli;
 mod public_samples;
 mod report_cli;
 mod scan_cli;
+mod sources_cli;
 mod status_cli;
 mod trace_cli;
 mod verify_cli;

@@ -1,0 +1,145 @@
+//! Where each account can read notebooks, as the last discovery (`notebridge sources`) found them,
+//! so `scan --group NAME` and later commands recognise a group or site without asking Graph again.
+
+use rusqlite::params;
+
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+use crate::graph::sources::{Source, SourceKind};
+
+/// One stored source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSource {
+    /// The source.
+    pub source: Source,
+    /// Its notebook count, when it could be counted.
+    pub notebooks: Option<i64>,
+    /// Why it could not be, otherwise.
+    pub problem: Option<String>,
+    /// When it was found.
+    pub discovered_at: UnixMillis,
+}
+
+impl Db {
+    /// Replaces what is known of `account`'s sources with a new discovery.
+    pub fn save_sources(
+        &self,
+        account: &str,
+        found: &[(Source, std::result::Result<usize, String>)],
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("storing the sources", |tx| {
+            tx.execute("DELETE FROM sources WHERE account = ?1", [account])?;
+            let mut st = tx.prepare(
+                "INSERT OR REPLACE INTO sources(account, kind, id, name, url, notebooks, problem,
+                                                discovered_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (s, n) in found {
+                let (count, problem) = match n {
+                    Ok(n) => (Some(*n as i64), None),
+                    Err(p) => (None, Some(p.as_str())),
+                };
+                st.execute(params![
+                    account,
+                    s.kind.as_str(),
+                    s.id,
+                    s.name,
+                    s.url,
+                    count,
+                    problem,
+                    now
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Records one group or site a command named (kept next to what discovery found).
+    pub fn remember_source(&self, account: &str, s: &Source, now: UnixMillis) -> Result<()> {
+        self.write("storing a source", |tx| {
+            tx.execute(
+                "INSERT INTO sources(account, kind, id, name, url, notebooks, problem, discovered_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL, ?6)
+                 ON CONFLICT(account, kind, id) DO UPDATE SET name = excluded.name,
+                   url = COALESCE(excluded.url, url), discovered_at = excluded.discovered_at",
+                params![account, s.kind.as_str(), s.id, s.name, s.url, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The sources known for `account`: its own first, then groups, then sites, by name.
+    pub fn sources(&self, account: &str) -> Result<Vec<StoredSource>> {
+        self.read("reading the sources", |c| {
+            let mut st = c.prepare(
+                "SELECT kind, id, name, url, notebooks, problem, discovered_at FROM sources
+                 WHERE account = ?1
+                 ORDER BY CASE kind WHEN 'personal' THEN 0 WHEN 'group' THEN 1 ELSE 2 END,
+                          name COLLATE NOCASE, id",
+            )?;
+            let rows = st.query_map([account], |r| {
+                let kind: String = r.get(0)?;
+                Ok(StoredSource {
+                    source: Source {
+                        kind: SourceKind::parse(&kind).unwrap_or(SourceKind::Site),
+                        id: r.get(1)?,
+                        name: r.get(2)?,
+                        url: r.get(3)?,
+                    },
+                    notebooks: r.get(4)?,
+                    problem: r.get(5)?,
+                    discovered_at: r.get(6)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn discovery_replaces_and_named_sources_are_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let g = Source {
+            kind: SourceKind::Group,
+            id: "g1".into(),
+            name: "Marketing".into(),
+            url: None,
+        };
+        let s = Source {
+            kind: SourceKind::Site,
+            id: "h,1,2".into(),
+            name: "Design".into(),
+            url: Some("https://contoso.sharepoint.com/sites/Design".into()),
+        };
+        let me = Source::personal("u1", "alice");
+        db.save_sources(
+            "alice",
+            &[
+                (s.clone(), Err("10008".into())),
+                (g.clone(), Ok(2)),
+                (me.clone(), Ok(1)),
+            ],
+            5,
+        )
+        .unwrap();
+        let got = db.sources("alice").unwrap();
+        let kinds: Vec<_> = got.iter().map(|x| x.source.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![SourceKind::Personal, SourceKind::Group, SourceKind::Site]
+        );
+        assert_eq!(got[1].notebooks, Some(2));
+        assert_eq!(got[2].problem.as_deref(), Some("10008"));
+        assert!(db.sources("bob").unwrap().is_empty());
+        db.save_sources("alice", &[(me, Ok(1))], 6).unwrap();
+        assert_eq!(db.sources("alice").unwrap().len(), 1);
+        db.remember_source("alice", &g, 7).unwrap();
+        assert_eq!(db.sources("alice").unwrap()[1].source, g);
+    }
+}
