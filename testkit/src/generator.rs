@@ -585,10 +585,7 @@ pub fn page_html_at(
         }
         if o == 0 {
             for r in &res {
-                let url = format!(
-                    "{base}/{owner}/onenote/resources/{}/$value",
-                    r.id
-                );
+                let url = format!("{base}/{owner}/onenote/resources/{}/$value", r.id);
                 match &r.kind {
                     ResourceKind::Image { width, height } => {
                         let _ = writeln!(

@@ -170,7 +170,12 @@ impl Lab {
     /// Stores `user` as the signed-in account `name` without the device-code dance (a refresh token
     /// minted by the sign-in server; the first Graph call refreshes it like a real one).
     pub fn sign_in(&self, db: &Db, name: &str, user: &TestUser) {
-        self.sign_in_with(db, name, user, &["offline_access", "User.Read", "Notes.Read"]);
+        self.sign_in_with(
+            db,
+            name,
+            user,
+            &["offline_access", "User.Read", "Notes.Read"],
+        );
     }
 
     /// [`Lab::sign_in`] with the scopes the grant carries (e.g. [`TEAM_SCOPES`]).

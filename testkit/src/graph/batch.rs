@@ -12,8 +12,8 @@ use tokio::time::Instant;
 
 use super::routes::{Body, Reply};
 use super::stats::LogEntry;
-use super::throttle::{self, Rejection, SlotGuard};
 use super::teams::Who;
+use super::throttle::{self, Rejection, SlotGuard};
 use super::Shared;
 
 /// Most inner requests one batch may carry.

@@ -829,7 +829,9 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         Some("users") if segs.len() > 1 => (segs[1].clone(), &segs[2..]),
         // The owner's access was checked before (`teams::Teams::route`).
-        Some("groups" | "sites") if segs.len() > 1 && *ctx.owner != Owner::User(ctx.user.into()) => {
+        Some("groups" | "sites")
+            if segs.len() > 1 && *ctx.owner != Owner::User(ctx.user.into()) =>
+        {
             ("me".to_owned(), &segs[2..])
         }
         Some(s)

@@ -51,7 +51,10 @@ impl Env {
             seed: 21,
             ..NotebookSpec::default()
         };
-        srv.add_group(TeamGroup::new(GROUP, "Marketing", &[ALICE]), generate(&spec));
+        srv.add_group(
+            TeamGroup::new(GROUP, "Marketing", &[ALICE]),
+            generate(&spec),
+        );
         srv.add_group(
             TeamGroup {
                 unified: false,
@@ -125,7 +128,9 @@ async fn group_and_site_notebooks_are_served_like_personal_ones() {
     let (_, v2) = e.json(&next).await;
     assert_eq!(v2["value"].as_array().unwrap().len(), 5);
     let (s, v) = e
-        .json(&format!("/groups/{GROUP}/onenote/sections/{sec}/pages?$top=101"))
+        .json(&format!(
+            "/groups/{GROUP}/onenote/sections/{sec}/pages?$top=101"
+        ))
         .await;
     assert_eq!((s, code(&v)), (400, "20129"));
     // Content: resource URLs are rooted at the group, and they are served there.
@@ -149,8 +154,17 @@ async fn group_and_site_notebooks_are_served_like_personal_ones() {
         .and_then(|r| r.split('"').next())
         .expect("an image")
         .to_owned();
-    assert!(res.contains(&format!("groups('{GROUP}')/onenote/resources/")), "{res}");
-    let r = e.http.get(&res).bearer_auth("tok-alice").send().await.unwrap();
+    assert!(
+        res.contains(&format!("groups('{GROUP}')/onenote/resources/")),
+        "{res}"
+    );
+    let r = e
+        .http
+        .get(&res)
+        .bearer_auth("tok-alice")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     // A group's ids are not the user's: /me does not know them.
     let (s, _) = e.json(&format!("/me/onenote/pages/{page}")).await;
@@ -158,7 +172,10 @@ async fn group_and_site_notebooks_are_served_like_personal_ones() {
     // A site's notebooks.
     let (s, v) = e.json(&format!("/sites/{SITE}/onenote/notebooks")).await;
     assert_eq!(s, 200);
-    assert_eq!(ids(&v), vec![e.srv.notes(&site_key(SITE)).notebooks[0].id.clone()]);
+    assert_eq!(
+        ids(&v),
+        vec![e.srv.notes(&site_key(SITE)).notebooks[0].id.clone()]
+    );
 }
 
 #[tokio::test]
@@ -185,7 +202,12 @@ async fn team_requests_batch_and_count_against_the_signed_in_users_limits() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|x| (x["id"].as_str().unwrap().to_owned(), x["status"].as_u64().unwrap()))
+        .map(|x| {
+            (
+                x["id"].as_str().unwrap().to_owned(),
+                x["status"].as_u64().unwrap(),
+            )
+        })
         .collect();
     statuses.sort();
     assert_eq!(
@@ -237,7 +259,9 @@ async fn member_of_lists_groups_and_roles_with_skiptoken_paging() {
     assert_eq!(all[1]["groupTypes"], json!([]));
     assert!(all[0].get("mailEnabled").is_none(), "$select applies");
     // Bob is in the security group only.
-    let (_, v) = e.json_as("tok-bob", "/me/memberOf/microsoft.graph.group").await;
+    let (_, v) = e
+        .json_as("tok-bob", "/me/memberOf/microsoft.graph.group")
+        .await;
     assert_eq!(ids(&v), vec!["5ec0-0000-group".to_owned()]);
     let (s, _) = e.json("/me/memberOf?$top=1000").await;
     assert_eq!(s, 400);
@@ -250,9 +274,7 @@ async fn followed_sites_and_site_lookup_need_sites_read_all() {
     assert_eq!(s, 200);
     assert_eq!(ids(&v), vec![SITE.to_owned()]);
     assert_eq!(v["value"][0]["webUrl"], SITE_URL);
-    let (s, v) = e
-        .json("/sites/contoso.sharepoint.com:/sites/Design")
-        .await;
+    let (s, v) = e.json("/sites/contoso.sharepoint.com:/sites/Design").await;
     assert_eq!(s, 200, "{v}");
     assert_eq!(v["id"], SITE);
     assert_eq!(v["displayName"], "Design");
@@ -269,11 +291,17 @@ async fn followed_sites_and_site_lookup_need_sites_read_all() {
     let (s, v) = e.json_as("tok-alice-notes", "/me/followedSites").await;
     assert_eq!((s, code(&v)), (403, "accessDenied"));
     let (s, _) = e
-        .json_as("tok-alice-notes", "/sites/contoso.sharepoint.com:/sites/Design")
+        .json_as(
+            "tok-alice-notes",
+            "/sites/contoso.sharepoint.com:/sites/Design",
+        )
         .await;
     assert_eq!(s, 403);
     let (s, _) = e
-        .json_as("tok-alice-notes", &format!("/sites/{SITE}/onenote/notebooks"))
+        .json_as(
+            "tok-alice-notes",
+            &format!("/sites/{SITE}/onenote/notebooks"),
+        )
         .await;
     assert_eq!(s, 200);
 }
