@@ -74,8 +74,19 @@ pub(super) async fn select(
         db.remember_source(&args.account, &s, clock.now_ms())?;
         out.push(s);
     }
+    let known = db.sources(&args.account)?;
     for s in &args.sites {
-        let s = find_site(graph, who, s).await?;
+        let mut s = find_site(graph, who, s).await?;
+        // A site named by its id has no name of its own here (reading it by id needs only
+        // Notes.Read.All); what discovery found names it.
+        if s.url.is_none() {
+            if let Some(k) = known
+                .iter()
+                .find(|k| k.source.kind == SourceKind::Site && k.source.id == s.id)
+            {
+                s = k.source.clone();
+            }
+        }
         db.remember_source(&args.account, &s, clock.now_ms())?;
         out.push(s);
     }

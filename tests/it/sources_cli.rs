@@ -107,6 +107,8 @@ fn json(out: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sources_lists_own_notebooks_groups_and_followed_sites_and_remembers_them() {
     let t = start(true).await;
+    // memberOf and followedSites one item per page: every @odata.nextLink is followed.
+    t.lab.graph.set_directory_page_size(1);
     let (code, out, err) = run(
         &t.lab,
         &t.state,
@@ -172,6 +174,31 @@ async fn sources_lists_own_notebooks_groups_and_followed_sites_and_remembers_the
         "{out}"
     );
     assert!(out.contains(&format!("--site {SITE_URL}")), "{out}");
+    let member_of_pages = t
+        .lab
+        .graph
+        .log()
+        .iter()
+        .filter(|e| e.path.contains("/me/memberOf"))
+        .count();
+    assert_eq!(
+        member_of_pages,
+        2 * 4,
+        "3 groups and a role, one a page, in each of two runs"
+    );
+
+    // A site named by its id afterwards keeps the name and URL discovery found.
+    let (code, out, err) = run(
+        &t.lab,
+        &t.state,
+        true,
+        &["scan", "--account", "alice", "--site", SITE, "--json"],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let doc = json(&out);
+    assert_eq!(doc["sites"][0]["name"], "Design");
+    assert_eq!(doc["sites"][0]["url"], SITE_URL);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
