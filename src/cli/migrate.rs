@@ -1,7 +1,7 @@
 //! `notebridge migrate`: check the Notion target, scan what is needed (foreground), plan, and drain
 //! the queue (background); `--resume` drains what is queued.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,6 +19,8 @@ use crate::limiter::Lane;
 use crate::net::Reachability;
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
+use crate::queue::cancel::Cancel;
+use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunOptions};
 use crate::settings::{parse_duration, Settings};
 use crate::store::jobs::Remaining;
@@ -26,8 +28,7 @@ use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
 const WORKERS: usize = 8;
-/// A migration lock whose holder has not shown signs of life for this long is taken over.
-pub(super) const LOCK_STALE: Duration = Duration::from_secs(90);
+pub(super) use crate::queue::lock::LOCK_STALE;
 
 /// Arguments of `migrate`.
 #[derive(Debug, Args)]
@@ -92,64 +93,49 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let started_at = clock.now_ms();
     if args.dry_run {
         // Nothing is written to the queue, so a migration running meanwhile is no obstacle.
-        let lost = Arc::new(AtomicBool::new(false));
         return super::runtime()?.block_on(migrate(
-            settings, printer, &args, &db, &clock, &token, target, started_at, &lost,
+            settings,
+            printer,
+            &args,
+            &db,
+            &clock,
+            &token,
+            target,
+            started_at,
+            &Cancel::new(),
         ));
     }
 
     // One migrating process per database.
-    let lock_token = uuid::Uuid::new_v4().to_string();
     let pid = std::process::id() as i64;
-    if let Err(holder) =
-        db.acquire_run_lock(pid, &lock_token, clock.now_ms(), LOCK_STALE, pid_alive)?
-    {
-        let started = chrono::DateTime::from_timestamp_millis(holder.started_at)
-            .map(|d| d.to_rfc3339())
-            .unwrap_or_default();
-        return Err(CliError::new(
-            Exit::Busy,
-            format!(
+    let runtime = super::runtime()?;
+    // The lock's clock lives on the runtime that keeps it alive.
+    let _entered = runtime.enter();
+    let mut lock = match RunLock::acquire(db.clone(), pid, &clock, pid_alive)? {
+        Ok(lock) => lock,
+        Err(holder) => {
+            let started = chrono::DateTime::from_timestamp_millis(holder.started_at)
+                .map(|d| d.to_rfc3339())
+                .unwrap_or_default();
+            return Err(CliError::new(
+                Exit::Busy,
+                format!(
                 "another notebridge (pid {}, started {started}) is migrating with {}; wait for it \
                  or stop it",
                 holder.pid,
                 settings.db_path.display()
             ),
-        )
-        .into());
-    }
-    let lock_lost = Arc::new(AtomicBool::new(false));
-    let result = super::runtime()?.block_on(async {
-        let heartbeat = {
-            let (db, token, clock) = (db.clone(), lock_token.clone(), clock.clone());
-            let lost = lock_lost.clone();
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(LOCK_STALE / 4).await;
-                    match db.heartbeat_run_lock(&token, clock.now_ms()) {
-                        Ok(true) => {}
-                        // Another process took the lock (we were paused past its staleness):
-                        // going on would run the same jobs twice.
-                        Ok(false) => {
-                            tracing::error!(
-                                "another notebridge took over the migration lock; stopping"
-                            );
-                            lost.store(true, Ordering::SeqCst);
-                            return;
-                        }
-                        Err(e) => tracing::warn!("could not refresh the migration lock: {e}"),
-                    }
-                }
-            })
-        };
-        let r = migrate(
-            settings, printer, &args, &db, &clock, &token, target, started_at, &lock_lost,
-        )
-        .await;
-        heartbeat.abort();
-        r
-    });
-    if lock_lost.load(Ordering::SeqCst) {
+            )
+            .into());
+        }
+    };
+    // The root of the run's stop tree: signals and a lost lock stop it.
+    let cancel = Cancel::new();
+    lock.keep_alive(clock.clone(), cancel.clone());
+    let result = runtime.block_on(migrate(
+        settings, printer, &args, &db, &clock, &token, target, started_at, &cancel,
+    ));
+    if lock.lost() {
         return Err(CliError::new(
             Exit::Busy,
             "another notebridge process took over this database's migration lock while this one \
@@ -157,7 +143,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
         )
         .into());
     }
-    db.release_run_lock(&lock_token)?;
+    lock.release()?;
     result
 }
 
@@ -171,7 +157,7 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
-    lock_lost: &Arc<AtomicBool>,
+    cancel: &Cancel,
 ) -> anyhow::Result<Exit> {
     let started = Instant::now();
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
@@ -220,7 +206,8 @@ async fn migrate(
         notion.clone(),
         max_upload,
         clock.clone(),
-    );
+    )
+    .with_cancel(cancel.clone());
     {
         let m = migration.clone();
         tokio::spawn(async move {
@@ -232,13 +219,6 @@ async fn migrate(
             wait_for_stop_signal().await;
             eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
             std::process::exit(Exit::WorkRemaining.code().into());
-        });
-        let (m, lost) = (migration.clone(), lock_lost.clone());
-        tokio::spawn(async move {
-            while !lost.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(500)).await;
-            }
-            m.request_stop();
         });
     }
     let ticker = progress(printer, &migration, &accounts, settings);
@@ -322,6 +302,9 @@ async fn migrate(
             "files": s.files.load(Ordering::Relaxed),
             "bytes": s.bytes.load(Ordering::Relaxed),
             "links_rewritten": s.links.load(Ordering::Relaxed),
+            "workers": WORKERS,
+            "most_pages_ahead": s.ahead_peak.load(Ordering::Relaxed),
+            "prefetched_bytes": s.prefetched_bytes.load(Ordering::Relaxed),
             "approximations": s.approximations.load(Ordering::Relaxed),
             "placeholders": s.placeholders.load(Ordering::Relaxed),
             "seconds": started.elapsed().as_secs_f64(),

@@ -3,7 +3,10 @@
 //! flight at a time, so Graph fetches of one page overlap Notion writes of another, and memory stays
 //! bounded by the number of workers whatever the notebook's size.
 
+pub mod cancel;
 pub mod links;
+pub mod lock;
+pub mod prefetch;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,12 +34,20 @@ use crate::notion::writer::{
 use crate::store::jobs::{Job, JobKind};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
+use cancel::Cancel;
+use prefetch::Prefetched;
 
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
 /// orphans are re-queued at start, so this only has to outlast any single job.
 const LEASE: Duration = Duration::from_secs(24 * 3600);
 /// Attempts at a job that keeps failing transiently before it is failed for good.
 const MAX_JOB_ATTEMPTS: i64 = 5;
+/// Children of one parent in flight at once. Siblings are created one after another, so more
+/// workers on one parent would only wait in line; the others take the next parent's pages, whose
+/// creation runs beside (pages ahead of their turn: at most this many per parent).
+const PER_PARENT: i64 = 3;
+/// A waiting worker looks again after this long even without a change (see `wait_for_turn`).
+const SAFETY_WAKE: Duration = Duration::from_secs(2);
 
 /// What the run is asked to do.
 #[derive(Clone, Debug)]
@@ -102,6 +113,30 @@ pub struct RunStats {
     pub placeholders: AtomicU64,
     /// Links rewritten by the link pass.
     pub links: AtomicU64,
+    /// Pages to be created whose content is fetched and whose write has not ended, now (they
+    /// wait for their turn, or are being written).
+    pub ahead: AtomicU64,
+    /// The most pages that were ever ahead at once (at most the workers: each holds one).
+    pub ahead_peak: AtomicU64,
+    /// Bytes of files fetched before their page's turn.
+    pub prefetched_bytes: AtomicU64,
+}
+
+/// One page counted in [`RunStats::ahead`] while it lives.
+struct Ahead<'a>(&'a RunStats);
+
+impl<'a> Ahead<'a> {
+    fn enter(stats: &'a RunStats) -> Self {
+        let now = stats.ahead.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.ahead_peak.fetch_max(now, Ordering::SeqCst);
+        Ahead(stats)
+    }
+}
+
+impl Drop for Ahead<'_> {
+    fn drop(&mut self) {
+        self.0.ahead.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// How the run ended.
@@ -180,9 +215,10 @@ pub struct Migration {
     max_upload: u64,
     clock: Clock,
     owner: String,
-    stop: Arc<AtomicBool>,
+    cancel: Cancel,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
+    changes: Arc<tokio::sync::Notify>,
 }
 
 impl Migration {
@@ -204,9 +240,10 @@ impl Migration {
             max_upload,
             clock,
             owner: format!("{}:{}", std::process::id(), uuid::Uuid::new_v4()),
-            stop: Arc::new(AtomicBool::new(false)),
+            cancel: Cancel::new(),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
+            changes: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -215,15 +252,27 @@ impl Migration {
         &self.stats
     }
 
-    /// Asks the workers to take no new work (Ctrl-C, SIGTERM).
+    /// The same migration stopped by `cancel` (the root a signal and the lock's heartbeat stop).
+    pub fn with_cancel(mut self, cancel: Cancel) -> Self {
+        self.cancel = cancel;
+        self
+    }
+
+    /// Asks the workers to take no new work (Ctrl-C, SIGTERM, a lost lock, a fatal error).
     pub fn request_stop(&self) {
-        self.stop.store(true, Ordering::SeqCst);
+        self.cancel.stop();
     }
 
     /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
         // Waiting for an unreachable service ends where the run's time does.
         self.graph.reachability().set_deadline(opts.deadline);
+        // This run's branch of the stop tree: it stops with the root, or at the deadline.
+        let cancel = self.cancel.child();
+        if let Some(d) = opts.deadline {
+            let left = (d - self.clock.now_ms()).max(0) as u64;
+            cancel.stop_after(Duration::from_millis(left));
+        }
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         // Each account gets its own workers: a throttled account holds up only its own pages, never
@@ -243,8 +292,9 @@ impl Migration {
                 };
                 let running = running.clone();
                 let stopped = stopped.clone();
+                let cancel = cancel.clone();
                 tasks.push(tokio::spawn(async move {
-                    me.worker(&opts, &running, &stopped).await
+                    me.worker(&opts, &running, &stopped, &cancel).await
                 }));
             }
         }
@@ -267,7 +317,7 @@ impl Migration {
         }
         let (pending, _) = self.db.pending_work(&opts.accounts, self.clock.now_ms())?;
         Ok(
-            if pending > 0 && (stopped.load(Ordering::SeqCst) || self.stop.load(Ordering::SeqCst)) {
+            if pending > 0 && (stopped.load(Ordering::SeqCst) || cancel.is_stopped()) {
                 RunEnd::Stopped
             } else {
                 RunEnd::Finished
@@ -280,41 +330,58 @@ impl Migration {
         opts: &RunOptions,
         running: &AtomicU64,
         stopped: &AtomicBool,
+        cancel: &Cancel,
     ) -> Result<(), RunError> {
         loop {
             let now = self.clock.now_ms();
-            if self.stop.load(Ordering::SeqCst) || opts.deadline.is_some_and(|d| now >= d) {
+            if cancel.is_stopped() || opts.deadline.is_some_and(|d| now >= d) {
                 stopped.store(true, Ordering::SeqCst);
                 return Ok(());
             }
             // Count ourselves as busy before claiming, so an idle peer never sees "nothing running"
             // in the instant between our claim and our work.
             running.fetch_add(1, Ordering::SeqCst);
-            let job = match self.db.claim_job(&opts.accounts, &self.owner, LEASE, now) {
+            let (accounts, owner) = (opts.accounts.clone(), self.owner.clone());
+            let job = match self
+                .store(move |db| db.claim_job_within(&accounts, &owner, LEASE, now, PER_PARENT))
+                .await
+            {
                 Ok(j) => j,
                 Err(e) => {
                     running.fetch_sub(1, Ordering::SeqCst);
-                    return Err(e.into());
+                    return Err(e);
                 }
             };
             let Some(job) = job else {
+                // Listen before looking, so a change between the look and the wait is not missed.
+                let change = self.changes.notified();
+                tokio::pin!(change);
+                change.as_mut().enable();
                 running.fetch_sub(1, Ordering::SeqCst);
-                let (pending, next) = self.db.pending_work(&opts.accounts, now)?;
+                let accounts = opts.accounts.clone();
+                let (pending, next) = self
+                    .store(move |db| db.pending_work(&accounts, now))
+                    .await?;
                 if pending == 0 && running.load(Ordering::SeqCst) == 0 {
                     return Ok(());
                 }
-                // Work remains but is not claimable yet: its parent is in flight here, or it waits
-                // for a retry time.
+                // Work remains but is not claimable yet: its parent is in flight here (woken when a
+                // job of this run changes), or it waits for a retry time (woken then).
                 let nap = next
                     .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
-                    .unwrap_or(Duration::from_millis(50));
-                tokio::time::sleep(nap).await;
+                    .unwrap_or(SAFETY_WAKE);
+                tokio::select! {
+                    _ = tokio::time::sleep(nap) => {}
+                    _ = change => {}
+                    _ = cancel.stopped() => {}
+                }
                 continue;
             };
             let result = self.process(&job, opts).await;
             let now = self.clock.now_ms();
+            let (id, owner) = (job.id, self.owner.clone());
             let outcome = match result {
-                Ok(()) => self.db.complete_job(job.id, &self.owner, now),
+                Ok(()) => self.store(move |db| db.complete_job(id, &owner, now)).await,
                 Err(JobError::Permanent(msg)) => {
                     tracing::warn!(
                         job = job.id,
@@ -322,41 +389,49 @@ impl Migration {
                         "failed for good: {msg}"
                     );
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                    self.store(move |db| db.fail_job(id, &owner, &msg, now))
+                        .await
                 }
                 Err(JobError::Transient(msg)) if job.attempts >= MAX_JOB_ATTEMPTS => {
                     self.stats.failed.fetch_add(1, Ordering::Relaxed);
                     let msg = format!("{msg} (after {} attempts)", job.attempts);
-                    self.db.fail_job(job.id, &self.owner, &msg, now)
+                    self.store(move |db| db.fail_job(id, &owner, &msg, now))
+                        .await
                 }
                 Err(JobError::Transient(msg)) => {
                     let backoff = 2_000i64 * (1 << job.attempts.min(6));
                     tracing::info!(job = job.id, "will retry: {msg}");
-                    self.db
-                        .requeue_job(job.id, &self.owner, Some(&msg), now + backoff, now)
+                    self.store(move |db| db.requeue_job(id, &owner, Some(&msg), now + backoff, now))
+                        .await
                 }
                 Err(JobError::Stop) => {
                     // The next request could start only after the deadline: this worker is done
                     // (claiming again would only meet the same answer).
                     stopped.store(true, Ordering::SeqCst);
-                    let parked = self.db.park_job(job.id, &self.owner, now);
+                    let parked = self.store(move |db| db.park_job(id, &owner, now)).await;
                     running.fetch_sub(1, Ordering::SeqCst);
-                    return parked.map_err(RunError::from);
+                    self.changed();
+                    return parked;
                 }
                 Err(JobError::NotYet(until)) => {
-                    self.db
-                        .defer_job(job.id, &self.owner, until.max(now + 200), now)
+                    let until = until.max(now + 200);
+                    self.store(move |db| db.defer_job(id, &owner, until, now))
+                        .await
                 }
                 Err(JobError::Fatal(e)) => {
                     // Every worker stops taking work now, not when its own job ends: a refusal
                     // that stops the run must not be met again by each queued page.
                     self.request_stop();
-                    let _ = self.db.park_job(job.id, &self.owner, now);
+                    let _ = self.store(move |db| db.park_job(id, &owner, now)).await;
                     running.fetch_sub(1, Ordering::SeqCst);
+                    self.changed();
                     return Err(e);
                 }
             };
             running.fetch_sub(1, Ordering::SeqCst);
+            // A finished, failed or parked job may be what a waiting sibling or an idle worker
+            // waits for.
+            self.changed();
             outcome?;
         }
     }
@@ -456,18 +531,24 @@ impl Migration {
         }
         let parent = self.parent_notion_id(job)?;
         let who = self.caller(&job.account, opts)?;
-        // A page not created yet waits for its turn before spending Graph budget on its content.
         let created = self
             .db
             .notion_item(&job.account, &job.item_id)?
             .is_some_and(|i| i.notion_page_id.is_some());
         if !created {
-            self.wait_for_turn(job).await?;
+            // An earlier sibling waiting for a retry would make this page wait long after its
+            // content is fetched: park it before spending Graph budget. Siblings in flight are
+            // not waited for here: the content and files are fetched while they are created, and
+            // the page waits for its turn only before its own creation (in `ensure`).
+            self.check_turn(job).await?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, mut svgs) = self
             .fetch_page(&who, &job.item_id, &item, last_modified.clone())
             .await?;
+        // Counted from its content until its Notion page exists (or the attempt ends): each
+        // worker holds at most one page ahead of its turn.
+        let _ahead = (!created).then(|| Ahead::enter(&self.stats));
         for m in page.resources() {
             if let MediaSource::Embedded(f) = m {
                 svgs.insert(f.key.clone(), f.bytes.clone());
@@ -482,7 +563,30 @@ impl Migration {
                 None
             }
         });
-        let resources = resources_of(&page.resources());
+        let media = page.resources();
+        let resources = resources_of(&media);
+        // A page to be created uploads every file it has: fetch them now, in page order, while
+        // its earlier siblings are still being written (a page being resumed or rewritten may
+        // skip files already in Notion, so it fetches as the writer goes).
+        let prefetched = if created {
+            Prefetched::default()
+        } else {
+            let ordered: Vec<&Resource> = media
+                .iter()
+                .filter_map(|m| resource_url(m))
+                .filter_map(|u| resources.get(u))
+                .collect();
+            let max = usize::try_from(self.max_upload).unwrap_or(usize::MAX);
+            prefetch::fetch_ahead(
+                &self.graph,
+                &who,
+                &ordered,
+                max,
+                &self.stats.prefetched_bytes,
+            )
+            .await
+        };
+        drop(media);
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
         // Each block is freed as soon as it is JSON: a long page is not held twice.
@@ -502,6 +606,7 @@ impl Migration {
                 report: report.as_deref(),
                 last_modified: last_modified.as_deref(),
                 svgs,
+                prefetched,
                 pending_links: unresolved,
             }),
         )
@@ -595,7 +700,7 @@ impl Migration {
         let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
         let fetch = match &page {
-            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone()),
+            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),
         };
         let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
@@ -638,10 +743,13 @@ impl Migration {
                 let db = self.db.clone();
                 let clock = self.clock.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+                let changes = self.changes.clone();
                 let record = |id: &str| {
                     if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
+                    // The next sibling's turn.
+                    changes.notify_waiters();
                 };
                 let stats = writer
                     .create_page(
@@ -693,23 +801,71 @@ impl Migration {
         Ok(true)
     }
 
+    /// Refuses to start a page whose earlier sibling is queued for a retry (it would hold a
+    /// worker, and its fetched content, until that one ran): parked until about then.
+    async fn check_turn(&self, job: &Job) -> Result<(), JobError> {
+        match self.siblings_pending(job).await? {
+            (_, queued, next) if queued > 0 => Err(JobError::NotYet(next)),
+            _ => Ok(()),
+        }
+    }
+
     /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's order
     /// (Notion lists child pages in creation order). Bodies are still written in parallel.
+    ///
+    /// Only this process changes the queue (the run lock), and every change that can end the wait
+    /// (a sibling's page recorded, a sibling's job finished, failed or parked) wakes the waiters:
+    /// nothing is polled. [`SAFETY_WAKE`] only bounds the cost of a change that forgot to.
     async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
         loop {
-            match self.db.earlier_siblings_pending(job)? {
+            let change = self.changes.notified();
+            tokio::pin!(change);
+            change.as_mut().enable();
+            match self.siblings_pending(job).await? {
                 (0, 0, _) => return Ok(()),
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
                 (_, queued, next) if queued > 0 => return Err(JobError::NotYet(next)),
-                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                _ => {
+                    if tokio::time::timeout(SAFETY_WAKE, change).await.is_err() {
+                        tracing::debug!(job = job.id, "woke by the safety timeout, not a change");
+                    }
+                }
             }
         }
     }
 
+    /// [`Db::earlier_siblings_pending`] off the runtime's threads.
+    async fn siblings_pending(&self, job: &Job) -> Result<(i64, i64, UnixMillis), JobError> {
+        let job = job.clone();
+        self.store(move |db| db.earlier_siblings_pending(&job))
+            .await
+            .map_err(JobError::Fatal)
+    }
+
+    /// Runs a store call on tokio's blocking pool: the queue's transitions and the turn checks
+    /// wait for SQLite (a busy database, a sync to disk) without holding a runtime thread that
+    /// Graph and Notion requests need.
+    async fn store<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, RunError> {
+        let db = self.db.clone();
+        match tokio::task::spawn_blocking(move || f(&db)).await {
+            Ok(r) => r.map_err(RunError::Store),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => Err(RunError::Worker(e.to_string())),
+        }
+    }
+
+    /// Wakes whoever waits for the queue to change.
+    fn changed(&self) {
+        self.changes.notify_waiters();
+    }
+
     /// Downloads resources through the Graph limiter, in the background lane; rendered drawings
     /// (`ink:` URLs) come from `svgs` in memory.
-    fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>) -> Fetch {
+    fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>, ahead: Prefetched) -> Fetch {
         let graph = self.graph.clone();
         // Nothing bigger than Notion takes is downloaded at all.
         let max = usize::try_from(self.max_upload).unwrap_or(usize::MAX);
@@ -718,6 +874,7 @@ impl Migration {
             let graph = graph.clone();
             let who = who.clone();
             let svg = svgs.get(&res.url).cloned();
+            let fetched = ahead.take(&res.url);
             // Drawings and files embedded in the page are served from memory, never fetched.
             let drawing = res.url.starts_with(ink::DRAWING_SCHEME)
                 || res.url.starts_with(crate::convert::EMBEDDED_SCHEME);
@@ -730,7 +887,10 @@ impl Migration {
                         problem: "the drawing was not rendered".into(),
                     });
                 }
-                graph.get_bytes(&who, &res.url, &item, max).await
+                match fetched {
+                    Some(answer) => answer,
+                    None => graph.get_bytes(&who, &res.url, &item, max).await,
+                }
             })
         })
     }
@@ -761,6 +921,8 @@ struct PageWrite<'a> {
     last_modified: Option<&'a str>,
     /// Rendered drawings by `ink:` URL.
     svgs: HashMap<String, Bytes>,
+    /// Files fetched before the page's turn.
+    prefetched: Prefetched,
     /// It links to pages not migrated yet.
     pending_links: bool,
 }
@@ -848,6 +1010,15 @@ pub fn notion_url(id: &str) -> String {
     format!("https://www.notion.so/{}", id.replace('-', ""))
 }
 
+/// The URL under which [`resources_of`] keeps a media source, if it has one.
+fn resource_url(m: &MediaSource) -> Option<&str> {
+    match m {
+        MediaSource::Resource { url, .. } => Some(url),
+        MediaSource::Embedded(f) => Some(&f.key),
+        _ => None,
+    }
+}
+
 /// The resources a converted page refers to, by URL, with the names Notion will show.
 fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
     let mut out = HashMap::new();
@@ -899,6 +1070,118 @@ fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Jitter;
+    use crate::notion::rate::NotionRate;
+    use crate::settings::{DefaultDirs, FlagSettings, Settings};
+    use crate::store::inventory::{Notebook, Page, ScanScope, Section};
+
+    /// A migration over `db` whose services are never reached (the tests below only order pages).
+    fn offline(db: Arc<Db>, path: &std::path::Path) -> Migration {
+        let flags = FlagSettings {
+            db: Some(path.to_owned()),
+            config: None,
+        };
+        let env = HashMap::from([(crate::settings::env::CLIENT_ID.to_owned(), "c".to_owned())]);
+        let settings = Settings::resolve(&flags, &env, DefaultDirs::default()).unwrap();
+        let clock = Clock::system();
+        let graph =
+            GraphClient::open(db.clone(), &settings, clock.clone(), Jitter::seeded(1)).unwrap();
+        let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+        let notion = NotionClient::new("http://127.0.0.1:9", "t", rate, Jitter::seeded(2));
+        Migration::new(db, graph, notion, 1 << 20, clock)
+    }
+
+    /// One section of three pages, planned; the notebook and section jobs done; the three page
+    /// jobs claimed (in flight), in order.
+    fn three_siblings_in_flight() -> (tempfile::TempDir, Arc<Db>, Vec<Job>) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("s.db")).unwrap());
+        let page = |id: &str, order| Page {
+            id: id.into(),
+            title: id.into(),
+            level: 0,
+            order,
+            last_modified: None,
+            created: None,
+            content_url: None,
+        };
+        let nb = vec![Notebook {
+            id: "nb".into(),
+            name: "NB".into(),
+            created: None,
+            last_modified: None,
+            section_groups: vec![],
+            sections: vec![Section {
+                id: "s".into(),
+                name: "S".into(),
+                created: None,
+                last_modified: None,
+                pages: vec![page("p1", 0), page("p2", 1), page("p3", 2)],
+            }],
+        }];
+        db.save_scan("a", &nb, &ScanScope::All, 1).unwrap();
+        db.create_plan("a", "target", &nb, 1).unwrap();
+        let lease = Duration::from_secs(60);
+        for _ in 0..2 {
+            let c = db.claim_job(&[], "me", lease, 2).unwrap().unwrap();
+            db.complete_job(c.id, "me", 2).unwrap();
+        }
+        let pages: Vec<Job> = (0..3)
+            .map(|_| db.claim_job(&[], "me", lease, 3).unwrap().unwrap())
+            .collect();
+        assert_eq!(
+            pages.iter().map(|j| j.item_id.as_str()).collect::<Vec<_>>(),
+            ["p1", "p2", "p3"]
+        );
+        (dir, db, pages)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_waits_for_its_earlier_siblings_pages_and_goes_on_when_they_are_recorded() {
+        let (dir, db, pages) = three_siblings_in_flight();
+        let m = offline(db.clone(), &dir.path().join("s.db"));
+        let waiter = {
+            let (m, job) = (m.clone(), pages[2].clone());
+            tokio::spawn(async move { m.wait_for_turn(&job).await.is_ok() })
+        };
+        // Time alone never gives a page its turn, however long. (Off the safety wakes' grid, so the
+        // waiter is waiting, not looking, when the pages are recorded below.)
+        tokio::time::sleep(Duration::from_secs(601)).await;
+        assert!(!waiter.is_finished(), "p3 went before p1 and p2 exist");
+        for (i, j) in pages[..2].iter().enumerate() {
+            db.record_intent("a", &j.item_id, "page", "section-page", &j.item_id, 4)
+                .unwrap();
+            db.record_created("a", &j.item_id, &format!("notion-{i}"), 5)
+                .unwrap();
+        }
+        // The writer's record wakes the waiters (here by hand, as its callback does): p3 goes on
+        // at once, not at the next safety wake.
+        let before = tokio::time::Instant::now();
+        m.changed();
+        assert!(waiter.await.unwrap());
+        // (On the paused clock a wake by the safety timer would show as up to `SAFETY_WAKE`.)
+        assert!(
+            before.elapsed() < Duration::from_millis(10),
+            "{:?}",
+            before.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_page_behind_a_sibling_waiting_for_a_retry_is_parked_before_any_fetch() {
+        let (dir, db, pages) = three_siblings_in_flight();
+        let m = offline(db.clone(), &dir.path().join("s.db"));
+        db.requeue_job(pages[0].id, "me", Some("503"), 9_000, 6)
+            .unwrap();
+        match m.check_turn(&pages[1]).await {
+            Err(JobError::NotYet(until)) => assert_eq!(until, 9_000),
+            _ => panic!("p2 must be parked until p1 may run"),
+        }
+        // With p1 only in flight, p2 may fetch ahead.
+        let (dir2, db2, pages2) = three_siblings_in_flight();
+        let m2 = offline(db2, &dir2.path().join("s.db"));
+        assert!(m2.check_turn(&pages2[1]).await.is_ok());
+    }
 
     #[test]
     fn a_page_too_large_to_download_fails_alone_and_the_run_goes_on() {

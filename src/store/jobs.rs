@@ -239,6 +239,20 @@ impl Db {
         lease: Duration,
         now: UnixMillis,
     ) -> Result<Option<Job>> {
+        self.claim_job_within(accounts, owner, lease, now, i64::MAX)
+    }
+
+    /// [`Db::claim_job`], passing over jobs whose parent already has `per_parent` children
+    /// running: siblings are created one after another (Notion lists child pages in creation
+    /// order), so workers spread over several parents instead of queueing behind one.
+    pub fn claim_job_within(
+        &self,
+        accounts: &[String],
+        owner: &str,
+        lease: Duration,
+        now: UnixMillis,
+        per_parent: i64,
+    ) -> Result<Option<Job>> {
         let filter = account_filter(accounts);
         self.write("claiming a job", |tx| {
             let job = tx
@@ -250,13 +264,16 @@ impl Db {
                            AND j.not_before <= ?1 {filter}
                            AND (j.parent_job IS NULL
                                 OR (SELECT p.state FROM jobs p WHERE p.id = j.parent_job) = 'done')
+                           AND (SELECT COUNT(*) FROM jobs s WHERE s.account = j.account
+                                AND s.parent_job IS j.parent_job AND s.state = 'running'
+                                AND s.kind != 'links') < ?2
                            AND (j.kind != 'links' OR NOT EXISTS (
                                 SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.kind != 'links'
                                   AND o.state IN ('queued', 'running')
                                   AND o.id NOT IN (SELECT id FROM blocked)))
                          ORDER BY j.seq LIMIT 1"
                     ),
-                    params![now],
+                    params![now, per_parent],
                     Job::from_row,
                 )
                 .optional()?;
@@ -856,6 +873,34 @@ mod tests {
             .claim_job(&[], "w", Duration::from_secs(1), 500)
             .unwrap()
             .is_some());
+    }
+
+    #[test]
+    fn a_parent_with_enough_children_running_is_passed_over_for_the_next() {
+        let (_t, db) = open();
+        db.create_plan("a", "t", &tree(), 1).unwrap();
+        let lease = Duration::from_secs(60);
+        let claim = |n| db.claim_job_within(&[], "w", lease, 1, n).unwrap().unwrap();
+        for _ in 0..2 {
+            let c = claim(1);
+            db.complete_job(c.id, "w", 1).unwrap();
+        }
+        // nb and s1 done: one of s1's pages runs, so the group under nb is next, not p2.
+        let got: Vec<String> = (0..2).map(|_| claim(1).item_id).collect();
+        assert_eq!(got, ["p1", "g"]);
+        // Without the bound the order is the plan's.
+        let (_t2, db2) = open();
+        db2.create_plan("a", "t", &tree(), 1).unwrap();
+        let order: Vec<String> = (0..4)
+            .map(|_| {
+                let j = db2.claim_job(&[], "w", lease, 1).unwrap().unwrap();
+                if j.kind != JobKind::Page {
+                    db2.complete_job(j.id, "w", 1).unwrap();
+                }
+                j.item_id
+            })
+            .collect();
+        assert_eq!(order, ["nb", "s1", "p1", "p2"]);
     }
 
     #[test]

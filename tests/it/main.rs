@@ -45,6 +45,7 @@ mod notion_uploads_rate;
 mod notion_writer;
 mod output_cli;
 mod public_samples;
+mod queue_pipeline;
 mod report_cli;
 mod scan_cli;
 mod sources_cli;
