@@ -9,6 +9,7 @@ mod estimate;
 pub mod exit;
 mod login;
 mod migrate;
+mod migrate_sources;
 pub mod output;
 mod progress;
 mod report;

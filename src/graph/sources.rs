@@ -129,6 +129,31 @@ pub fn account_of_key(key: &str) -> &str {
     key.split_once('/').map_or(key, |(a, _)| a)
 }
 
+/// The kind and id of the group or site an inventory key names (`None` for an account's own).
+pub fn source_of_key(key: &str) -> Option<(SourceKind, &str)> {
+    let (_, rest) = key.split_once('/')?;
+    let (kind, id) = rest.split_once(':')?;
+    match SourceKind::parse(kind)? {
+        SourceKind::Personal => None,
+        kind => Some((kind, id)),
+    }
+}
+
+/// The OneNote root that the items under an inventory key are read from: `me/onenote` for the
+/// account's own, `groups/{id}/onenote` or `sites/{id}/onenote` for a team's.
+pub fn root_of_key(key: &str) -> String {
+    match source_of_key(key) {
+        Some((kind, id)) => Source {
+            kind,
+            id: id.to_owned(),
+            name: String::new(),
+            url: None,
+        }
+        .root(),
+        None => super::scan::PERSONAL_ROOT.to_owned(),
+    }
+}
+
 /// Why a source cannot be listed or found.
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -526,6 +551,14 @@ mod tests {
         let p = Source::personal("u1", "alice");
         assert_eq!(p.root(), "me/onenote");
         assert_eq!(p.inventory_key("alice"), "alice");
+        // Keys lead back to where their items are read from.
+        for src in [&g, &s] {
+            let key = src.inventory_key("alice");
+            assert_eq!(source_of_key(&key), Some((src.kind, src.id.as_str())));
+            assert_eq!(root_of_key(&key), src.root());
+        }
+        assert_eq!(source_of_key("alice"), None);
+        assert_eq!(root_of_key("alice"), "me/onenote");
     }
 
     #[test]

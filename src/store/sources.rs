@@ -3,6 +3,7 @@
 
 use rusqlite::params;
 
+use super::jobs::{JobCounts, Remaining};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 use crate::graph::sources::{Source, SourceKind};
@@ -19,6 +20,11 @@ pub struct StoredSource {
     /// When it was found.
     pub discovered_at: UnixMillis,
 }
+
+/// SQL condition: the `account` column holds the account `?1` itself or one of its groups' or
+/// sites' keys (`?1/group:...`, `?1/site:...`).
+pub(crate) const KEY_OF_ACCOUNT: &str =
+    "(account = ?1 OR substr(account, 1, length(?1) + 1) = ?1 || '/')";
 
 impl Db {
     /// Replaces what is known of `account`'s sources with a new discovery.
@@ -67,6 +73,59 @@ impl Db {
             )?;
             Ok(())
         })
+    }
+
+    /// The inventory keys of `account` that have jobs in the queue: its own name (when it has
+    /// any) and each group's or site's key (see [`Source::inventory_key`]), in that order.
+    pub fn queued_keys(&self, account: &str) -> Result<Vec<String>> {
+        self.read("listing an account's queued sources", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT DISTINCT account FROM jobs WHERE {KEY_OF_ACCOUNT}
+                 ORDER BY account <> ?1, account"
+            ))?;
+            let rows = st.query_map([account], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// [`Db::job_counts`] of `account` with its groups' and sites' summed in.
+    pub fn account_job_counts(&self, account: &str) -> Result<JobCounts> {
+        let mut all = JobCounts::default();
+        for key in self.queued_keys(account)? {
+            let c = self.job_counts(&key)?;
+            all.queued += c.queued;
+            all.running += c.running;
+            all.done += c.done;
+            all.failed += c.failed;
+            all.blocked += c.blocked;
+            all.pages_total += c.pages_total;
+            all.pages_done += c.pages_done;
+        }
+        Ok(all)
+    }
+
+    /// [`Db::remaining_work`] of `account` with its groups' and sites' summed in.
+    pub fn account_remaining(&self, account: &str) -> Result<Remaining> {
+        let mut all = Remaining::default();
+        for key in self.queued_keys(account)? {
+            let r = self.remaining_work(&key)?;
+            all.pages += r.pages;
+            all.containers += r.containers;
+        }
+        Ok(all)
+    }
+
+    /// The group or site an inventory key names, as discovery or a command stored it.
+    pub fn source_of_key(&self, key: &str) -> Result<Option<Source>> {
+        let Some((kind, id)) = crate::graph::sources::source_of_key(key) else {
+            return Ok(None);
+        };
+        let account = crate::graph::sources::account_of_key(key);
+        Ok(self
+            .sources(account)?
+            .into_iter()
+            .map(|s| s.source)
+            .find(|s| s.kind == kind && s.id == id))
     }
 
     /// The sources known for `account`: its own first, then groups, then sites, by name.
