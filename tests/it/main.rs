@@ -36,6 +36,7 @@ mod migrate_hostile;
 mod migrate_image_fallback;
 mod migrate_outage;
 mod migrate_support;
+mod migrate_teams;
 mod notion_accepted_values;
 mod notion_plan_limits;
 mod notion_refusals;
