@@ -13,6 +13,7 @@ use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::graph::teams::{group_key, site_key, TeamGroup, TeamSite};
 use notebridge_testkit::lab::{Lab, LabConfig, TEAM_SCOPES};
+use notebridge_testkit::notion::{Endpoint, FaultKind, FaultRule};
 use notebridge_testkit::TestUser;
 use serde_json::Value;
 
@@ -278,11 +279,106 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(json(&out)["this_run"]["pages"], 0);
     assert_eq!(lab.notion.pages_under(&lab.target_page).len(), before);
+
+    // --update: a group page changed in OneNote is rewritten in place, renamed title included.
+    let changed = lab.graph.mutate(&group_key(GROUP), |n| {
+        let p = n.pages.iter_mut().find(|p| p.level == 0).unwrap();
+        p.content_seed = p.content_seed.wrapping_add(1);
+        p.modified += chrono::Duration::days(1);
+        p.title = format!("{} (renamed)", p.title);
+        p.id.clone()
+    });
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &lab.target_page,
+            "--group",
+            GROUP,
+            "--update",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("1 changed pages to rewrite"), "{err}");
+    assert_eq!(lab.notion.pages_under(&lab.target_page).len(), before);
+    let group_inv = inventory(&state.db, &group_inv_key());
+    assert!(format!("{group_inv:?}").contains("(renamed)"), "{changed}");
+    assert_mirrors_at(
+        &lab,
+        &group_root,
+        &group_key(GROUP),
+        &format!("groups('{GROUP}')"),
+        &group_inv,
+        &[],
+    );
+    let (code, out, err) = run(&lab, &state, &["verify"]).await;
+    assert_eq!(code, 0, "{out}{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_team_page_that_turns_unreadable_during_the_run_fails_alone_with_exit_4() {
-    let (lab, _alice, bob, state) = start(150).await;
+    let (lab, alice, bob, state) = start(150).await;
+    // A group that matches nothing is exit 2 naming it; a dry run plans and creates nothing.
+    let to = lab.target_page.clone();
+    let (code, _, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &to,
+            "--group",
+            "Sales",
+        ],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("Sales"), "{err}");
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "--json",
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &to,
+            "--all-sources",
+            "--dry-run",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let plan = json(&out);
+    assert_eq!(plan["dry_run"], true);
+    let own = lab.graph.notes(&alice.id).pages.len() as u64;
+    let teams = (lab.graph.notes(&group_key(GROUP)).pages.len()
+        + lab.graph.notes(&site_key(SITE)).pages.len()) as u64;
+    assert_eq!(plan["plan"]["accounts"][0]["pages"], own + teams, "{plan}");
+    assert!(
+        lab.notion.pages_under(&to).is_empty(),
+        "a dry run writes nothing"
+    );
+    assert!(Db::open(&state.db)
+        .unwrap()
+        .queued_keys("alice")
+        .unwrap()
+        .is_empty());
+    // The group's page is the run's first page creation: Notion applies it and answers 504, and
+    // the page is still made exactly once (checked below).
+    lab.notion.inject(
+        FaultRule::new(FaultKind::AppliedThen504)
+            .on(Endpoint::CreatePage)
+            .times(1),
+    );
     // Planned, then stopped at once: nothing of the pages is fetched yet.
     let (code, out, err) = run(
         &lab,
@@ -300,6 +396,7 @@ async fn a_team_page_that_turns_unreadable_during_the_run_fails_alone_with_exit_
     )
     .await;
     assert_eq!(code, 75, "{out}{err}");
+    assert_eq!(lab.notion.counters().faults, 1, "the group page's creation was hit");
     let planned = counts(&state.db, &group_inv_key());
     assert!(
         planned["pages_total"] > 0 && planned["pages_done"] == 0,
@@ -329,6 +426,7 @@ async fn a_team_page_that_turns_unreadable_during_the_run_fails_alone_with_exit_
         assert_eq!(c["pages_done"], c["pages_total"], "{key}: {c:?}");
         assert_eq!(c["failed"], 0, "{key}");
     }
+    page_under_target(&lab, GROUP_PAGE);
     assert_mirrors_at(
         &lab,
         &page_under_target(&lab, SITE_PAGE),
