@@ -259,6 +259,26 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
         out.contains("of which Marketing (Microsoft 365 group)"),
         "{out}"
     );
+    let html = state.dir.path().join("report.html");
+    let (code, _, err) = run(
+        &lab,
+        &state,
+        &[
+            "report",
+            "--account",
+            "alice",
+            "--output",
+            html.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(html).unwrap();
+    // Generated names repeat across sources ("Notebook 1"): each source has its own part, headed
+    // by its key.
+    for key in [group_inv_key(), site_inv_key()] {
+        assert!(html.contains(&key), "the report has {key}");
+    }
 
     // Everything done: a new plan of the same sources changes nothing in Notion.
     let before = lab.notion.pages_under(&lab.target_page).len();
@@ -396,7 +416,11 @@ async fn a_team_page_that_turns_unreadable_during_the_run_fails_alone_with_exit_
     )
     .await;
     assert_eq!(code, 75, "{out}{err}");
-    assert_eq!(lab.notion.counters().faults, 1, "the group page's creation was hit");
+    assert_eq!(
+        lab.notion.counters().faults,
+        1,
+        "the group page's creation was hit"
+    );
     let planned = counts(&state.db, &group_inv_key());
     assert!(
         planned["pages_total"] > 0 && planned["pages_done"] == 0,
