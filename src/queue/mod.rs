@@ -278,11 +278,22 @@ impl Migration {
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         // Each account gets its own workers: a throttled account holds up only its own pages, never
-        // the others' (its workers wait on its breaker while the rest go on).
+        // the others' (its workers wait on its breaker while the rest go on). An account's groups
+        // and sites share its workers, as they share its budget.
         let groups: Vec<Vec<String>> = if opts.accounts.is_empty() {
             vec![Vec::new()]
         } else {
-            opts.accounts.iter().map(|a| vec![a.clone()]).collect()
+            let mut by_account: Vec<Vec<String>> = Vec::new();
+            for key in &opts.accounts {
+                match by_account
+                    .iter_mut()
+                    .find(|g| account_of_key(&g[0]) == account_of_key(key))
+                {
+                    Some(g) => g.push(key.clone()),
+                    None => by_account.push(vec![key.clone()]),
+                }
+            }
+            by_account
         };
         for accounts in groups {
             let running = Arc::new(AtomicU64::new(0));

@@ -2,7 +2,7 @@
 //! site's notebooks migrated next to the account's own, each under its one page beneath the
 //! target, mirrored page by page, resumed after `kill -9` with nothing created twice, linked to
 //! from an own page, verified by `verify` and shown by `status`; an item that turns unreadable
-//! during the run fails alone (exit 4).
+//! during the run fails alone (exit 4); without Notes.Read.All nothing is planned (exit 3).
 
 use std::time::Duration;
 
@@ -168,6 +168,13 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
     // Resume drains both sources (their keys belong to alice) with nothing created twice.
     let (code, out, err) = run(&lab, &state, &["--json", "migrate", "--resume"]).await;
     assert_eq!(code, 0, "{out}{err}");
+    // The sources share the account's workers (and so its bound on pages held ahead).
+    let r = json(&out);
+    assert!(
+        r["this_run"]["most_pages_ahead"].as_u64().unwrap()
+            <= r["this_run"]["workers"].as_u64().unwrap(),
+        "{r}"
+    );
     for key in [group_inv_key(), site_inv_key(), "alice".to_owned()] {
         let c = counts(&state.db, &key);
         assert_eq!(c["pages_done"], c["pages_total"], "{key}: {c:?}");
@@ -474,4 +481,36 @@ async fn a_team_page_that_turns_unreadable_during_the_run_fails_alone_with_exit_
     // verify agrees that the group is incomplete.
     let (code, out, err) = run(&lab, &state, &["verify"]).await;
     assert_eq!(code, 4, "{out}{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_notes_read_all_migrate_of_a_group_is_exit_3_and_creates_nothing() {
+    let (lab, alice, _bob, state) = start(150).await;
+    // Signed in again with the default scopes only (no Notes.Read.All).
+    lab.sign_in(&Db::open(&state.db).unwrap(), "alice", &alice);
+    let out = command(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &lab.target_page,
+            "--group",
+            "Marketing",
+        ],
+    )
+    .output()
+    .await
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("Notes.Read.All"), "{err}");
+    assert!(lab.notion.pages_under(&lab.target_page).is_empty());
+    assert!(Db::open(&state.db)
+        .unwrap()
+        .queued_keys("alice")
+        .unwrap()
+        .is_empty());
 }
