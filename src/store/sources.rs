@@ -23,8 +23,10 @@ pub struct StoredSource {
 
 /// SQL condition: the `account` column holds the account `?1` itself or one of its groups' or
 /// sites' keys (`?1/group:...`, `?1/site:...`).
+/// (A range rather than a prefix function, so SQLite can use the `account` indexes: under the
+/// binary collation every `?1/...` sorts from `?1/` up to, not including, `?10`.)
 pub(crate) const KEY_OF_ACCOUNT: &str =
-    "(account = ?1 OR substr(account, 1, length(?1) + 1) = ?1 || '/')";
+    "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
 
 impl Db {
     /// Replaces what is known of `account`'s sources with a new discovery.
@@ -159,6 +161,31 @@ impl Db {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_accounts_keys_are_its_own_and_its_sources_only() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        for key in [
+            "alice/site:h,1,2",
+            "alice-x",
+            "alice0",
+            "alice/group:g1",
+            "alice",
+            "alicea/group:g1",
+            "bob/group:g1",
+        ] {
+            db.create_plan(key, "target", &[], 1).unwrap();
+        }
+        assert_eq!(
+            db.queued_keys("alice").unwrap(),
+            vec!["alice", "alice/group:g1", "alice/site:h,1,2"]
+        );
+        assert_eq!(db.queued_keys("bob").unwrap(), vec!["bob/group:g1"]);
+        assert!(db.queued_keys("ali").unwrap().is_empty());
+        // Each key's plan holds one link pass: the account's counts sum its three.
+        assert_eq!(db.account_job_counts("alice").unwrap().queued, 3);
+    }
 
     #[test]
     fn discovery_replaces_and_named_sources_are_kept() {
