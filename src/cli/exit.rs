@@ -120,6 +120,7 @@ fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
     class::<crate::settings::SettingsError>(cause)
         .or_else(|| class::<crate::store::StoreError>(cause))
         .or_else(|| class::<crate::graph::GraphError>(cause))
+        .or_else(|| class::<crate::graph::sources::SourceError>(cause))
         .or_else(|| class::<crate::limiter::LimiterError>(cause))
         .or_else(|| class::<crate::queue::RunError>(cause))
         .or_else(|| class::<crate::auth::AuthError>(cause))

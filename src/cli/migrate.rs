@@ -14,7 +14,8 @@ use super::progress::{Frame, Ticker};
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Classify, Next};
-use crate::graph::scan::{scan, ScanProgress};
+use crate::graph::scan::{scan, ScanProgress, ScanResult};
+use crate::graph::sources::account_of_key;
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
 use crate::net::Reachability;
@@ -43,9 +44,21 @@ pub struct MigrateArgs {
     /// The Notion page to migrate under (id or URL; shared with the integration).
     #[arg(long, value_name = "NOTION_PAGE")]
     pub to: Option<String>,
-    /// Only these notebooks (name or id); repeat for several.
+    /// Only these notebooks (name or id); repeat for several. With --group, --site or
+    /// --all-sources it picks among the notebooks of every source named.
     #[arg(long = "notebook", value_name = "NAME_OR_ID")]
     pub notebooks: Vec<String>,
+    /// A Microsoft 365 group's notebooks (its display name or id); repeat for several. Needs the
+    /// delegated permission Notes.Read.All.
+    #[arg(long = "group", value_name = "NAME_OR_ID", conflicts_with = "resume")]
+    pub groups: Vec<String>,
+    /// A SharePoint site's notebooks (its URL, e.g. https://contoso.sharepoint.com/sites/Design, or
+    /// its Graph id); repeat for several. Needs Notes.Read.All; a URL also Sites.Read.All.
+    #[arg(long = "site", value_name = "URL_OR_ID", conflicts_with = "resume")]
+    pub sites: Vec<String>,
+    /// The account's own notebooks and those of every group and followed site that holds any.
+    #[arg(long, conflicts_with = "resume")]
+    pub all_sources: bool,
     /// Drain what is queued without planning anew.
     #[arg(long)]
     pub resume: bool,
@@ -61,6 +74,13 @@ pub struct MigrateArgs {
     /// Print the plan and the time the budgets imply; write nothing to Notion or the queue.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+impl MigrateArgs {
+    /// Whether groups or sites are asked for (otherwise only the account's own notebooks).
+    pub fn team(&self) -> bool {
+        !self.groups.is_empty() || !self.sites.is_empty() || self.all_sources
+    }
 }
 
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
@@ -189,12 +209,21 @@ async fn migrate(
     }
     if args.dry_run {
         return dry_run(
-            settings, printer, args, db, &graph, &accounts, target, clock,
+            settings, printer, args, db, &graph, &notion, &accounts, target, clock,
         )
         .await;
     }
     if args.retry_failed {
-        let n = db.retry_failed(&accounts, clock.now_ms())?;
+        // Each account's groups and sites are queued under their own keys.
+        let mut keys = Vec::new();
+        for a in &accounts {
+            keys.extend(db.queued_keys(a)?);
+        }
+        let n = if keys.is_empty() {
+            0
+        } else {
+            db.retry_failed(&keys, clock.now_ms())?
+        };
         printer.note(format!("{n} failed items put back in the queue"));
     }
     db.requeue_orphans(clock.now_ms())?;
@@ -225,26 +254,22 @@ async fn migrate(
     let ticker = progress(printer, &migration, &accounts, settings);
     // Each account is planned (scanned in the foreground) and drained on its own, side by side: one
     // account's throttle never holds up another's planning or pages.
+    let unreadable = std::sync::atomic::AtomicUsize::new(0);
     let runs = accounts.iter().map(|account| {
         let (migration, graph, target, plans) = (&migration, &graph, &target, &plans);
+        let (notion, unreadable) = (&notion, &unreadable);
         async move {
-            let left = if args.resume {
-                db.remaining_work(account)?
-            } else {
+            if !args.resume {
                 let target = target.as_deref().expect("checked above");
-                plan(
-                    printer,
-                    db,
-                    graph,
-                    account,
-                    &args.notebooks,
-                    target,
-                    clock,
-                    args.update,
-                    false,
+                let p = plan(
+                    printer, db, graph, notion, account, args, target, clock, false,
                 )
-                .await?
-            };
+                .await?;
+                unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
+            }
+            // The account's own work and its groups' and sites', queued now or before.
+            let keys = db.queued_keys(account)?;
+            let left = db.account_remaining(account)?;
             // Before this account's work: what it is and the time its budget implies.
             let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
             let p = super::estimate::plan(
@@ -257,8 +282,11 @@ async fn migrate(
                 printer.out(format!("plan: {line}"));
             }
             plans.lock().expect("plans poisoned").push(p);
+            if keys.is_empty() {
+                return anyhow::Ok(RunEnd::Finished);
+            }
             let opts = RunOptions {
-                accounts: vec![account.clone()],
+                accounts: keys,
                 deadline,
                 workers: WORKERS,
             };
@@ -283,7 +311,7 @@ async fn migrate(
     let mut pages_done = 0;
     let mut pages_total = 0;
     for a in &accounts {
-        let c = db.job_counts(a)?;
+        let c = db.account_job_counts(a)?;
         failed += c.failed;
         blocked += c.blocked;
         pages_done += c.pages_done;
@@ -354,40 +382,94 @@ async fn migrate(
             printer.note("stopped with work remaining; run `notebridge migrate --resume` to go on");
             Exit::WorkRemaining
         }
-        RunEnd::Finished if failed > 0 => Exit::SomeFailed,
+        RunEnd::Finished if failed > 0 || unreadable.into_inner() > 0 => Exit::SomeFailed,
         RunEnd::Finished => Exit::Done,
     })
 }
 
-/// Scans an account (foreground), stores the inventory and plans its selected notebooks.
+/// What planning one account left: its work, and how many groups or sites could not be read.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Planned {
+    /// Work queued for the account (its groups' and sites' included).
+    pub left: Remaining,
+    /// Sources that could not be listed at all (nothing of them was planned).
+    pub unreadable_sources: usize,
+}
+
+/// Scans an account (foreground), stores the inventory and plans its selected notebooks; with
+/// `--group`, `--site` or `--all-sources`, those sources' (see [`super::migrate_sources`]).
 #[allow(clippy::too_many_arguments)]
 async fn plan(
     printer: &Printer,
     db: &Arc<Db>,
     graph: &GraphClient,
+    notion: &NotionClient,
     account: &str,
-    notebooks: &[String],
+    args: &MigrateArgs,
     target: &str,
     clock: &Clock,
-    update: bool,
     dry_run: bool,
-) -> anyhow::Result<Remaining> {
+) -> anyhow::Result<Planned> {
     let who = Caller::for_account(db, account, Lane::Foreground)?;
+    if args.team() {
+        let t = super::migrate_sources::Planning {
+            printer,
+            db,
+            graph,
+            notion,
+            who: &who,
+            target,
+            clock,
+            update: args.update,
+            dry_run,
+        };
+        return t.plan(args).await;
+    }
     printer.note(format!("scanning {account}..."));
+    let notebooks = &args.notebooks;
     let meter = graph.limiter().scan_meter(&who.user_id);
     let result = scan(graph, &who, notebooks, Arc::new(ScanProgress::default())).await?;
     super::scan::record_scan_cost(meter);
     super::scan::store_scan(db, account, notebooks, &result, clock.now_ms())?;
+    let left = plan_key(
+        printer,
+        db,
+        account,
+        account,
+        target,
+        &result,
+        clock,
+        args.update && !dry_run,
+        dry_run,
+    )?;
+    Ok(Planned {
+        left,
+        unreadable_sources: 0,
+    })
+}
+
+/// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
+/// beneath the Notion page `target`; `label` names it in messages. Returns what is left of the
+/// key's work (with `dry_run`, what would be).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn plan_key(
+    printer: &Printer,
+    db: &Db,
+    key: &str,
+    label: &str,
+    target: &str,
+    result: &ScanResult,
+    clock: &Clock,
+    update: bool,
+    dry_run: bool,
+) -> anyhow::Result<Remaining> {
     if dry_run {
-        let (planned, left) =
-            db.preview_plan(account, target, &result.notebooks, clock.now_ms())?;
+        let (planned, left) = db.preview_plan(key, target, &result.notebooks, clock.now_ms())?;
         for f in &result.failures {
-            printer.problem(format!(
-                "{account}: {f} (what is in it would not be planned)"
-            ));
+            printer.problem(format!("{label}: {f} (what is in it would not be planned)"));
         }
         printer.note(format!(
-            "{account}: {} items would be planned, {} already planned or migrated",
+            "{label}: {} items would be planned, {} already planned or migrated",
             planned.added.saturating_sub(1),
             planned.already_planned
         ));
@@ -395,38 +477,38 @@ async fn plan(
     }
     // Items keep the Notion page they were first planned under; say so when that is not `--to`.
     let earlier: Vec<String> = db
-        .plan_targets(account)?
+        .plan_targets(key)?
         .into_iter()
         .filter(|t| t != target)
         .collect();
     if !earlier.is_empty() {
         printer.note(format!(
-            "{account}: what was planned before, and new pages of it, stays under Notion page {}; \
+            "{label}: what was planned before, and new pages of it, stays under Notion page {}; \
              only new notebooks go under {target} (use a new --db to migrate everything elsewhere)",
             earlier.join(", ")
         ));
     }
     let planned = db
-        .create_plan(account, target, &result.notebooks, clock.now_ms())
+        .create_plan(key, target, &result.notebooks, clock.now_ms())
         .context("planning")?;
     // What could not be listed is not silently left out: its job fails with the reason, so the run
     // ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
     for f in &result.failures {
-        printer.problem(format!("{account}: {f}"));
+        printer.problem(format!("{label}: {f}"));
         let reason = format!(
             "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to re-scan)"
         );
         // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
         let class = crate::failure::Class::item_fails().code();
-        db.fail_planned_item(account, f.kind, &f.id, &reason, &class, clock.now_ms())?;
+        db.fail_planned_item(key, f.kind, &f.id, &reason, &class, clock.now_ms())?;
     }
     let rewrites = if update {
-        db.plan_rewrites(account, clock.now_ms())?
+        db.plan_rewrites(key, clock.now_ms())?
     } else {
         0
     };
     printer.note(format!(
-        "{account}: {} items planned, {} already planned or migrated{}",
+        "{label}: {} items planned, {} already planned or migrated{}",
         planned.added.saturating_sub(1),
         planned.already_planned,
         if update {
@@ -435,7 +517,7 @@ async fn plan(
             String::new()
         }
     ));
-    Ok(db.remaining_work(account)?)
+    Ok(db.remaining_work(key)?)
 }
 
 /// `migrate --dry-run`: scans where needed, then prints the plan and its time; nothing is written
@@ -447,6 +529,7 @@ async fn dry_run(
     args: &MigrateArgs,
     db: &Arc<Db>,
     graph: &GraphClient,
+    notion: &NotionClient,
     accounts: &[String],
     target: Option<String>,
     clock: &Clock,
@@ -455,13 +538,11 @@ async fn dry_run(
     for account in accounts {
         let left = match &target {
             Some(t) if !args.resume => {
-                let notebooks = &args.notebooks;
-                plan(
-                    printer, db, graph, account, notebooks, t, clock, false, true,
-                )
-                .await?
+                plan(printer, db, graph, notion, account, args, t, clock, true)
+                    .await?
+                    .left
             }
-            _ => db.remaining_work(account)?,
+            _ => db.account_remaining(account)?,
         };
         let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
         work.push((account.clone(), user_id, left));
@@ -495,7 +576,7 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
     match (&args.account, args.resume) {
         // A typo must not look like "nothing left to do": an account with neither sign-in nor
         // queued work is named, with what exists.
-        (Some(a), true) if db.account(a)?.is_none() && !db.accounts_with_jobs()?.contains(a) => {
+        (Some(a), true) if db.account(a)?.is_none() && db.queued_keys(a)?.is_empty() => {
             let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
             Err(CliError::usage(format!(
                 "no account named {a} in this database (accounts: {}); nothing was resumed",
@@ -504,7 +585,17 @@ fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
             .into())
         }
         (Some(a), _) => Ok(vec![a.clone()]),
-        (None, true) => Ok(db.accounts_with_jobs()?),
+        // A group's or site's work is queued under its key and drained with its account.
+        (None, true) => {
+            let mut all: Vec<String> = db
+                .accounts_with_jobs()?
+                .iter()
+                .map(|k| account_of_key(k).to_owned())
+                .collect();
+            all.sort();
+            all.dedup();
+            Ok(all)
+        }
         (None, false) => Ok(vec!["default".into()]),
     }
 }
@@ -560,11 +651,11 @@ fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Se
             let (mut done, mut total) = (0i64, 0i64);
             let mut work = Vec::new();
             for (a, user) in &users {
-                if let Ok(c) = m.db().job_counts(a) {
+                if let Ok(c) = m.db().account_job_counts(a) {
                     done += c.pages_done;
                     total += c.pages_total;
                 }
-                if let Ok(left) = m.db().remaining_work(a) {
+                if let Ok(left) = m.db().account_remaining(a) {
                     work.push((a.clone(), user.clone(), left));
                 }
             }

@@ -9,10 +9,13 @@ mod estimate;
 pub mod exit;
 mod login;
 mod migrate;
+mod migrate_sources;
 pub mod output;
 mod progress;
 mod report;
 mod scan;
+mod scan_sources;
+mod sources;
 mod status;
 mod verify;
 
@@ -78,6 +81,12 @@ enum Command {
     /// Forget an account's tokens (its inventory and jobs are kept).
     #[command(after_help = "Examples:\n  notebridge logout --account work")]
     Logout(accounts::LogoutArgs),
+    /// Where the account can read notebooks: its own, its Microsoft 365 groups, its followed
+    /// SharePoint sites (foreground lane; one notebook listing per group or site).
+    #[command(
+        after_help = "Examples:\n  notebridge sources\n  notebridge sources --account work --json\n\nGroups and sites need the delegated permission Notes.Read.All (followed sites also\nSites.Read.All): NOTEBRIDGE_SCOPES=\"offline_access User.Read Notes.Read.All Sites.Read.All\" notebridge login"
+    )]
+    Sources(sources::SourcesArgs),
     /// Read the account's notebooks, section groups, sections and pages into the inventory.
     #[command(
         after_help = "Examples:\n  notebridge scan\n  notebridge scan --account work --notebook \"Team notes\"\n  notebridge --json scan > inventory.json"
@@ -225,6 +234,7 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
         Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
         Command::Scan(a) => scan::run(&settings()?, printer, a),
+        Command::Sources(a) => sources::run(&settings()?, printer, a),
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
         Command::Status(a) => status::run(&settings()?, printer, a),
         Command::Verify(a) => verify::run(&settings()?, printer, a),

@@ -31,7 +31,17 @@ pub struct ReportArgs {
 /// Writes the report.
 pub fn run(settings: &Settings, printer: &Printer, args: ReportArgs) -> anyhow::Result<Exit> {
     let db = Db::open(&settings.db_path)?;
-    let accounts = super::verify::select_accounts(&db, args.account.as_deref())?;
+    let mut accounts = Vec::new();
+    for a in super::verify::select_accounts(&db, args.account.as_deref())? {
+        // Each account's groups and sites follow it, under their own keys.
+        let sources: Vec<String> = db
+            .queued_keys(&a)?
+            .into_iter()
+            .filter(|k| *k != a)
+            .collect();
+        accounts.push(a);
+        accounts.extend(sources);
+    }
     let report = gather(
         &db,
         &accounts,

@@ -25,9 +25,28 @@ pub struct ScanArgs {
     /// The signed-in account to scan.
     #[arg(long, default_value = "default", value_name = "NAME")]
     pub account: String,
-    /// Only these notebooks (name or id); repeat for several.
+    /// Only these notebooks (name or id); repeat for several. With --group, --site or
+    /// --all-sources it picks among the notebooks of every source scanned.
     #[arg(long = "notebook", value_name = "NAME_OR_ID")]
     pub notebooks: Vec<String>,
+    /// A Microsoft 365 group's notebooks (its display name or id); repeat for several. Needs the
+    /// delegated permission Notes.Read.All.
+    #[arg(long = "group", value_name = "NAME_OR_ID")]
+    pub groups: Vec<String>,
+    /// A SharePoint site's notebooks (its URL, e.g. https://contoso.sharepoint.com/sites/Design, or
+    /// its Graph id); repeat for several. Needs Notes.Read.All; a URL also Sites.Read.All.
+    #[arg(long = "site", value_name = "URL_OR_ID")]
+    pub sites: Vec<String>,
+    /// The account's own notebooks and those of every group and followed site that holds any.
+    #[arg(long)]
+    pub all_sources: bool,
+}
+
+impl ScanArgs {
+    /// Whether groups or sites are asked for (otherwise only the account's own notebooks).
+    pub fn team(&self) -> bool {
+        !self.groups.is_empty() || !self.sites.is_empty() || self.all_sources
+    }
 }
 
 /// Runs the scan.
@@ -65,6 +84,21 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             )
         };
         let meter = graph.limiter().scan_meter(&who.user_id);
+        if args.team() {
+            let done = super::scan_sources::run(
+                printer,
+                &db,
+                &graph,
+                &who,
+                &args,
+                progress,
+                &clock,
+            )
+            .await;
+            ticker.finish();
+            record_scan_cost(meter);
+            return done;
+        }
         let result = scan(&graph, &who, &args.notebooks, progress).await;
         ticker.finish();
         let result = result?;
@@ -138,19 +172,30 @@ pub(super) fn store_scan(
             .into());
         }
     }
+    save_result(db, account, !wanted.is_empty(), result, now)
+}
+
+/// Stores a scan's result under an inventory key (an account, or a group's or site's key).
+pub(super) fn save_result(
+    db: &Db,
+    key: &str,
+    filtered: bool,
+    result: &ScanResult,
+    now: crate::clock::UnixMillis,
+) -> anyhow::Result<ScanDiff> {
     let scope = if !result.failures.is_empty() {
         ScanScope::Notebooks(Vec::new())
-    } else if wanted.is_empty() {
+    } else if !filtered {
         ScanScope::All
     } else {
         ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
     };
-    let diff = db.save_scan(account, &result.notebooks, &scope, now)?;
-    db.save_page_guids(account, &result.page_guids)?;
+    let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
+    db.save_page_guids(key, &result.page_guids)?;
     Ok(diff)
 }
 
-fn print_tree(printer: &Printer, nb: &Notebook) {
+pub(super) fn print_tree(printer: &Printer, nb: &Notebook) {
     let pages = count_pages(&nb.section_groups, &nb.sections);
     printer.out(format!(
         "{}  ({pages} pages{})",

@@ -12,6 +12,7 @@ use serde_json::json;
 use super::output::Printer;
 use crate::cli::exit::Exit;
 use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::graph::sources::{source_of_key, SourceKind};
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
 use crate::limiter::Limiter;
 use crate::settings::Settings;
@@ -59,6 +60,25 @@ pub struct AccountStatus {
     pub failures: Vec<FailedJob>,
     /// Pages changed in OneNote since migration.
     pub changed_since_migration: Vec<ChangedPage>,
+    /// Its groups and sites with queued or migrated work (already counted in the totals above).
+    pub sources: Vec<SourceStatus>,
+}
+
+/// One group or site of an account, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct SourceStatus {
+    /// `group` or `site`.
+    pub kind: String,
+    /// Its Graph id.
+    pub id: String,
+    /// Display name, as discovery or the command that named it found it.
+    pub name: Option<String>,
+    /// The site's URL.
+    pub url: Option<String>,
+    /// Jobs by state, with page counts.
+    pub jobs: JobCounts,
+    /// Pages in its inventory (the last scan).
+    pub onenote_pages: usize,
 }
 
 /// Who holds the migration lock.
@@ -83,25 +103,45 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
         let a = db
             .account(name)?
             .expect("select_accounts returned an existing account");
-        let changed = db
-            .changed_since_migration(name)?
-            .into_iter()
-            .map(|(id, title, migrated, now)| ChangedPage {
-                id,
-                title,
-                migrated,
-                now,
-            })
-            .collect();
+        // The account's own work, then each group's and site's (kept under their own keys).
+        let mut keys = vec![name.clone()];
+        keys.extend(db.queued_keys(name)?.into_iter().filter(|k| k != name));
+        let (mut changed, mut failures, mut sources) = (Vec::new(), Vec::new(), Vec::new());
+        let mut onenote_pages = 0;
+        for key in &keys {
+            changed.extend(db.changed_since_migration(key)?.into_iter().map(
+                |(id, title, migrated, now)| ChangedPage {
+                    id,
+                    title,
+                    migrated,
+                    now,
+                },
+            ));
+            failures.extend(db.failed_jobs(key)?);
+            let pages = totals(&db.inventory(key)?).pages;
+            onenote_pages += pages;
+            if let Some((kind, id)) = source_of_key(key) {
+                let known = db.source_of_key(key)?;
+                sources.push(SourceStatus {
+                    kind: kind.as_str().to_owned(),
+                    id: id.to_owned(),
+                    name: known.as_ref().map(|s| s.name.clone()),
+                    url: known.and_then(|s| s.url),
+                    jobs: db.job_counts(key)?,
+                    onenote_pages: pages,
+                });
+            }
+        }
         statuses.push(AccountStatus {
             signed_in: a.signed_in(),
             account: a.name,
             user_principal_name: a.user_principal_name,
             graph_user_id: a.user_id,
-            jobs: db.job_counts(name)?,
-            onenote_pages: totals(&db.inventory(name)?).pages,
-            failures: db.failed_jobs(name)?,
+            jobs: db.account_job_counts(name)?,
+            onenote_pages,
+            failures,
             changed_since_migration: changed,
+            sources,
         });
     }
     // The limiter's clock is anchored on tokio's; read it inside a runtime.
@@ -205,6 +245,19 @@ fn print_human(
             "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
             j.queued, j.blocked, j.running, j.done, j.failed
         ));
+        for src in &s.sources {
+            let what = SourceKind::parse(&src.kind).map_or("", |k| k.what());
+            printer.out(format!(
+                "  of which {} ({what}{}): {} of {} pages migrated, {} failed",
+                src.name.as_deref().unwrap_or(&src.id),
+                src.url
+                    .as_deref()
+                    .map_or_else(String::new, |u| format!(", {u}")),
+                src.jobs.pages_done,
+                src.jobs.pages_total,
+                src.jobs.failed
+            ));
+        }
         if !s.failures.is_empty() {
             printer.out("  failed permanently (`migrate --retry-failed` queues them again):");
             for f in &s.failures {

@@ -7,6 +7,7 @@ use clap::Args;
 use super::output::Printer;
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::Jitter;
+use crate::graph::sources::account_of_key;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, Settings};
@@ -141,7 +142,11 @@ fn planned_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec<String>> 
         .filter(|a| db.plan_targets(a).is_ok_and(|t| !t.is_empty()))
         .collect();
     match name {
-        Some(n) if with_plans.iter().any(|a| a == n) => Ok(vec![n.to_owned()]),
+        // The account's own plan and its groups' and sites' (planned under their own keys).
+        Some(n) if with_plans.iter().any(|a| account_of_key(a) == n) => Ok(with_plans
+            .into_iter()
+            .filter(|a| account_of_key(a) == n)
+            .collect()),
         Some(n) if known.iter().any(|a| a == n) => Err(CliError::usage(format!(
             "nothing to verify for account {n}: no migration was planned for it; plan one with \
              `notebridge migrate --account {n} --to PAGE`"

@@ -6,6 +6,7 @@
 pub mod batch;
 pub mod model;
 pub mod scan;
+pub mod sources;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -56,6 +56,9 @@ impl std::fmt::Display for ScanFailure {
     }
 }
 
+/// The OneNote root of the signed-in user's own notebooks.
+pub const PERSONAL_ROOT: &str = "me/onenote";
+
 /// Scans the notebooks of `who` (all, or those whose name or id is in `only`).
 pub async fn scan(
     graph: &GraphClient,
@@ -63,7 +66,19 @@ pub async fn scan(
     only: &[String],
     progress: Arc<ScanProgress>,
 ) -> Result<ScanResult, GraphError> {
-    let notebooks = hierarchy(graph, who).await?;
+    scan_at(graph, who, PERSONAL_ROOT, only, progress).await
+}
+
+/// [`scan`] of the notebooks under a OneNote `root`: `me/onenote`, `groups/{id}/onenote` or
+/// `sites/{id}/onenote` (the same API, the same budget: the signed-in user's).
+pub async fn scan_at(
+    graph: &GraphClient,
+    who: &Caller,
+    root: &str,
+    only: &[String],
+    progress: Arc<ScanProgress>,
+) -> Result<ScanResult, GraphError> {
+    let notebooks = hierarchy(graph, who, root).await?;
     let selected: Vec<model::Notebook> = notebooks
         .into_iter()
         .filter(|n| only.is_empty() || only.iter().any(|o| o == &n.id || o == &n.display_name))
@@ -85,12 +100,13 @@ pub async fn scan(
             // The service did not expand: ask for the containers one level at a time.
             _ => {
                 let item = format!("notebook {:?} ({})", nb.display_name, nb.id);
-                let path = format!("me/onenote/notebooks/{}", nb.id);
+                let path = format!("{root}/notebooks/{}", nb.id);
                 children_or_failure(graph, who, &path, ("notebook", &nb.id, item), &mut failures)
                     .await?
             }
         };
-        tree.section_groups = convert_groups(graph, who, groups, &progress, &mut failures).await?;
+        tree.section_groups =
+            convert_groups(graph, who, root, groups, &progress, &mut failures).await?;
         tree.sections = sections.into_iter().map(convert_section).collect();
         progress
             .items
@@ -105,7 +121,15 @@ pub async fn scan(
     progress
         .sections_total
         .store(all_sections.len() as u64, Ordering::Relaxed);
-    let page_guids = list_pages(graph, who, &mut all_sections, &progress, &mut failures).await?;
+    let page_guids = list_pages(
+        graph,
+        who,
+        root,
+        &mut all_sections,
+        &progress,
+        &mut failures,
+    )
+    .await?;
     Ok(ScanResult {
         notebooks: out,
         failures,
@@ -114,9 +138,13 @@ pub async fn scan(
 }
 
 /// All notebooks, with their section groups (any depth) and sections when the service expands them.
-async fn hierarchy(graph: &GraphClient, who: &Caller) -> Result<Vec<model::Notebook>, GraphError> {
+async fn hierarchy(
+    graph: &GraphClient,
+    who: &Caller,
+    root: &str,
+) -> Result<Vec<model::Notebook>, GraphError> {
     let full = format!(
-        "me/onenote/notebooks?$select={ENTITY_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
+        "{root}/notebooks?$select={ENTITY_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
          sectionGroups($levels=max;$select={ENTITY_FIELDS};$expand=sections($select={ENTITY_FIELDS}))"
     );
     match graph.get_all(who, &full, 0, "the notebook list").await {
@@ -127,7 +155,7 @@ async fn hierarchy(graph: &GraphClient, who: &Caller) -> Result<Vec<model::Noteb
             graph
                 .get_all(
                     who,
-                    &format!("me/onenote/notebooks?$select={ENTITY_FIELDS}"),
+                    &format!("{root}/notebooks?$select={ENTITY_FIELDS}"),
                     0,
                     "the notebook list",
                 )
@@ -192,6 +220,7 @@ async fn children_or_failure(
 fn convert_groups<'a>(
     graph: &'a GraphClient,
     who: &'a Caller,
+    root: &'a str,
     groups: Vec<model::SectionGroup>,
     progress: &'a ScanProgress,
     failures: &'a mut Vec<ScanFailure>,
@@ -204,7 +233,7 @@ fn convert_groups<'a>(
                 (Some(k), Some(s)) => (k, s),
                 _ => {
                     let item = format!("section group {:?} ({})", g.display_name, g.id);
-                    let path = format!("me/onenote/sectionGroups/{}", g.id);
+                    let path = format!("{root}/sectionGroups/{}", g.id);
                     let what = ("section_group", g.id.as_str(), item);
                     children_or_failure(graph, who, &path, what, failures).await?
                 }
@@ -217,7 +246,7 @@ fn convert_groups<'a>(
                 name: g.display_name,
                 created: g.created_date_time,
                 last_modified: g.last_modified_date_time,
-                section_groups: convert_groups(graph, who, kids, progress, failures).await?,
+                section_groups: convert_groups(graph, who, root, kids, progress, failures).await?,
                 sections: sections.into_iter().map(convert_section).collect(),
             });
         }
@@ -254,6 +283,7 @@ fn collect_sections<'a>(
 async fn list_pages(
     graph: &GraphClient,
     who: &Caller,
+    root: &str,
     sections: &mut [&mut Section],
     progress: &ScanProgress,
     failures: &mut Vec<ScanFailure>,
@@ -262,7 +292,7 @@ async fn list_pages(
     let gets: Vec<BatchGet> = sections
         .iter()
         .map(|s| BatchGet {
-            url: listing_url(&s.id, SLICES[0]),
+            url: listing_url(root, &s.id, SLICES[0]),
             item: format!("section {:?} ({})", s.name, s.id),
         })
         .collect();
@@ -277,7 +307,8 @@ async fn list_pages(
                 }
             })
         });
-        let metas = match list_section(graph, who, &section.id, &get.item, first).await {
+        let at = (root, section.id.as_str(), get.item.as_str());
+        let metas = match list_section(graph, who, at, first).await {
             Ok(m) => m,
             Err(error) if error.is_item_failure() => {
                 failures.push(ScanFailure {
@@ -324,9 +355,9 @@ const MAX_LISTINGS: usize = 3;
 const PAGE_FIELDS: &str =
     "id,title,createdDateTime,lastModifiedDateTime,contentUrl,level,order,links";
 
-fn listing_url(section: &str, top: usize) -> String {
+fn listing_url(root: &str, section: &str, top: usize) -> String {
     format!(
-        "me/onenote/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
+        "{root}/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
          &$select={PAGE_FIELDS}&$top={top}"
     )
 }
@@ -359,8 +390,7 @@ impl Listing {
 async fn list_section(
     graph: &GraphClient,
     who: &Caller,
-    section: &str,
-    item: &str,
+    (root, section, item): (&str, &str, &str),
     first: Result<model::Page<model::PageMeta>, GraphError>,
 ) -> Result<Vec<model::PageMeta>, GraphError> {
     let mut first = Some(first);
@@ -371,11 +401,11 @@ async fn list_section(
     for _ in 0..MAX_LISTINGS {
         let listing = loop {
             let attempt = match first.take() {
-                Some(f) => complete(graph, who, (section, item), f, SLICES[slice]).await,
+                Some(f) => complete(graph, who, (root, section, item), f, SLICES[slice]).await,
                 None => {
-                    let url = listing_url(section, SLICES[slice]);
+                    let url = listing_url(root, section, SLICES[slice]);
                     let f = graph.get_json_stepping(who, &url, item).await;
-                    complete(graph, who, (section, item), f, SLICES[slice]).await
+                    complete(graph, who, (root, section, item), f, SLICES[slice]).await
                 }
             };
             match attempt {
@@ -424,7 +454,7 @@ async fn list_section(
 async fn complete(
     graph: &GraphClient,
     who: &Caller,
-    (section, item): (&str, &str),
+    (root, section, item): (&str, &str, &str),
     first: Result<model::Page<model::PageMeta>, GraphError>,
     top: usize,
 ) -> Result<Listing, GraphError> {
@@ -436,7 +466,9 @@ async fn complete(
     loop {
         let url = match next.take() {
             Some(l) => l,
-            None if full => super::with_skip(&graph.url(&listing_url(section, top)), metas.len()),
+            None if full => {
+                super::with_skip(&graph.url(&listing_url(root, section, top)), metas.len())
+            }
             None => break,
         };
         let page: model::Page<model::PageMeta> = graph.get_json_stepping(who, &url, item).await?;

@@ -10,47 +10,62 @@ use crate::failure::{Classify, Next};
 use crate::graph::Caller;
 use crate::notion::client::NotionError;
 
-/// Rewrites the pending links of `who`'s pages; returns how many blocks were updated.
+/// Rewrites the pending links of `who`'s pages, its groups' and sites' included (a link between
+/// an own page and a team's resolves whichever was migrated last); returns how many blocks were
+/// updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
-    let pages = m.db().pages_with_pending_links(&who.account)?;
     let migrated = m.db().migrated_page_targets(&who.account)?;
     let mut updated = 0;
-    for item in pages {
-        let Some(notion_id) = item.notion_page_id.clone() else {
-            continue;
-        };
-        match rewrite_page(m, who, &item.item_id, &item.title, &notion_id, &migrated).await {
-            Ok((n, still_missing)) => {
-                updated += n;
-                m.db()
-                    .set_pending_links(&who.account, &item.item_id, still_missing)?;
+    for key in m.db().queued_keys(&who.account)? {
+        for item in m.db().pages_with_pending_links(&key)? {
+            let Some(notion_id) = item.notion_page_id.clone() else {
+                continue;
+            };
+            let at = Item {
+                key: &key,
+                id: &item.item_id,
+                title: &item.title,
+            };
+            match rewrite_page(m, who, &at, &notion_id, &migrated).await {
+                Ok((n, still_missing)) => {
+                    updated += n;
+                    m.db()
+                        .set_pending_links(&key, &item.item_id, still_missing)?;
+                }
+                // One page that cannot be read again (deleted in OneNote since) or whose Notion
+                // page was changed must not hold up the others: its links stay readable text.
+                Err(JobError::Permanent(why)) => {
+                    tracing::warn!(page = %item.item_id, "links not rewritten: {why}");
+                    m.db().set_pending_links(&key, &item.item_id, false)?;
+                }
+                Err(other) => return Err(other),
             }
-            // One page that cannot be read again (deleted in OneNote since) or whose Notion page
-            // was changed must not hold up the others: its links stay readable text.
-            Err(JobError::Permanent(why)) => {
-                tracing::warn!(page = %item.item_id, "links not rewritten: {why}");
-                m.db()
-                    .set_pending_links(&who.account, &item.item_id, false)?;
-            }
-            Err(other) => return Err(other),
         }
     }
     Ok(updated)
+}
+
+/// A page whose links are rewritten: its inventory key, id and title.
+struct Item<'a> {
+    key: &'a str,
+    id: &'a str,
+    title: &'a str,
 }
 
 /// Rewrites one page's links; returns the blocks updated and whether links remain unresolved.
 async fn rewrite_page(
     m: &Migration,
     who: &Caller,
-    item_id: &str,
-    title: &str,
+    item: &Item<'_>,
     notion_id: &str,
     migrated: &std::collections::HashMap<String, crate::convert::PageTarget>,
 ) -> Result<(u64, bool), JobError> {
-    let label = format!("page {title:?} ({item_id})");
-    let last_modified = m.db().page_last_modified(&who.account, item_id)?;
+    let label = format!("page {:?} ({})", item.title, item.id);
+    let last_modified = m.db().page_last_modified(item.key, item.id)?;
     // With its drawings, as written: blocks are matched to Notion's by position.
-    let (mut page, _) = m.fetch_page(who, item_id, &label, last_modified).await?;
+    let (mut page, _) = m
+        .fetch_page(who, item.key, item.id, &label, last_modified)
+        .await?;
     let mut still_missing = false;
     page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
         Some(t) => Some(t.clone()),

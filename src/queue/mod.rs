@@ -7,6 +7,7 @@ pub mod cancel;
 pub mod links;
 pub mod lock;
 pub mod prefetch;
+pub mod source_page;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -23,6 +24,7 @@ use crate::convert::{
     convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
+use crate::graph::sources::{account_of_key, root_of_key};
 use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
@@ -355,11 +357,22 @@ impl Migration {
         let stopped = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
         // Each account gets its own workers: a throttled account holds up only its own pages, never
-        // the others' (its workers wait on its breaker while the rest go on).
+        // the others' (its workers wait on its breaker while the rest go on). An account's groups
+        // and sites share its workers, as they share its budget.
         let groups: Vec<Vec<String>> = if opts.accounts.is_empty() {
             vec![Vec::new()]
         } else {
-            opts.accounts.iter().map(|a| vec![a.clone()]).collect()
+            let mut by_account: Vec<Vec<String>> = Vec::new();
+            for key in &opts.accounts {
+                match by_account
+                    .iter_mut()
+                    .find(|g| account_of_key(&g[0]) == account_of_key(key))
+                {
+                    Some(g) => g.push(key.clone()),
+                    None => by_account.push(vec![key.clone()]),
+                }
+            }
+            by_account
         };
         for accounts in groups {
             let running = Arc::new(AtomicU64::new(0));
@@ -539,8 +552,11 @@ impl Migration {
         }
     }
 
-    /// The Graph caller for an account (background lane, the run's deadline).
-    fn caller(&self, account: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+    /// The Graph caller for a job's inventory key (background lane, the run's deadline): a group's
+    /// or site's items are read as the signed-in account, with its token and its budget (Graph's
+    /// limits are the user's).
+    fn caller(&self, key: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+        let account = account_of_key(key);
         if let Some(c) = self.callers.lock().expect("callers poisoned").get(account) {
             return Ok(c.clone());
         }
@@ -647,7 +663,13 @@ impl Migration {
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, mut svgs) = self
-            .fetch_page(&who, &job.item_id, &item, last_modified.clone())
+            .fetch_page(
+                &who,
+                &job.account,
+                &job.item_id,
+                &item,
+                last_modified.clone(),
+            )
             .await?;
         // Counted from its content until its Notion page exists (or the attempt ends): each
         // worker holds at most one page ahead of its turn.
@@ -657,7 +679,9 @@ impl Migration {
                 svgs.insert(f.key.clone(), f.bytes.clone());
             }
         }
-        let migrated = self.db.migrated_page_targets(&job.account)?;
+        let migrated = self
+            .db
+            .migrated_page_targets(account_of_key(&job.account))?;
         let mut unresolved = false;
         page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
             Some(t) => Some(t.clone()),
@@ -724,14 +748,16 @@ impl Migration {
     /// Fetches a page's content with its ink and converts it; returns the page and the rendered
     /// drawings' SVG by their `ink:` URL. Ink that cannot be read is in the page's report (the
     /// page still migrates); an answer that cannot even be split is fetched again without ink.
+    /// `key` is the page's inventory key: a group's or site's page is read from its OneNote root.
     async fn fetch_page(
         &self,
         who: &Caller,
+        key: &str,
         item_id: &str,
         item: &str,
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>), JobError> {
-        let path = format!("me/onenote/pages/{item_id}/content");
+        let path = format!("{}/pages/{item_id}/content", root_of_key(key));
         let with_ink = self
             .graph
             .get_with_type(who, &format!("{path}?includeInkML=true"), item)

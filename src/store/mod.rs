@@ -9,6 +9,7 @@ pub mod history;
 pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
+pub mod sources;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0009_error_class",
         include_str!("../../migrations/0009_error_class.sql"),
+    ),
+    (
+        "0010_sources",
+        include_str!("../../migrations/0010_sources.sql"),
     ),
 ];
 

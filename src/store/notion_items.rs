@@ -272,15 +272,17 @@ impl Db {
     }
 
     /// Page GUID (as `onenote:` links name it, lower case with braces) -> Notion page id of every
-    /// migrated page of `account`.
+    /// migrated page of `account`, its groups' and sites' included (a link from an own page to a
+    /// team's page resolves).
     pub fn migrated_pages(&self, account: &str) -> Result<HashMap<String, String>> {
         self.read("reading migrated pages", |c| {
-            let mut st = c.prepare(
+            let family = super::sources::KEY_OF_ACCOUNT.replace("account", "n.account");
+            let mut st = c.prepare(&format!(
                 "SELECT p.onenote_guid, n.notion_page_id FROM notion_items n
                  JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE n.account = ?1 AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
-                   AND p.onenote_guid IS NOT NULL",
-            )?;
+                 WHERE {family} AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
+                   AND p.onenote_guid IS NOT NULL"
+            ))?;
             let rows = st.query_map([account], |r| Ok((r.get(0)?, r.get(1)?)))?;
             rows.collect()
         })
@@ -288,17 +290,19 @@ impl Db {
 
     /// The migrated pages as link targets: OneNote page GUID (lowercase) to the Notion page id and
     /// the page's title.
+    /// (Its groups' and sites' pages included, as for [`Db::migrated_pages`].)
     pub fn migrated_page_targets(
         &self,
         account: &str,
     ) -> Result<HashMap<String, crate::convert::PageTarget>> {
         self.read("reading migrated pages", |c| {
-            let mut st = c.prepare(
+            let family = super::sources::KEY_OF_ACCOUNT.replace("account", "n.account");
+            let mut st = c.prepare(&format!(
                 "SELECT p.onenote_guid, n.notion_page_id, p.title FROM notion_items n
                  JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE n.account = ?1 AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
-                   AND p.onenote_guid IS NOT NULL",
-            )?;
+                 WHERE {family} AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
+                   AND p.onenote_guid IS NOT NULL"
+            ))?;
             let rows = st.query_map([account], |r| {
                 Ok((
                     r.get::<_, String>(0)?.to_ascii_lowercase(),

@@ -102,11 +102,16 @@ async fn verify_account(
     reader.fetch(ids, account).await?;
 
     let target_set: HashSet<String> = targets.iter().map(|t| norm(t)).collect();
-    let others: HashSet<String> = db
-        .accounts()?
+    // Every other key's pages: other accounts', and this account's groups' and sites' (a team's
+    // page sits under the same target as the account's own notebooks).
+    let mut keys: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
+    keys.extend(db.accounts_with_jobs()?);
+    keys.sort();
+    keys.dedup();
+    let others: HashSet<String> = keys
         .into_iter()
-        .filter(|a| a.name != account)
-        .map(|a| db.notion_items(&a.name))
+        .filter(|k| k != account)
+        .map(|k| db.notion_items(&k))
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .flatten()

@@ -354,11 +354,12 @@ impl ServerState {
     /// Issues an access token (and a refresh token with `offline_access`) for `user`.
     fn issue_tokens(&mut self, user: &TestUser, scopes: &[String]) -> Value {
         let at = self.new_secret("at");
+        let granted: Vec<&String> = scopes.iter().filter(|s| *s != "offline_access").collect();
+        let carried: Vec<String> = granted.iter().map(|s| s.to_string()).collect();
         self.cfg
             .registry
-            .insert(&at, &user.id, self.cfg.access_lifetime);
+            .insert_scoped(&at, &user.id, self.cfg.access_lifetime, &carried);
         self.counters.tokens_issued += 1;
-        let granted: Vec<&String> = scopes.iter().filter(|s| *s != "offline_access").collect();
         let scope_text = granted
             .iter()
             .map(|s| s.as_str())

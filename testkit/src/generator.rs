@@ -429,6 +429,17 @@ pub fn page_html(
     base: &str,
     user_id: &str,
 ) -> String {
+    page_html_at(page, resources, base, &format!("users('{user_id}')"))
+}
+
+/// [`page_html`] of an owner named by its OData segment (`users('x')`, `groups('x')`, `sites('x')`):
+/// resource URLs are rooted there.
+pub fn page_html_at(
+    page: &Page,
+    resources: &HashMap<String, Resource>,
+    base: &str,
+    owner: &str,
+) -> String {
     let mut rng = StdRng::seed_from_u64(page.content_seed);
     let words = |rng: &mut StdRng, n: usize| -> String {
         (0..n)
@@ -591,10 +602,7 @@ pub fn page_html(
         }
         if o == 0 {
             for r in &res {
-                let url = format!(
-                    "{base}/users('{user_id}')/onenote/resources/{}/$value",
-                    r.id
-                );
+                let url = format!("{base}/{owner}/onenote/resources/{}/$value", r.id);
                 match &r.kind {
                     ResourceKind::Image { width, height } => {
                         let _ = writeln!(

@@ -19,6 +19,15 @@ use notebridge::store::Db;
 /// The Entra app id the sign-in test server knows.
 pub const CLIENT_ID: &str = "0badc0de-0000-4000-8000-notebridge00";
 
+/// The scopes for team notebooks: `Notes.Read.All` for groups' and sites' OneNote content,
+/// `Sites.Read.All` for followed sites and site lookups by URL.
+pub const TEAM_SCOPES: &[&str] = &[
+    "offline_access",
+    "User.Read",
+    "Notes.Read.All",
+    "Sites.Read.All",
+];
+
 /// How the lab is set up.
 #[derive(Clone, Debug)]
 pub struct LabConfig {
@@ -161,9 +170,17 @@ impl Lab {
     /// Stores `user` as the signed-in account `name` without the device-code dance (a refresh token
     /// minted by the sign-in server; the first Graph call refreshes it like a real one).
     pub fn sign_in(&self, db: &Db, name: &str, user: &TestUser) {
-        let rt = self
-            .auth
-            .mint_refresh_token(user, &["offline_access", "User.Read", "Notes.Read"]);
+        self.sign_in_with(
+            db,
+            name,
+            user,
+            &["offline_access", "User.Read", "Notes.Read"],
+        );
+    }
+
+    /// [`Lab::sign_in`] with the scopes the grant carries (e.g. [`TEAM_SCOPES`]).
+    pub fn sign_in_with(&self, db: &Db, name: &str, user: &TestUser, scopes: &[&str]) {
+        let rt = self.auth.mint_refresh_token(user, scopes);
         db.save_account(&Account {
             name: name.to_owned(),
             user_id: user.id.clone(),

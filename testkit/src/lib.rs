@@ -52,39 +52,66 @@ pub enum TokenProblem {
 /// the two share, as the real services share Entra ID.
 #[derive(Debug, Default)]
 pub struct TokenRegistry {
-    tokens: Mutex<HashMap<String, (String, Instant)>>,
+    tokens: Mutex<HashMap<String, Issued>>,
 }
+
+/// One access token: whose it is, until when, and the delegated scopes it carries.
+#[derive(Clone, Debug)]
+struct Issued {
+    user: String,
+    expires: Instant,
+    scopes: Vec<String>,
+}
+
+/// The scopes a token inserted without any carries: what notebridge asks for by default.
+pub const DEFAULT_SCOPES: &[&str] = &["User.Read", "Notes.Read"];
 
 impl TokenRegistry {
     /// Records `token` as valid for `user_id` for `lifetime` from now (tokio's clock).
+    /// The token carries [`DEFAULT_SCOPES`].
     pub fn insert(&self, token: &str, user_id: &str, lifetime: Duration) {
+        let scopes: Vec<String> = DEFAULT_SCOPES.iter().map(|s| s.to_string()).collect();
+        self.insert_scoped(token, user_id, lifetime, &scopes);
+    }
+
+    /// Records `token` as valid for `user_id` for `lifetime`, carrying `scopes` (as granted).
+    pub fn insert_scoped(&self, token: &str, user_id: &str, lifetime: Duration, scopes: &[String]) {
         self.tokens.lock().expect("token registry poisoned").insert(
             token.to_owned(),
-            (user_id.to_owned(), Instant::now() + lifetime),
+            Issued {
+                user: user_id.to_owned(),
+                expires: Instant::now() + lifetime,
+                scopes: scopes.to_vec(),
+            },
         );
     }
 
     /// The user a bearer token belongs to, or why it is refused.
     pub fn check(&self, token: &str) -> Result<String, TokenProblem> {
+        self.check_scoped(token).map(|(u, _)| u)
+    }
+
+    /// The user a bearer token belongs to and the scopes it carries, or why it is refused.
+    pub fn check_scoped(&self, token: &str) -> Result<(String, Vec<String>), TokenProblem> {
         let map = self.tokens.lock().expect("token registry poisoned");
         match map.get(token) {
             None => Err(TokenProblem::Unknown),
-            Some((_, exp)) if Instant::now() >= *exp => Err(TokenProblem::Expired),
-            Some((user, _)) => Ok(user.clone()),
+            Some(i) if Instant::now() >= i.expires => Err(TokenProblem::Expired),
+            Some(i) => Ok((i.user.clone(), i.scopes.clone())),
         }
     }
 
     /// Expires every access token of `user_id` at once (tests force a 401 mid-run with it).
     pub fn expire_user(&self, user_id: &str) {
         let now = Instant::now();
-        for (user, exp) in self
+        for i in self
             .tokens
             .lock()
             .expect("token registry poisoned")
             .values_mut()
         {
-            if user == user_id {
-                *exp = now;
+            if i.user == user_id {
+                i.expires = now;
             }
         }
     }

@@ -10,7 +10,7 @@ use notebridge::convert::convert_page_with;
 use notebridge::convert::{ConvertOptions, Ink};
 use notebridge::store::inventory::{Notebook, Page, Section, SectionGroup};
 use notebridge::store::Db;
-use notebridge_testkit::generator::page_html;
+use notebridge_testkit::generator::page_html_at;
 use notebridge_testkit::graph::ink::page_ink;
 use notebridge_testkit::lab::Lab;
 use notebridge_testkit::notion::DumpNode;
@@ -95,18 +95,58 @@ pub fn assert_mirrors_with(
     inventory: &[Notebook],
     unreadable_ink: &[String],
 ) {
+    let owner = format!("users('{user_id}')");
+    mirrors(
+        lab,
+        &lab.target_page,
+        user_id,
+        &owner,
+        inventory,
+        &[],
+        unreadable_ink,
+    )
+}
+
+/// [`assert_mirrors`] of the notebooks the test server keeps under `notes_key` (a user's id, or a
+/// group's or site's key) and serves with resource URLs rooted at `owner` (`groups('id')`), under
+/// the Notion page `root_id`, where the pages titled `besides` are someone else's.
+pub fn assert_mirrors_at(
+    lab: &Lab,
+    root_id: &str,
+    notes_key: &str,
+    owner: &str,
+    inventory: &[Notebook],
+    besides: &[&str],
+) {
+    mirrors(lab, root_id, notes_key, owner, inventory, besides, &[])
+}
+
+fn mirrors(
+    lab: &Lab,
+    root_id: &str,
+    notes_key: &str,
+    owner: &str,
+    inventory: &[Notebook],
+    besides: &[&str],
+    unreadable_ink: &[String],
+) {
     let ctx = Ctx {
         lab,
-        user_id,
+        owner: owner.to_owned(),
         unreadable_ink,
     };
-    let root = lab.notion.dump(&lab.target_page).expect("target exists");
-    let notes = lab.graph.notes(user_id);
-    let pages: Vec<&DumpNode> = root.children.iter().filter(|c| c.kind == "page").collect();
+    let root = lab.notion.dump(root_id).expect("root page exists");
+    let notes = lab.graph.notes(notes_key);
+    let pages: Vec<&DumpNode> = root
+        .children
+        .iter()
+        .filter(|c| c.kind == "page")
+        .filter(|c| !besides.iter().any(|b| c.title.as_deref() == Some(*b)))
+        .collect();
     assert_eq!(
         pages.len(),
         inventory.len(),
-        "notebook pages under the target"
+        "notebook pages under {root_id}"
     );
     for (nb, node) in inventory.iter().zip(pages) {
         assert_eq!(node.title.as_deref(), Some(nb.name.as_str()));
@@ -117,7 +157,8 @@ pub fn assert_mirrors_with(
 /// What every page check needs.
 struct Ctx<'a> {
     lab: &'a Lab,
-    user_id: &'a str,
+    /// Where the test server roots resource URLs (`users('id')`, `groups('id')`).
+    owner: String,
     unreadable_ink: &'a [String],
 }
 
@@ -186,7 +227,7 @@ fn check_page(
     };
     assert_eq!(node.title.as_deref(), Some(title));
     let src = notes.page(&page.id).expect("page in the source");
-    let html = page_html(src, &notes.resources, ctx.lab.graph.base_url(), ctx.user_id);
+    let html = page_html_at(src, &notes.resources, ctx.lab.graph.base_url(), &ctx.owner);
     // The page's drawings as the test server generated them, rendered and placed.
     let ink = match page_ink(src, &html) {
         Some(_) if ctx.unreadable_ink.contains(&page.id) => Ink::Unreadable(String::new()),

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 
 use super::routes::{Body, Reply};
 use super::stats::LogEntry;
+use super::teams::Who;
 use super::throttle::{self, Rejection, SlotGuard};
 use super::Shared;
 
@@ -165,7 +166,8 @@ fn inner_json(id: &str, reply: Reply) -> Value {
 }
 
 /// Runs a batch for `user`; the reply is 200 whenever the payload is valid, whatever the inner results.
-pub(crate) fn run(sh: &Arc<Shared>, user: &str, body: &[u8]) -> Reply {
+pub(crate) fn run(sh: &Arc<Shared>, who: &Who, body: &[u8]) -> Reply {
+    let user = who.user;
     let reqs = match parse(body) {
         Ok(r) => r,
         Err(e) => return e,
@@ -208,7 +210,7 @@ pub(crate) fn run(sh: &Arc<Shared>, user: &str, body: &[u8]) -> Reply {
                         Some(s) => super::fault_reply(s),
                         None => {
                             let (p, q) = path.split_once('?').unwrap_or((&path, ""));
-                            let mut reply = sh.dispatch(user, &r.method, p, q);
+                            let mut reply = sh.dispatch(who, &r.method, p, q);
                             sh.add_percentage(&mut reply, used);
                             reply
                         }

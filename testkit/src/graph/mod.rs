@@ -11,6 +11,7 @@ pub mod ink;
 pub mod model;
 pub mod routes;
 pub mod stats;
+pub mod teams;
 pub mod throttle;
 
 use std::collections::HashMap;
@@ -35,6 +36,7 @@ use faults::{Faults, OuterFault};
 use model::{ModelError, UserNotes};
 use routes::{Body, Ctx, Reply};
 use stats::{Counters, LogEntry, Stats};
+use teams::{Route, TeamGroup, TeamSite, Teams, Who};
 use throttle::{Rejection, Scope, Throttle, ThrottleConfig};
 
 /// How throttled responses name their scope in `x-ms-throttle-scope`.
@@ -112,16 +114,20 @@ pub(crate) struct Shared {
     batch_retry_after: Option<String>,
     data: Mutex<HashMap<String, UserNotes>>,
     users: Mutex<HashMap<String, TestUser>>,
+    teams: Mutex<Teams>,
     pub(crate) throttle: Arc<Mutex<Throttle>>,
     pub(crate) faults: Faults,
     pub(crate) stats: Stats,
     pub(crate) shuffle: Mutex<StdRng>,
 }
 
-/// The section id of a page listing path (`/me/onenote/sections/{id}/pages`).
+/// The section id of a page listing path (`/me/onenote/sections/{id}/pages`, and the same under
+/// `/users/{id}`, `/groups/{id}` and `/sites/{id}`).
 fn section_of_listing(path: &str) -> Option<&str> {
     let rest = path.strip_prefix("/me/onenote/sections/").or_else(|| {
-        path.strip_prefix("/users/")
+        ["/users/", "/groups/", "/sites/"]
+            .iter()
+            .find_map(|p| path.strip_prefix(p))
             .and_then(|r| r.split_once("/onenote/sections/").map(|(_, s)| s))
     })?;
     rest.strip_suffix("/pages").filter(|id| !id.contains('/'))
@@ -188,12 +194,23 @@ impl Shared {
         }
     }
 
-    pub(crate) fn dispatch(&self, user: &str, method: &str, path: &str, query: &str) -> Reply {
+    pub(crate) fn dispatch(&self, who: &Who, method: &str, path: &str, query: &str) -> Reply {
+        let user = who.user;
+        let owner = match self
+            .teams
+            .lock()
+            .expect("graph teams poisoned")
+            .route(who, &self.base, path, query)
+        {
+            Route::Answered(r) => return r,
+            Route::OneNote(o) => o,
+        };
+        let key = owner.data_key();
         let listed = section_of_listing(path);
         let mut data = self.data.lock().expect("graph data poisoned");
         if let (Some(section), Some((min_pages, max_top))) = (listed, self.faults.heavy_listings())
         {
-            let pages = data.get(user).map_or(0, |n| n.pages_in(section).len());
+            let pages = data.get(&key).map_or(0, |n| n.pages_in(section).len());
             let q: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
                 .into_owned()
                 .collect();
@@ -220,15 +237,16 @@ impl Shared {
             let ctx = Ctx {
                 base: &self.base,
                 user,
+                owner: &owner,
                 user_info: users.get(user),
-                notes: data.get(user).unwrap_or(&empty),
+                notes: data.get(&key).unwrap_or(&empty),
                 omit_next_links: self.faults.omitting_next_links(),
             };
             routes::dispatch(&ctx, method, path, query)
         };
         if let Some(section) = listed.filter(|_| reply.status == 200) {
             if self.faults.take_edit_during_listing() {
-                if let Some(n) = data.get_mut(user) {
+                if let Some(n) = data.get_mut(&key) {
                     n.touch_oldest_page(section, chrono::Utc::now());
                 }
             }
@@ -340,9 +358,9 @@ async fn handle(
         .map(str::to_owned);
     let user = match token {
         None => Err(None),
-        Some(t) => sh.registry.check(&t).map_err(Some),
+        Some(t) => sh.registry.check_scoped(&t).map_err(Some),
     };
-    let user = match user {
+    let (user, scopes) = match user {
         Ok(u) => u,
         Err(p) => {
             sh.record(&method, &full, None, 401, false);
@@ -381,7 +399,14 @@ async fn handle(
         }
         let reply = if method == "POST" {
             match axum::body::to_bytes(req.into_body(), 4 << 20).await {
-                Ok(b) => batch::run(&sh, &user, &b),
+                Ok(b) => batch::run(
+                    &sh,
+                    &Who {
+                        user: &user,
+                        scopes: &scopes,
+                    },
+                    &b,
+                ),
                 Err(_) => Reply::error(400, "BadRequest", "Unreadable batch body."),
             }
         } else {
@@ -391,8 +416,9 @@ async fn handle(
         return into_response(reply, None);
     }
 
-    // `/me` is the directory service, not OneNote: OneNote's limits do not apply to it.
-    let onenote = path != "/me";
+    // `/me` and the team lookups are the directory service, not OneNote: OneNote's limits do not
+    // apply to them.
+    let onenote = path != "/me" && !Teams::is_directory(&path);
     let mut slot = None;
     let mut used = 0.0;
     if onenote {
@@ -416,7 +442,11 @@ async fn handle(
         }
         _ => {}
     }
-    let mut reply = sh.dispatch(&user, &method, &path, &query);
+    let who = Who {
+        user: &user,
+        scopes: &scopes,
+    };
+    let mut reply = sh.dispatch(&who, &method, &path, &query);
     sh.add_percentage(&mut reply, used);
     sh.record(&method, &full, Some(&user), reply.status, false);
     into_response(reply, slot)
@@ -449,6 +479,7 @@ impl GraphServer {
             batch_retry_after: cfg.batch_retry_after,
             data: Mutex::new(HashMap::new()),
             users: Mutex::new(HashMap::new()),
+            teams: Mutex::new(Teams::default()),
             faults: Faults::new(cfg.seed, Arc::clone(&throttle)),
             throttle,
             stats: Stats::default(),
@@ -506,7 +537,45 @@ impl GraphServer {
             .insert(user.id.clone(), user);
     }
 
-    /// Adds generated content to a user's notebooks.
+    /// Adds a group (Microsoft 365 or security) with its notebooks (`notes` may be empty).
+    pub fn add_group(&self, group: TeamGroup, notes: UserNotes) {
+        let key = teams::group_key(&group.id);
+        self.teams_mut().add_group(group);
+        self.load(&key, notes);
+    }
+
+    /// Adds a SharePoint site with its notebooks.
+    pub fn add_site(&self, site: TeamSite, notes: UserNotes) {
+        let key = teams::site_key(&site.id);
+        self.teams_mut().add_site(site);
+        self.load(&key, notes);
+    }
+
+    /// Marks a user as signed in with a personal Microsoft account: no directory, groups or sites.
+    pub fn set_personal_account(&self, user_id: &str, personal: bool) {
+        self.teams_mut().set_personal(user_id, personal);
+    }
+
+    /// Switch: the document library of a group or site (by id) holds over 5,000 OneNote items, so
+    /// its notebook, section group and section listings answer 403 with error 10008.
+    pub fn set_big_library(&self, source_id: &str, on: bool) {
+        let mut t = self.teams_mut();
+        t.set_big_library(&teams::group_key(source_id), on);
+        t.set_big_library(&teams::site_key(source_id), on);
+    }
+
+    /// Items per page of `/me/memberOf` and `/me/followedSites` when `$top` is not given
+    /// (default 100).
+    pub fn set_directory_page_size(&self, n: usize) {
+        self.teams_mut().set_page_size(n);
+    }
+
+    fn teams_mut(&self) -> std::sync::MutexGuard<'_, Teams> {
+        self.shared.teams.lock().expect("graph teams poisoned")
+    }
+
+    /// Adds generated content to a user's notebooks (or to a group's or site's, under the key
+    /// [`teams::group_key`] / [`teams::site_key`] gives).
     pub fn load(&self, user_id: &str, notes: UserNotes) {
         self.shared
             .data

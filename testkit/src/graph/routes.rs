@@ -5,6 +5,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{json, Map, Value};
 
 use super::model::{Notebook, Page, Resource, Section, SectionGroup, UserNotes};
+use super::teams::Owner;
 use crate::TestUser;
 
 /// A response body before it is put on the wire (or into a batch response).
@@ -75,6 +76,8 @@ pub struct Ctx<'a> {
     pub base: &'a str,
     /// The authenticated user id.
     pub user: &'a str,
+    /// Whose content is read: the user's own, a group's or a site's.
+    pub owner: &'a Owner,
     /// The user's profile, if registered.
     pub user_info: Option<&'a TestUser>,
     /// The user's content.
@@ -166,7 +169,7 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
     Ok(q)
 }
 
-fn pct_decode(s: &str) -> String {
+pub(crate) fn pct_decode(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -347,7 +350,7 @@ fn web_path(name: &str) -> String {
 
 impl Ctx<'_> {
     fn owner_url(&self) -> String {
-        format!("{}/users/{}/onenote", self.base, self.user)
+        format!("{}/{}/onenote", self.base, self.owner.url_path())
     }
 
     fn identity(&self) -> Value {
@@ -360,8 +363,9 @@ impl Ctx<'_> {
 
     fn context(&self, tail: &str) -> String {
         format!(
-            "{}/$metadata#users('{}')/onenote/{tail}",
-            self.base, self.user
+            "{}/$metadata#{}/onenote/{tail}",
+            self.base,
+            self.owner.segment()
         )
     }
 
@@ -824,6 +828,18 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
             (s[7..s.len() - 2].to_owned(), &segs[1..])
         }
         Some("users") if segs.len() > 1 => (segs[1].clone(), &segs[2..]),
+        // The owner's access was checked before (`teams::Teams::route`).
+        Some("groups" | "sites")
+            if segs.len() > 1 && *ctx.owner != Owner::User(ctx.user.into()) =>
+        {
+            ("me".to_owned(), &segs[2..])
+        }
+        Some(s)
+            if (s.starts_with("groups('") || s.starts_with("sites('"))
+                && *ctx.owner != Owner::User(ctx.user.into()) =>
+        {
+            ("me".to_owned(), &segs[1..])
+        }
         _ => {
             return Reply::error(
                 400,
@@ -989,7 +1005,8 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         ["onenote", "pages", id, "content" | "$value"] => {
             let p = n.page(id).ok_or_else(Reply::not_found)?;
-            let html = crate::generator::page_html(p, &n.resources, ctx.base, ctx.user);
+            let html =
+                crate::generator::page_html_at(p, &n.resources, ctx.base, &ctx.owner.segment());
             let ink = q.raw.iter().any(|(k, v)| {
                 k.eq_ignore_ascii_case("includeInkML") && v.eq_ignore_ascii_case("true")
             });

@@ -3,3 +3,4 @@
 mod ink_testserver;
 mod testserver_graph;
 mod testserver_notion;
+mod testserver_teams;

@@ -1,0 +1,230 @@
+//! `scan --group`, `--site` and `--all-sources`: the notebooks of Microsoft 365 groups and
+//! SharePoint sites, scanned like the account's own (same API, same budget, same inventory rules),
+//! each stored under its source's own inventory key.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use super::output::Printer;
+use super::scan::{print_tree, save_result, ScanArgs};
+use crate::cli::exit::{CliError, Exit};
+use crate::clock::Clock;
+use crate::graph::scan::{scan_at, ScanProgress, ScanResult};
+use crate::graph::sources::{
+    discover, explain, find_group, find_site, Source, SourceError, SourceKind,
+};
+use crate::graph::{Caller, GraphClient};
+use crate::store::inventory::{totals, Totals};
+use crate::store::Db;
+
+/// One source's scan, or why it could not be read.
+struct Scanned {
+    source: Source,
+    result: Result<ScanResult, SourceError>,
+}
+
+/// The sources the flags name: the account's own notebooks with `--all-sources` (with every group
+/// and followed site discovery finds), then each `--group` and `--site`, once each.
+pub(super) async fn select(
+    printer: &Printer,
+    db: &Db,
+    graph: &GraphClient,
+    who: &Caller,
+    args: &ScanArgs,
+    clock: &Clock,
+) -> anyhow::Result<(Vec<Source>, Vec<SourceError>)> {
+    let mut out: Vec<Source> = Vec::new();
+    let mut problems = Vec::new();
+    if args.all_sources {
+        let d = discover(graph, who, &args.account).await?;
+        let stored: Vec<_> = d
+            .found
+            .iter()
+            .map(|f| {
+                (
+                    f.source.clone(),
+                    f.notebooks.as_ref().map(|n| *n).map_err(|e| e.to_string()),
+                )
+            })
+            .collect();
+        db.save_sources(&args.account, &stored, clock.now_ms())?;
+        if d.personal_account {
+            printer.note(format!(
+                "{}: a personal Microsoft account has no Microsoft 365 groups or SharePoint sites",
+                args.account
+            ));
+        }
+        if d.sites_need_permission {
+            printer.note(format!(
+                "{}: followed SharePoint sites were not listed: that needs the delegated \
+                 permission Sites.Read.All",
+                args.account
+            ));
+        }
+        for f in d.found {
+            match f.notebooks {
+                Ok(_) => out.push(f.source),
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+    for g in &args.groups {
+        let s = find_group(graph, who, g).await?;
+        db.remember_source(&args.account, &s, clock.now_ms())?;
+        out.push(s);
+    }
+    let known = db.sources(&args.account)?;
+    for s in &args.sites {
+        let mut s = find_site(graph, who, s).await?;
+        // A site named by its id has no name of its own here (reading it by id needs only
+        // Notes.Read.All); what discovery found names it.
+        if s.url.is_none() {
+            if let Some(k) = known
+                .iter()
+                .find(|k| k.source.kind == SourceKind::Site && k.source.id == s.id)
+            {
+                s = k.source.clone();
+            }
+        }
+        db.remember_source(&args.account, &s, clock.now_ms())?;
+        out.push(s);
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| seen.insert((s.kind, s.id.clone())));
+    Ok((out, problems))
+}
+
+/// Scans and stores every selected source, prints the tree or the contract's document, and returns
+/// exit 4 when a source or an item in one could not be read (the others are scanned regardless).
+pub(super) async fn run(
+    printer: &Printer,
+    db: &Db,
+    graph: &GraphClient,
+    who: &Caller,
+    args: &ScanArgs,
+    progress: Arc<ScanProgress>,
+    clock: &Clock,
+) -> anyhow::Result<Exit> {
+    let (sources, problems) = select(printer, db, graph, who, args, clock).await?;
+    let mut scanned = Vec::new();
+    for source in sources {
+        let result = scan_at(
+            graph,
+            who,
+            &source.root(),
+            &args.notebooks,
+            progress.clone(),
+        )
+        .await
+        .map_err(|e| explain(&who.account, &source, e));
+        match result {
+            Err(e) if !e.is_source_failure() => return Err(e.into()),
+            result => scanned.push(Scanned { source, result }),
+        }
+    }
+    // Every --notebook must be somewhere among what was scanned.
+    for w in &args.notebooks {
+        let found = scanned.iter().any(|s| {
+            s.result
+                .as_ref()
+                .is_ok_and(|r| r.notebooks.iter().any(|n| &n.id == w || &n.name == w))
+        });
+        if !found {
+            return Err(CliError::usage(format!(
+                "account {} has no notebook named or with id {w:?} in the sources scanned (run \
+                 `notebridge scan --account {} --all-sources` to list them)",
+                args.account, args.account
+            ))
+            .into());
+        }
+    }
+    let mut failures = 0usize;
+    let mut all = Totals::default();
+    let mut doc_groups: Vec<Value> = Vec::new();
+    let mut doc_sites: Vec<Value> = Vec::new();
+    let mut doc_own: Value = json!([]);
+    for s in &scanned {
+        let key = s.source.inventory_key(&args.account);
+        match &s.result {
+            Ok(r) => {
+                save_result(db, &key, !args.notebooks.is_empty(), r, clock.now_ms())?;
+                let t = totals(&r.notebooks);
+                all.notebooks += t.notebooks;
+                all.section_groups += t.section_groups;
+                all.sections += t.sections;
+                all.pages += t.pages;
+                failures += r.failures.len();
+                for f in &r.failures {
+                    printer.problem(format!("{}: {f}", s.source.label()));
+                }
+            }
+            Err(e) => {
+                failures += 1;
+                printer.problem(e.to_string());
+            }
+        }
+        let notebooks = match &s.result {
+            Ok(r) => json!(r.notebooks),
+            Err(_) => json!([]),
+        };
+        let mut entry = json!({"id": s.source.id, "name": s.source.name, "notebooks": notebooks});
+        if let Err(e) = &s.result {
+            entry["problem"] = json!(e.to_string());
+        }
+        match s.source.kind {
+            SourceKind::Personal => doc_own = notebooks,
+            SourceKind::Group => doc_groups.push(entry),
+            SourceKind::Site => {
+                entry["url"] = json!(s.source.url);
+                doc_sites.push(entry)
+            }
+        }
+        if !printer.json {
+            let heading = match s.source.kind {
+                SourceKind::Personal => format!("{} (own notebooks)", args.account),
+                _ => s.source.notion_title(),
+            };
+            printer.out(format!("== {heading}"));
+            if let Ok(r) = &s.result {
+                for nb in &r.notebooks {
+                    print_tree(printer, nb);
+                }
+            }
+        }
+    }
+    for p in &problems {
+        printer.problem(p.to_string());
+    }
+    failures += problems.len();
+    if printer.json {
+        printer.json_line(&json!({
+            "account": args.account,
+            "notebooks": doc_own,
+            "groups": doc_groups,
+            "sites": doc_sites,
+            "totals": all,
+        }));
+    } else {
+        printer.out(format!(
+            "{} notebooks, {} section groups, {} sections, {} pages in {} sources",
+            all.notebooks,
+            all.section_groups,
+            all.sections,
+            all.pages,
+            scanned.len()
+        ));
+    }
+    printer.note(format!(
+        "scanned {} sources of {} with {} Graph requests ({} throttled)",
+        scanned.len(),
+        args.account,
+        graph.counts().requests,
+        graph.counts().throttled
+    ));
+    Ok(if failures == 0 {
+        Exit::Done
+    } else {
+        Exit::SomeFailed
+    })
+}

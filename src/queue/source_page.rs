@@ -1,0 +1,82 @@
+//! The one Notion page a group or site gets under the target ("Design (SharePoint site)"), which
+//! holds its notebooks. It is made while planning, before any of its notebooks is queued, with the
+//! same steps as every page the queue creates: the intent is recorded first, and a creation whose
+//! answer was lost is found again under the target by its title, so it exists exactly once however
+//! often planning is interrupted.
+
+use std::collections::HashMap;
+
+use super::RunError;
+use crate::notion::client::NotionClient;
+use crate::notion::writer::{NewPage, WriteError, Writer};
+use crate::store::notion_items::Written;
+use crate::store::Db;
+
+/// The `item_id` of a source's own page in `notion_items`, under the source's inventory key (the
+/// key names the group or site; no OneNote id is this word).
+pub const SOURCE_ITEM: &str = "source";
+
+/// The Notion page of the group or site with inventory key `key` under `target`: the recorded one,
+/// or one created now with `title`.
+pub async fn ensure(
+    db: &Db,
+    notion: &NotionClient,
+    key: &str,
+    target: &str,
+    title: &str,
+    now: i64,
+) -> Result<String, RunError> {
+    let existing = db.notion_item(key, SOURCE_ITEM)?;
+    if let Some(id) = existing.as_ref().and_then(|i| i.notion_page_id.clone()) {
+        return Ok(id);
+    }
+    // Recorded intent without an id: an earlier run's creation may have reached Notion.
+    let recover = existing.is_some();
+    if !recover {
+        db.record_intent(key, SOURCE_ITEM, "source", target, title, now)?;
+    }
+    let parent = match &existing {
+        Some(i) => i.parent_notion_id.clone(),
+        None => target.to_owned(),
+    };
+    let ours = db.notion_children_of(&parent)?;
+    let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let record = |id: &str| {
+        if let Err(e) = db.record_created(key, SOURCE_ITEM, id, now) {
+            *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
+        }
+    };
+    let writer = Writer::new(notion.clone(), super::no_fetch(), 0);
+    let created = writer
+        .create_page(
+            NewPage {
+                parent: &parent,
+                title,
+                blocks: &[],
+                resources: &HashMap::new(),
+            },
+            &ours,
+            recover,
+            &record,
+        )
+        .await;
+    if let Some(e) = unrecorded.lock().expect("not poisoned").take() {
+        return Err(RunError::Unrecorded(e));
+    }
+    let (id, _) = created.map_err(|e| match e {
+        WriteError::Notion(n) => RunError::Notion(n),
+        WriteError::Fetch(g) => RunError::Graph(g),
+        // A page without a body has nothing to mismatch; should it happen, it is a bug.
+        WriteError::Mismatch(m) => RunError::Worker(m),
+    })?;
+    let written = Written {
+        blocks: 0,
+        files: 0,
+        report: None,
+        onenote_last_modified: None,
+        pending_links: false,
+        shape: None,
+    };
+    db.record_written(key, SOURCE_ITEM, &written, now)?;
+    Ok(id)
+}

@@ -1,0 +1,231 @@
+//! Where each account can read notebooks, as the last discovery (`notebridge sources`) found them,
+//! so `scan --group NAME` and later commands recognise a group or site without asking Graph again.
+
+use rusqlite::params;
+
+use super::jobs::{JobCounts, Remaining};
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+use crate::graph::sources::{Source, SourceKind};
+
+/// One stored source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredSource {
+    /// The source.
+    pub source: Source,
+    /// Its notebook count, when it could be counted.
+    pub notebooks: Option<i64>,
+    /// Why it could not be, otherwise.
+    pub problem: Option<String>,
+    /// When it was found.
+    pub discovered_at: UnixMillis,
+}
+
+/// SQL condition: the `account` column holds the account `?1` itself or one of its groups' or
+/// sites' keys (`?1/group:...`, `?1/site:...`).
+/// (A range rather than a prefix function, so SQLite can use the `account` indexes: under the
+/// binary collation every `?1/...` sorts from `?1/` up to, not including, `?10`.)
+pub(crate) const KEY_OF_ACCOUNT: &str =
+    "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
+
+impl Db {
+    /// Replaces what is known of `account`'s sources with a new discovery.
+    pub fn save_sources(
+        &self,
+        account: &str,
+        found: &[(Source, std::result::Result<usize, String>)],
+        now: UnixMillis,
+    ) -> Result<()> {
+        self.write("storing the sources", |tx| {
+            tx.execute("DELETE FROM sources WHERE account = ?1", [account])?;
+            let mut st = tx.prepare(
+                "INSERT OR REPLACE INTO sources(account, kind, id, name, url, notebooks, problem,
+                                                discovered_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            )?;
+            for (s, n) in found {
+                let (count, problem) = match n {
+                    Ok(n) => (Some(*n as i64), None),
+                    Err(p) => (None, Some(p.as_str())),
+                };
+                st.execute(params![
+                    account,
+                    s.kind.as_str(),
+                    s.id,
+                    s.name,
+                    s.url,
+                    count,
+                    problem,
+                    now
+                ])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Records one group or site a command named (kept next to what discovery found).
+    pub fn remember_source(&self, account: &str, s: &Source, now: UnixMillis) -> Result<()> {
+        self.write("storing a source", |tx| {
+            tx.execute(
+                "INSERT INTO sources(account, kind, id, name, url, notebooks, problem, discovered_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL, ?6)
+                 ON CONFLICT(account, kind, id) DO UPDATE SET name = excluded.name,
+                   url = COALESCE(excluded.url, url), discovered_at = excluded.discovered_at",
+                params![account, s.kind.as_str(), s.id, s.name, s.url, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The inventory keys of `account` that have jobs in the queue: its own name (when it has
+    /// any) and each group's or site's key (see [`Source::inventory_key`]), in that order.
+    pub fn queued_keys(&self, account: &str) -> Result<Vec<String>> {
+        self.read("listing an account's queued sources", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT DISTINCT account FROM jobs WHERE {KEY_OF_ACCOUNT}
+                 ORDER BY account <> ?1, account"
+            ))?;
+            let rows = st.query_map([account], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// [`Db::job_counts`] of `account` with its groups' and sites' summed in.
+    pub fn account_job_counts(&self, account: &str) -> Result<JobCounts> {
+        let mut all = JobCounts::default();
+        for key in self.queued_keys(account)? {
+            let c = self.job_counts(&key)?;
+            all.queued += c.queued;
+            all.running += c.running;
+            all.done += c.done;
+            all.failed += c.failed;
+            all.blocked += c.blocked;
+            all.pages_total += c.pages_total;
+            all.pages_done += c.pages_done;
+        }
+        Ok(all)
+    }
+
+    /// [`Db::remaining_work`] of `account` with its groups' and sites' summed in.
+    pub fn account_remaining(&self, account: &str) -> Result<Remaining> {
+        let mut all = Remaining::default();
+        for key in self.queued_keys(account)? {
+            let r = self.remaining_work(&key)?;
+            all.pages += r.pages;
+            all.containers += r.containers;
+        }
+        Ok(all)
+    }
+
+    /// The group or site an inventory key names, as discovery or a command stored it.
+    pub fn source_of_key(&self, key: &str) -> Result<Option<Source>> {
+        let Some((kind, id)) = crate::graph::sources::source_of_key(key) else {
+            return Ok(None);
+        };
+        let account = crate::graph::sources::account_of_key(key);
+        Ok(self
+            .sources(account)?
+            .into_iter()
+            .map(|s| s.source)
+            .find(|s| s.kind == kind && s.id == id))
+    }
+
+    /// The sources known for `account`: its own first, then groups, then sites, by name.
+    pub fn sources(&self, account: &str) -> Result<Vec<StoredSource>> {
+        self.read("reading the sources", |c| {
+            let mut st = c.prepare(
+                "SELECT kind, id, name, url, notebooks, problem, discovered_at FROM sources
+                 WHERE account = ?1
+                 ORDER BY CASE kind WHEN 'personal' THEN 0 WHEN 'group' THEN 1 ELSE 2 END,
+                          name COLLATE NOCASE, id",
+            )?;
+            let rows = st.query_map([account], |r| {
+                let kind: String = r.get(0)?;
+                Ok(StoredSource {
+                    source: Source {
+                        kind: SourceKind::parse(&kind).unwrap_or(SourceKind::Site),
+                        id: r.get(1)?,
+                        name: r.get(2)?,
+                        url: r.get(3)?,
+                    },
+                    notebooks: r.get(4)?,
+                    problem: r.get(5)?,
+                    discovered_at: r.get(6)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_accounts_keys_are_its_own_and_its_sources_only() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        for key in [
+            "alice/site:h,1,2",
+            "alice-x",
+            "alice0",
+            "alice/group:g1",
+            "alice",
+            "alicea/group:g1",
+            "bob/group:g1",
+        ] {
+            db.create_plan(key, "target", &[], 1).unwrap();
+        }
+        assert_eq!(
+            db.queued_keys("alice").unwrap(),
+            vec!["alice", "alice/group:g1", "alice/site:h,1,2"]
+        );
+        assert_eq!(db.queued_keys("bob").unwrap(), vec!["bob/group:g1"]);
+        assert!(db.queued_keys("ali").unwrap().is_empty());
+        // Each key's plan holds one link pass: the account's counts sum its three.
+        assert_eq!(db.account_job_counts("alice").unwrap().queued, 3);
+    }
+
+    #[test]
+    fn discovery_replaces_and_named_sources_are_kept() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let g = Source {
+            kind: SourceKind::Group,
+            id: "g1".into(),
+            name: "Marketing".into(),
+            url: None,
+        };
+        let s = Source {
+            kind: SourceKind::Site,
+            id: "h,1,2".into(),
+            name: "Design".into(),
+            url: Some("https://contoso.sharepoint.com/sites/Design".into()),
+        };
+        let me = Source::personal("u1", "alice");
+        db.save_sources(
+            "alice",
+            &[
+                (s.clone(), Err("10008".into())),
+                (g.clone(), Ok(2)),
+                (me.clone(), Ok(1)),
+            ],
+            5,
+        )
+        .unwrap();
+        let got = db.sources("alice").unwrap();
+        let kinds: Vec<_> = got.iter().map(|x| x.source.kind).collect();
+        assert_eq!(
+            kinds,
+            vec![SourceKind::Personal, SourceKind::Group, SourceKind::Site]
+        );
+        assert_eq!(got[1].notebooks, Some(2));
+        assert_eq!(got[2].problem.as_deref(), Some("10008"));
+        assert!(db.sources("bob").unwrap().is_empty());
+        db.save_sources("alice", &[(me, Ok(1))], 6).unwrap();
+        assert_eq!(db.sources("alice").unwrap().len(), 1);
+        db.remember_source("alice", &g, 7).unwrap();
+        assert_eq!(db.sources("alice").unwrap()[1].source, g);
+    }
+}
