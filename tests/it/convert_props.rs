@@ -252,3 +252,16 @@ fn public_samples_convert_validly() {
         check(&html).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
     }
 }
+
+/// Found by `mutated_pages_convert_validly`: a damaged outline (`<div <td>style=...>` is no
+/// longer positioned) and text after the last outline. Unpositioned content is kept after the
+/// outline before it, so each run is in order within itself, not with the others.
+#[test]
+fn content_between_outlines_stays_after_the_outline_before_it() {
+    let html = "<html><head><title>T</title></head><body>\
+        <div style=\"position:absolute;left:48px;top:500px\"><pre data-tag=\"to-do:completed,important\"></pre></div>\
+        <div <td>style=\"position:absolute;left:348px;top:440px\"><iframe data-original-src=\"https://youtu.be/x\"></iframe></div>\
+        <div style=\"position:absolute;left:48px;top:380px\"><cite style=\"position:absolute;left:10px;top:5px\"></cite></div>></div>\
+        </body></html>";
+    check(html).unwrap();
+}

@@ -182,7 +182,8 @@ pub fn shows(c: char) -> bool {
 
 /// The characters a browser would show for the page body (no whitespace, no U+FFFC), one
 /// string per absolutely positioned outline (their order on the page is by position, not by
-/// source) and one for everything else.
+/// source) and one per run of unpositioned content between outlines (the converter keeps each run
+/// after the outline before it, so runs are in order only within themselves).
 pub fn visible_source_segments(html: &str) -> Vec<String> {
     let doc = scraper::Html::parse_document(html);
     let mut loose = String::new();
@@ -208,6 +209,7 @@ pub fn visible_source_segments(html: &str) -> Vec<String> {
                 let mut seg = String::new();
                 collect_element(e, &mut seg);
                 segments.push(seg);
+                segments.push(std::mem::take(&mut loose));
             } else {
                 collect_element(e, &mut loose);
             }
