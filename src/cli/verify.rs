@@ -91,7 +91,13 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
     if printer.json {
         printer.json_line(&serde_json::to_value(&report)?);
     } else {
-        print_human(printer, &report, args.detail);
+        // A group's or site's plan is named by the account and the source, not its key.
+        let titles = report
+            .accounts
+            .iter()
+            .map(|a| Ok((a.account.clone(), db.key_title(&a.account)?)))
+            .collect::<anyhow::Result<std::collections::HashMap<_, _>>>()?;
+        print_human(printer, &report, &titles, args.detail);
     }
     Ok(if report.complete() {
         Exit::Done
@@ -202,7 +208,12 @@ pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec
 /// The widest line of the human output: it reads in a 100-column terminal.
 const WIDTH: usize = 100;
 
-fn print_human(printer: &Printer, report: &VerifyReport, detail: bool) {
+fn print_human(
+    printer: &Printer,
+    report: &VerifyReport,
+    titles: &std::collections::HashMap<String, String>,
+    detail: bool,
+) {
     let mut t = Counts::default();
     let mut containers_bad = 0;
     for a in &report.accounts {
@@ -243,14 +254,14 @@ fn print_human(printer: &Printer, report: &VerifyReport, detail: bool) {
     }
     for a in &report.accounts {
         printer.out("");
-        print_account(printer, a, detail);
+        let title = titles.get(&a.account).unwrap_or(&a.account);
+        print_account(printer, a, title, detail);
     }
 }
 
-fn print_account(printer: &Printer, a: &AccountReport, detail: bool) {
+fn print_account(printer: &Printer, a: &AccountReport, label: &str, detail: bool) {
     printer.out(format!(
-        "account {} (under Notion page{} {})",
-        a.account,
+        "account {label} (under Notion page{} {})",
         if a.targets.len() == 1 { "" } else { "s" },
         if a.targets.is_empty() {
             "-".to_owned()

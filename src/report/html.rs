@@ -62,7 +62,7 @@ fn account(h: &mut String, a: &AccountSection) {
         h,
         "<section class=\"account\" data-account=\"{}\">\n<h2>{} <span class=\"muted\">{}</span></h2>",
         esc(&a.account),
-        esc(&a.account),
+        esc(&a.title),
         esc(&a.user_principal_name)
     );
     let sum = |f: fn(&super::SectionRow) -> u64| a.sections.iter().map(f).sum::<u64>();
@@ -365,6 +365,7 @@ mod tests {
             generated_at: 1_700_000_000_000,
             accounts: vec![AccountSection {
                 account: "alice".into(),
+                title: "alice".into(),
                 user_principal_name: "alice@contoso.test".into(),
                 source: NotionSource::Recorded,
                 sections: vec![SectionRow {

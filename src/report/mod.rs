@@ -69,8 +69,10 @@ pub struct FailureRow {
 /// One account's part of the report.
 #[derive(Clone, Debug)]
 pub struct AccountSection {
-    /// Account name.
+    /// Account name (or a group's or site's inventory key).
     pub account: String,
+    /// How the report names it: the account, or the account and its group or site.
+    pub title: String,
     /// Who it is.
     pub user_principal_name: String,
     /// Where the Notion counts come from.
@@ -257,6 +259,7 @@ fn account_section(
 
     Ok(AccountSection {
         account: account.to_owned(),
+        title: db.key_title(account)?,
         user_principal_name: upn,
         source,
         sections,

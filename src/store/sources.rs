@@ -130,6 +130,20 @@ impl Db {
             .find(|s| s.kind == kind && s.id == id))
     }
 
+    /// How reports name an inventory key: the account itself, or the account and its group's or
+    /// site's Notion title (`alice · Marketing (Microsoft 365 group)`); the key when the source is
+    /// no longer stored.
+    pub fn key_title(&self, key: &str) -> Result<String> {
+        Ok(match self.source_of_key(key)? {
+            Some(s) => format!(
+                "{} · {}",
+                crate::graph::sources::account_of_key(key),
+                s.notion_title()
+            ),
+            None => key.to_owned(),
+        })
+    }
+
     /// The sources known for `account`: its own first, then groups, then sites, by name.
     pub fn sources(&self, account: &str) -> Result<Vec<StoredSource>> {
         self.read("reading the sources", |c| {

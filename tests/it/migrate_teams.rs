@@ -241,6 +241,13 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
         .map(|a| a["account"].as_str().unwrap())
         .collect();
     assert_eq!(verified.len(), 3, "{verified:?}");
+    // People read a source's part by its name, not its key.
+    let (code, out, err) = run(&lab, &state, &["verify", "--account", "alice"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("account alice · Marketing (Microsoft 365 group)"),
+        "{out}"
+    );
     let (code, out, err) = run(&lab, &state, &["--json", "status", "--account", "alice"]).await;
     assert_eq!(code, 0, "{err}");
     let s = json(&out);
@@ -286,6 +293,7 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
     for key in [group_inv_key(), site_inv_key()] {
         assert!(html.contains(&key), "the report has {key}");
     }
+    assert!(html.contains("alice · Marketing (Microsoft 365 group)"));
 
     // Everything done: a new plan of the same sources changes nothing in Notion.
     let before = lab.notion.pages_under(&lab.target_page).len();
