@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::ideal_makespan_ms;
+use common::{env_num, ideal_makespan_ms, is_onenote_request, wait_measuring};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{Lane, Limiter};
 use notebridge::settings::{parse_windows, GraphLimits};
@@ -36,48 +36,6 @@ use notebridge_testkit::lab::{Lab, LabConfig};
 /// The documented per-user counts' proportion (120/60s, 400/3600s) in windows short enough for a
 /// bench: 50 accounts send at most 167 requests/s together.
 const USER_WINDOWS: &str = "6/600ms,20/6s";
-
-fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// VmHWM of `pid` in kB, if the process is still there.
-fn vm_hwm_kb(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// Waits for `pid` while polling its VmHWM; returns (exit status, last VmHWM kB, ru_maxrss kB).
-fn wait_measuring(pid: u32) -> (i32, u64, u64) {
-    let mut hwm = 0;
-    loop {
-        if let Some(h) = vm_hwm_kb(pid) {
-            hwm = hwm.max(h);
-        }
-        let mut status = 0;
-        // SAFETY: plain wait4 on our own child with out-pointers to locals.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid as i32 {
-            let code = if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            };
-            return (code, hwm, usage.ru_maxrss as u64);
-        }
-        assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// The limiter alone: `accounts` accounts, 8 workers each, granting `grants` requests in all.
 async fn ledger(accounts: usize, grants: usize) {
@@ -196,14 +154,7 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32) {
     // OneNote requests as the Graph server counted them: inner batch requests count, the envelopes
     // and `/me` (directory service) do not.
     let log = lab.graph.log();
-    let onenote: Vec<_> = log
-        .iter()
-        .filter(|e| e.user.is_some() && !e.path.ends_with("/$batch"))
-        .filter(|e| {
-            let p = e.path.split('?').next().unwrap_or_default();
-            p != "/v1.0/me" && p != "/me"
-        })
-        .collect();
+    let onenote: Vec<_> = log.iter().filter(|e| is_onenote_request(e)).collect();
     let mut per_user: HashMap<&str, usize> = HashMap::new();
     for e in &onenote {
         *per_user.entry(e.user.as_deref().unwrap()).or_default() += 1;

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::ideal_makespan_ms;
+use common::{env_num, ideal_makespan_ms};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{parse_scope_header, BreakerState, Lane, Limiter, Scope, ThrottleScope};
 use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits, Window};
@@ -589,13 +589,6 @@ async fn migration_lanes(n: usize) {
         busy.as_secs_f64() / alone.as_secs_f64(),
         svc.throttled(),
     );
-}
-
-fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
 }
 
 /// Whether the Graph test server sends its hint headers in the current pass (both are measured).

@@ -24,7 +24,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::ideal_makespan_ms;
+use common::{ideal_makespan_ms, is_onenote_request, wait_measuring};
 use notebridge::settings::{parse_windows, GraphLimits};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -35,41 +35,6 @@ const USER_WINDOWS: &str = "120/600ms,400/6s";
 /// The server's app-wide windows (the documented app-only figures, scaled alike); the client applies
 /// none, as by default.
 const APP_WINDOWS: &str = "240/600ms,800/6s";
-
-/// VmHWM of `pid` in kB, if the process is still there.
-fn vm_hwm_kb(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find(|l| l.starts_with("VmHWM:"))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
-
-/// Waits for `pid` while polling its VmHWM; returns (exit status, last VmHWM kB, ru_maxrss kB).
-fn wait_measuring(pid: u32) -> (i32, u64, u64) {
-    let mut hwm = 0;
-    loop {
-        if let Some(h) = vm_hwm_kb(pid) {
-            hwm = hwm.max(h);
-        }
-        let mut status = 0;
-        // SAFETY: plain wait4 on our own child with out-pointers to locals.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
-        if r == pid as i32 {
-            let code = if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else {
-                -1
-            };
-            return (code, hwm, usage.ru_maxrss as u64);
-        }
-        assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
 
 /// The environment of a `notebridge` run with the client's default limits: the lab's URLs, token
 /// and user windows, but not its app-wide limits.
@@ -189,11 +154,7 @@ fn pipeline() {
         let log = lab.graph.log();
         let onenote: Vec<_> = log
             .iter()
-            .filter(|e| e.user.is_some() && !e.path.ends_with("/$batch"))
-            .filter(|e| {
-                let p = e.path.split('?').next().unwrap_or_default();
-                p != "/v1.0/me" && p != "/me"
-            })
+            .filter(|e| is_onenote_request(e))
             .collect();
         let first = onenote.iter().map(|e| e.at).min().unwrap();
         let last = onenote.iter().map(|e| e.at).max().unwrap();
@@ -320,11 +281,7 @@ fn full() {
         let log = lab.graph.log();
         let onenote: Vec<_> = log[log_from..]
             .iter()
-            .filter(|e| e.user.is_some() && !e.path.ends_with("/$batch"))
-            .filter(|e| {
-                let p = e.path.split('?').next().unwrap_or_default();
-                p != "/v1.0/me" && p != "/me"
-            })
+            .filter(|e| is_onenote_request(e))
             .collect();
         let first = onenote.iter().map(|e| e.at).min().unwrap();
         let last = onenote.iter().map(|e| e.at).max().unwrap();

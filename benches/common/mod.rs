@@ -1,8 +1,12 @@
-//! Shared by the benches: the ideal schedule the Graph windows allow.
+//! Shared by the benches: the ideal schedule the Graph windows allow, the figures' settings, and
+//! the peak memory of a child process. Each bench uses only some of them.
+#![allow(dead_code)]
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use notebridge::settings::{GraphLimits, Window};
+use notebridge_testkit::graph::stats::LogEntry;
 
 /// The earliest schedule the windows allow for `per_user[u]` requests of each user, zero latency:
 /// the time of the last request after the first (ms).
@@ -52,4 +56,54 @@ pub fn ideal_makespan_ms(lim: &GraphLimits, per_user: &[usize]) -> i64 {
         }
     }
     last
+}
+
+/// A bench setting from the environment, or its default.
+pub fn env_num<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Whether the Graph test server counted `e` as a OneNote request: inner batch requests count, the
+/// envelopes and `/me` (directory service) do not.
+pub fn is_onenote_request(e: &LogEntry) -> bool {
+    let p = e.path.split('?').next().unwrap_or_default();
+    e.user.is_some() && !e.path.ends_with("/$batch") && p != "/v1.0/me" && p != "/me"
+}
+
+/// VmHWM of `pid` in kB, if the process is still there.
+pub fn vm_hwm_kb(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Waits for `pid` while polling its VmHWM; returns (exit status, last VmHWM kB, ru_maxrss kB).
+pub fn wait_measuring(pid: u32) -> (i32, u64, u64) {
+    let mut hwm = 0;
+    loop {
+        if let Some(h) = vm_hwm_kb(pid) {
+            hwm = hwm.max(h);
+        }
+        let mut status = 0;
+        // SAFETY: plain wait4 on our own child with out-pointers to locals.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        let r = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid as i32 {
+            let code = if libc::WIFEXITED(status) {
+                libc::WEXITSTATUS(status)
+            } else {
+                -1
+            };
+            return (code, hwm, usage.ru_maxrss as u64);
+        }
+        assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
