@@ -38,17 +38,7 @@ pub(super) async fn select(
     let mut problems = Vec::new();
     if args.all_sources {
         let d = discover(graph, who, &args.account).await?;
-        let stored: Vec<_> = d
-            .found
-            .iter()
-            .map(|f| {
-                (
-                    f.source.clone(),
-                    f.notebooks.as_ref().map(|n| *n).map_err(|e| e.to_string()),
-                )
-            })
-            .collect();
-        db.save_sources(&args.account, &stored, clock.now_ms())?;
+        db.save_sources(&args.account, &d.to_store(), clock.now_ms())?;
         if d.personal_account {
             printer.note(format!(
                 "{}: a personal Microsoft account has no Microsoft 365 groups or SharePoint sites",

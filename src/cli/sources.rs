@@ -36,17 +36,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: SourcesArgs) -> anyhow:
             .unwrap_or_else(|| args.account.clone());
         let d = discover(&graph, &who, &own_name).await?;
         let requests = graph.counts().requests;
-        let stored: Vec<_> = d
-            .found
-            .iter()
-            .map(|f| {
-                (
-                    f.source.clone(),
-                    f.notebooks.as_ref().map(|n| *n).map_err(|e| e.to_string()),
-                )
-            })
-            .collect();
-        db.save_sources(&args.account, &stored, clock.now_ms())?;
+        db.save_sources(&args.account, &d.to_store(), clock.now_ms())?;
         let failed = d.found.iter().filter(|f| f.notebooks.is_err()).count();
         if printer.json {
             let sources: Vec<_> = d

@@ -293,6 +293,21 @@ pub struct Discovery {
     pub sites_need_permission: bool,
 }
 
+impl Discovery {
+    /// What the state database keeps of it: each source with its notebook count, or why it has none.
+    pub fn to_store(&self) -> Vec<(Source, Result<usize, String>)> {
+        self.found
+            .iter()
+            .map(|f| {
+                (
+                    f.source.clone(),
+                    f.notebooks.as_ref().map(|n| *n).map_err(|e| e.to_string()),
+                )
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct DirectoryObject {
     #[serde(rename = "@odata.type")]
