@@ -1148,8 +1148,9 @@ fn resource_url(m: &MediaSource) -> Option<&str> {
     }
 }
 
-/// The resources a converted page refers to, by URL, with the names Notion will show.
-fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
+/// The resources a converted page refers to, by URL, with the names Notion will show: what the
+/// queue hands the writer.
+pub fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
     let mut out = HashMap::new();
     for (i, m) in media.iter().enumerate() {
         if let MediaSource::Embedded(f) = m {

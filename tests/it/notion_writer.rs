@@ -22,41 +22,10 @@ fn no_resources() -> HashMap<String, Resource> {
 
 fn noop(_: &str) {}
 
-/// Converts an HTML page and gathers its resources as the driver would.
+/// Converts an HTML page and gathers its resources as the queue does.
 fn converted(html: &str) -> (String, Vec<Value>, HashMap<String, Resource>) {
     let page = convert_page(html);
-    let mut resources = HashMap::new();
-    for m in page.resources() {
-        // Files embedded in the page (`data:` images) are uploads too, as the queue hands them over.
-        if let notebridge::convert::MediaSource::Embedded(f) = m {
-            resources.insert(
-                f.key.clone(),
-                Resource {
-                    url: f.key.clone(),
-                    file_name: f.name.clone(),
-                    mime: Some(f.mime.clone()),
-                    fallback: None,
-                },
-            );
-        }
-        if let notebridge::convert::MediaSource::Resource {
-            url,
-            file_name,
-            mime,
-            ..
-        } = m
-        {
-            resources.insert(
-                url.clone(),
-                Resource {
-                    url: url.clone(),
-                    file_name: file_name.clone().unwrap_or_else(|| "image".into()),
-                    mime: mime.clone(),
-                    fallback: None,
-                },
-            );
-        }
-    }
+    let resources = notebridge::queue::resources_of(&page.resources());
     let blocks = page.blocks_json().as_array().cloned().unwrap_or_default();
     (page.title.clone(), blocks, resources)
 }
