@@ -123,8 +123,13 @@ pub struct PageTarget {
 impl PageTarget {
     /// The page's notion.so URL (what a link that cannot be a mention points at).
     pub fn url(&self) -> String {
-        format!("https://www.notion.so/{}", self.id.replace('-', ""))
+        page_url(&self.id)
     }
+}
+
+/// The notion.so URL of the Notion page `id` (what a link to it holds).
+pub fn page_url(id: &str) -> String {
+    format!("https://www.notion.so/{}", id.replace('-', ""))
 }
 
 /// Whether link text says no more than a page mention shows: the target's title (whitespace and

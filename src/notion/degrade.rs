@@ -175,7 +175,7 @@ fn unlink(run: &mut Value) -> Option<Degraded> {
 /// title is only known to Notion); annotations are kept.
 fn unmention(run: &mut Value) -> Option<Degraded> {
     let id = run["mention"]["page"]["id"].as_str()?.to_owned();
-    let url = format!("https://www.notion.so/{}", id.replace('-', ""));
+    let url = crate::convert::blocks::page_url(&id);
     let obj = run.as_object_mut()?;
     obj.remove("mention");
     obj.insert("type".into(), json!("text"));

@@ -1134,11 +1134,6 @@ fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String>
     serde_json::to_string(&items).ok()
 }
 
-/// The Notion URL of a page id (what a link to it holds).
-pub fn notion_url(id: &str) -> String {
-    format!("https://www.notion.so/{}", id.replace('-', ""))
-}
-
 /// The URL under which [`resources_of`] keeps a media source, if it has one.
 fn resource_url(m: &MediaSource) -> Option<&str> {
     match m {

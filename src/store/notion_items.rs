@@ -271,26 +271,10 @@ impl Db {
         })
     }
 
-    /// Page GUID (as `onenote:` links name it, lower case with braces) -> Notion page id of every
-    /// migrated page of `account`, its groups' and sites' included (a link from an own page to a
-    /// team's page resolves).
-    pub fn migrated_pages(&self, account: &str) -> Result<HashMap<String, String>> {
-        self.read("reading migrated pages", |c| {
-            let family = super::sources::KEY_OF_ACCOUNT.replace("account", "n.account");
-            let mut st = c.prepare(&format!(
-                "SELECT p.onenote_guid, n.notion_page_id FROM notion_items n
-                 JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE {family} AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
-                   AND p.onenote_guid IS NOT NULL"
-            ))?;
-            let rows = st.query_map([account], |r| Ok((r.get(0)?, r.get(1)?)))?;
-            rows.collect()
-        })
-    }
-
     /// The migrated pages as link targets: OneNote page GUID (lowercase) to the Notion page id and
     /// the page's title.
-    /// (Its groups' and sites' pages included, as for [`Db::migrated_pages`].)
+    /// Its groups' and sites' pages are included (a link from an own page to a team's page
+    /// resolves).
     pub fn migrated_page_targets(
         &self,
         account: &str,
@@ -370,6 +354,6 @@ mod tests {
         assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));
         assert_eq!(db.notion_children_of("root").unwrap().len(), 1);
         // links find pages by the GUID the scan recorded
-        assert!(db.migrated_pages("a").unwrap().is_empty());
+        assert!(db.migrated_page_targets("a").unwrap().is_empty());
     }
 }
