@@ -17,11 +17,34 @@ use crate::store::Db;
 #[derive(Debug, Args)]
 pub struct LoginArgs {
     /// The local name of the account to sign in.
-    #[arg(long, default_value = "default", value_name = "NAME")]
+    #[arg(long, default_value = "default", value_name = "NAME", value_parser = account_name)]
     pub account: String,
     /// Replace an account of that name that belongs to another user.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Longest local account name: it is shown in progress lines, reports and Notion pages' labels.
+const MAX_ACCOUNT_NAME: usize = 64;
+
+/// A new account's local name. A group's or site's work is queued under `{account}/group:{id}`
+/// (see `graph::sources::account_of_key`), so a `/` in a name would make one account's key read
+/// as another's source; control characters would garble every line that shows the name.
+fn account_name(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        return Err("an account name cannot be empty".into());
+    }
+    if s.chars().count() > MAX_ACCOUNT_NAME {
+        return Err(format!(
+            "an account name has at most {MAX_ACCOUNT_NAME} characters"
+        ));
+    }
+    if let Some(c) = s.chars().find(|c| *c == '/' || c.is_control()) {
+        return Err(format!(
+            "an account name cannot contain {c:?} (use letters, digits, '-', '_', '.', '@')"
+        ));
+    }
+    Ok(s.to_owned())
 }
 
 /// Runs the sign-in; Ctrl-C stops it cleanly with nothing stored.
@@ -127,5 +150,27 @@ fn show_prompt(printer: &Printer, p: &DevicePrompt) {
             minutes,
             if minutes == 1 { "" } else { "s" }
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::account_name;
+
+    #[test]
+    fn account_names_that_would_read_as_another_key_are_refused() {
+        for ok in ["default", "alice@contoso.com", "team-2.b_x", "Zoë"] {
+            assert_eq!(account_name(ok).as_deref(), Ok(ok));
+        }
+        for (bad, says) in [
+            ("", "empty"),
+            ("  ", "empty"),
+            ("alice/group:1", "'/'"),
+            ("a\nb", "'\\n'"),
+            (&"x".repeat(65), "at most 64"),
+        ] {
+            let e = account_name(bad).unwrap_err();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
     }
 }

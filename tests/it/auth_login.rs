@@ -202,6 +202,18 @@ async fn missing_or_unknown_client_id_is_a_usage_error() {
 }
 
 #[tokio::test]
+async fn an_account_name_with_a_slash_is_a_usage_error_before_any_sign_in() {
+    let w = World::start(|_| {}).await;
+    let out = w.run(&["login", "--account", "alice/group:1"]).await;
+    assert_eq!(out.code, Some(2), "{out:?}");
+    assert!(
+        out.stderr.contains("--account") && out.stderr.contains("'/'"),
+        "{out:?}"
+    );
+    assert_eq!(w.auth.counters().device_codes, 0);
+}
+
+#[tokio::test]
 async fn two_accounts_side_by_side_and_name_takeover_needs_force() {
     let w = World::start(|c| {
         c.scripts.push_back(CodeScript::approve(alice(), 0));
