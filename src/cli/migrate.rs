@@ -25,7 +25,7 @@ use crate::queue::cancel::Cancel;
 use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunOptions};
 use crate::settings::{parse_duration, Settings};
-use crate::store::jobs::Remaining;
+use crate::store::jobs::{Remaining, RunToken};
 use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
@@ -124,6 +124,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
             target,
             started_at,
             &Cancel::new(),
+            None,
         ));
     }
 
@@ -154,7 +155,16 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let cancel = Cancel::new();
     lock.keep_alive(clock.clone(), cancel.clone());
     let result = runtime.block_on(migrate(
-        settings, printer, &args, &db, &clock, &token, target, started_at, &cancel,
+        settings,
+        printer,
+        &args,
+        &db,
+        &clock,
+        &token,
+        target,
+        started_at,
+        &cancel,
+        Some(lock.token()),
     ));
     if lock.lost() {
         return Err(CliError::new(
@@ -179,6 +189,7 @@ async fn migrate(
     target: Option<String>,
     started_at: i64,
     cancel: &Cancel,
+    owner: Option<&RunToken>,
 ) -> anyhow::Result<Exit> {
     let started = Instant::now();
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
@@ -226,7 +237,6 @@ async fn migrate(
         };
         printer.note(format!("{n} failed items put back in the queue"));
     }
-    db.requeue_orphans(clock.now_ms())?;
     let files_per_page = super::estimate::files_per_page(db)?;
     let plans = std::sync::Mutex::new(Vec::new());
 
@@ -236,6 +246,7 @@ async fn migrate(
         notion.clone(),
         max_upload,
         clock.clone(),
+        owner.expect("only a dry run has no run lock").clone(),
     )
     .with_cancel(cancel.clone());
     {

@@ -33,15 +33,12 @@ use crate::notion::split;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
-use crate::store::jobs::{Job, JobKind};
+use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
 use cancel::Cancel;
 use prefetch::Prefetched;
 
-/// How long a claimed job stays ours. The migration lock already keeps other processes away and
-/// orphans are re-queued at start, so this only has to outlast any single job.
-const LEASE: Duration = Duration::from_secs(24 * 3600);
 /// An item's retries in all, the client's and the writer's included (the first attempt and four
 /// more, 4 s after the first and doubling): a failure the client retried is not retried again on top.
 const JOB_RETRIES: RetryBudget = RetryBudget {
@@ -295,7 +292,8 @@ pub struct Migration {
     notion: NotionClient,
     max_upload: u64,
     clock: Clock,
-    owner: String,
+    /// The run lock's token: the one proof of ownership every transition presents.
+    owner: RunToken,
     cancel: Cancel,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
@@ -303,14 +301,15 @@ pub struct Migration {
 }
 
 impl Migration {
-    /// A migration over `db`, reading with `graph` and writing with `notion`; files above
-    /// `max_upload` bytes become placeholders.
+    /// A migration over `db`, reading with `graph` and writing with `notion`, by the holder of the
+    /// run lock `owner`; files above `max_upload` bytes become placeholders.
     pub fn new(
         db: Arc<Db>,
         graph: GraphClient,
         notion: NotionClient,
         max_upload: u64,
         clock: Clock,
+        owner: RunToken,
     ) -> Self {
         // One record of unreachable services for the whole run: Graph, sign-in and Notion.
         let notion = notion.with_reachability(graph.reachability().clone());
@@ -320,7 +319,7 @@ impl Migration {
             notion,
             max_upload,
             clock,
-            owner: format!("{}:{}", std::process::id(), uuid::Uuid::new_v4()),
+            owner,
             cancel: Cancel::new(),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
@@ -435,7 +434,7 @@ impl Migration {
             running.fetch_add(1, Ordering::SeqCst);
             let (accounts, owner) = (opts.accounts.clone(), self.owner.clone());
             let job = match self
-                .store(move |db| db.claim_job_within(&accounts, &owner, LEASE, now, PER_PARENT))
+                .store(move |db| db.claim_job_within(&accounts, &owner, now, PER_PARENT))
                 .await
             {
                 Ok(j) => j,
@@ -1213,7 +1212,15 @@ mod tests {
             GraphClient::open(db.clone(), &settings, clock.clone(), Jitter::seeded(1)).unwrap();
         let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
         let notion = NotionClient::new("http://127.0.0.1:9", "t", rate, Jitter::seeded(2));
-        Migration::new(db, graph, notion, 1 << 20, clock)
+        let token = run_token(&db);
+        Migration::new(db, graph, notion, 1 << 20, clock, token)
+    }
+
+    /// The run lock on `db`: the token the tests' transitions present (taken again, it is the same).
+    fn run_token(db: &Db) -> RunToken {
+        db.acquire_run_lock(1, "me", 0, Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap()
     }
 
     /// One section of three pages, planned; the notebook and section jobs done; the three page
@@ -1246,13 +1253,13 @@ mod tests {
         }];
         db.save_scan("a", &nb, &ScanScope::All, 1).unwrap();
         db.create_plan("a", "target", &nb, 1).unwrap();
-        let lease = Duration::from_secs(60);
+        let me = run_token(&db);
         for _ in 0..2 {
-            let c = db.claim_job(&[], "me", lease, 2).unwrap().unwrap();
-            db.complete_job(c.id, "me", 2).unwrap();
+            let c = db.claim_job(&[], &me, 2).unwrap().unwrap();
+            db.complete_job(c.id, &me, 2).unwrap();
         }
         let pages: Vec<Job> = (0..3)
-            .map(|_| db.claim_job(&[], "me", lease, 3).unwrap().unwrap())
+            .map(|_| db.claim_job(&[], &me, 3).unwrap().unwrap())
             .collect();
         assert_eq!(
             pages.iter().map(|j| j.item_id.as_str()).collect::<Vec<_>>(),
@@ -1296,8 +1303,14 @@ mod tests {
     async fn a_page_behind_a_sibling_waiting_for_a_retry_is_parked_before_any_fetch() {
         let (dir, db, pages) = three_siblings_in_flight();
         let m = offline(db.clone(), &dir.path().join("s.db"));
-        db.requeue_job(pages[0].id, "me", Some(("503", "attempt/retry")), 9_000, 6)
-            .unwrap();
+        db.requeue_job(
+            pages[0].id,
+            &run_token(&db),
+            Some(("503", "attempt/retry")),
+            9_000,
+            6,
+        )
+        .unwrap();
         match m.check_turn(&pages[1]).await {
             Err(JobError::NotYet(until)) => assert_eq!(until, 9_000),
             _ => panic!("p2 must be parked until p1 may run"),

@@ -192,16 +192,17 @@ pub async fn migrate(
     };
     let mut item_of_job: HashMap<i64, String> = HashMap::new();
     let mut created: HashMap<String, String> = HashMap::new();
-    let lease = Duration::from_secs(600);
     let mut now = 10;
-    while let Some(job) =
-        w.db.claim_job(&[account.to_owned()], "test", lease, now)
+    // The queue changes only under the run lock, as `migrate` holds it.
+    let lock =
+        w.db.acquire_run_lock(1, "test", now, Duration::from_secs(90), |_| false)
             .unwrap()
-    {
+            .unwrap();
+    while let Some(job) = w.db.claim_job(&[account.to_owned()], &lock, now).unwrap() {
         now += 1;
         item_of_job.insert(job.id, job.item_id.clone());
         if job.kind == JobKind::Links {
-            w.db.complete_job(job.id, "test", now).unwrap();
+            w.db.complete_job(job.id, &lock, now).unwrap();
             continue;
         }
         let fate = fates
@@ -209,7 +210,7 @@ pub async fn migrate(
             .cloned()
             .unwrap_or(Fate::Done);
         if let Fate::Fail(e) = &fate {
-            w.db.fail_job(job.id, "test", e, "item/never", now).unwrap();
+            w.db.fail_job(job.id, &lock, e, "item/never", now).unwrap();
             continue;
         }
         let parent = match job.parent_job {
@@ -257,8 +258,9 @@ pub async fn migrate(
             w.db.record_written(account, &job.item_id, &written, now)
                 .unwrap();
         }
-        w.db.complete_job(job.id, "test", now).unwrap();
+        w.db.complete_job(job.id, &lock, now).unwrap();
     }
+    w.db.release_run_lock(lock.as_str()).unwrap();
     created
 }
 
