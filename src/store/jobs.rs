@@ -13,7 +13,7 @@ use std::fmt;
 use std::time::Duration;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use rusqlite::{named_params, params, OptionalExtension, Row, Transaction};
+use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 
 use super::inventory::{Notebook, Section, SectionGroup};
@@ -237,6 +237,19 @@ pub struct FailedJob {
     pub attempts: i64,
 }
 
+/// A job as a run loads it (see `queue::graph`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredJob {
+    /// The job (its attempts so far).
+    pub job: Job,
+    /// Where it is in its lifecycle.
+    pub state: JobState,
+    /// It may not run before this time (unix ms).
+    pub not_before: UnixMillis,
+    /// Its Notion page exists.
+    pub created: bool,
+}
+
 /// One item's job as `verify` reads it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct JobRecord {
@@ -285,8 +298,6 @@ fn blocked_cte() -> String {
         failed = JobState::Failed
     )
 }
-
-const JOB_COLUMNS: &str = "id, plan_id, account, kind, item_id, parent_job, seq, attempts";
 
 /// Whether `token` holds the run lock now, read in the transaction that depends on it.
 fn holds(tx: &Transaction<'_>, token: &RunToken) -> rusqlite::Result<bool> {
@@ -417,97 +428,46 @@ impl Db {
         })
     }
 
-    /// Claims the next runnable job of `accounts` (all when empty): queued, its parent done, not held
-    /// back by `not_before`. The link pass waits for every other job of its plan. Fails with
-    /// [`StoreError::LockLost`] when `token` no longer holds the run lock.
-    pub fn claim_job(
-        &self,
-        accounts: &[String],
-        token: &RunToken,
-        now: UnixMillis,
-    ) -> Result<Option<Job>> {
-        self.claim_job_within(accounts, token, now, i64::MAX)
-    }
-
-    /// [`Db::claim_job`], passing over jobs whose parent already has `per_parent` children
-    /// running: siblings are created one after another (Notion lists child pages in creation
-    /// order), so workers spread over several parents instead of queueing behind one.
-    pub fn claim_job_within(
-        &self,
-        accounts: &[String],
-        token: &RunToken,
-        now: UnixMillis,
-        per_parent: i64,
-    ) -> Result<Option<Job>> {
+    /// Every job of `accounts` (all when empty), with whether its Notion page exists: what a run
+    /// drives in memory.
+    pub fn load_jobs(&self, accounts: &[String]) -> Result<Vec<StoredJob>> {
         let filter = account_filter(accounts);
-        let sql = format!(
-            "{blocked}
-             SELECT {JOB_COLUMNS} FROM jobs j
-             WHERE j.state = :queued AND j.not_before <= :now {filter}
-               AND (j.parent_job IS NULL
-                    OR (SELECT p.state FROM jobs p WHERE p.id = j.parent_job) = :done)
-               AND (SELECT COUNT(*) FROM jobs s WHERE s.account = j.account
-                    AND s.parent_job IS j.parent_job AND s.state = :running
-                    AND s.kind != :links) < :per_parent
-               AND (j.kind != :links OR NOT EXISTS (
-                    SELECT 1 FROM jobs o WHERE o.plan_id = j.plan_id AND o.kind != :links
-                      AND o.state IN (:queued, :running)
-                      AND o.id NOT IN (SELECT id FROM blocked)))
-             ORDER BY j.seq LIMIT 1",
-            blocked = blocked_cte()
-        );
-        let claimed = self.write("claiming a job", |tx| {
-            if !holds(tx, token)? {
-                return Ok(None);
-            }
-            let job = tx
-                .query_row(
-                    &sql,
-                    named_params! {
-                        ":queued": JobState::Queued,
-                        ":running": JobState::Running,
-                        ":done": JobState::Done,
-                        ":links": JobKind::Links,
-                        ":now": now,
-                        ":per_parent": per_parent,
-                    },
-                    Job::from_row,
-                )
-                .optional()?;
-            let Some(mut job) = job else {
-                return Ok(Some(None));
-            };
-            tx.execute(
-                "UPDATE jobs SET state = ?2, attempts = attempts + 1, updated_at = ?3 WHERE id = ?1",
-                params![job.id, JobState::Running, now],
-            )?;
-            job.attempts += 1;
-            Ok(Some(Some(job)))
-        })?;
-        claimed.ok_or_else(|| self.lock_lost())
-    }
-
-    /// Whether any job of `accounts` could still run now or later (queued or running and not blocked
-    /// by a failed ancestor), and the earliest `not_before` among the waiting ones.
-    pub fn pending_work(
-        &self,
-        accounts: &[String],
-        now: UnixMillis,
-    ) -> Result<(i64, Option<UnixMillis>)> {
-        let filter = account_filter(accounts);
-        self.read("counting pending jobs", |c| {
-            c.query_row(
-                &format!(
-                    "{blocked}
-                     SELECT COUNT(*), MIN(CASE WHEN j.not_before > ?1 THEN j.not_before END) FROM jobs j
-                     WHERE j.state IN (?2, ?3) {filter}
-                       AND j.id NOT IN (SELECT id FROM blocked)",
-                    blocked = blocked_cte()
-                ),
-                params![now, JobState::Queued, JobState::Running],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+        self.read("loading the job queue", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT j.id, j.plan_id, j.account, j.kind, j.item_id, j.parent_job, j.seq,
+                        j.attempts, j.state, j.not_before, n.notion_page_id IS NOT NULL AS created
+                 FROM jobs j LEFT JOIN notion_items n
+                   ON n.account = j.account AND n.item_id = j.item_id AND j.kind != ?1
+                 WHERE 1 = 1 {filter} ORDER BY j.seq, j.id"
+            ))?;
+            let rows = st.query_map([JobKind::Links], |r| {
+                Ok(StoredJob {
+                    job: Job::from_row(r)?,
+                    state: r.get("state")?,
+                    not_before: r.get("not_before")?,
+                    created: r.get("created")?,
+                })
+            })?;
+            rows.collect()
         })
+    }
+
+    /// Queued → running, its attempt counted: the run's claim of a job its graph chose.
+    pub fn start_job(&self, job: i64, token: &RunToken, now: UnixMillis) -> Result<()> {
+        self.transition(
+            job,
+            JobState::Queued,
+            token,
+            JobState::Running,
+            "starting a job",
+            |tx| {
+                tx.execute(
+                    "UPDATE jobs SET state = ?2, attempts = attempts + 1, updated_at = ?3
+                 WHERE id = ?1 AND state = ?4",
+                    params![job, JobState::Running, now, JobState::Queued],
+                )
+            },
+        )
     }
 
     /// Running → done.
@@ -568,30 +528,6 @@ impl Db {
                 )
             },
         )
-    }
-
-    /// The siblings before `job` (same account and parent, lower `seq`) whose Notion page does not
-    /// exist yet: how many are in flight, how many still queued, and the earliest time a queued one
-    /// may run. Notion lists child pages in creation order, so a page is created only after these.
-    pub fn earlier_siblings_pending(&self, job: &Job) -> Result<(i64, i64, UnixMillis)> {
-        self.read("checking sibling order", |c| {
-            c.query_row(
-                "SELECT COALESCE(SUM(j.state = ?4), 0), COALESCE(SUM(j.state = ?5), 0),
-                        COALESCE(MIN(CASE WHEN j.state = ?5 THEN j.not_before END), 0)
-                 FROM jobs j LEFT JOIN notion_items n ON n.account = j.account AND n.item_id = j.item_id
-                 WHERE j.account = ?1 AND j.parent_job IS ?2 AND j.seq < ?3 AND j.kind != ?6
-                   AND n.notion_page_id IS NULL",
-                params![
-                    job.account,
-                    job.parent_job,
-                    job.seq,
-                    JobState::Running,
-                    JobState::Queued,
-                    JobKind::Links
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-        })
     }
 
     /// A running job's outcome: `to`, with the error and its class when given.
@@ -1060,9 +996,34 @@ mod tests {
         (dir, db, t)
     }
 
+    /// The next job the run's graph picks at `now` (loaded afresh, so it is what the database
+    /// holds), started in the database.
+    fn claim_within(
+        db: &Db,
+        t: &RunToken,
+        accounts: &[String],
+        now: UnixMillis,
+        per_parent: usize,
+    ) -> Result<Option<Job>> {
+        let mut g = crate::queue::graph::JobGraph::new(db.load_jobs(accounts)?);
+        let Some(job) = g.claim(accounts, now, per_parent) else {
+            return Ok(None);
+        };
+        db.start_job(job.id, t, now)?;
+        Ok(Some(job))
+    }
+
+    fn claim(db: &Db, t: &RunToken, accounts: &[String], now: UnixMillis) -> Result<Option<Job>> {
+        claim_within(db, t, accounts, now, usize::MAX)
+    }
+
+    fn pending(db: &Db, accounts: &[String], now: UnixMillis) -> (usize, Option<UnixMillis>) {
+        crate::queue::graph::JobGraph::new(db.load_jobs(accounts).unwrap()).pending(accounts, now)
+    }
+
     fn drain(db: &Db, t: &RunToken) -> Vec<String> {
         let mut order = Vec::new();
-        while let Some(j) = db.claim_job(&[], t, 10).unwrap() {
+        while let Some(j) = claim(db, t, &[], 10).unwrap() {
             order.push(j.item_id.clone());
             db.complete_job(j.id, t, 10).unwrap();
         }
@@ -1111,10 +1072,10 @@ mod tests {
     fn taking_the_lock_requeues_what_a_gone_holder_left_running_and_shuts_it_out() {
         let (_dir, db, dead) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let j = db.claim_job(&[], &dead, 100).unwrap().unwrap();
+        let j = claim(&db, &dead, &[], 100).unwrap().unwrap();
         assert_eq!((j.item_id.as_str(), j.attempts), ("nb", 1));
         // Its children wait for it: nothing else is claimable while it runs.
-        assert!(db.claim_job(&[], &dead, 200).unwrap().is_none());
+        assert!(claim(&db, &dead, &[], 200).unwrap().is_none());
         // The holder is gone: the next process takes the lock, and with it what was running,
         // without counting the interrupted attempt.
         let next = db
@@ -1122,15 +1083,15 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(db.job_counts("a").unwrap().running, 0);
-        let again = db.claim_job(&[], &next, 400).unwrap().unwrap();
+        let again = claim(&db, &next, &[], 400).unwrap().unwrap();
         assert_eq!((again.id, again.attempts), (j.id, 1));
-        // The old holder can neither finish it nor claim anything more.
+        // The old holder can neither finish it nor start anything more (s1, queued).
         assert!(matches!(
             db.complete_job(j.id, &dead, 500),
             Err(StoreError::LockLost { .. })
         ));
         assert!(matches!(
-            db.claim_job(&[], &dead, 500),
+            db.start_job(j.id + 1, &dead, 500),
             Err(StoreError::LockLost { .. })
         ));
         assert_eq!(db.job_counts("a").unwrap().running, 1);
@@ -1140,7 +1101,7 @@ mod tests {
     fn a_transition_from_the_wrong_state_fails_and_changes_nothing() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let nb = db.claim_job(&[], &t, 1).unwrap().unwrap();
+        let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.complete_job(nb.id, &t, 2).unwrap();
         for r in [
             db.complete_job(nb.id, &t, 3),
@@ -1196,9 +1157,9 @@ mod tests {
     fn failures_block_descendants_and_retry_failed_requeues() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let nb = db.claim_job(&[], &t, 1).unwrap().unwrap();
+        let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.complete_job(nb.id, &t, 1).unwrap();
-        let s1 = db.claim_job(&[], &t, 1).unwrap().unwrap();
+        let s1 = claim(&db, &t, &[], 1).unwrap().unwrap();
         assert_eq!(s1.item_id, "s1");
         db.fail_job(s1.id, &t, "400 validation_error", "resource/degrade", 1)
             .unwrap();
@@ -1206,11 +1167,7 @@ mod tests {
         assert_eq!(drain(&db, &t), vec!["g", "s2", "q1", "1"]);
         let c = db.job_counts("a").unwrap();
         assert_eq!((c.failed, c.blocked, c.queued), (1, 5, 5));
-        assert_eq!(
-            db.pending_work(&[], 1).unwrap().0,
-            0,
-            "only blocked work is left"
-        );
+        assert_eq!(pending(&db, &[], 1).0, 0, "only blocked work is left");
         let f = db.failed_jobs("a").unwrap();
         assert_eq!(f[0].error, "400 validation_error");
         assert_eq!(db.retry_failed(&["a".into()], 2).unwrap(), 1);
@@ -1224,27 +1181,27 @@ mod tests {
     fn requeue_waits_for_not_before_and_accounts_filter() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        assert!(db.claim_job(&["b".into()], &t, 1).unwrap().is_none());
-        let j = db.claim_job(&["a".into()], &t, 1).unwrap().unwrap();
+        assert!(claim(&db, &t, &["b".into()], 1).unwrap().is_none());
+        let j = claim(&db, &t, &["a".into()], 1).unwrap().unwrap();
         db.requeue_job(j.id, &t, Some(("503", "attempt/retry")), 500, 1)
             .unwrap();
-        assert!(db.claim_job(&[], &t, 499).unwrap().is_none());
-        assert_eq!(db.pending_work(&[], 499).unwrap(), (11, Some(500)));
-        assert!(db.claim_job(&[], &t, 500).unwrap().is_some());
+        assert!(claim(&db, &t, &[], 499).unwrap().is_none());
+        assert_eq!(pending(&db, &[], 499), (11, Some(500)));
+        assert!(claim(&db, &t, &[], 500).unwrap().is_some());
     }
 
     #[test]
     fn the_error_class_is_stored_beside_its_message() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let nb = db.claim_job(&[], &t, 1).unwrap().unwrap();
+        let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         // A retry records its class with its message; a park (no error) keeps both.
         db.requeue_job(nb.id, &t, Some(("HTTP 503", "attempt/retry")), 0, 1)
             .unwrap();
-        let again = db.claim_job(&[], &t, 2).unwrap().unwrap();
+        let again = claim(&db, &t, &[], 2).unwrap().unwrap();
         assert_eq!(again.id, nb.id);
         db.park_job(again.id, &t, 2).unwrap();
-        let again = db.claim_job(&[], &t, 3).unwrap().unwrap();
+        let again = claim(&db, &t, &[], 3).unwrap().unwrap();
         db.requeue_job(again.id, &t, None, 0, 3).unwrap();
         let class: Option<String> = db
             .read("test", |c| {
@@ -1254,7 +1211,7 @@ mod tests {
             })
             .unwrap();
         assert_eq!(class.as_deref(), Some("attempt/retry"));
-        let again = db.claim_job(&[], &t, 4).unwrap().unwrap();
+        let again = claim(&db, &t, &[], 4).unwrap().unwrap();
         db.fail_job(again.id, &t, "Graph answered 404", "item/never", 4)
             .unwrap();
         let f = db.failed_jobs("a").unwrap();
@@ -1297,20 +1254,20 @@ mod tests {
     fn a_parent_with_enough_children_running_is_passed_over_for_the_next() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let claim = |n| db.claim_job_within(&[], &t, 1, n).unwrap().unwrap();
+        let next = |n| claim_within(&db, &t, &[], 1, n).unwrap().unwrap();
         for _ in 0..2 {
-            let c = claim(1);
+            let c = next(1);
             db.complete_job(c.id, &t, 1).unwrap();
         }
         // nb and s1 done: one of s1's pages runs, so the group under nb is next, not p2.
-        let got: Vec<String> = (0..2).map(|_| claim(1).item_id).collect();
+        let got: Vec<String> = (0..2).map(|_| next(1).item_id).collect();
         assert_eq!(got, ["p1", "g"]);
         // Without the bound the order is the plan's.
         let (_dir2, db2, t2) = open();
         db2.create_plan("a", "t", &tree(), 1).unwrap();
         let order: Vec<String> = (0..4)
             .map(|_| {
-                let j = db2.claim_job(&[], &t2, 1).unwrap().unwrap();
+                let j = claim(&db2, &t2, &[], 1).unwrap().unwrap();
                 if j.kind != JobKind::Page {
                     db2.complete_job(j.id, &t2, 1).unwrap();
                 }
@@ -1324,9 +1281,9 @@ mod tests {
     fn park_does_not_count_an_attempt() {
         let (_dir, db, t) = open();
         db.create_plan("a", "t", &tree(), 1).unwrap();
-        let j = db.claim_job(&[], &t, 1).unwrap().unwrap();
+        let j = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.park_job(j.id, &t, 2).unwrap();
-        let j2 = db.claim_job(&[], &t, 3).unwrap().unwrap();
+        let j2 = claim(&db, &t, &[], 3).unwrap().unwrap();
         assert_eq!((j2.id, j2.attempts), (j.id, 1));
     }
 
