@@ -11,7 +11,8 @@
 //! - [`graph`]: the OneNote client, `$batch`, and the scan that fills the inventory.
 //! - [`convert`] (with [`ink`] and [`mathml`]): OneNote HTML to Notion blocks, within Notion's limits.
 //! - [`notion`]: the Notion client, request splitting and the exactly-once writer.
-//! - [`queue`]: the persistent job runner that drains the plan through all of the above.
+//! - [`queue`]: the persistent job runner that drains the plan through all of the above;
+//!   [`engine`]: a `migrate` run around it (accounts, retries, planning and draining, summary).
 //! - [`verify`]: reads Notion back and reconciles it with what was planned; [`report`] shows it all.
 //! - [`failure`]: what an error means; [`cli`] alone turns that into the contract's exit codes.
 //! - [`net`]: whether the services answer at all (an outage is waited out, never an item's fault);
@@ -25,6 +26,7 @@ pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod convert;
+pub mod engine;
 pub mod failure;
 pub mod graph;
 pub mod ink;

@@ -13,9 +13,9 @@ use super::output::Printer;
 use super::progress::{Frame, Ticker};
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
+use crate::engine::{self, Selection};
 use crate::failure::{Classify, Next};
 use crate::graph::scan::{scan, ScanProgress, ScanResult};
-use crate::graph::sources::account_of_key;
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
 use crate::net::Reachability;
@@ -23,9 +23,9 @@ use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::queue::cancel::Cancel;
 use crate::queue::lock::RunLock;
-use crate::queue::{Migration, RunEnd, RunOptions};
+use crate::queue::{Migration, RunEnd};
 use crate::settings::{parse_duration, Settings};
-use crate::store::jobs::Remaining;
+use crate::store::jobs::{Remaining, RunToken};
 use crate::store::Db;
 
 /// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
@@ -124,6 +124,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
             target,
             started_at,
             &Cancel::new(),
+            None,
         ));
     }
 
@@ -154,7 +155,16 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let cancel = Cancel::new();
     lock.keep_alive(clock.clone(), cancel.clone());
     let result = runtime.block_on(migrate(
-        settings, printer, &args, &db, &clock, &token, target, started_at, &cancel,
+        settings,
+        printer,
+        &args,
+        &db,
+        &clock,
+        &token,
+        target,
+        started_at,
+        &cancel,
+        Some(lock.token()),
     ));
     if lock.lost() {
         return Err(CliError::new(
@@ -179,6 +189,7 @@ async fn migrate(
     target: Option<String>,
     started_at: i64,
     cancel: &Cancel,
+    owner: Option<&RunToken>,
 ) -> anyhow::Result<Exit> {
     let started = Instant::now();
     let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
@@ -199,7 +210,14 @@ async fn migrate(
         notion.page(t).await.map_err(notion_usage)?;
     }
 
-    let accounts = select_accounts(db, args)?;
+    let accounts = engine::select_accounts(
+        db,
+        Selection {
+            account: args.account.as_deref(),
+            all_accounts: args.all_accounts,
+            resume: args.resume,
+        },
+    )?;
     let graph = GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter, reach)?;
     let _network_wait = record_network_wait(db.clone(), graph.reachability().clone());
 
@@ -214,19 +232,9 @@ async fn migrate(
         .await;
     }
     if args.retry_failed {
-        // Each account's groups and sites are queued under their own keys.
-        let mut keys = Vec::new();
-        for a in &accounts {
-            keys.extend(db.queued_keys(a)?);
-        }
-        let n = if keys.is_empty() {
-            0
-        } else {
-            db.retry_failed(&keys, clock.now_ms())?
-        };
+        let n = engine::retry_failed(db, &accounts, clock.now_ms())?;
         printer.note(format!("{n} failed items put back in the queue"));
     }
-    db.requeue_orphans(clock.now_ms())?;
     let files_per_page = super::estimate::files_per_page(db)?;
     let plans = std::sync::Mutex::new(Vec::new());
 
@@ -236,6 +244,7 @@ async fn migrate(
         notion.clone(),
         max_upload,
         clock.clone(),
+        owner.expect("only a dry run has no run lock").clone(),
     )
     .with_cancel(cancel.clone());
     {
@@ -252,26 +261,23 @@ async fn migrate(
         });
     }
     let ticker = progress(printer, &migration, &accounts, settings);
-    // Each account is planned (scanned in the foreground) and drained on its own, side by side: one
-    // account's throttle never holds up another's planning or pages.
+    // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = std::sync::atomic::AtomicUsize::new(0);
-    let runs = accounts.iter().map(|account| {
-        let (migration, graph, target, plans) = (&migration, &graph, &target, &plans);
+    let prepare = |account: String| {
+        let (graph, target, plans) = (&graph, &target, &plans);
         let (notion, unreadable) = (&notion, &unreadable);
         async move {
             if !args.resume {
                 let target = target.as_deref().expect("checked above");
                 let p = plan(
-                    printer, db, graph, notion, account, args, target, clock, false,
+                    printer, db, graph, notion, &account, args, target, clock, false,
                 )
                 .await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
             }
-            // The account's own work and its groups' and sites', queued now or before.
-            let keys = db.queued_keys(account)?;
-            let left = db.account_remaining(account)?;
+            let left = db.account_remaining(&account)?;
             // Before this account's work: what it is and the time its budget implies.
-            let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
+            let user_id = Caller::for_account(db, &account, Lane::Background)?.user_id;
             let p = super::estimate::plan(
                 graph.limiter(),
                 settings.notion_rate,
@@ -282,41 +288,23 @@ async fn migrate(
                 printer.out(format!("plan: {line}"));
             }
             plans.lock().expect("plans poisoned").push(p);
-            if keys.is_empty() {
-                return anyhow::Ok(RunEnd::Finished);
-            }
-            let opts = RunOptions {
-                accounts: keys,
-                deadline,
-                workers: WORKERS,
-            };
-            anyhow::Ok(migration.run(&opts).await?)
+            anyhow::Ok(())
         }
-    });
-    let ends = futures::future::join_all(runs).await;
+    };
+    let end = engine::drain(&migration, &accounts, deadline, WORKERS, prepare).await;
     ticker.finish();
-    let mut end = RunEnd::Finished;
-    for e in ends {
-        if e? == RunEnd::Stopped {
-            end = RunEnd::Stopped;
-        }
-    }
+    let end = end?;
 
     let s = migration.stats();
     let g = graph.counts();
     let n = notion.counts();
     let waited = notion.rate().waited().await;
-    let mut failed = 0;
-    let mut blocked = 0;
-    let mut pages_done = 0;
-    let mut pages_total = 0;
-    for a in &accounts {
-        let c = db.account_job_counts(a)?;
-        failed += c.failed;
-        blocked += c.blocked;
-        pages_done += c.pages_done;
-        pages_total += c.pages_total;
-    }
+    let engine::Summary {
+        failed,
+        blocked,
+        pages_done,
+        pages_total,
+    } = engine::summarise(db, &accounts)?;
     let plan = super::estimate::Plan::merge(plans.into_inner().expect("plans poisoned"));
     let summary = json!({
         "plan": plan,
@@ -558,46 +546,6 @@ async fn dry_run(
         printer.out("dry run: nothing was written to Notion or to the queue");
     }
     Ok(Exit::Done)
-}
-
-fn select_accounts(db: &Db, args: &MigrateArgs) -> anyhow::Result<Vec<String>> {
-    if args.all_accounts {
-        let all: Vec<String> = db
-            .accounts()?
-            .into_iter()
-            .filter(|a| a.signed_in())
-            .map(|a| a.name)
-            .collect();
-        if all.is_empty() {
-            return Err(CliError::sign_in("no signed-in accounts; run `notebridge login`").into());
-        }
-        return Ok(all);
-    }
-    match (&args.account, args.resume) {
-        // A typo must not look like "nothing left to do": an account with neither sign-in nor
-        // queued work is named, with what exists.
-        (Some(a), true) if db.account(a)?.is_none() && db.queued_keys(a)?.is_empty() => {
-            let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
-            Err(CliError::usage(format!(
-                "no account named {a} in this database (accounts: {}); nothing was resumed",
-                super::verify::list_or_none(&known)
-            ))
-            .into())
-        }
-        (Some(a), _) => Ok(vec![a.clone()]),
-        // A group's or site's work is queued under its key and drained with its account.
-        (None, true) => {
-            let mut all: Vec<String> = db
-                .accounts_with_jobs()?
-                .iter()
-                .map(|k| account_of_key(k).to_owned())
-                .collect();
-            all.sort();
-            all.dedup();
-            Ok(all)
-        }
-        (None, false) => Ok(vec!["default".into()]),
-    }
 }
 
 /// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when

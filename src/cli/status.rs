@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use clap::Args;
-use rusqlite::OptionalExtension;
 use serde::Serialize;
 use serde_json::json;
 
@@ -181,21 +180,13 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
 /// The process migrating with this database now, if any.
 pub(super) fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
     Ok(db
-        .read("reading the migration lock", |c| {
-            c.query_row(
-                "SELECT pid, started_at, heartbeat_at, unreachable_since FROM run_lock WHERE id = 1",
-                [],
-                |r| {
-                    Ok(Migrating {
-                        pid: r.get(0)?,
-                        started_at: r.get(1)?,
-                        heartbeat_at: r.get(2)?,
-                        network_unreachable_since: r.get(3)?,
-                    })
-                },
-            )
-            .optional()
-        })?
+        .run_lock_record()?
+        .map(|r| Migrating {
+            pid: r.pid,
+            started_at: r.started_at,
+            heartbeat_at: r.heartbeat_at,
+            network_unreachable_since: r.unreachable_since,
+        })
         // A holder that died (kill -9) or stopped beating is not migrating: the next run takes over.
         .filter(|m: &Migrating| {
             let now = crate::clock::Clock::system().now_ms();

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::cancel::Cancel;
 use crate::clock::Clock;
-use crate::store::jobs::LockHolder;
+use crate::store::jobs::{LockHolder, RunToken};
 use crate::store::{Db, StoreError};
 
 /// A lock whose holder has not shown signs of life for this long is taken over.
@@ -17,14 +17,14 @@ pub const LOCK_STALE: Duration = Duration::from_secs(90);
 /// The migration lock, held by this process.
 pub struct RunLock {
     db: Arc<Db>,
-    token: String,
+    token: RunToken,
     lost: Arc<AtomicBool>,
     heartbeat: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl RunLock {
     /// Takes the lock for process `pid`, unless a live process (`is_alive`) holds a fresh one:
-    /// then who holds it.
+    /// then who holds it. Taking it queues again what a previous holder left running.
     pub fn acquire(
         db: Arc<Db>,
         pid: i64,
@@ -34,7 +34,7 @@ impl RunLock {
         let token = uuid::Uuid::new_v4().to_string();
         Ok(
             match db.acquire_run_lock(pid, &token, clock.now_ms(), LOCK_STALE, is_alive)? {
-                Ok(()) => Ok(RunLock {
+                Ok(token) => Ok(RunLock {
                     db,
                     token,
                     lost: Arc::new(AtomicBool::new(false)),
@@ -48,7 +48,11 @@ impl RunLock {
     /// Refreshes the lock every quarter of [`LOCK_STALE`] until it is released; if another
     /// process took it, `cancel` is stopped and [`RunLock::lost`] says so. Needs a runtime.
     pub fn keep_alive(&mut self, clock: Clock, cancel: Cancel) {
-        let (db, token, lost) = (self.db.clone(), self.token.clone(), self.lost.clone());
+        let (db, token, lost) = (
+            self.db.clone(),
+            self.token.as_str().to_owned(),
+            self.lost.clone(),
+        );
         self.heartbeat = Some(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(LOCK_STALE / 4).await;
@@ -73,6 +77,11 @@ impl RunLock {
         }));
     }
 
+    /// What the run presents to every transition of the queue.
+    pub fn token(&self) -> &RunToken {
+        &self.token
+    }
+
     /// Whether another process took the lock over.
     pub fn lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
@@ -83,7 +92,7 @@ impl RunLock {
         if let Some(h) = self.heartbeat.take() {
             h.abort();
         }
-        self.db.release_run_lock(&self.token)
+        self.db.release_run_lock(self.token.as_str())
     }
 }
 

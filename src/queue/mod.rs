@@ -1,16 +1,19 @@
-//! Draining the job queue: workers claim jobs in OneNote order, fetch page content and resources from
-//! Graph in the background lane, convert, and write to Notion exactly once. Several pages are in
-//! flight at a time, so Graph fetches of one page overlap Notion writes of another, and memory stays
-//! bounded by the number of workers whatever the notebook's size.
+//! Draining the job queue: the run's job graph is loaded once and driven in memory
+//! ([`graph`], `scheduler`); workers fetch page content and resources from Graph in the background
+//! lane, convert, and write to Notion exactly once. Several pages are in flight at a time, so Graph
+//! fetches of one page overlap Notion writes of another, and memory stays bounded by the number of
+//! workers whatever the notebook's size.
 
 pub mod cancel;
+pub mod graph;
 pub mod links;
 pub mod lock;
 pub mod prefetch;
+mod scheduler;
 pub mod source_page;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,15 +36,13 @@ use crate::notion::split;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
-use crate::store::jobs::{Job, JobKind};
+use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
 use cancel::Cancel;
 use prefetch::Prefetched;
+use scheduler::Turn;
 
-/// How long a claimed job stays ours. The migration lock already keeps other processes away and
-/// orphans are re-queued at start, so this only has to outlast any single job.
-const LEASE: Duration = Duration::from_secs(24 * 3600);
 /// An item's retries in all, the client's and the writer's included (the first attempt and four
 /// more, 4 s after the first and doubling): a failure the client retried is not retried again on top.
 const JOB_RETRIES: RetryBudget = RetryBudget {
@@ -52,9 +53,7 @@ const JOB_RETRIES: RetryBudget = RetryBudget {
 /// Children of one parent in flight at once. Siblings are created one after another, so more
 /// workers on one parent would only wait in line; the others take the next parent's pages, whose
 /// creation runs beside (pages ahead of their turn: at most this many per parent).
-const PER_PARENT: i64 = 3;
-/// A waiting worker looks again after this long even without a change (see `wait_for_turn`).
-const SAFETY_WAKE: Duration = Duration::from_secs(2);
+const PER_PARENT: usize = 3;
 
 /// What the run is asked to do.
 #[derive(Clone, Debug)]
@@ -295,22 +294,23 @@ pub struct Migration {
     notion: NotionClient,
     max_upload: u64,
     clock: Clock,
-    owner: String,
+    /// The run lock's token: the one proof of ownership every transition presents.
+    owner: RunToken,
     cancel: Cancel,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
-    changes: Arc<tokio::sync::Notify>,
 }
 
 impl Migration {
-    /// A migration over `db`, reading with `graph` and writing with `notion`; files above
-    /// `max_upload` bytes become placeholders.
+    /// A migration over `db`, reading with `graph` and writing with `notion`, by the holder of the
+    /// run lock `owner`; files above `max_upload` bytes become placeholders.
     pub fn new(
         db: Arc<Db>,
         graph: GraphClient,
         notion: NotionClient,
         max_upload: u64,
         clock: Clock,
+        owner: RunToken,
     ) -> Self {
         // One record of unreachable services for the whole run: Graph, sign-in and Notion.
         let notion = notion.with_reachability(graph.reachability().clone());
@@ -320,11 +320,10 @@ impl Migration {
             notion,
             max_upload,
             clock,
-            owner: format!("{}:{}", std::process::id(), uuid::Uuid::new_v4()),
+            owner,
             cancel: Cancel::new(),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
-            changes: Arc::new(tokio::sync::Notify::new()),
         }
     }
 
@@ -344,212 +343,20 @@ impl Migration {
         self.cancel.stop();
     }
 
-    /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight.
+    /// Drains the queue for `opts.accounts` with `opts.workers` pages in flight per account: the
+    /// job graph is loaded once and driven in memory (see `scheduler`).
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
         // Waiting for an unreachable service ends where the run's time does.
         self.graph.reachability().set_deadline(opts.deadline);
-        // This run's branch of the stop tree: it stops with the root, or at the deadline.
-        let cancel = self.cancel.child();
-        if let Some(d) = opts.deadline {
-            let left = (d - self.clock.now_ms()).max(0) as u64;
-            cancel.stop_after(Duration::from_millis(left));
+        scheduler::Scheduler {
+            runner: self.clone(),
+            db: self.db.clone(),
+            clock: self.clock.clone(),
+            owner: self.owner.clone(),
+            stats: self.stats.clone(),
         }
-        let stopped = Arc::new(AtomicBool::new(false));
-        let mut tasks = Vec::new();
-        // Each account gets its own workers: a throttled account holds up only its own pages, never
-        // the others' (its workers wait on its breaker while the rest go on). An account's groups
-        // and sites share its workers, as they share its budget.
-        let groups: Vec<Vec<String>> = if opts.accounts.is_empty() {
-            vec![Vec::new()]
-        } else {
-            let mut by_account: Vec<Vec<String>> = Vec::new();
-            for key in &opts.accounts {
-                match by_account
-                    .iter_mut()
-                    .find(|g| account_of_key(&g[0]) == account_of_key(key))
-                {
-                    Some(g) => g.push(key.clone()),
-                    None => by_account.push(vec![key.clone()]),
-                }
-            }
-            by_account
-        };
-        for accounts in groups {
-            let running = Arc::new(AtomicU64::new(0));
-            for _ in 0..opts.workers.max(1) {
-                let me = self.clone();
-                let opts = RunOptions {
-                    accounts: accounts.clone(),
-                    ..opts.clone()
-                };
-                let running = running.clone();
-                let stopped = stopped.clone();
-                let cancel = cancel.clone();
-                tasks.push(tokio::spawn(async move {
-                    me.worker(&opts, &running, &stopped, &cancel).await
-                }));
-            }
-        }
-        let mut first_err = None;
-        for t in tasks {
-            match t.await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    self.request_stop();
-                    first_err.get_or_insert(e);
-                }
-                Err(join) => {
-                    self.request_stop();
-                    first_err.get_or_insert(RunError::Worker(join.to_string()));
-                }
-            }
-        }
-        if let Some(e) = first_err {
-            return Err(e);
-        }
-        let (pending, _) = self.db.pending_work(&opts.accounts, self.clock.now_ms())?;
-        Ok(
-            if pending > 0 && (stopped.load(Ordering::SeqCst) || cancel.is_stopped()) {
-                RunEnd::Stopped
-            } else {
-                RunEnd::Finished
-            },
-        )
-    }
-
-    async fn worker(
-        &self,
-        opts: &RunOptions,
-        running: &AtomicU64,
-        stopped: &AtomicBool,
-        cancel: &Cancel,
-    ) -> Result<(), RunError> {
-        loop {
-            let now = self.clock.now_ms();
-            if cancel.is_stopped() || opts.deadline.is_some_and(|d| now >= d) {
-                stopped.store(true, Ordering::SeqCst);
-                return Ok(());
-            }
-            // Count ourselves as busy before claiming, so an idle peer never sees "nothing running"
-            // in the instant between our claim and our work.
-            running.fetch_add(1, Ordering::SeqCst);
-            let (accounts, owner) = (opts.accounts.clone(), self.owner.clone());
-            let job = match self
-                .store(move |db| db.claim_job_within(&accounts, &owner, LEASE, now, PER_PARENT))
-                .await
-            {
-                Ok(j) => j,
-                Err(e) => {
-                    running.fetch_sub(1, Ordering::SeqCst);
-                    return Err(e);
-                }
-            };
-            let Some(job) = job else {
-                // Listen before looking, so a change between the look and the wait is not missed.
-                let change = self.changes.notified();
-                tokio::pin!(change);
-                change.as_mut().enable();
-                running.fetch_sub(1, Ordering::SeqCst);
-                let accounts = opts.accounts.clone();
-                let (pending, next) = self
-                    .store(move |db| db.pending_work(&accounts, now))
-                    .await?;
-                if pending == 0 && running.load(Ordering::SeqCst) == 0 {
-                    return Ok(());
-                }
-                // Work remains but is not claimable yet: its parent is in flight here (woken when a
-                // job of this run changes), or it waits for a retry time (woken then).
-                let nap = next
-                    .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
-                    .unwrap_or(SAFETY_WAKE);
-                tokio::select! {
-                    _ = tokio::time::sleep(nap) => {}
-                    _ = change => {}
-                    _ = cancel.stopped() => {}
-                }
-                continue;
-            };
-            let result = self.process(&job, opts).await;
-            let now = self.clock.now_ms();
-            let (id, owner) = (job.id, self.owner.clone());
-            let outcome = match result {
-                Ok(()) => self.store(move |db| db.complete_job(id, &owner, now)).await,
-                Err(JobError::Permanent(f)) => {
-                    tracing::warn!(
-                        job = job.id,
-                        kind = job.kind.as_str(),
-                        class = %f.class,
-                        "failed for good: {f}"
-                    );
-                    self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                    let (msg, code) = (f.to_string(), f.class.code());
-                    self.store(move |db| db.fail_job(id, &owner, &msg, &code, now))
-                        .await
-                }
-                // One budget with the layers below: retries the client already made count here.
-                Err(JobError::Transient(f)) => {
-                    let retried = u32::try_from(job.attempts - 1).unwrap_or(0);
-                    match JOB_RETRIES.should_retry(&f, retried) {
-                        None => {
-                            self.stats.failed.fetch_add(1, Ordering::Relaxed);
-                            // A client's "gave up after N attempts" already says how often.
-                            let msg = if job.attempts > 1 {
-                                format!("{f} (after {} attempts)", job.attempts)
-                            } else {
-                                f.to_string()
-                            };
-                            let code =
-                                Class::new(f.class.scope.max(Scope::Item), Next::Never).code();
-                            self.store(move |db| db.fail_job(id, &owner, &msg, &code, now))
-                                .await
-                        }
-                        Some(backoff) => {
-                            tracing::info!(job = job.id, class = %f.class, "will retry: {f}");
-                            let backoff = i64::try_from(backoff.as_millis()).unwrap_or(i64::MAX);
-                            let (msg, code) = (f.to_string(), f.class.code());
-                            self.store(move |db| {
-                                db.requeue_job(
-                                    id,
-                                    &owner,
-                                    Some((&msg, &code)),
-                                    now.saturating_add(backoff),
-                                    now,
-                                )
-                            })
-                            .await
-                        }
-                    }
-                }
-                Err(JobError::Stop) => {
-                    // The next request could start only after the deadline: this worker is done
-                    // (claiming again would only meet the same answer).
-                    stopped.store(true, Ordering::SeqCst);
-                    let parked = self.store(move |db| db.park_job(id, &owner, now)).await;
-                    running.fetch_sub(1, Ordering::SeqCst);
-                    self.changed();
-                    return parked;
-                }
-                Err(JobError::NotYet(until)) => {
-                    let until = until.max(now + 200);
-                    self.store(move |db| db.defer_job(id, &owner, until, now))
-                        .await
-                }
-                Err(JobError::Fatal(e)) => {
-                    // Every worker stops taking work now, not when its own job ends: a refusal
-                    // that stops the run must not be met again by each queued page.
-                    self.request_stop();
-                    let _ = self.store(move |db| db.park_job(id, &owner, now)).await;
-                    running.fetch_sub(1, Ordering::SeqCst);
-                    self.changed();
-                    return Err(e);
-                }
-            };
-            running.fetch_sub(1, Ordering::SeqCst);
-            // A finished, failed or parked job may be what a waiting sibling or an idle worker
-            // waits for.
-            self.changed();
-            outcome?;
-        }
+        .run(opts, &self.cancel)
+        .await
     }
 
     /// The Graph caller for a job's inventory key (background lane, the run's deadline): a group's
@@ -594,7 +401,7 @@ impl Migration {
         }
     }
 
-    async fn process(&self, job: &Job, opts: &RunOptions) -> Result<(), JobError> {
+    async fn process(&self, job: &Job, opts: &RunOptions, turn: &Turn) -> Result<(), JobError> {
         match job.kind {
             JobKind::Links => {
                 let who = self.caller(&job.account, opts)?;
@@ -602,13 +409,13 @@ impl Migration {
                 self.stats.links.fetch_add(n, Ordering::Relaxed);
                 Ok(())
             }
-            JobKind::Page => self.page(job, opts).await,
-            _ => self.container(job).await,
+            JobKind::Page => self.page(job, opts, turn).await,
+            _ => self.container(job, turn).await,
         }
     }
 
     /// A notebook, section group or section: a page with no body.
-    async fn container(&self, job: &Job) -> Result<(), JobError> {
+    async fn container(&self, job: &Job, turn: &Turn) -> Result<(), JobError> {
         let (name, _) = self
             .db
             .item_name(&job.account, job.kind.as_str(), &job.item_id)?
@@ -621,7 +428,7 @@ impl Migration {
             })?;
         let parent = self.parent_notion_id(job)?;
         let created = self
-            .ensure(job, &parent, &name, &[], &HashMap::new(), None)
+            .ensure(job, turn, &parent, &name, &[], &HashMap::new(), None)
             .await?;
         if created {
             self.stats.containers.fetch_add(1, Ordering::Relaxed);
@@ -630,7 +437,7 @@ impl Migration {
     }
 
     /// A OneNote page: fetch, convert, write.
-    async fn page(&self, job: &Job, opts: &RunOptions) -> Result<(), JobError> {
+    async fn page(&self, job: &Job, opts: &RunOptions, turn: &Turn) -> Result<(), JobError> {
         let (title, deleted) = self
             .db
             .item_name(&job.account, "page", &job.item_id)?
@@ -659,7 +466,7 @@ impl Migration {
             // content is fetched: park it before spending Graph budget. Siblings in flight are
             // not waited for here: the content and files are fetched while they are created, and
             // the page waits for its turn only before its own creation (in `ensure`).
-            self.check_turn(job).await?;
+            turn.check()?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         let (mut page, mut svgs) = self
@@ -724,6 +531,7 @@ impl Migration {
         drop(page);
         self.ensure(
             job,
+            turn,
             &parent,
             &title,
             &blocks,
@@ -816,9 +624,11 @@ impl Migration {
 
     /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was
     /// created or completed now.
+    #[allow(clippy::too_many_arguments)]
     async fn ensure(
         &self,
         job: &Job,
+        turn: &Turn,
         parent: &str,
         title: &str,
         blocks: &[Value],
@@ -856,7 +666,7 @@ impl Migration {
                 }
             }
             other => {
-                self.wait_for_turn(job).await?;
+                turn.wait().await?;
                 let recover = other.is_some();
                 if !recover {
                     self.db.record_intent(
@@ -872,13 +682,12 @@ impl Migration {
                 let db = self.db.clone();
                 let clock = self.clock.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-                let changes = self.changes.clone();
                 let record = |id: &str| {
                     if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
                     // The next sibling's turn.
-                    changes.notify_waiters();
+                    turn.created();
                 };
                 let stats = writer
                     .create_page(
@@ -930,68 +739,6 @@ impl Migration {
         Ok(true)
     }
 
-    /// Refuses to start a page whose earlier sibling is queued for a retry (it would hold a
-    /// worker, and its fetched content, until that one ran): parked until about then.
-    async fn check_turn(&self, job: &Job) -> Result<(), JobError> {
-        match self.siblings_pending(job).await? {
-            (_, queued, next) if queued > 0 => Err(JobError::NotYet(next)),
-            _ => Ok(()),
-        }
-    }
-
-    /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's order
-    /// (Notion lists child pages in creation order). Bodies are still written in parallel.
-    ///
-    /// Only this process changes the queue (the run lock), and every change that can end the wait
-    /// (a sibling's page recorded, a sibling's job finished, failed or parked) wakes the waiters:
-    /// nothing is polled. [`SAFETY_WAKE`] only bounds the cost of a change that forgot to.
-    async fn wait_for_turn(&self, job: &Job) -> Result<(), JobError> {
-        loop {
-            let change = self.changes.notified();
-            tokio::pin!(change);
-            change.as_mut().enable();
-            match self.siblings_pending(job).await? {
-                (0, 0, _) => return Ok(()),
-                // An earlier sibling is not even claimed (it waits for a retry): do not hold a
-                // worker for it.
-                (_, queued, next) if queued > 0 => return Err(JobError::NotYet(next)),
-                _ => {
-                    if tokio::time::timeout(SAFETY_WAKE, change).await.is_err() {
-                        tracing::debug!(job = job.id, "woke by the safety timeout, not a change");
-                    }
-                }
-            }
-        }
-    }
-
-    /// [`Db::earlier_siblings_pending`] off the runtime's threads.
-    async fn siblings_pending(&self, job: &Job) -> Result<(i64, i64, UnixMillis), JobError> {
-        let job = job.clone();
-        self.store(move |db| db.earlier_siblings_pending(&job))
-            .await
-            .map_err(JobError::Fatal)
-    }
-
-    /// Runs a store call on tokio's blocking pool: the queue's transitions and the turn checks
-    /// wait for SQLite (a busy database, a sync to disk) without holding a runtime thread that
-    /// Graph and Notion requests need.
-    async fn store<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
-    ) -> Result<T, RunError> {
-        let db = self.db.clone();
-        match tokio::task::spawn_blocking(move || f(&db)).await {
-            Ok(r) => r.map_err(RunError::Store),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => Err(RunError::Worker(e.to_string())),
-        }
-    }
-
-    /// Wakes whoever waits for the queue to change.
-    fn changed(&self) {
-        self.changes.notify_waiters();
-    }
-
     /// Downloads resources through the Graph limiter, in the background lane; rendered drawings
     /// (`ink:` URLs) come from `svgs` in memory.
     fn fetcher(&self, who: Caller, svgs: HashMap<String, Bytes>, ahead: Prefetched) -> Fetch {
@@ -1037,6 +784,17 @@ impl Migration {
     /// The Notion client.
     pub fn notion(&self) -> &NotionClient {
         &self.notion
+    }
+}
+
+impl scheduler::Runner for Migration {
+    fn run(
+        &self,
+        job: &Job,
+        turn: &Turn,
+        opts: &RunOptions,
+    ) -> impl std::future::Future<Output = Result<(), JobError>> + Send {
+        self.process(job, opts, turn)
     }
 }
 
@@ -1195,118 +953,6 @@ pub fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Jitter;
-    use crate::notion::rate::NotionRate;
-    use crate::settings::{DefaultDirs, FlagSettings, Settings};
-    use crate::store::inventory::{Notebook, Page, ScanScope, Section};
-
-    /// A migration over `db` whose services are never reached (the tests below only order pages).
-    fn offline(db: Arc<Db>, path: &std::path::Path) -> Migration {
-        let flags = FlagSettings {
-            db: Some(path.to_owned()),
-            config: None,
-        };
-        let env = HashMap::from([(crate::settings::env::CLIENT_ID.to_owned(), "c".to_owned())]);
-        let settings = Settings::resolve(&flags, &env, DefaultDirs::default()).unwrap();
-        let clock = Clock::system();
-        let graph =
-            GraphClient::open(db.clone(), &settings, clock.clone(), Jitter::seeded(1)).unwrap();
-        let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-        let notion = NotionClient::new("http://127.0.0.1:9", "t", rate, Jitter::seeded(2));
-        Migration::new(db, graph, notion, 1 << 20, clock)
-    }
-
-    /// One section of three pages, planned; the notebook and section jobs done; the three page
-    /// jobs claimed (in flight), in order.
-    fn three_siblings_in_flight() -> (tempfile::TempDir, Arc<Db>, Vec<Job>) {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Arc::new(Db::open(&dir.path().join("s.db")).unwrap());
-        let page = |id: &str, order| Page {
-            id: id.into(),
-            title: id.into(),
-            level: 0,
-            order,
-            last_modified: None,
-            created: None,
-            content_url: None,
-        };
-        let nb = vec![Notebook {
-            id: "nb".into(),
-            name: "NB".into(),
-            created: None,
-            last_modified: None,
-            section_groups: vec![],
-            sections: vec![Section {
-                id: "s".into(),
-                name: "S".into(),
-                created: None,
-                last_modified: None,
-                pages: vec![page("p1", 0), page("p2", 1), page("p3", 2)],
-            }],
-        }];
-        db.save_scan("a", &nb, &ScanScope::All, 1).unwrap();
-        db.create_plan("a", "target", &nb, 1).unwrap();
-        let lease = Duration::from_secs(60);
-        for _ in 0..2 {
-            let c = db.claim_job(&[], "me", lease, 2).unwrap().unwrap();
-            db.complete_job(c.id, "me", 2).unwrap();
-        }
-        let pages: Vec<Job> = (0..3)
-            .map(|_| db.claim_job(&[], "me", lease, 3).unwrap().unwrap())
-            .collect();
-        assert_eq!(
-            pages.iter().map(|j| j.item_id.as_str()).collect::<Vec<_>>(),
-            ["p1", "p2", "p3"]
-        );
-        (dir, db, pages)
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_page_waits_for_its_earlier_siblings_pages_and_goes_on_when_they_are_recorded() {
-        let (dir, db, pages) = three_siblings_in_flight();
-        let m = offline(db.clone(), &dir.path().join("s.db"));
-        let waiter = {
-            let (m, job) = (m.clone(), pages[2].clone());
-            tokio::spawn(async move { m.wait_for_turn(&job).await.is_ok() })
-        };
-        // Time alone never gives a page its turn, however long. (Off the safety wakes' grid, so the
-        // waiter is waiting, not looking, when the pages are recorded below.)
-        tokio::time::sleep(Duration::from_secs(601)).await;
-        assert!(!waiter.is_finished(), "p3 went before p1 and p2 exist");
-        for (i, j) in pages[..2].iter().enumerate() {
-            db.record_intent("a", &j.item_id, "page", "section-page", &j.item_id, 4)
-                .unwrap();
-            db.record_created("a", &j.item_id, &format!("notion-{i}"), 5)
-                .unwrap();
-        }
-        // The writer's record wakes the waiters (here by hand, as its callback does): p3 goes on
-        // at once, not at the next safety wake.
-        let before = tokio::time::Instant::now();
-        m.changed();
-        assert!(waiter.await.unwrap());
-        // (On the paused clock a wake by the safety timer would show as up to `SAFETY_WAKE`.)
-        assert!(
-            before.elapsed() < Duration::from_millis(10),
-            "{:?}",
-            before.elapsed()
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_page_behind_a_sibling_waiting_for_a_retry_is_parked_before_any_fetch() {
-        let (dir, db, pages) = three_siblings_in_flight();
-        let m = offline(db.clone(), &dir.path().join("s.db"));
-        db.requeue_job(pages[0].id, "me", Some(("503", "attempt/retry")), 9_000, 6)
-            .unwrap();
-        match m.check_turn(&pages[1]).await {
-            Err(JobError::NotYet(until)) => assert_eq!(until, 9_000),
-            _ => panic!("p2 must be parked until p1 may run"),
-        }
-        // With p1 only in flight, p2 may fetch ahead.
-        let (dir2, db2, pages2) = three_siblings_in_flight();
-        let m2 = offline(db2, &dir2.path().join("s.db"));
-        assert!(m2.check_turn(&pages2[1]).await.is_ok());
-    }
 
     #[test]
     fn a_page_too_large_to_download_fails_alone_and_the_run_goes_on() {

@@ -4,6 +4,7 @@
 
 use rusqlite::{params, OptionalExtension};
 
+use super::jobs::{JobKind, JobState};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -43,10 +44,12 @@ impl Db {
     pub fn page_completions(&self, account: &str) -> Result<Vec<UnixMillis>> {
         self.read("reading page completion times", |c| {
             let mut st = c.prepare(
-                "SELECT updated_at FROM jobs WHERE account = ?1 AND kind = 'page' AND state = 'done'
+                "SELECT updated_at FROM jobs WHERE account = ?1 AND kind = ?2 AND state = ?3
                  ORDER BY updated_at",
             )?;
-            let rows = st.query_map(params![account], |r| r.get(0))?;
+            let rows = st.query_map(params![account, JobKind::Page, JobState::Done], |r| {
+                r.get(0)
+            })?;
             rows.collect()
         })
     }

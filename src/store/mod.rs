@@ -60,6 +60,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0010_sources",
         include_str!("../../migrations/0010_sources.sql"),
     ),
+    (
+        "0011_one_owner",
+        include_str!("../../migrations/0011_one_owner.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -102,6 +106,29 @@ pub enum StoreError {
         /// The newest version this build knows.
         known: i64,
     },
+    /// A job was not in the state a transition starts from: this run's idea of the queue and the
+    /// database differ (a bug), so nothing more is written.
+    #[error("state database {path}: {job} cannot go from {from} to {to}: it is not {from}")]
+    Transition {
+        /// The database file.
+        path: PathBuf,
+        /// Which job.
+        job: String,
+        /// The state the transition starts from.
+        from: jobs::JobState,
+        /// The state it was to reach.
+        to: jobs::JobState,
+    },
+    /// This process no longer holds the migration lock (another one took it over while this one
+    /// was paused): it changes nothing more in the queue.
+    #[error(
+        "state database {path}: another notebridge took over the migration lock; this process \
+         stopped changing the queue"
+    )]
+    LockLost {
+        /// The database file.
+        path: PathBuf,
+    },
 }
 
 impl Classify for StoreError {
@@ -110,7 +137,8 @@ impl Classify for StoreError {
         match self {
             // The user's to fix: another --db, an upgrade, a folder's permissions or space.
             StoreError::NewerSchema { .. } | StoreError::Io { .. } => run.means(Meaning::Usage),
-            StoreError::Sqlite { .. } => run,
+            StoreError::Sqlite { .. } | StoreError::Transition { .. } => run,
+            StoreError::LockLost { .. } => run.means(Meaning::Busy),
         }
     }
 }

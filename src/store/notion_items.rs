@@ -3,9 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 
+use super::jobs::{JobKind, JobState};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -22,12 +24,32 @@ pub enum BodyState {
 }
 
 impl BodyState {
-    fn parse(s: &str) -> Self {
-        match s {
-            "writing" => BodyState::Writing,
-            "done" => BodyState::Done,
-            _ => BodyState::None,
+    const ALL: [BodyState; 3] = [BodyState::None, BodyState::Writing, BodyState::Done];
+
+    /// The name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BodyState::None => "none",
+            BodyState::Writing => "writing",
+            BodyState::Done => "done",
         }
+    }
+}
+
+/// Strict: text that is no body state is an error when read, never taken for `none`.
+impl FromSql for BodyState {
+    fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = v.as_str()?;
+        BodyState::ALL
+            .into_iter()
+            .find(|b| b.as_str() == s)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown body state {s:?}").into()))
+    }
+}
+
+impl ToSql for BodyState {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
     }
 }
 
@@ -83,7 +105,7 @@ impl NotionItem {
             parent_notion_id: r.get("parent_notion_id")?,
             title: r.get("title")?,
             notion_page_id: r.get("notion_page_id")?,
-            body_state: BodyState::parse(&r.get::<_, String>("body_state")?),
+            body_state: r.get("body_state")?,
             onenote_last_modified: r.get("onenote_last_modified")?,
             blocks: r.get("blocks")?,
             files: r.get("files")?,
@@ -131,17 +153,12 @@ impl Db {
         now: UnixMillis,
     ) -> Result<()> {
         self.write("recording a page creation", |tx| {
-            let index: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM notion_items WHERE parent_notion_id = ?1",
-                [parent],
-                |r| r.get(0),
-            )?;
             tx.execute(
-                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, sibling_index, title,
+                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state,
                                           updated_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                  ON CONFLICT(account, item_id) DO NOTHING",
-                params![account, item_id, kind, parent, index, title, now],
+                params![account, item_id, kind, parent, title, BodyState::None, now],
             )?;
             Ok(())
         })
@@ -157,9 +174,9 @@ impl Db {
     ) -> Result<()> {
         self.write("recording a created page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET notion_page_id = ?3, body_state = 'writing', updated_at = ?4
+                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?5, updated_at = ?4
                  WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, notion_id, now],
+                params![account, item_id, notion_id, now, BodyState::Writing],
             )?;
             Ok(())
         })
@@ -194,7 +211,7 @@ impl Db {
     ) -> Result<()> {
         self.write("recording a written page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET body_state = 'done', blocks = ?3, files = ?4, report = ?5,
+                "UPDATE notion_items SET body_state = ?10, blocks = ?3, files = ?4, report = ?5,
                         onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8,
                         body_shape = ?9
                  WHERE account = ?1 AND item_id = ?2",
@@ -207,7 +224,8 @@ impl Db {
                     w.onenote_last_modified,
                     w.pending_links,
                     now,
-                    w.shape
+                    w.shape,
+                    BodyState::Done
                 ],
             )?;
             Ok(())
@@ -222,14 +240,14 @@ impl Db {
             for (page, ..) in &changed {
                 // A known page with body state `none` is rewritten: old body removed, new one written.
                 tx.execute(
-                    "UPDATE notion_items SET body_state = 'none', updated_at = ?3
+                    "UPDATE notion_items SET body_state = ?4, updated_at = ?3
                      WHERE account = ?1 AND item_id = ?2",
-                    params![account, page, now],
+                    params![account, page, now, BodyState::None],
                 )?;
                 tx.execute(
-                    "UPDATE jobs SET state = 'queued', attempts = 0, not_before = 0, updated_at = ?3
-                     WHERE account = ?1 AND kind = 'page' AND item_id = ?2",
-                    params![account, page, now],
+                    "UPDATE jobs SET state = ?4, attempts = 0, not_before = 0, updated_at = ?3
+                     WHERE account = ?1 AND kind = ?5 AND item_id = ?2",
+                    params![account, page, now, JobState::Queued, JobKind::Page],
                 )?;
             }
             Ok(changed.len())
@@ -252,9 +270,9 @@ impl Db {
         self.read("reading pages with pending links", |c| {
             let mut st = c.prepare(&format!(
                 "SELECT {COLUMNS} FROM notion_items
-                 WHERE account = ?1 AND pending_links = 1 AND body_state = 'done' ORDER BY rowid"
+                 WHERE account = ?1 AND pending_links = 1 AND body_state = ?2 ORDER BY rowid"
             ))?;
-            let rows = st.query_map([account], NotionItem::from_row)?;
+            let rows = st.query_map(params![account, BodyState::Done], NotionItem::from_row)?;
             rows.collect()
         })
     }
@@ -309,11 +327,11 @@ impl Db {
             let mut st = c.prepare(
                 "SELECT p.id, p.title, n.onenote_last_modified, p.last_modified
                  FROM notion_items n JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE n.account = ?1 AND n.kind = 'page' AND n.body_state = 'done'
+                 WHERE n.account = ?1 AND n.kind = ?2 AND n.body_state = ?3
                    AND p.deleted_at IS NULL AND p.last_modified > n.onenote_last_modified
                  ORDER BY p.section_id, p.\"order\"",
             )?;
-            let rows = st.query_map([account], |r| {
+            let rows = st.query_map(params![account, JobKind::Page, BodyState::Done], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?;
             rows.collect()

@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::notion::writer::display_title;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
+use crate::store::jobs::{JobRecord, JobState};
 use crate::store::notion_items::NotionItem;
 use crate::store::{Db, StoreError};
 
@@ -14,44 +15,11 @@ use super::read::{child_pages, norm, Reader};
 use super::report::{ItemCheck, ItemState};
 
 /// One job as verify needs it.
-#[derive(Clone, Debug)]
-pub(super) struct JobRow {
-    pub(super) id: i64,
-    pub(super) kind: String,
-    pub(super) item_id: String,
-    pub(super) state: String,
-    pub(super) last_error: Option<String>,
-    pub(super) parent_job: Option<i64>,
-}
+pub(super) type JobRow = JobRecord;
 
 /// The account's jobs and plan targets.
 pub(super) fn read_jobs(db: &Db, account: &str) -> Result<(Vec<JobRow>, Vec<String>), StoreError> {
-    db.read("reading the job queue for verify", |c| {
-        let mut st = c.prepare(
-            "SELECT id, kind, item_id, state, last_error, parent_job FROM jobs
-             WHERE account = ?1 AND kind != 'links' ORDER BY seq",
-        )?;
-        let jobs = st
-            .query_map([account], |r| {
-                Ok(JobRow {
-                    id: r.get(0)?,
-                    kind: r.get(1)?,
-                    item_id: r.get(2)?,
-                    state: r.get(3)?,
-                    last_error: r.get(4)?,
-                    parent_job: r.get(5)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut st = c.prepare(
-            "SELECT target_page_id FROM plans WHERE account = ?1 GROUP BY target_page_id
-             ORDER BY MIN(id)",
-        )?;
-        let targets = st
-            .query_map([account], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<String>>>()?;
-        Ok((jobs, targets))
-    })
+    Ok((db.job_records(account)?, db.plan_targets_in_order(account)?))
 }
 
 /// The inventory flattened: containers and sections with their paths and Notion parents.
@@ -187,7 +155,7 @@ impl Ctx<'_> {
     pub(super) fn failed_ancestor(&self, job: &JobRow) -> Option<String> {
         let mut cur = job.parent_job.and_then(|p| self.jobs_by_id.get(&p));
         while let Some(j) = cur {
-            if j.state == "failed" {
+            if j.state == JobState::Failed {
                 let name = self
                     .names
                     .get(j.item_id.as_str())
@@ -195,7 +163,7 @@ impl Ctx<'_> {
                     .unwrap_or_default();
                 return Some(format!(
                     "{} {name:?} failed: {}",
-                    j.kind.replace('_', " "),
+                    j.kind.as_str().replace('_', " "),
                     j.last_error.as_deref().unwrap_or("no error recorded")
                 ));
             }
@@ -265,8 +233,8 @@ impl Ctx<'_> {
         if let Some(id) = &found {
             self.reachable.borrow_mut().insert(norm(id));
         }
-        let state = match job.state.as_str() {
-            "failed" => {
+        let state = match job.state {
+            JobState::Failed => {
                 let err = job.last_error.as_deref().unwrap_or("no error recorded");
                 return (check(ItemState::Failed, found, Some(err.to_owned())), rec);
             }
@@ -274,7 +242,7 @@ impl Ctx<'_> {
                 if let Some(why) = self.failed_ancestor(job) {
                     return (check(ItemState::Blocked, None, Some(why)), rec);
                 }
-                if job.state != "done" {
+                if job.state != JobState::Done {
                     let why = format!(
                         "its job is {} (run `notebridge migrate --resume`)",
                         job.state

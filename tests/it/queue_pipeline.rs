@@ -55,7 +55,18 @@ fn migration(lab: &Lab, db: &Arc<Db>, path: &std::path::Path) -> Migration {
         rate,
         Jitter::seeded(2),
     );
-    Migration::new(db.clone(), graph, notion, 5 * 1024 * 1024, clock)
+    // The run lock, as `migrate` takes it before running the queue.
+    let lock = db
+        .acquire_run_lock(
+            std::process::id().into(),
+            "queue-pipeline",
+            clock.now_ms(),
+            std::time::Duration::from_secs(90),
+            |_| true,
+        )
+        .unwrap()
+        .unwrap();
+    Migration::new(db.clone(), graph, notion, 5 * 1024 * 1024, clock, lock)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

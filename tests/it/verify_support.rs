@@ -13,10 +13,11 @@ use notebridge::notion::client::NotionClient;
 use notebridge::notion::rate::NotionRate;
 use notebridge::notion::split::element_count;
 use notebridge::notion::writer::display_title;
+use notebridge::queue::graph::JobGraph;
 use notebridge::settings::Window;
 use notebridge::store::accounts::Account;
 use notebridge::store::inventory::{Notebook, Page, ScanScope, Section, SectionGroup};
-use notebridge::store::jobs::JobKind;
+use notebridge::store::jobs::{JobKind, JobState};
 use notebridge::store::Db;
 use notebridge_testkit::lab::{Lab, LabConfig};
 use serde_json::{json, Value};
@@ -192,16 +193,22 @@ pub async fn migrate(
     };
     let mut item_of_job: HashMap<i64, String> = HashMap::new();
     let mut created: HashMap<String, String> = HashMap::new();
-    let lease = Duration::from_secs(600);
     let mut now = 10;
-    while let Some(job) =
-        w.db.claim_job(&[account.to_owned()], "test", lease, now)
+    // The queue changes only under the run lock, as `migrate` holds it.
+    let lock =
+        w.db.acquire_run_lock(1, "test", now, Duration::from_secs(90), |_| false)
             .unwrap()
-    {
+            .unwrap();
+    // The run's own graph decides the order, as `migrate` runs it.
+    let accounts = [account.to_owned()];
+    let mut graph = JobGraph::new(w.db.load_jobs(&accounts).unwrap());
+    while let Some(job) = graph.claim(&accounts, now, usize::MAX) {
+        w.db.start_job(job.id, &lock, now).unwrap();
         now += 1;
         item_of_job.insert(job.id, job.item_id.clone());
         if job.kind == JobKind::Links {
-            w.db.complete_job(job.id, "test", now).unwrap();
+            w.db.complete_job(job.id, &lock, now).unwrap();
+            graph.finish(job.id, JobState::Done, 0, true);
             continue;
         }
         let fate = fates
@@ -209,7 +216,8 @@ pub async fn migrate(
             .cloned()
             .unwrap_or(Fate::Done);
         if let Fate::Fail(e) = &fate {
-            w.db.fail_job(job.id, "test", e, "item/never", now).unwrap();
+            w.db.fail_job(job.id, &lock, e, "item/never", now).unwrap();
+            graph.finish(job.id, JobState::Failed, 0, true);
             continue;
         }
         let parent = match job.parent_job {
@@ -257,8 +265,10 @@ pub async fn migrate(
             w.db.record_written(account, &job.item_id, &written, now)
                 .unwrap();
         }
-        w.db.complete_job(job.id, "test", now).unwrap();
+        w.db.complete_job(job.id, &lock, now).unwrap();
+        graph.finish(job.id, JobState::Done, 0, true);
     }
+    w.db.release_run_lock(lock.as_str()).unwrap();
     created
 }
 
