@@ -21,7 +21,7 @@ use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
 use crate::convert::{
-    convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
+    convert_page_with, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::sources::{account_of_key, root_of_key};
@@ -29,7 +29,7 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
-use crate::notion::split;
+use crate::notion::plan;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
@@ -42,13 +42,8 @@ use prefetch::Prefetched;
 /// How long a claimed job stays ours. The migration lock already keeps other processes away and
 /// orphans are re-queued at start, so this only has to outlast any single job.
 const LEASE: Duration = Duration::from_secs(24 * 3600);
-/// An item's retries in all, the client's and the writer's included (the first attempt and four
-/// more, 4 s after the first and doubling): a failure the client retried is not retried again on top.
-const JOB_RETRIES: RetryBudget = RetryBudget {
-    max_retries: 4,
-    base: Duration::from_secs(4),
-    cap: Duration::from_secs(128),
-};
+/// An item's retries in all ([`crate::failure::ITEM_RETRIES`], the writer's too).
+const JOB_RETRIES: RetryBudget = crate::failure::ITEM_RETRIES;
 /// Children of one parent in flight at once. Siblings are created one after another, so more
 /// workers on one parent would only wait in line; the others take the next parent's pages, whose
 /// creation runs beside (pages ahead of their turn: at most this many per parent).
@@ -716,11 +711,8 @@ impl Migration {
         drop(media);
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
-        // Each block is freed as soon as it is JSON: a long page is not held twice.
-        let blocks: Vec<Value> = std::mem::take(&mut page.blocks)
-            .into_iter()
-            .map(|b| b.to_json())
-            .collect();
+        // The typed blocks go to the writer, which makes each request's JSON when it sends it.
+        let blocks = std::mem::take(&mut page.blocks);
         drop(page);
         self.ensure(
             job,
@@ -821,7 +813,7 @@ impl Migration {
         job: &Job,
         parent: &str,
         title: &str,
-        blocks: &[Value],
+        blocks: &[Block],
         resources: &HashMap<String, Resource>,
         page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
@@ -832,7 +824,8 @@ impl Migration {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),
         };
-        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
+        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
+            .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
         let stats = match existing {
             Some(i) if i.body_state == BodyState::Done && i.notion_page_id.is_some() => {
                 return Ok(false)
@@ -913,12 +906,12 @@ impl Migration {
             (stats.degraded.len() + stats.smaller.len()) as u64,
             Ordering::Relaxed,
         );
-        let shape = split::shape(blocks);
+        let shape = plan::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
-            blocks: blocks.iter().map(split::element_count).sum::<usize>() as i64,
+            blocks: plan::element_count(blocks) as i64,
             files: stats.files as i64,
             report: report.as_deref(),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
