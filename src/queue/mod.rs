@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
@@ -1092,39 +1091,28 @@ fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobEr
 /// refused, files left as placeholders, images carried over at their smaller rendition), so
 /// `verify` lists them beside the converter's.
 fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
-    if stats.degraded.is_empty() && stats.placeholders.is_empty() && stats.smaller.is_empty() {
-        return report.map(str::to_owned);
-    }
-    let mut items: Vec<Value> = report
-        .and_then(|r| serde_json::from_str(r).ok())
-        .unwrap_or_default();
-    let mut add = |element: String, action: String| match items
-        .iter_mut()
-        .find(|i| i["element"] == element.as_str() && i["action"] == action.as_str())
-    {
-        Some(i) => i["count"] = serde_json::json!(i["count"].as_u64().unwrap_or(0) + 1),
-        None => items.push(serde_json::json!({"element": element, "count": 1, "action": action})),
-    };
-    for d in &stats.degraded {
-        add(d.element.clone(), d.action.clone());
-    }
+    let mut items: Vec<(String, String)> = stats
+        .degraded
+        .iter()
+        .map(|d| (d.element.clone(), d.action.clone()))
+        .collect();
     for s in &stats.smaller {
         let (name, why) = s.split_once(": ").unwrap_or((s.as_str(), "it failed"));
-        add(
+        items.push((
             format!("image {name} at full resolution"),
             format!("the smaller rendition was carried over ({why})"),
-        );
+        ));
     }
     for p in &stats.placeholders {
         let (name, why) = p
             .split_once(": ")
             .unwrap_or((p.as_str(), "not carried over"));
-        add(
+        items.push((
             format!("file {name}"),
             format!("visible placeholder: {why}"),
-        );
+        ));
     }
-    serde_json::to_string(&items).ok()
+    crate::notion::degrade::add_to_report(report, items)
 }
 
 /// The URL under which [`resources_of`] keeps a media source, if it has one.

@@ -461,3 +461,43 @@ async fn a_full_resolution_download_that_is_not_the_files_fault_never_falls_back
     assert!(matches!(err, WriteError::Fetch(_)), "{err}");
     assert_eq!(*fetched.lock().unwrap(), vec![full.to_owned()]);
 }
+
+/// An unclear append found not applied is sent again only while the item's one retry budget lasts:
+/// its four retries in all, fewer when earlier attempts of the item spent some.
+#[tokio::test]
+async fn unclear_writes_are_retried_within_the_items_one_retry_budget() {
+    use notebridge::failure::Classify;
+    let s = fast_server(12).await;
+    let root = s.add_shared_page("Budget");
+    // Every append answers 504 without being applied.
+    s.inject(
+        FaultRule::new(FaultKind::Status(504))
+            .on(Endpoint::AppendChildren)
+            .times(1000),
+    );
+    let blocks: Vec<Block> = (0..150).map(|i| para(&i.to_string())).collect();
+    let appends = |s: &notebridge_testkit::notion::NotionServer| {
+        s.request_log()
+            .iter()
+            .filter(|r| r.endpoint == Endpoint::AppendChildren)
+            .count()
+    };
+    for (spent, sent, retries) in [(0u32, 5usize, 4u32), (3, 2, 1), (4, 1, 0)] {
+        let title = format!("Spent {spent}");
+        let page = NewPage {
+            parent: &root,
+            title: &title,
+            blocks: &blocks,
+            resources: &no_resources(),
+        };
+        let before = appends(&s);
+        let err = writer(&s)
+            .after_retries(spent)
+            .create_page(page, &HashSet::new(), false, &noop)
+            .await
+            .unwrap_err();
+        assert_eq!(appends(&s) - before, sent, "{spent} spent: {err}");
+        assert_eq!(err.retries(), retries, "{err}");
+        assert_eq!(spent + err.retries(), 4, "the whole budget spent, no more");
+    }
+}
