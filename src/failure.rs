@@ -167,6 +167,15 @@ pub struct RetryBudget {
     pub cap: Duration,
 }
 
+/// An item's retries in all, the client's, the writer's and the queue's included (the first attempt
+/// and four more, 4 s after the first and doubling): a failure a lower layer retried is not retried
+/// again on top.
+pub const ITEM_RETRIES: RetryBudget = RetryBudget {
+    max_retries: 4,
+    base: Duration::from_secs(4),
+    cap: Duration::from_secs(128),
+};
+
 impl RetryBudget {
     /// Whether to try again after `err` when this layer already retried `retried` times, and after
     /// how long: `None` when the class says retrying cannot help or the budget is spent.

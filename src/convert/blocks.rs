@@ -521,6 +521,20 @@ impl Block {
 
     /// The Notion request JSON of this block and its children.
     pub fn to_json(&self) -> Value {
+        let mut v = self.to_json_shallow();
+        let kids: Vec<Value> = match self {
+            Block::Table { rows, .. } => rows.iter().map(|r| table_row_json(r)).collect(),
+            other => other.children().iter().map(Block::to_json).collect(),
+        };
+        if !kids.is_empty() {
+            v[self.type_name()]["children"] = Value::Array(kids);
+        }
+        v
+    }
+
+    /// The request JSON of this block alone: without its children or a table's rows (the writer
+    /// sends those with it or after it, as Notion's per-request limits allow).
+    pub fn to_json_shallow(&self) -> Value {
         let mut body = Map::new();
         match self {
             Block::Code {
@@ -535,20 +549,11 @@ impl Block {
             Block::Table {
                 width,
                 has_column_header,
-                rows,
+                ..
             } => {
                 body.insert("table_width".into(), json!(width));
                 body.insert("has_column_header".into(), json!(has_column_header));
                 body.insert("has_row_header".into(), json!(false));
-                let rows: Vec<Value> = rows
-                    .iter()
-                    .map(|cells| {
-                        let cells: Vec<Value> =
-                            cells.iter().map(|c| rich_json_mentions(c)).collect();
-                        json!({"object": "block", "type": "table_row", "table_row": {"cells": cells}})
-                    })
-                    .collect();
-                body.insert("children".into(), Value::Array(rows));
             }
             Block::Image { source, caption } | Block::Pdf { source, caption } => {
                 source.fields(&mut body);
@@ -588,15 +593,17 @@ impl Block {
                     }
                     _ => {}
                 }
-                if !t.children.is_empty() {
-                    let kids: Vec<Value> = t.children.iter().map(Block::to_json).collect();
-                    body.insert("children".into(), Value::Array(kids));
-                }
             }
         }
         let ty = self.type_name();
         json!({"object": "block", "type": ty, ty: Value::Object(body)})
     }
+}
+
+/// The request JSON of one table row (its cells take page mentions).
+pub fn table_row_json(cells: &[Vec<RichText>]) -> Value {
+    let cells: Vec<Value> = cells.iter().map(|c| rich_json_mentions(c)).collect();
+    json!({"object": "block", "type": "table_row", "table_row": {"cells": cells}})
 }
 
 #[cfg(test)]

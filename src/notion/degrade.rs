@@ -23,6 +23,71 @@ pub struct Degraded {
     pub action: String,
 }
 
+/// A page's stored report (the converter's items as JSON) with `items` (element, action) added: an
+/// item already there counts once more. The one way the writer and the link pass record what they
+/// sent degraded, so `verify` lists it beside the converter's approximations.
+pub fn add_to_report(
+    report: Option<&str>,
+    items: impl IntoIterator<Item = (String, String)>,
+) -> Option<String> {
+    merge(report, items, |had, _| had + 1)
+}
+
+/// [`add_to_report`] for what was degraded again in a rewrite of blocks already written: an item
+/// counts as often as the rewrite met it, unless the report already counts it that often (the
+/// first write degraded the same element), so nothing is listed twice.
+pub fn note_in_report(
+    report: Option<&str>,
+    items: impl IntoIterator<Item = (String, String)>,
+) -> Option<String> {
+    let mut seen: Vec<((String, String), u64)> = Vec::new();
+    for i in items {
+        match seen.iter_mut().find(|(k, _)| *k == i) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((i, 1)),
+        }
+    }
+    let mut out = report.map(str::to_owned);
+    for ((element, action), n) in seen {
+        out = merge(out.as_deref(), [(element, action)], |had, new| {
+            if new {
+                n
+            } else {
+                had.max(n)
+            }
+        });
+    }
+    out
+}
+
+/// Adds each item to the report; `count(had, new)` is the item's count after it (`new`: not in the
+/// report before, `had` 0).
+fn merge(
+    report: Option<&str>,
+    items: impl IntoIterator<Item = (String, String)>,
+    count: impl Fn(u64, bool) -> u64,
+) -> Option<String> {
+    let mut items = items.into_iter().peekable();
+    if items.peek().is_none() {
+        return report.map(str::to_owned);
+    }
+    let mut all: Vec<Value> = report
+        .and_then(|r| serde_json::from_str(r).ok())
+        .unwrap_or_default();
+    for (element, action) in items {
+        match all
+            .iter_mut()
+            .find(|i| i["element"] == element.as_str() && i["action"] == action.as_str())
+        {
+            Some(i) => i["count"] = json!(count(i["count"].as_u64().unwrap_or(0), false)),
+            None => {
+                all.push(json!({"element": element, "count": count(0, true), "action": action}))
+            }
+        }
+    }
+    serde_json::to_string(&all).ok()
+}
+
 /// Degrades in `children` (a request's blocks) what Notion's `message` refused; `None` when the
 /// message names nothing that can be degraded (the request then fails as before).
 pub fn degrade(children: &mut [Value], message: &str) -> Option<Vec<Degraded>> {
@@ -337,6 +402,39 @@ mod tests {
         json!({"type": "paragraph", "paragraph": {"rich_text": [
             {"type": "text", "text": {"content": "see "}},
             {"type": "text", "text": {"content": text, "link": {"url": url}}}]}})
+    }
+
+    #[test]
+    fn what_was_degraded_is_added_to_the_stored_report() {
+        let converter = r#"[{"element":"ink","count":1,"action":"drawn as an image"}]"#;
+        assert_eq!(
+            add_to_report(Some(converter), Vec::new()).as_deref(),
+            Some(converter)
+        );
+        let link = || ("link mailto:".to_owned(), "kept as text".to_owned());
+        let r = add_to_report(Some(converter), [link(), link()]).unwrap();
+        let v: Value = serde_json::from_str(&r).unwrap();
+        assert_eq!(v[0]["element"], "ink");
+        assert_eq!(
+            v[1],
+            json!({"element": "link mailto:", "count": 2, "action": "kept as text"})
+        );
+        let r = add_to_report(None, [link()]).unwrap();
+        assert_eq!(serde_json::from_str::<Value>(&r).unwrap()[0]["count"], 1);
+
+        // A rewrite meeting the element the first write degraded lists it once, as it stands.
+        let first = add_to_report(None, [link()]);
+        let again = note_in_report(first.as_deref(), [link()]);
+        assert_eq!(again, first);
+        let mention = || ("page mention".to_owned(), "sent as a link".to_owned());
+        let r = note_in_report(first.as_deref(), [link(), link(), mention()]).unwrap();
+        let v: Value = serde_json::from_str(&r).unwrap();
+        assert_eq!(
+            (v[0]["count"].as_u64(), v[1]["count"].as_u64()),
+            (Some(2), Some(1))
+        );
+        assert_eq!(v[1]["element"], "page mention");
+        assert_eq!(note_in_report(Some(&r), [mention()]), Some(r));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 pub mod client;
 pub mod degrade;
+pub mod listed;
+pub mod plan;
 pub mod rate;
 pub mod split;
 pub mod upload;

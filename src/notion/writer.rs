@@ -1,9 +1,10 @@
-//! Writing one OneNote item into Notion exactly once.
+//! Writing one OneNote item into Notion exactly once, by executing its write plan ([`super::plan`]).
 //!
 //! Notion has no idempotency keys and a write can be applied although its answer was a 504 or never
-//! arrived. So every write whose outcome is unknown is followed by a look at what Notion holds (the
-//! parent's child pages, the block's children) before anything is written again, and a resumed page is
-//! reconciled block by block against what is already there.
+//! arrived. So the writer records what each step learned (the ids of the blocks it created, its
+//! upload), and one place ([`Exec::look`]) decides from what Notion holds whether a step was
+//! applied: after an unclear answer, before writing again; and when a page is resumed, step by step
+//! until the first one that was not.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -15,9 +16,11 @@ use serde_json::{json, Value};
 
 use super::client::{NotionClient, NotionError, Position};
 use super::degrade::{self, Degraded};
-use super::split::{self, block_type, Prepared};
+use super::listed::{self, Listed};
+use super::plan::{self, Items, Parent, Path, Planner, Step};
 use super::upload;
-use crate::failure::{Class, Classify, Next, Scope};
+use crate::convert::{Block, MediaSource};
+use crate::failure::{Class, Classify, Next, RetryBudget, Scope, ITEM_RETRIES};
 use crate::graph::GraphError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
@@ -102,7 +105,7 @@ pub struct NewPage<'a> {
     /// The title (`Untitled` when empty).
     pub title: &'a str,
     /// The converted body.
-    pub blocks: &'a [Value],
+    pub blocks: &'a [Block],
     /// Resource-backed media in the body, by URL.
     pub resources: &'a HashMap<String, Resource>,
 }
@@ -113,6 +116,9 @@ pub struct Writer {
     client: NotionClient,
     fetch: Fetch,
     max_upload: u64,
+    /// The item's one retry budget ([`ITEM_RETRIES`]) and what earlier attempts spent of it.
+    budget: RetryBudget,
+    spent: u32,
 }
 
 impl Writer {
@@ -123,7 +129,16 @@ impl Writer {
             client,
             fetch,
             max_upload,
+            budget: ITEM_RETRIES,
+            spent: 0,
         }
+    }
+
+    /// The same writer for an item whose earlier attempts already spent `retries` of its one retry
+    /// budget: an unclear write is retried only while the rest lasts.
+    pub fn after_retries(mut self, retries: u32) -> Self {
+        self.spent = retries;
+        self
     }
 
     /// The underlying client.
@@ -140,14 +155,13 @@ impl Writer {
         ours: &HashSet<String>,
     ) -> Result<Option<String>, WriteError> {
         let title = display_title(title);
-        let kids = self.client.children(parent).await?;
+        let kids = listed::list(&self.client, parent).await?;
         Ok(kids
-            .iter()
-            .filter(|b| b["type"] == "child_page")
-            .filter(|b| b["child_page"]["title"].as_str() == Some(title.as_str()))
-            .filter_map(|b| b["id"].as_str())
-            .rfind(|id| !ours.contains(*id))
-            .map(str::to_owned))
+            .into_iter()
+            .filter(|b| b.is_subpage() && !b.trashed)
+            .filter(|b| b.title.as_deref() == Some(title.as_str()))
+            .map(|b| b.id)
+            .rfind(|id| !ours.contains(id)))
     }
 
     /// Creates a page (with the first request's worth of `blocks`) and writes the rest of the body.
@@ -166,27 +180,35 @@ impl Writer {
             blocks,
             resources,
         } = page;
-        let mut stats = WriteStats::default();
+        let mut exec = Exec::new(self, blocks, resources, String::new());
+        let mut steps = Planner::new_page(blocks);
         if recover {
             if let Some(id) = self.find_lost_page(parent, title, ours).await? {
                 on_created(&id);
-                self.write_level(&id, blocks, resources, &mut stats).await?;
-                return Ok((id, stats));
+                exec.found_page(id, &mut steps);
+                exec.run(steps).await?;
+                return Ok((exec.page, exec.stats));
             }
         }
-        // Only the first request's blocks are prepared now; the rest a request at a time.
-        let mut first: Vec<Prepared> = split::next_request(blocks);
-        let mut first_blocks: Vec<Value> = first
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.block))
-            .collect();
-        self.upload_media(&mut first_blocks, resources, &mut stats)
-            .await?;
-        let mut attempt = 0;
+        // The uploads of the first request's blocks, then the creation itself.
+        let mut uploads = Vec::new();
+        let items = loop {
+            match steps.next() {
+                Some(Step::Upload { block }) => {
+                    uploads.push((exec.learned.len(), block));
+                    exec.learned.push(Learned::Upload(None));
+                }
+                Some(Step::CreatePage { items }) => break items,
+                other => unreachable!("a new page's plan starts with its creation: {other:?}"),
+            }
+        };
+        let done = exec.upload_all(&uploads).await?;
+        let mut first = exec.request(&items, &done);
+        drop(done);
+        let mut retried = 0;
         let id = loop {
-            attempt += 1;
-            match self.client.create_page(parent, title, &first_blocks).await {
-                Err(e) if self.degraded(&e, &mut first_blocks, &mut stats) => attempt -= 1,
+            match self.client.create_page(parent, title, &first).await {
+                Err(e) if exec.degraded(&e, &mut first) => {}
                 Ok(v) => {
                     break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                         WriteError::Mismatch(format!(
@@ -194,61 +216,45 @@ impl Writer {
                         ))
                     })?
                 }
-                Err(NotionError::Ambiguous { .. }) if attempt < 8 => {
+                Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(id) = self.find_lost_page(parent, title, ours).await? {
-                        // It was applied: whatever of the body it holds is reconciled below.
+                        // It was applied, with its first blocks (a creation is whole or nothing):
+                        // whatever else of the body it holds is found step by step.
                         on_created(&id);
-                        self.write_level(&id, blocks, resources, &mut stats).await?;
-                        return Ok((id, stats));
+                        exec.stats.blocks += items.elements();
+                        exec.page = id;
+                        exec.learned.push(Learned::PageBlocks(items.len()));
+                        exec.resuming = true;
+                        exec.run(steps).await?;
+                        return Ok((exec.page, exec.stats));
                     }
-                    self.client.pause_before_retry(attempt).await;
+                    exec.before_retry(e, &mut retried).await?;
                 }
-                Err(e) => return Err(spent(e, attempt).into()),
+                Err(e) => return Err(self.spent(e, retried).into()),
             }
         };
         on_created(&id);
-        stats.blocks += first_blocks.iter().map(split::element_count).sum::<usize>();
-        // The creation answers with the page, not its blocks: one listing gives the ids that the
-        // deferred children of the first request's blocks are appended to.
-        if first.iter().any(|p| !p.deferred.is_empty()) {
-            let ids = self.body_ids(&id).await?;
-            if ids.len() != first.len() {
-                return Err(WriteError::Mismatch(format!(
-                    "Notion page {id} holds {} blocks right after its creation with {}",
-                    ids.len(),
-                    first.len()
-                )));
-            }
-            for (p, bid) in first.iter().zip(ids) {
-                if !p.deferred.is_empty() {
-                    self.append_blocks(&bid, &p.deferred, p.carried, resources, &mut stats)
-                        .await?;
-                }
-            }
-        }
-        self.append_values(
-            &id,
-            &blocks[first.len()..],
-            first.len(),
-            resources,
-            &mut stats,
-            None,
-        )
-        .await?;
-        Ok((id, stats))
+        exec.stats.blocks += items.elements();
+        exec.page = id;
+        // The creation answers with the page, not its blocks: their ids are listed when a later
+        // step needs them.
+        exec.learned.push(Learned::PageBlocks(items.len()));
+        drop(first);
+        exec.run(steps).await?;
+        Ok((exec.page, exec.stats))
     }
 
     /// Writes `blocks` as the whole body of an existing page, resuming after whatever is there.
     pub async fn resume_body(
         &self,
         page: &str,
-        blocks: &[Value],
+        blocks: &[Block],
         resources: &HashMap<String, Resource>,
     ) -> Result<WriteStats, WriteError> {
-        let mut stats = WriteStats::default();
-        self.write_level(page, blocks, resources, &mut stats)
-            .await?;
-        Ok(stats)
+        let mut exec = Exec::new(self, blocks, resources, page.to_owned());
+        exec.resuming = true;
+        exec.run(Planner::body(blocks)).await?;
+        Ok(exec.stats)
     }
 
     /// Replaces a page's body: trashes every body block, then writes `blocks` (`migrate --update`).
@@ -256,209 +262,459 @@ impl Writer {
     pub async fn replace_body(
         &self,
         page: &str,
-        blocks: &[Value],
+        blocks: &[Block],
         resources: &HashMap<String, Resource>,
     ) -> Result<WriteStats, WriteError> {
-        let kids = self.client.children(page).await?;
+        let kids = listed::list(&self.client, page).await?;
         let mut subpages = false;
         for b in &kids {
-            if b["type"] == "child_page" {
+            if b.is_subpage() {
                 subpages = true;
-            } else if let Some(id) = b["id"].as_str() {
-                self.client.delete_block(id).await?;
+            } else {
+                self.client.delete_block(&b.id).await?;
             }
         }
-        let mut stats = WriteStats::default();
+        let mut exec = Exec::new(self, blocks, resources, page.to_owned());
         // Subpages stay where they are; the new body goes before them, as it was.
-        let top = subpages.then_some(Position::Start);
-        self.append_values(page, blocks, 0, resources, &mut stats, top)
-            .await?;
-        Ok(stats)
+        exec.top = subpages.then_some(Position::Start);
+        exec.run(Planner::body(blocks)).await?;
+        Ok(exec.stats)
     }
 
-    /// The ids of `parent`'s children that are body blocks (child pages excluded: they are items of
-    /// their own, created after the body).
-    async fn body_ids(&self, parent: &str) -> Result<Vec<String>, WriteError> {
-        Ok(self
-            .client
-            .children(parent)
-            .await?
-            .iter()
-            .filter(|b| b["type"] != "child_page")
-            .filter_map(|b| b["id"].as_str().map(str::to_owned))
-            .collect())
+    /// An unclear write this writer looked after and retried `retried` times goes up as "gave up
+    /// after that many attempts", so the queue counts them against the item's one retry budget.
+    fn spent(&self, e: NotionError, retried: u32) -> NotionError {
+        spent(e, retried + 1)
     }
+}
 
-    /// Reconciles `parent`'s children with `expected` (what Notion holds is a prefix of it when an
-    /// earlier write was cut short), completes the children of those that exist, then appends the
-    /// rest.
-    fn write_level<'a>(
-        &'a self,
-        parent: &'a str,
-        expected: &'a [Value],
+/// What a step of the plan learned when it was executed (or found applied).
+#[derive(Clone, Debug)]
+enum Learned {
+    /// The page's creation with this many first blocks: their ids are listed when a later step
+    /// needs them.
+    PageBlocks(usize),
+    /// The blocks a send created, in order.
+    Blocks(Vec<Made>),
+    /// An upload: how its file went (`None` while not made, or not needed: its block was found
+    /// written already).
+    Upload(Option<Uploaded>),
+}
+
+/// A block a step created.
+#[derive(Clone, Debug)]
+struct Made {
+    id: String,
+    /// Whether Notion said it has children (`None`: not said).
+    has_children: Option<bool>,
+}
+
+impl From<Listed> for Made {
+    fn from(l: Listed) -> Self {
+        Made {
+            id: l.id,
+            has_children: Some(l.has_children),
+        }
+    }
+}
+
+/// How an upload step went.
+#[derive(Clone, Debug)]
+enum Uploaded {
+    /// Notion holds the file: the block is sent pointing at it.
+    File(String),
+    /// The file cannot be carried over: a placeholder naming it and why stands in the block's place.
+    Placeholder { name: String, why: String },
+    /// Not a resource the page brought: the block is sent as converted.
+    AsIs,
+}
+
+/// The upload steps of one send, by the block they are for.
+type Done = std::collections::HashMap<Path, usize>;
+
+/// One execution of a plan: what each step learned so far, in step order.
+struct Exec<'w, 'a> {
+    w: &'w Writer,
+    blocks: &'a [Block],
+    resources: &'a HashMap<String, Resource>,
+    stats: WriteStats,
+    /// The page's id (known before any step that needs it).
+    page: String,
+    /// What step `n` learned is `learned[n]`.
+    learned: Vec<Learned>,
+    /// Steps are looked up before they are sent, until the first not applied (a page resumed).
+    resuming: bool,
+    /// Where the next top-level blocks go (`migrate --update`: before the subpages); `None`: at
+    /// the end.
+    top: Option<Position>,
+    /// Body listings made while resuming, by parent (several steps look at one parent).
+    listings: HashMap<String, Vec<Listed>>,
+}
+
+impl<'w, 'a> Exec<'w, 'a> {
+    fn new(
+        w: &'w Writer,
+        blocks: &'a [Block],
         resources: &'a HashMap<String, Resource>,
-        stats: &'a mut WriteStats,
-    ) -> BoxFuture<'a, Result<(), WriteError>> {
-        Box::pin(async move {
-            let have: Vec<Value> = self
-                .client
-                .children(parent)
-                .await?
-                .into_iter()
-                .filter(|b| b["type"] != "child_page")
-                .collect();
-            if have.len() > expected.len() {
-                return Err(WriteError::Mismatch(format!(
-                    "Notion block {parent} holds {} blocks but the page has only {}; it was changed \
-                     outside notebridge",
-                    have.len(),
-                    expected.len()
-                )));
-            }
-            for (i, (got, want)) in have.iter().zip(expected).enumerate() {
-                let (gt, wt) = (got["type"].as_str(), block_type(want));
-                if !same_kind(gt, wt) {
-                    return Err(WriteError::Mismatch(format!(
-                        "Notion block {parent} child {i} is a {} where a {} was written; it was \
-                         changed outside notebridge",
-                        gt.unwrap_or("?"),
-                        wt.unwrap_or("?")
-                    )));
-                }
-                // A block sent with all its children got them in the same request: complete.
-                let p = split::prepare(want);
-                if p.deferred.is_empty() {
-                    continue;
-                }
-                let id = got["id"].as_str().unwrap_or_default().to_owned();
-                if got["has_children"] == Value::Bool(false) {
-                    self.append_blocks(&id, split::children(want), 0, resources, stats)
-                        .await?;
-                } else {
-                    self.write_level(&id, split::children(want), resources, stats)
-                        .await?;
-                }
-            }
-            self.append_values(
-                parent,
-                &expected[have.len()..],
-                have.len(),
-                resources,
-                stats,
-                None,
-            )
-            .await
-        })
+        page: String,
+    ) -> Self {
+        Self {
+            w,
+            blocks,
+            resources,
+            stats: WriteStats::default(),
+            page,
+            learned: Vec::new(),
+            resuming: false,
+            top: None,
+            listings: HashMap::new(),
+        }
     }
 
-    /// Appends `blocks` to `parent`, which already holds `before` body blocks.
-    fn append_blocks<'a>(
-        &'a self,
-        parent: &'a str,
-        blocks: &'a [Value],
-        before: usize,
-        resources: &'a HashMap<String, Resource>,
-        stats: &'a mut WriteStats,
-    ) -> BoxFuture<'a, Result<(), WriteError>> {
-        Box::pin(async move {
-            self.append_values(parent, blocks, before, resources, stats, None)
-                .await
-        })
+    /// The page was created by an earlier attempt: its creation step (with its uploads) counts as
+    /// done, and the rest is looked up step by step.
+    fn found_page(&mut self, id: String, steps: &mut Planner<'_>) {
+        self.page = id;
+        for s in steps.by_ref() {
+            match s {
+                Step::Upload { .. } => self.learned.push(Learned::Upload(None)),
+                Step::CreatePage { items } => {
+                    self.learned.push(Learned::PageBlocks(items.len()));
+                    break;
+                }
+                Step::Append { .. } => unreachable!("a new page's plan starts with its creation"),
+            }
+        }
+        self.resuming = true;
     }
 
-    /// Appends `body` in requests, each prepared only when it is sent (a long body is never held
-    /// twice), then each request's deferred children to the returned ids. `at` places the first
-    /// request (each next one goes right after the previous); `None` appends at the end.
-    async fn append_values(
-        &self,
-        parent: &str,
-        body: &[Value],
-        mut count: usize,
-        resources: &HashMap<String, Resource>,
-        stats: &mut WriteStats,
-        mut at: Option<Position>,
-    ) -> Result<(), WriteError> {
-        let mut next = 0;
-        while next < body.len() {
-            let mut part = split::next_request(&body[next..]);
-            next += part.len();
-            let mut blocks: Vec<Value> = part
-                .iter_mut()
-                .map(|p| std::mem::take(&mut p.block))
-                .collect();
-            self.upload_media(&mut blocks, resources, stats).await?;
-            let position = at.clone().unwrap_or(Position::End);
-            let ids = self
-                .append_once(parent, &mut blocks, count, &position, stats)
-                .await?;
-            if at.is_some() {
-                at = ids.last().cloned().map(Position::After).or(at);
-            }
-            if ids.len() != blocks.len() {
-                return Err(WriteError::Mismatch(format!(
-                    "Notion answered an append of {} blocks to {parent} with {} ids",
-                    blocks.len(),
-                    ids.len()
-                )));
-            }
-            count += blocks.len();
-            stats.blocks += blocks.iter().map(split::element_count).sum::<usize>();
-            for (p, id) in part.iter().zip(ids) {
-                if !p.deferred.is_empty() {
-                    self.append_blocks(&id, &p.deferred, p.carried, resources, stats)
-                        .await?;
+    /// Executes the steps (after the creation, if any), each once.
+    async fn run(&mut self, steps: impl Iterator<Item = Step>) -> Result<(), WriteError> {
+        // The uploads of the next send: (step number, block).
+        let mut uploads: Vec<(usize, Path)> = Vec::new();
+        for step in steps {
+            match step {
+                Step::Upload { block } => {
+                    uploads.push((self.learned.len(), block));
+                    self.learned.push(Learned::Upload(None));
+                }
+                Step::CreatePage { .. } => {
+                    unreachable!("only the first step creates the page")
+                }
+                Step::Append { parent, items } => {
+                    let (pid, has_children) = self.parent_id(&parent, &items).await?;
+                    if self.resuming {
+                        let seen = if has_children == Some(false) && items.before() == 0 {
+                            None
+                        } else {
+                            self.look(&pid, &items, false).await?
+                        };
+                        match seen {
+                            Some(made) => {
+                                if parent == Parent::Page {
+                                    self.placed(&made);
+                                }
+                                uploads.clear();
+                                self.learned.push(Learned::Blocks(made));
+                                continue;
+                            }
+                            // Nothing from here on was written: no more looks.
+                            None => {
+                                self.resuming = false;
+                                self.listings.clear();
+                            }
+                        }
+                    }
+                    let done = self.upload_all(&uploads).await?;
+                    uploads.clear();
+                    let mut body = self.request(&items, &done);
+                    drop(done);
+                    let made = self.append(&pid, &mut body, &items, &parent).await?;
+                    self.stats.blocks += items.elements();
+                    if parent == Parent::Page {
+                        self.placed(&made);
+                    }
+                    self.learned.push(Learned::Blocks(made));
                 }
             }
         }
         Ok(())
     }
 
-    /// One append that happens exactly once: after an unknown outcome, the parent's children tell
-    /// whether it was applied. `before` is how many body blocks the parent held before it. Returns the
-    /// new blocks' ids.
-    async fn append_once(
-        &self,
+    /// Top-level blocks were written: the next go right after them when placed.
+    fn placed(&mut self, made: &[Made]) {
+        if self.top.is_some() {
+            if let Some(last) = made.last() {
+                self.top = Some(Position::After(last.id.clone()));
+            }
+        }
+    }
+
+    /// The Notion id of a step's parent and whether Notion said it has children. The ids of the
+    /// blocks a page was created with are listed the first time a step needs one.
+    async fn parent_id(
+        &mut self,
+        parent: &Parent,
+        items: &Items,
+    ) -> Result<(String, Option<bool>), WriteError> {
+        let (step, index) = match parent {
+            Parent::Page => return Ok((self.page.clone(), None)),
+            Parent::Created { step, index } => (*step, *index),
+        };
+        if let Learned::PageBlocks(n) = self.learned[step] {
+            let have = listed::body(&self.w.client, &self.page).await?;
+            if have.len() < n {
+                return Err(WriteError::Mismatch(format!(
+                    "Notion page {} holds {} blocks right after its creation with {n}",
+                    self.page,
+                    have.len()
+                )));
+            }
+            let made: Vec<Made> = have.into_iter().take(n).map(Made::from).collect();
+            self.learned[step] = Learned::Blocks(made);
+        }
+        match &self.learned[step] {
+            Learned::Blocks(made) => {
+                let m = made.get(index).ok_or_else(|| {
+                    WriteError::Mismatch(format!(
+                        "step {step} created {} blocks, not a block {index} for {}",
+                        made.len(),
+                        items.before()
+                    ))
+                })?;
+                Ok((m.id.clone(), m.has_children))
+            }
+            other => unreachable!("a parent is a block a send created, not {other:?}"),
+        }
+    }
+
+    /// What Notion holds where a send of `items` under `parent` goes: `Some` with the ids of its
+    /// blocks when it was applied, `None` when it was not, an error when the parent holds what no
+    /// prefix of the plan explains (it was changed outside notebridge). `fresh`: list again even
+    /// when a listing of the parent was made while resuming.
+    ///
+    /// The one place that decides whether a write happened: after an unclear answer and when a page
+    /// is resumed.
+    async fn look(
+        &mut self,
         parent: &str,
-        blocks: &mut [Value],
-        before: usize,
-        position: &Position,
-        stats: &mut WriteStats,
-    ) -> Result<Vec<String>, WriteError> {
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.client.append_at(parent, blocks, position).await {
-                // Refused, so not applied: the degraded request is sent again as a first attempt.
-                Err(e) if self.degraded(&e, blocks, stats) => attempt -= 1,
-                Ok(created) => {
-                    return Ok(created
-                        .iter()
-                        .filter_map(|b| b["id"].as_str().map(str::to_owned))
-                        .collect())
+        items: &Items,
+        fresh: bool,
+    ) -> Result<Option<Vec<Made>>, WriteError> {
+        let listed_now;
+        let have = if fresh {
+            listed_now = listed::body(&self.w.client, parent).await?;
+            &listed_now
+        } else {
+            if !self.listings.contains_key(parent) {
+                let have = listed::body(&self.w.client, parent).await?;
+                self.listings.insert(parent.to_owned(), have);
+            }
+            &self.listings[parent]
+        };
+        let (before, n) = (items.before(), items.len());
+        let total = match plan::block_at(self.blocks, items.parent_path()) {
+            _ if items.parent_path().is_empty() => self.blocks.len(),
+            Some(Block::Table { rows, .. }) => rows.len(),
+            Some(b) => b.children().len(),
+            None => 0,
+        };
+        if have.len() > total {
+            return Err(WriteError::Mismatch(format!(
+                "Notion block {parent} holds {} blocks but the page has only {total}; it was changed \
+                 outside notebridge",
+                have.len()
+            )));
+        }
+        if have.len() == before {
+            return Ok(None);
+        }
+        if have.len() < before + n {
+            return Err(WriteError::Mismatch(format!(
+                "Notion block {parent} holds {} blocks, expected {before} or {}",
+                have.len(),
+                before + n
+            )));
+        }
+        let kinds = self.kinds(items);
+        for (i, (got, want)) in have[before..before + n].iter().zip(&kinds).enumerate() {
+            if !same_kind(&got.kind, want) {
+                return Err(WriteError::Mismatch(format!(
+                    "Notion block {parent} child {} is a {} where a {want} was written; it was \
+                     changed outside notebridge",
+                    before + i,
+                    got.kind
+                )));
+            }
+        }
+        Ok(Some(
+            have[before..before + n]
+                .iter()
+                .cloned()
+                .map(Made::from)
+                .collect(),
+        ))
+    }
+
+    /// The type names of the first-level blocks a send sends.
+    fn kinds(&self, items: &Items) -> Vec<&'static str> {
+        match items {
+            Items::Rows { range, .. } => vec!["table_row"; range.len()],
+            Items::Blocks { under, range, .. } => range
+                .clone()
+                .map(|i| {
+                    let mut p = under.clone();
+                    p.push(i);
+                    plan::block_at(self.blocks, &p).map_or("?", Block::type_name)
+                })
+                .collect(),
+        }
+    }
+
+    /// Makes the uploads of one send, in page order, and records how each went; returns their step
+    /// numbers by block.
+    async fn upload_all(&mut self, uploads: &[(usize, Path)]) -> Result<Done, WriteError> {
+        let mut done = Done::new();
+        for (step, path) in uploads {
+            done.insert(path.clone(), *step);
+            let b = plan::block_at(self.blocks, path).expect("planned blocks exist");
+            let key = match b.media() {
+                Some(MediaSource::Resource { url, .. }) => url.as_str(),
+                Some(MediaSource::Embedded(f)) => f.key.as_str(),
+                _ => unreachable!("only resources and embedded files are uploaded"),
+            };
+            let Some(res) = self.resources.get(key) else {
+                self.learned[*step] = Learned::Upload(Some(Uploaded::AsIs));
+                continue;
+            };
+            let how = match self.w.upload_or_fallback(res, &mut self.stats).await {
+                Ok((id, size)) => {
+                    self.stats.files += 1;
+                    self.stats.bytes += size;
+                    Uploaded::File(id)
                 }
-                Err(NotionError::Ambiguous { .. }) if attempt < 8 => {
-                    let now = self.body_ids(parent).await?;
-                    if now.len() == before + blocks.len() {
-                        // Ours follow the `before` body blocks already written, wherever placed.
-                        return Ok(now[before..before + blocks.len()].to_vec());
+                Err(UploadFailure::CannotCarry(why)) => {
+                    tracing::warn!(file = %res.file_name, "resource not carried over: {why}");
+                    self.stats
+                        .placeholders
+                        .push(format!("{}: {why}", res.file_name));
+                    Uploaded::Placeholder {
+                        name: res.file_name.clone(),
+                        why,
                     }
-                    if now.len() != before {
+                }
+                Err(UploadFailure::Notion(e)) => return Err(e.into()),
+                Err(UploadFailure::Fetch(e)) => return Err(WriteError::Fetch(e)),
+            };
+            self.learned[*step] = Learned::Upload(Some(how));
+        }
+        Ok(done)
+    }
+
+    /// The request JSON of a send: each block as converted, its carried children with it, uploaded
+    /// files pointed at, placeholders where a file could not be carried over.
+    fn request(&mut self, items: &Items, done: &Done) -> Vec<Value> {
+        let blocks = self.blocks;
+        plan::request_json(blocks, items, |b, path| self.block_json(b, path, done))
+    }
+
+    /// One block's JSON without its children, its file as the upload made it. An address Notion
+    /// cannot fetch at all (`data:`, `file:`, ...) is never sent: a placeholder names it (refusals
+    /// of web addresses are degraded when they come).
+    fn block_json(&mut self, b: &Block, path: &[usize], done: &Done) -> Value {
+        let mut v = b.to_json_shallow();
+        let t = b.type_name();
+        let uploaded = done.get(path).and_then(|&n| match &self.learned[n] {
+            Learned::Upload(u) => u.as_ref(),
+            _ => None,
+        });
+        match uploaded {
+            Some(Uploaded::File(id)) => {
+                let payload = v[t].as_object_mut().expect("media payload is an object");
+                payload.remove("external");
+                payload.insert("type".into(), json!("file_upload"));
+                payload.insert("file_upload".into(), json!({ "id": id }));
+                return v;
+            }
+            Some(Uploaded::Placeholder { name, why }) => return placeholder(name, why),
+            Some(Uploaded::AsIs) | None => {}
+        }
+        if MEDIA.contains(&t) {
+            let url = v[t]["external"]["url"].as_str().map(str::to_owned);
+            if url.is_some_and(|u| !self.resources.contains_key(&u) && !degrade::fetchable(&u)) {
+                if let Some(d) = degrade::replace_media(&mut v) {
+                    self.stats.degraded.push(d);
+                }
+            }
+        }
+        v
+    }
+
+    /// One append that happens exactly once: after an unclear answer, [`Self::look`] tells whether
+    /// it was applied. Returns the new blocks.
+    async fn append(
+        &mut self,
+        parent_id: &str,
+        body: &mut [Value],
+        items: &Items,
+        parent: &Parent,
+    ) -> Result<Vec<Made>, WriteError> {
+        let position = match parent {
+            Parent::Page => self.top.clone().unwrap_or(Position::End),
+            Parent::Created { .. } => Position::End,
+        };
+        let mut retried = 0;
+        loop {
+            match self.w.client.append_at(parent_id, body, &position).await {
+                // Refused, so not applied: the degraded request is sent again.
+                Err(e) if self.degraded(&e, body) => {}
+                Ok(created) => {
+                    let made: Vec<Made> = created
+                        .iter()
+                        .filter_map(|b| {
+                            Some(Made {
+                                id: b["id"].as_str()?.to_owned(),
+                                has_children: b["has_children"].as_bool(),
+                            })
+                        })
+                        .collect();
+                    if made.len() != body.len() {
                         return Err(WriteError::Mismatch(format!(
-                            "Notion block {parent} holds {} blocks, expected {before} or {}",
-                            now.len(),
-                            before + blocks.len()
+                            "Notion answered an append of {} blocks to {parent_id} with {} ids",
+                            body.len(),
+                            made.len()
                         )));
                     }
-                    self.client.pause_before_retry(attempt).await;
+                    return Ok(made);
                 }
-                Err(e) => return Err(spent(e, attempt).into()),
+                Err(e @ NotionError::Ambiguous { .. }) => {
+                    if let Some(made) = self.look(parent_id, items, true).await? {
+                        return Ok(made);
+                    }
+                    self.before_retry(e, &mut retried).await?;
+                }
+                Err(e) => return Err(self.w.spent(e, retried).into()),
             }
+        }
+    }
+
+    /// After an unclear write found not applied: waits before sending it again while the item's
+    /// one retry budget lasts, else gives up with the count.
+    async fn before_retry(&self, e: NotionError, retried: &mut u32) -> Result<(), WriteError> {
+        match self.w.budget.should_retry(&e, self.w.spent + *retried) {
+            Some(_) => {
+                *retried += 1;
+                // The client's pacing of retries, not the queue's: this is one request again.
+                self.w.client.pause_before_retry(*retried).await;
+                Ok(())
+            }
+            None => Err(self.w.spent(e, *retried).into()),
         }
     }
 
     /// Whether Notion refused an element of `blocks` that could be degraded (and was: the request
     /// may be sent again). Each call degrades at least one element, so resending ends.
-    fn degraded(&self, e: &NotionError, blocks: &mut [Value], stats: &mut WriteStats) -> bool {
+    fn degraded(&mut self, e: &NotionError, blocks: &mut [Value]) -> bool {
         let NotionError::Rejected { message, .. } = e else {
             return false;
         };
@@ -471,72 +727,15 @@ impl Writer {
                     elements = d.len(),
                     "Notion refused elements; sending them degraded"
                 );
-                stats.degraded.extend(d);
+                self.stats.degraded.extend(d);
                 true
             }
             None => false,
         }
     }
+}
 
-    /// Uploads every resource-backed media block in `blocks` (any depth) and points the block at the
-    /// upload; a resource that cannot be carried over becomes a visible placeholder paragraph. Notion
-    /// failing (rather than refusing the file) fails the item: a transient outage must not leave a
-    /// placeholder for good.
-    fn upload_media<'a>(
-        &'a self,
-        blocks: &'a mut [Value],
-        resources: &'a HashMap<String, Resource>,
-        stats: &'a mut WriteStats,
-    ) -> BoxFuture<'a, Result<(), WriteError>> {
-        Box::pin(async move {
-            for b in blocks.iter_mut() {
-                let t = block_type(b).unwrap_or_default().to_owned();
-                if MEDIA.contains(&t.as_str()) {
-                    let url = b[&t]["external"]["url"].as_str().map(str::to_owned);
-                    // An address Notion cannot fetch at all (`data:`, `file:`, ...) is never sent: a
-                    // placeholder names it (refusals of web addresses are degraded when they come).
-                    if let Some(u) = url.as_deref().filter(|u| !resources.contains_key(*u)) {
-                        if !degrade::fetchable(u) {
-                            if let Some(d) = degrade::replace_media(b) {
-                                stats.degraded.push(d);
-                            }
-                            continue;
-                        }
-                    }
-                    if let Some(res) = url.and_then(|u| resources.get(&u)) {
-                        match self.upload_or_fallback(res, stats).await {
-                            Ok((id, size)) => {
-                                let payload =
-                                    b[&t].as_object_mut().expect("media payload is an object");
-                                payload.remove("external");
-                                payload.insert("type".into(), json!("file_upload"));
-                                payload.insert("file_upload".into(), json!({ "id": id }));
-                                stats.files += 1;
-                                stats.bytes += size;
-                            }
-                            Err(UploadFailure::CannotCarry(why)) => {
-                                tracing::warn!(file = %res.file_name, "resource not carried over: {why}");
-                                stats.placeholders.push(format!("{}: {why}", res.file_name));
-                                *b = placeholder(&res.file_name, &why);
-                            }
-                            Err(UploadFailure::Notion(e)) => return Err(e.into()),
-                            Err(UploadFailure::Fetch(e)) => return Err(WriteError::Fetch(e)),
-                        }
-                    }
-                }
-                let t = block_type(b).unwrap_or_default().to_owned();
-                if let Some(kids) = b
-                    .get_mut(&t)
-                    .and_then(|p| p.get_mut("children"))
-                    .and_then(Value::as_array_mut)
-                {
-                    self.upload_media(kids, resources, stats).await?;
-                }
-            }
-            Ok(())
-        })
-    }
-
+impl Writer {
     /// Uploads a resource ([`Self::upload`]); when it cannot be carried over for a reason of its
     /// own (gone, forbidden, too big, a type Notion refuses) and it has a fallback rendition, that
     /// one is uploaded instead and recorded in `stats`. A failure that is not the file's (deadline,
@@ -679,8 +878,8 @@ impl From<NotionError> for UploadFailure {
 
 /// Whether a block Notion holds stands for the block we wrote: the same type, or a placeholder
 /// paragraph where a media block could not be carried over.
-fn same_kind(got: Option<&str>, want: Option<&str>) -> bool {
-    got == want || (got == Some("paragraph") && want.is_some_and(|w| MEDIA.contains(&w)))
+fn same_kind(got: &str, want: &str) -> bool {
+    got == want || (got == "paragraph" && (MEDIA.contains(&want) || want == "embed"))
 }
 
 /// The name to upload a resource under: its own when Notion takes the extension, else (images

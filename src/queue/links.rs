@@ -9,6 +9,9 @@ use crate::convert::{Block, RichKind};
 use crate::failure::{Classify, Next};
 use crate::graph::Caller;
 use crate::notion::client::NotionError;
+use crate::notion::degrade::{self, note_in_report, Degraded};
+use crate::notion::listed;
+use crate::store::notion_items::NotionItem;
 
 /// Rewrites the pending links of `who`'s pages, its groups' and sites' included (a link between
 /// an own page and a team's resolves whichever was migrated last); returns how many blocks were
@@ -26,9 +29,11 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                 id: &item.item_id,
                 title: &item.title,
             };
-            match rewrite_page(m, who, &at, &notion_id, &migrated).await {
+            let mut degraded = Vec::new();
+            match rewrite_page(m, who, &at, &notion_id, &migrated, &mut degraded).await {
                 Ok((n, still_missing)) => {
                     updated += n;
+                    record(m, &key, &item, degraded)?;
                     m.db()
                         .set_pending_links(&key, &item.item_id, still_missing)?;
                 }
@@ -36,6 +41,14 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                 // page was changed must not hold up the others: its links stay readable text.
                 Err(JobError::Permanent(why)) => {
                     tracing::warn!(page = %item.item_id, "links not rewritten: {why}");
+                    degraded.push(Degraded {
+                        element: "links to other pages".into(),
+                        action: format!(
+                            "kept as text naming the OneNote page (the link pass could not \
+                             rewrite them: {why})"
+                        ),
+                    });
+                    record(m, &key, &item, degraded)?;
                     m.db().set_pending_links(&key, &item.item_id, false)?;
                 }
                 Err(other) => return Err(other),
@@ -43,6 +56,24 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
         }
     }
     Ok(updated)
+}
+
+/// Adds what the link pass sent degraded to the page's stored report, as the writer does, so
+/// `verify` lists it. The pass writes again blocks the writer wrote: an element both degraded (an
+/// e-mail link beside a page link) is listed once.
+fn record(
+    m: &Migration,
+    key: &str,
+    item: &NotionItem,
+    degraded: Vec<Degraded>,
+) -> Result<(), JobError> {
+    if degraded.is_empty() {
+        return Ok(());
+    }
+    let items = degraded.into_iter().map(|d| (d.element, d.action));
+    let report = note_in_report(item.report.as_deref(), items);
+    m.db().set_report(key, &item.item_id, report.as_deref())?;
+    Ok(())
 }
 
 /// A page whose links are rewritten: its inventory key, id and title.
@@ -59,6 +90,7 @@ async fn rewrite_page(
     item: &Item<'_>,
     notion_id: &str,
     migrated: &std::collections::HashMap<String, crate::convert::PageTarget>,
+    degraded: &mut Vec<Degraded>,
 ) -> Result<(u64, bool), JobError> {
     let label = format!("page {:?} ({})", item.title, item.id);
     let last_modified = m.db().page_last_modified(item.key, item.id)?;
@@ -74,7 +106,7 @@ async fn rewrite_page(
             None
         }
     });
-    let n = rewrite_level(m, notion_id, &page.blocks).await?;
+    let n = rewrite_level(m, notion_id, &page.blocks, degraded).await?;
     Ok((n, still_missing))
 }
 
@@ -95,33 +127,29 @@ fn rewrite_level<'a>(
     m: &'a Migration,
     parent: &'a str,
     expected: &'a [Block],
+    degraded: &'a mut Vec<Degraded>,
 ) -> futures::future::BoxFuture<'a, Result<u64, JobError>> {
     Box::pin(async move {
         if !expected.iter().any(subtree_has_link) {
             return Ok(0);
         }
-        let actual: Vec<Value> = m
-            .notion()
-            .children(parent)
+        let actual = listed::body(m.notion(), parent)
             .await
-            .map_err(JobError::from)?
-            .into_iter()
-            .filter(|b| b["type"] != "child_page")
-            .collect();
+            .map_err(JobError::from)?;
         let mut n = 0;
         for (want, got) in expected.iter().zip(&actual) {
-            let id = got["id"].as_str().unwrap_or_default();
+            let id = got.id.as_str();
             let t = want.type_name();
-            if got["type"].as_str() != Some(t) {
+            if got.kind != t {
                 // Someone changed the page in Notion: never overwrite their block.
                 return Err(JobError::permanent(format!(
                     "Notion block {id} is a {} where a {t} was written",
-                    got["type"].as_str().unwrap_or("?")
+                    got.kind
                 )));
             }
             if has_link(want) {
                 if t == "table" {
-                    n += rewrite_rows(m, id, want).await?;
+                    n += rewrite_rows(m, id, want, degraded).await?;
                 } else {
                     let json = want.to_json();
                     // Text blocks carry `rich_text`, media blocks their `caption`.
@@ -131,12 +159,12 @@ fn rewrite_level<'a>(
                         "caption"
                     };
                     let body = json!({ t: { field: json[t][field].clone() } });
-                    update(m, id, body).await?;
+                    update(m, id, body, degraded).await?;
                     n += 1;
                 }
             }
             if want.children().iter().any(subtree_has_link) {
-                n += rewrite_level(m, id, want.children()).await?;
+                n += rewrite_level(m, id, want.children(), degraded).await?;
             }
         }
         Ok(n)
@@ -144,11 +172,18 @@ fn rewrite_level<'a>(
 }
 
 /// Updates the rows of a written table whose cells hold page links (mentions or links).
-async fn rewrite_rows(m: &Migration, table: &str, want: &Block) -> Result<u64, JobError> {
+async fn rewrite_rows(
+    m: &Migration,
+    table: &str,
+    want: &Block,
+    degraded: &mut Vec<Degraded>,
+) -> Result<u64, JobError> {
     let Block::Table { rows: typed, .. } = want else {
         return Ok(0);
     };
-    let rows = m.notion().children(table).await.map_err(JobError::from)?;
+    let rows = listed::body(m.notion(), table)
+        .await
+        .map_err(JobError::from)?;
     let json = want.to_json();
     let cells_json = json["table"]["children"]
         .as_array()
@@ -161,9 +196,14 @@ async fn rewrite_rows(m: &Migration, table: &str, want: &Block) -> Result<u64, J
             .flatten()
             .any(|r| matches!(r.kind, RichKind::PageLink { .. }));
         if linked {
-            let id = got["id"].as_str().unwrap_or_default();
             let cells = row["table_row"]["cells"].clone();
-            update(m, id, json!({ "table_row": { "cells": cells } })).await?;
+            update(
+                m,
+                &got.id,
+                json!({ "table_row": { "cells": cells } }),
+                degraded,
+            )
+            .await?;
             n += 1;
         }
     }
@@ -172,12 +212,17 @@ async fn rewrite_rows(m: &Migration, table: &str, want: &Block) -> Result<u64, J
 
 /// Rewrites one block; a value Notion refuses in it (e.g. a `mailto:` link beside the page link) is
 /// degraded as on the first write and the update sent again.
-async fn update(m: &Migration, id: &str, body: Value) -> Result<(), JobError> {
+async fn update(
+    m: &Migration,
+    id: &str,
+    body: Value,
+    degraded: &mut Vec<Degraded>,
+) -> Result<(), JobError> {
     let mut one = [body];
     loop {
         match m.notion().update_block(id, one[0].clone()).await {
             Ok(_) => return Ok(()),
-            Err(e) if e.class().next == Next::Degrade && degrade_one(&mut one, &e) => {}
+            Err(e) if e.class().next == Next::Degrade && degrade_one(&mut one, &e, degraded) => {}
             // As for any write: its class decides (a refusal of this page fails it, one of every
             // write stops the run, an outage parks it).
             Err(e) => return Err(JobError::from(e)),
@@ -185,12 +230,16 @@ async fn update(m: &Migration, id: &str, body: Value) -> Result<(), JobError> {
     }
 }
 
-/// Degrades the element a refusal names, if it names one.
-fn degrade_one(body: &mut [Value], e: &NotionError) -> bool {
+/// Degrades the element a refusal names, if it names one, and notes what it degraded.
+fn degrade_one(body: &mut [Value], e: &NotionError, degraded: &mut Vec<Degraded>) -> bool {
     match e {
-        NotionError::Rejected { message, .. } => {
-            crate::notion::degrade::degrade(body, message).is_some()
-        }
+        NotionError::Rejected { message, .. } => match degrade::degrade(body, message) {
+            Some(d) => {
+                degraded.extend(d);
+                true
+            }
+            None => false,
+        },
         NotionError::Refused { .. }
         | NotionError::Ambiguous { .. }
         | NotionError::GaveUp { .. }

@@ -15,16 +15,14 @@ pub mod source_page;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
 use crate::convert::{
-    convert_page_with, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
+    convert_page_with, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::sources::{account_of_key, root_of_key};
@@ -32,7 +30,7 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
-use crate::notion::split;
+use crate::notion::plan;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
@@ -43,13 +41,9 @@ use cancel::Cancel;
 use prefetch::Prefetched;
 use scheduler::Turn;
 
-/// An item's retries in all, the client's and the writer's included (the first attempt and four
-/// more, 4 s after the first and doubling): a failure the client retried is not retried again on top.
-const JOB_RETRIES: RetryBudget = RetryBudget {
-    max_retries: 4,
-    base: Duration::from_secs(4),
-    cap: Duration::from_secs(128),
-};
+/// An item's retries in all ([`crate::failure::ITEM_RETRIES`], the client's and the writer's
+/// included): a failure the client retried is not retried again on top.
+const JOB_RETRIES: RetryBudget = crate::failure::ITEM_RETRIES;
 /// Children of one parent in flight at once. Siblings are created one after another, so more
 /// workers on one parent would only wait in line; the others take the next parent's pages, whose
 /// creation runs beside (pages ahead of their turn: at most this many per parent).
@@ -523,11 +517,8 @@ impl Migration {
         drop(media);
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
-        // Each block is freed as soon as it is JSON: a long page is not held twice.
-        let blocks: Vec<Value> = std::mem::take(&mut page.blocks)
-            .into_iter()
-            .map(|b| b.to_json())
-            .collect();
+        // The typed blocks go to the writer, which makes each request's JSON when it sends it.
+        let blocks = std::mem::take(&mut page.blocks);
         drop(page);
         self.ensure(
             job,
@@ -631,7 +622,7 @@ impl Migration {
         turn: &Turn,
         parent: &str,
         title: &str,
-        blocks: &[Value],
+        blocks: &[Block],
         resources: &HashMap<String, Resource>,
         page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
@@ -642,7 +633,8 @@ impl Migration {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),
         };
-        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload);
+        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
+            .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
         let stats = match existing {
             Some(i) if i.body_state == BodyState::Done && i.notion_page_id.is_some() => {
                 return Ok(false)
@@ -722,12 +714,12 @@ impl Migration {
             (stats.degraded.len() + stats.smaller.len()) as u64,
             Ordering::Relaxed,
         );
-        let shape = split::shape(blocks);
+        let shape = plan::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
-            blocks: blocks.iter().map(split::element_count).sum::<usize>() as i64,
+            blocks: plan::element_count(blocks) as i64,
             files: stats.files as i64,
             report: report.as_deref(),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
@@ -857,39 +849,28 @@ fn isolated<T>(item: &str, what: &str, f: impl FnOnce() -> T) -> Result<T, JobEr
 /// refused, files left as placeholders, images carried over at their smaller rendition), so
 /// `verify` lists them beside the converter's.
 fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
-    if stats.degraded.is_empty() && stats.placeholders.is_empty() && stats.smaller.is_empty() {
-        return report.map(str::to_owned);
-    }
-    let mut items: Vec<Value> = report
-        .and_then(|r| serde_json::from_str(r).ok())
-        .unwrap_or_default();
-    let mut add = |element: String, action: String| match items
-        .iter_mut()
-        .find(|i| i["element"] == element.as_str() && i["action"] == action.as_str())
-    {
-        Some(i) => i["count"] = serde_json::json!(i["count"].as_u64().unwrap_or(0) + 1),
-        None => items.push(serde_json::json!({"element": element, "count": 1, "action": action})),
-    };
-    for d in &stats.degraded {
-        add(d.element.clone(), d.action.clone());
-    }
+    let mut items: Vec<(String, String)> = stats
+        .degraded
+        .iter()
+        .map(|d| (d.element.clone(), d.action.clone()))
+        .collect();
     for s in &stats.smaller {
         let (name, why) = s.split_once(": ").unwrap_or((s.as_str(), "it failed"));
-        add(
+        items.push((
             format!("image {name} at full resolution"),
             format!("the smaller rendition was carried over ({why})"),
-        );
+        ));
     }
     for p in &stats.placeholders {
         let (name, why) = p
             .split_once(": ")
             .unwrap_or((p.as_str(), "not carried over"));
-        add(
+        items.push((
             format!("file {name}"),
             format!("visible placeholder: {why}"),
-        );
+        ));
     }
-    serde_json::to_string(&items).ok()
+    crate::notion::degrade::add_to_report(report, items)
 }
 
 /// The URL under which [`resources_of`] keeps a media source, if it has one.
@@ -953,6 +934,7 @@ pub fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn a_page_too_large_to_download_fails_alone_and_the_run_goes_on() {

@@ -254,6 +254,17 @@ impl Db {
         })
     }
 
+    /// Replaces a written page's stored report (the link pass adds what it degraded).
+    pub fn set_report(&self, account: &str, item_id: &str, report: Option<&str>) -> Result<()> {
+        self.write("recording a page's report", |tx| {
+            tx.execute(
+                "UPDATE notion_items SET report = ?3 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, report],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Records whether a written page still holds links to pages not migrated yet.
     pub fn set_pending_links(&self, account: &str, item_id: &str, pending: bool) -> Result<()> {
         self.write("recording pending links", |tx| {

@@ -1,13 +1,12 @@
 //! Reading Notion back: one children listing per page, kept for the whole verification (accounts may
-//! share a target), and the few rules for what a listed block is.
+//! share a target), in the typed model the writer and the link pass read too ([`Listed`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use futures::stream::{self, StreamExt};
-use serde_json::Value;
-
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::listed::{self, Listed};
 use crate::notion::split;
+use futures::stream::{self, StreamExt};
 
 use super::VerifyError;
 
@@ -15,7 +14,7 @@ use super::VerifyError;
 const CONCURRENT_LISTINGS: usize = 4;
 
 /// A children listing, or why it could not be read (a 404 or refusal is a finding, not a failure).
-pub(super) type Listing = Result<Vec<Value>, String>;
+pub(super) type Listing = Result<Vec<Listed>, String>;
 
 pub(super) struct Reader<'a> {
     pub(super) client: &'a NotionClient,
@@ -37,9 +36,9 @@ impl Reader<'_> {
                 .collect()
         };
         let client = self.client;
-        let results: Vec<(String, Result<Vec<Value>, NotionError>)> = stream::iter(todo)
+        let results: Vec<(String, Result<Vec<Listed>, NotionError>)> = stream::iter(todo)
             .map(|id| async move {
-                let r = client.children(&id).await;
+                let r = listed::list(client, &id).await;
                 (id, r)
             })
             .buffer_unordered(CONCURRENT_LISTINGS)
@@ -90,7 +89,7 @@ impl Reader<'_> {
                 counts.push(0);
                 continue;
             };
-            match self.client.children(&id).await {
+            match listed::list(self.client, &id).await {
                 Ok(kids) => take_body(&kids, &mut count, &mut counts, &mut queue),
                 Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
                     return Ok(Err(e.to_string()))
@@ -110,39 +109,25 @@ impl Reader<'_> {
 /// Counts the body blocks of one listing, notes how many there are (the shape), and queues each in
 /// order: its id when it has children to list, `None` when it has none.
 pub(super) fn take_body(
-    blocks: &[Value],
+    blocks: &[Listed],
     count: &mut i64,
     counts: &mut Vec<usize>,
     queue: &mut VecDeque<Option<String>>,
 ) {
-    let body: Vec<&Value> = blocks.iter().filter(|b| is_body_block(b)).collect();
+    let body: Vec<&Listed> = blocks.iter().filter(|b| b.is_body()).collect();
     counts.push(body.len());
     for b in body {
         *count += 1;
-        let id = b["id"].as_str().map(str::to_owned);
-        queue.push_back(id.filter(|_| b["has_children"].as_bool() == Some(true)));
+        queue.push_back(b.has_children.then(|| b.id.clone()));
     }
 }
 
-pub(super) fn is_body_block(b: &Value) -> bool {
-    !trashed(b) && !matches!(b["type"].as_str(), Some("child_page" | "child_database"))
-}
-
-pub(super) fn trashed(b: &Value) -> bool {
-    b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true)
-}
-
 /// Visible child pages in a listing: (id, title).
-pub(super) fn child_pages(listing: &[Value]) -> Vec<(String, String)> {
+pub(super) fn child_pages(listing: &[Listed]) -> Vec<(String, String)> {
     listing
         .iter()
-        .filter(|b| b["type"] == "child_page" && !trashed(b))
-        .filter_map(|b| {
-            Some((
-                b["id"].as_str()?.to_owned(),
-                b["child_page"]["title"].as_str().unwrap_or("").to_owned(),
-            ))
-        })
+        .filter(|b| b.is_subpage() && !b.trashed)
+        .map(|b| (b.id.clone(), b.title.clone().unwrap_or_default()))
         .collect()
 }
 
@@ -166,13 +151,18 @@ mod tests {
 
     #[test]
     pub(super) fn child_pages_skip_body_and_trashed_blocks() {
-        let listing = vec![
-            json!({"id": "a", "type": "paragraph", "paragraph": {}}),
-            json!({"id": "b", "type": "child_page", "child_page": {"title": "One"}}),
-            json!({"id": "c", "type": "child_page", "child_page": {"title": "Two"}, "in_trash": true}),
-        ];
+        let listing = listed::of_all(
+            &[
+                json!({"id": "a", "type": "paragraph", "paragraph": {}}),
+                json!({"id": "b", "type": "child_page", "child_page": {"title": "One"}}),
+                json!({"id": "c", "type": "child_page", "child_page": {"title": "Two"},
+                    "in_trash": true}),
+            ],
+            "p",
+        )
+        .unwrap();
         assert_eq!(child_pages(&listing), vec![("b".into(), "One".into())]);
-        assert!(is_body_block(&listing[0]));
-        assert!(!is_body_block(&listing[1]));
+        assert!(listing[0].is_body());
+        assert!(!listing[1].is_body());
     }
 }

@@ -25,7 +25,7 @@ fn convert_checked(html: &str) -> Result<ConvertedPage, String> {
             m.set_upload_id(UPLOAD);
         }
     });
-    validate::blocks(&sent.blocks_json())?;
+    validate::blocks(&sent.blocks)?;
     Ok(page)
 }
 

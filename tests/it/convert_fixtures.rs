@@ -9,7 +9,7 @@ fn check(name: &str) {
     let html = std::fs::read_to_string(&path).expect("fixture readable");
     let page = convert_page(&html);
     let json = page.to_json();
-    validate::blocks(&json["blocks"]).unwrap_or_else(|e| panic!("{name}: {e}"));
+    validate::blocks(&page.blocks).unwrap_or_else(|e| panic!("{name}: {e}"));
     let mut shown = String::new();
     validate::shown_text(&json["blocks"], &mut shown);
     validate::text_survives(&html, &shown).unwrap_or_else(|e| panic!("{name}: {e}"));

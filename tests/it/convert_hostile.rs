@@ -24,7 +24,7 @@ fn on_worker_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
 }
 
 fn checked(page: &ConvertedPage) -> Result<(), String> {
-    validate::blocks(&page.blocks_json())?;
+    validate::blocks(&page.blocks)?;
     for b in page.blocks_json().as_array().unwrap() {
         let d = split::depth(b);
         if d > 40 {

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 fn check(html: &str) -> Result<notebridge::convert::ConvertedPage, String> {
     let page = convert_page(html);
     let json = page.to_json();
-    validate::blocks(&json["blocks"])?;
+    validate::blocks(&page.blocks)?;
     let mut shown = String::new();
     validate::shown_text(&json["blocks"], &mut shown);
     validate::text_survives(html, &shown)?;

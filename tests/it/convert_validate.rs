@@ -1,13 +1,15 @@
 //! Notion's request rules for converted blocks, checked on the JSON that would be sent.
 //!
 //! Included by the other `convert_*` tests with `#[path]`. The tree is split into requests exactly as
-//! the writer splits it (`notebridge::notion::split`), and every request goes through the validator
+//! the writer plans it (`notebridge::notion::plan`), and every request goes through the validator
 //! the Notion test server applies (`validate_children`, `validate_table_rows_with`), so "the blocks
 //! pass" means the server would take them. On top, the converter's own rules that Notion does not
 //! enforce but that the converter promises: no empty text runs, link schemes Notion can open, a
 //! checked flag on every to-do, an emoji on every callout, a language on every code block.
 #![allow(dead_code)]
 
+use notebridge::convert::Block;
+use notebridge::notion::plan::{self, Items, Planner};
 use notebridge::notion::split;
 use notebridge_testkit::notion::validate::{
     validate_children, validate_table_rows_with, UploadState,
@@ -92,17 +94,20 @@ fn house_rules(b: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Every request the writer would send for `list` under a page or block, checked by the test
-/// server's validator. Uploads are not involved: media keep their resource URLs here.
-fn requests_pass(list: &[Value], table_width: Option<usize>) -> Result<(), String> {
-    let prepared: Vec<split::Prepared> = list.iter().map(split::prepare).collect();
-    for r in split::chunk(&prepared) {
-        let req = Value::Array(prepared[r].iter().map(|p| p.block.clone()).collect());
-        match table_width {
-            Some(w) => {
-                validate_table_rows_with(&req, "body.children", w, &|_| UploadState::Uploaded)
+/// Every request of the writer's plan for `list` (a new page's), checked by the test server's
+/// validator. Uploads are not involved: media keep their resource URLs here.
+fn requests_pass(list: &[Block]) -> Result<(), String> {
+    for step in Planner::new_page(list) {
+        let Some(items) = step.items() else { continue };
+        let req = Value::Array(plan::request_json(list, items, |b, _| b.to_json_shallow()));
+        match items {
+            Items::Rows { table, .. } => {
+                let Some(Block::Table { width, .. }) = plan::block_at(list, table) else {
+                    return Err(format!("rows planned for {table:?}, not a table"));
+                };
+                validate_table_rows_with(&req, "body.children", *width, &|_| UploadState::Uploaded)
             }
-            None => validate_children(&req, "body.children"),
+            Items::Blocks { .. } => validate_children(&req, "body.children"),
         }
         .map_err(|e| e.message)?;
         let bytes = serde_json::json!({"children": req}).to_string().len();
@@ -110,27 +115,19 @@ fn requests_pass(list: &[Value], table_width: Option<usize>) -> Result<(), Strin
             return Err(format!("a request of {bytes} bytes"));
         }
     }
-    for p in &prepared {
-        if !p.deferred.is_empty() {
-            let width = (split::block_type(&p.block) == Some("table"))
-                .then(|| p.block["table"]["table_width"].as_u64().unwrap_or(0) as usize);
-            requests_pass(&p.deferred, width)?;
-        }
-    }
     Ok(())
 }
 
 /// Checks one block and its children.
-pub fn block(b: &Value) -> Result<(), String> {
-    blocks(&Value::Array(vec![b.clone()]))
+pub fn block(b: &Block) -> Result<(), String> {
+    blocks(std::slice::from_ref(b))
 }
 
 /// Checks a page body: Notion's rules on every request the writer would send, then the converter's.
-pub fn blocks(list: &Value) -> Result<(), String> {
-    let list = list.as_array().ok_or("blocks not an array")?;
-    requests_pass(list, None)?;
+pub fn blocks(list: &[Block]) -> Result<(), String> {
+    requests_pass(list)?;
     for b in list {
-        house_rules(b)?;
+        house_rules(&b.to_json())?;
     }
     Ok(())
 }
@@ -277,26 +274,33 @@ pub fn is_subsequence(source: &str, shown: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// One request of the hand-made JSON block `b` (with its children), then the converter's rules: for
+/// blocks the typed model cannot even express.
+fn json_block(b: &Value) -> Result<(), String> {
+    validate_children(&Value::Array(vec![b.clone()]), "body.children").map_err(|e| e.message)?;
+    house_rules(b)
+}
+
 #[test]
 fn the_validator_rejects_what_notion_rejects() {
     use serde_json::json;
     let para = |rt: Value| json!({"type": "paragraph", "paragraph": {"rich_text": rt}});
-    assert!(block(&para(json!([{"type":"text","text":{"content":"ok"}}]))).is_ok());
-    assert!(block(&para(json!([{"type":"text","text":{"content":""}}]))).is_err());
-    assert!(block(&para(
+    assert!(json_block(&para(json!([{"type":"text","text":{"content":"ok"}}]))).is_ok());
+    assert!(json_block(&para(json!([{"type":"text","text":{"content":""}}]))).is_err());
+    assert!(json_block(&para(
         json!([{"type":"text","text":{"content":"x".repeat(2001)}}])
     ))
     .is_err());
     let many: Vec<Value> = (0..101)
         .map(|_| json!({"type":"text","text":{"content":"a"}}))
         .collect();
-    assert!(block(&para(Value::Array(many))).is_err());
-    assert!(block(&para(
+    assert!(json_block(&para(Value::Array(many))).is_err());
+    assert!(json_block(&para(
         json!([{"type":"text","text":{"content":"a","link":{"url":"onenote:x"}}}])
     ))
     .is_err());
-    assert!(block(&json!({"type":"table","table":{"table_width":2,"children":[{"type":"table_row","table_row":{"cells":[[]]}}]}})).is_err());
-    assert!(block(&json!({"type":"blink","blink":{}})).is_err());
+    assert!(json_block(&json!({"type":"table","table":{"table_width":2,"children":[{"type":"table_row","table_row":{"cells":[[]]}}]}})).is_err());
+    assert!(json_block(&json!({"type":"blink","blink":{}})).is_err());
     assert!(is_subsequence("abc", "xaxbxc").is_ok());
     assert!(is_subsequence("abc", "acb").is_err());
 }

@@ -8,11 +8,12 @@ use crate::notion_support;
 use std::collections::{HashMap, HashSet};
 
 use migrate_support::{notebridge, State};
+use notebridge::convert::{PageTarget, RichKind, RichText};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use notion_support::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 fn spec() -> NotebookSpec {
     NotebookSpec {
@@ -154,13 +155,21 @@ async fn a_mention_of_a_page_the_integration_cannot_see_is_refused_and_sent_as_a
     let root = s.add_shared_page("Mentions");
     let seen = s.add_shared_page("Seen");
     let unseen = "0f0e0d0c-0b0a-4909-8807-060504030201";
-    let mention =
-        |id: &str| json!({"type": "mention", "mention": {"type": "page", "page": {"id": id}}});
+    // A link whose text is its target's title goes as a mention.
+    let mention = |id: &str, title: &str| RichText {
+        kind: RichKind::PageLink {
+            content: title.into(),
+            onenote_page_id: "{1}".into(),
+            target: Some(PageTarget {
+                id: id.into(),
+                title: title.into(),
+            }),
+        },
+        annotations: Default::default(),
+    };
     let blocks = vec![
-        json!({"type": "paragraph", "paragraph": {"rich_text": [
-            {"type": "text", "text": {"content": "see "}}, mention(&seen)]}}),
-        json!({"type": "paragraph", "paragraph": {"rich_text": [
-            {"type": "text", "text": {"content": "gone "}}, mention(unseen)]}}),
+        para_of(vec![RichText::plain("see "), mention(&seen, "Seen")]),
+        para_of(vec![RichText::plain("gone "), mention(unseen, "Gone")]),
     ];
     let page = notebridge::notion::writer::NewPage {
         parent: &root,

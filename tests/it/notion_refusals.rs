@@ -9,16 +9,15 @@ use crate::notion_support;
 use std::collections::{HashMap, HashSet};
 
 use migrate_support::{assert_mirrors, counts, inventory, notebridge, State};
+use notebridge::convert::{Block, RichText};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use notion_support::*;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-fn linked(text: &str, url: &str) -> Value {
-    json!({"type": "paragraph", "paragraph": {"rich_text": [
-        {"type": "text", "text": {"content": "see "}},
-        {"type": "text", "text": {"content": text, "link": {"url": url}}}]}})
+fn linked(text: &str, url: &str) -> Block {
+    para_of(vec![RichText::plain("see "), linked_run(text, url)])
 }
 
 #[tokio::test]
@@ -32,8 +31,8 @@ async fn refused_links_and_images_are_degraded_and_the_rest_arrives() {
     let mut blocks = vec![
         linked("mail", "mailto:a@b.example"),
         linked("web", "https://web.example/"),
-        media("image", "https://img.example/render?id=4"),
-        media("image", "https://img.example/photo.png"),
+        external("image", "https://img.example/render?id=4"),
+        external("image", "https://img.example/photo.png"),
     ];
     blocks.extend((0..120).map(|i| para(&format!("p{i}"))));
     blocks.push(item(
@@ -91,7 +90,8 @@ async fn a_refusal_with_nothing_left_to_degrade_fails_the_request() {
     assert_eq!(stats.degraded.len(), 1);
     // a title carries no link: a refusal it explains nothing about fails as before
     s.refuse_link_schemes(&[]);
-    let bad = vec![json!({"type": "paragraph", "paragraph": {"rich_text": [], "color": "plaid"}})];
+    // Over Notion's 2,000 characters (the converter never makes one).
+    let bad = vec![para(&"x".repeat(2001))];
     let page = notebridge::notion::writer::NewPage {
         parent: &root,
         title: "Two",
@@ -210,8 +210,8 @@ async fn an_image_address_notion_cannot_fetch_is_never_sent() {
     s.refuse_unusable_image_urls(true);
     let root = s.add_shared_page("Unfetchable");
     let blocks = vec![
-        media("image", "data:image/png;base64,iVBORw0KGgo="),
-        media("image", "https://img.example/photo.png"),
+        external("image", "data:image/png;base64,iVBORw0KGgo="),
+        external("image", "https://img.example/photo.png"),
     ];
     let page = notebridge::notion::writer::NewPage {
         parent: &root,

@@ -10,6 +10,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::FutureExt;
 use notebridge::clock::Jitter;
+use notebridge::convert::{Block, MediaSource, RichKind, RichText, TextBlock};
 use notebridge::notion::client::NotionClient;
 use notebridge::notion::rate::NotionRate;
 use notebridge::notion::split;
@@ -90,35 +91,90 @@ pub fn rt(t: &str) -> Value {
 }
 
 /// A paragraph.
-pub fn para(t: &str) -> Value {
-    json!({"type": "paragraph", "paragraph": {"rich_text": rt(t)}})
+pub fn para(t: &str) -> Block {
+    Block::Paragraph(TextBlock::new(vec![RichText::plain(t)]))
+}
+
+/// A paragraph of `runs`.
+pub fn para_of(runs: Vec<RichText>) -> Block {
+    Block::Paragraph(TextBlock::new(runs))
+}
+
+/// A run of text linked to `url`.
+pub fn linked_run(text: &str, url: &str) -> RichText {
+    RichText {
+        kind: RichKind::Text {
+            content: text.into(),
+            link: Some(url.into()),
+        },
+        annotations: Default::default(),
+    }
 }
 
 /// A bulleted item with children.
-pub fn item(t: &str, kids: Vec<Value>) -> Value {
-    let mut b = json!({"type": "bulleted_list_item", "bulleted_list_item": {"rich_text": rt(t)}});
-    if !kids.is_empty() {
-        b["bulleted_list_item"]["children"] = Value::Array(kids);
-    }
-    b
+pub fn item(t: &str, kids: Vec<Block>) -> Block {
+    Block::Bulleted(TextBlock {
+        children: kids,
+        ..TextBlock::new(vec![RichText::plain(t)])
+    })
 }
 
 /// A table of `rows` rows and 2 columns.
-pub fn table(rows: usize) -> Value {
-    let rows: Vec<Value> = (0..rows)
-        .map(|i| json!({"type": "table_row", "table_row": {"cells": [rt(&format!("r{i}")), rt("x")]}}))
-        .collect();
-    json!({"type": "table", "table": {"table_width": 2, "has_column_header": true,
-        "has_row_header": false, "children": rows}})
+pub fn table(rows: usize) -> Block {
+    Block::Table {
+        width: 2,
+        has_column_header: true,
+        rows: (0..rows)
+            .map(|i| {
+                vec![
+                    vec![RichText::plain(format!("r{i}"))],
+                    vec![RichText::plain("x")],
+                ]
+            })
+            .collect(),
+    }
 }
 
-/// A media block pointing at `url` the way the converter writes resources.
-pub fn media(ty: &str, url: &str) -> Value {
-    json!({"type": ty, ty: {"type": "external", "external": {"url": url}}})
+/// A media block of a OneNote resource at `url`, the way the converter writes resources.
+pub fn media(ty: &str, url: &str) -> Block {
+    let source = MediaSource::Resource {
+        url: url.into(),
+        file_name: None,
+        mime: None,
+        fallback: None,
+    };
+    with_source(ty, source)
+}
+
+/// A media block Notion fetches itself from `url`.
+pub fn external(ty: &str, url: &str) -> Block {
+    if ty == "video" {
+        return Block::Video { url: url.into() };
+    }
+    with_source(ty, MediaSource::External(url.into()))
+}
+
+fn with_source(ty: &str, source: MediaSource) -> Block {
+    let caption = Vec::new();
+    match ty {
+        "image" => Block::Image { source, caption },
+        "pdf" => Block::Pdf { source, caption },
+        "file" => Block::File {
+            source,
+            name: None,
+            caption,
+        },
+        other => panic!("no media block of type {other}"),
+    }
+}
+
+/// The request JSON of blocks.
+pub fn json_of(blocks: &[Block]) -> Vec<Value> {
+    blocks.iter().map(Block::to_json).collect()
 }
 
 /// A mixed body: text, a nested list 5 deep, a table of 130 rows, 120 flat paragraphs.
-pub fn mixed_body(tag: &str) -> Vec<Value> {
+pub fn mixed_body(tag: &str) -> Vec<Block> {
     let mut body = vec![para(&format!("{tag} start"))];
     let mut deep = para(&format!("{tag} leaf"));
     for d in (1..5).rev() {
@@ -238,12 +294,15 @@ pub fn assert_page(
     s: &NotionServer,
     id: &str,
     title: &str,
-    blocks: &[Value],
+    blocks: &[Block],
     resources: &HashMap<String, Resource>,
 ) {
     let got = normalised(s.dump(id).expect("page exists"));
     assert_eq!(got.title.as_deref(), Some(title));
-    let want: Vec<DumpNode> = blocks.iter().map(|b| expected(b, resources)).collect();
+    let want: Vec<DumpNode> = blocks
+        .iter()
+        .map(|b| expected(&b.to_json(), resources))
+        .collect();
     assert_eq!(
         got.children.len(),
         want.len(),

@@ -97,7 +97,7 @@ async fn each_upload_step_after_each_unclear_answer_carries_the_file_once() {
     let blocks = vec![
         para("a picture and a film"),
         media("image", PIC),
-        item("nested", vec![media("video", BIG)]),
+        item("nested", vec![media("file", BIG)]),
     ];
     for kind in &kinds {
         for (ep, skip) in steps {

@@ -65,7 +65,7 @@ async fn uploads_of_0_b_5_mb_and_25_mb_arrive_whole_and_attached() {
         media("pdf", "https://graph.example/r/five/$value"),
         item(
             "nested",
-            vec![media("video", "https://graph.example/r/big/$value")],
+            vec![media("file", "https://graph.example/r/big/$value")],
         ),
     ];
     let page = NewPage {
