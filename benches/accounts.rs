@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{env_num, ideal_makespan_ms, is_onenote_request, wait_measuring};
+use common::{cpu_seconds, env_num, ideal_makespan_ms, is_onenote_request, wait_measuring_usage};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{Lane, Limiter};
 use notebridge::settings::{parse_windows, GraphLimits};
@@ -146,7 +146,7 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32, client_rate: u
     #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("the notebridge binary starts");
     let pid = child.id();
-    let waiter = tokio::task::spawn_blocking(move || wait_measuring(pid));
+    let waiter = tokio::task::spawn_blocking(move || wait_measuring_usage(pid));
     // Notion's server keeps counters only: sample them to find its first-to-last span.
     let mut samples: Vec<(Instant, u64)> = Vec::new();
     while !waiter.is_finished() {
@@ -154,7 +154,8 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32, client_rate: u
         samples.push((Instant::now(), n));
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let (code, hwm_kb, maxrss_kb) = waiter.await.unwrap();
+    let (code, hwm_kb, usage) = waiter.await.unwrap();
+    let maxrss_kb = usage.ru_maxrss as u64;
     let wall = started.elapsed();
     let out = std::fs::read_to_string(&out_path).unwrap();
     if code != 0 {
@@ -242,9 +243,12 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32, client_rate: u
         n.rate_limited,
     );
     println!(
-        "migrate --all-accounts memory: peak RSS of the binary {:.1} MB by VmHWM (polled every 20 ms), {:.1} MB by wait4 ru_maxrss (target <= 150 MB)",
+        "migrate --all-accounts memory: peak RSS of the binary {:.1} MB by VmHWM (polled every 20 ms), {:.1} MB by wait4 ru_maxrss (target <= 150 MB); its CPU time {:.1} s in {:.1} s wall ({:.2} cores)",
         hwm_kb as f64 / 1024.0,
-        maxrss_kb as f64 / 1024.0
+        maxrss_kb as f64 / 1024.0,
+        cpu_seconds(&usage),
+        wall.as_secs_f64(),
+        cpu_seconds(&usage) / wall.as_secs_f64(),
     );
 }
 
