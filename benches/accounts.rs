@@ -14,7 +14,9 @@
 //!   ru_maxrss from wait4; target <= 150 MB).
 //!
 //! `NOTEBRIDGE_BENCH_ACCOUNTS` (default 50), `NOTEBRIDGE_BENCH_PAGES` (pages per account, default
-//! 24), `NOTEBRIDGE_BENCH_GRANTS` (ledger part, default 20000), `NOTEBRIDGE_BENCH_ONLY=ledger|migrate`.
+//! 24), `NOTEBRIDGE_BENCH_GRANTS` (ledger part, default 20000), `NOTEBRIDGE_BENCH_ONLY=ledger|migrate`,
+//! `NOTEBRIDGE_BENCH_NOTION_CLIENT_RATE` (default a quarter of the server's),
+//! `NOTEBRIDGE_BENCH_VERBOSE=1` (Graph and Notion requests per second on stderr).
 
 mod common;
 
@@ -25,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{env_num, ideal_makespan_ms, is_onenote_request, wait_measuring};
+use common::{cpu_seconds, env_num, ideal_makespan_ms, is_onenote_request, wait_measuring_usage};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{Lane, Limiter};
 use notebridge::settings::{parse_windows, GraphLimits};
@@ -87,8 +89,9 @@ async fn ledger(accounts: usize, grants: usize) {
     );
 }
 
-/// `migrate --all-accounts` of `accounts` accounts with `pages` pages each, the real binary.
-async fn migrate(accounts: usize, pages: usize, notion_rate: u32) {
+/// `migrate --all-accounts` of `accounts` accounts with `pages` pages each, the real binary, the
+/// Notion server at `notion_rate`/s and the client paced at `client_rate`/s.
+async fn migrate(accounts: usize, pages: usize, notion_rate: u32, client_rate: u32) {
     let lab = Lab::start(LabConfig {
         user_windows: USER_WINDOWS.into(),
         // The server's app-wide limits out of reach: Microsoft documents none for delegated calls.
@@ -129,9 +132,10 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32) {
         .arg("--db")
         .arg(&db_path)
         .arg("--no-progress")
-        // The client paces Notion at a quarter of the server's rate: nearer to it the pacing's
-        // millisecond jitter draws 429s, and each pauses every Notion request for a whole second.
-        .env("NOTEBRIDGE_NOTION_RATE", format!("{}/1s", notion_rate / 4))
+        // By default the client paces Notion at a quarter of the server's rate: nearer to it the
+        // pacing's millisecond jitter draws 429s, and each pauses every Notion request for a
+        // whole second.
+        .env("NOTEBRIDGE_NOTION_RATE", format!("{client_rate}/1s"))
         .args(["--json", "migrate", "--all-accounts", "--to"])
         .arg(&lab.target_page)
         .stdin(Stdio::null())
@@ -142,9 +146,16 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32) {
     #[allow(clippy::zombie_processes)]
     let child = cmd.spawn().expect("the notebridge binary starts");
     let pid = child.id();
-    let (code, hwm_kb, maxrss_kb) = tokio::task::spawn_blocking(move || wait_measuring(pid))
-        .await
-        .unwrap();
+    let waiter = tokio::task::spawn_blocking(move || wait_measuring_usage(pid));
+    // Notion's server keeps counters only: sample them to find its first-to-last span.
+    let mut samples: Vec<(Instant, u64)> = Vec::new();
+    while !waiter.is_finished() {
+        let n: u64 = lab.notion.counters().per_endpoint.values().sum();
+        samples.push((Instant::now(), n));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (code, hwm_kb, usage) = waiter.await.unwrap();
+    let maxrss_kb = usage.ru_maxrss as u64;
     let wall = started.elapsed();
     let out = std::fs::read_to_string(&out_path).unwrap();
     if code != 0 {
@@ -177,30 +188,67 @@ async fn migrate(accounts: usize, pages: usize, notion_rate: u32) {
         * accounts as f64;
     let n = lab.notion.counters();
     let notion_total: u64 = n.per_endpoint.values().sum();
+    // From the last sample before Notion's first request to the first that saw its last.
+    let notion_from = samples
+        .iter()
+        .rev()
+        .find(|s| s.1 == 0)
+        .map_or(started, |s| s.0);
+    let notion_to = samples
+        .iter()
+        .find(|s| s.1 == notion_total)
+        .map_or(Instant::now(), |s| s.0);
+    let notion_span = notion_to.duration_since(notion_from).as_secs_f64();
+    let notion_rate_seen = notion_total as f64 / notion_span;
+    if std::env::var("NOTEBRIDGE_BENCH_VERBOSE").is_ok() {
+        // Per second of the run: OneNote requests, Notion requests.
+        let mut graph_per_s = vec![0u32; wall.as_secs() as usize + 1];
+        for e in &onenote {
+            let s = e.at.duration_since(first).as_secs() as usize;
+            if let Some(c) = graph_per_s.get_mut(s) {
+                *c += 1;
+            }
+        }
+        eprintln!("graph per second from its first request: {graph_per_s:?}");
+        let per_s: Vec<u64> = samples.windows(2).fold(Vec::new(), |mut out, w| {
+            let s = w[1].0.duration_since(notion_from).as_secs_f64() as usize;
+            if w[1].0 >= notion_from {
+                out.resize(out.len().max(s + 1), 0);
+                out[s] += w[1].1 - w[0].1;
+            }
+            out
+        });
+        eprintln!("notion per second from its first request: {per_s:?}");
+    }
     let summary: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON summary");
     println!(
-        "migrate --all-accounts: {accounts} accounts, {} of {} pages (outcome {}) in {:.1} s wall (process start to exit); Graph windows user {USER_WINDOWS} each, no app-wide limit; Notion {notion_rate}/s server, {}/s client",
+        "migrate --all-accounts: {accounts} accounts, {} of {} pages (outcome {}) in {:.1} s wall (process start to exit); Graph windows user {USER_WINDOWS} each, no app-wide limit; Notion {notion_rate}/s server, {client_rate}/s client",
         summary["pages_done"],
         summary["pages_total"],
         summary["outcome"],
         wall.as_secs_f64(),
-        notion_rate / 4,
     );
     println!(
-        "migrate --all-accounts graph: {} OneNote requests from {} accounts, first to last {span:.1} s = {:.1} requests/s against the sum of budgets {budget:.1}/s ({:.3}); ideal for that many per account {ideal:.1} s, ideal / span = {:.3}; 429s from the server: {}; Notion {notion_total} requests ({:.1}/s), 429s {}",
+        "migrate --all-accounts graph: {} OneNote requests from {} accounts, first to last {span:.1} s = {:.1} requests/s against the sum of budgets {budget:.1}/s ({:.3}); ideal for that many per account {ideal:.1} s, ideal / span = {:.3}; 429s from the server: {}",
         onenote.len(),
         per_user.len(),
         onenote.len() as f64 / span,
         onenote.len() as f64 / span / budget,
         ideal / span,
         lab.graph.counters().throttled,
-        notion_total as f64 / wall.as_secs_f64(),
+    );
+    println!(
+        "migrate --all-accounts notion: {notion_total} requests, first to last {notion_span:.1} s = {notion_rate_seen:.1} requests/s against the client's rate {client_rate}/s ({:.3}; server {notion_rate}/s), 429s {}",
+        notion_rate_seen / client_rate as f64,
         n.rate_limited,
     );
     println!(
-        "migrate --all-accounts memory: peak RSS of the binary {:.1} MB by VmHWM (polled every 20 ms), {:.1} MB by wait4 ru_maxrss (target <= 150 MB)",
+        "migrate --all-accounts memory: peak RSS of the binary {:.1} MB by VmHWM (polled every 20 ms), {:.1} MB by wait4 ru_maxrss (target <= 150 MB); its CPU time {:.1} s in {:.1} s wall ({:.2} cores)",
         hwm_kb as f64 / 1024.0,
-        maxrss_kb as f64 / 1024.0
+        maxrss_kb as f64 / 1024.0,
+        cpu_seconds(&usage),
+        wall.as_secs_f64(),
+        cpu_seconds(&usage) / wall.as_secs_f64(),
     );
 }
 
@@ -209,6 +257,7 @@ fn main() {
     let pages: usize = env_num("NOTEBRIDGE_BENCH_PAGES", 24);
     let grants: usize = env_num("NOTEBRIDGE_BENCH_GRANTS", 20_000);
     let notion_rate: u32 = env_num("NOTEBRIDGE_BENCH_NOTION_RATE", 1500);
+    let client_rate: u32 = env_num("NOTEBRIDGE_BENCH_NOTION_CLIENT_RATE", notion_rate / 4);
     let only = std::env::var("NOTEBRIDGE_BENCH_ONLY").unwrap_or_default();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -220,7 +269,7 @@ fn main() {
             ledger(accounts, grants).await;
         }
         if only.is_empty() || only == "migrate" {
-            migrate(accounts, pages, notion_rate).await;
+            migrate(accounts, pages, notion_rate, client_rate).await;
         }
     });
 }

@@ -14,8 +14,11 @@
 //! tests' shape: an image, an attachment and often a drawing per page), user `12/600ms,100/6s`,
 //! Notion at 300/s, Graph answering after 100 ms (`NOTEBRIDGE_BENCH_LATENCY_MS`). The figure is
 //! the Graph requests' first-to-last span against the earliest time the windows allow for that
-//! many (target <= 1.1x), with the most pages the run held ahead of their turn.
+//! many (target <= 1.1x), with the most pages the run held ahead of their turn. It runs twice, with
+//! the default `auto` lanes and with `NOTEBRIDGE_BACKGROUND_SHARE=1` (the whole budget), one line
+//! each, unless a share is set.
 //! `NOTEBRIDGE_BENCH_ONLY=full|pipeline` runs one of the two; the share setting applies to both.
+//! `NOTEBRIDGE_BENCH_VERBOSE=1`: the pipelined run's OneNote requests per second on stderr.
 
 mod common;
 
@@ -75,15 +78,23 @@ fn main() {
         full();
     }
     if only.is_empty() || only == "pipeline" {
-        pipeline();
+        match std::env::var("NOTEBRIDGE_BENCH_BACKGROUND_SHARE").ok() {
+            Some(share) => pipeline(Some(share)),
+            // Side by side: what the default lanes cost against the whole budget.
+            None => {
+                pipeline(None);
+                pipeline(Some("1".into()));
+            }
+        }
     }
 }
 
 /// The pipelined run's user windows (issue 15 point 3).
 const PIPELINE_WINDOWS: &str = "12/600ms,100/6s";
 
-/// A 300-page migration in long sections: how close its Graph requests come to the windows' ideal.
-fn pipeline() {
+/// A 300-page migration in long sections: how close its Graph requests come to the windows' ideal,
+/// with background `share` (`None`: the default, `auto`).
+fn pipeline(share: Option<String>) {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -126,7 +137,6 @@ fn pipeline() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("state.db");
         lab.sign_in(&Db::open(&db).unwrap(), "alice", &user);
-        let share = std::env::var("NOTEBRIDGE_BENCH_BACKGROUND_SHARE").ok();
         let started = Instant::now();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_notebridge"));
         cmd.env_clear()
@@ -159,6 +169,13 @@ fn pipeline() {
         let first = onenote.iter().map(|e| e.at).min().unwrap();
         let last = onenote.iter().map(|e| e.at).max().unwrap();
         let span = last.duration_since(first).as_secs_f64();
+        if std::env::var("NOTEBRIDGE_BENCH_VERBOSE").is_ok() {
+            let mut per_s = vec![0u32; span as usize + 1];
+            for e in &onenote {
+                per_s[e.at.duration_since(first).as_secs() as usize] += 1;
+            }
+            eprintln!("pipeline OneNote requests per second from the first: {per_s:?}");
+        }
         let limits = GraphLimits {
             user_windows: parse_windows(PIPELINE_WINDOWS).unwrap(),
             ..GraphLimits::default()

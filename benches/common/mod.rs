@@ -86,6 +86,18 @@ pub fn vm_hwm_kb(pid: u32) -> Option<u64> {
 
 /// Waits for `pid` while polling its VmHWM; returns (exit status, last VmHWM kB, ru_maxrss kB).
 pub fn wait_measuring(pid: u32) -> (i32, u64, u64) {
+    let (code, hwm, usage) = wait_measuring_usage(pid);
+    (code, hwm, usage.ru_maxrss as u64)
+}
+
+/// The CPU time (user and system) an rusage reports, seconds.
+pub fn cpu_seconds(u: &libc::rusage) -> f64 {
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(u.ru_utime) + tv(u.ru_stime)
+}
+
+/// [`wait_measuring`] with the whole rusage of the child (its CPU time, [`cpu_seconds`]).
+pub fn wait_measuring_usage(pid: u32) -> (i32, u64, libc::rusage) {
     let mut hwm = 0;
     loop {
         if let Some(h) = vm_hwm_kb(pid) {
@@ -101,7 +113,7 @@ pub fn wait_measuring(pid: u32) -> (i32, u64, u64) {
             } else {
                 -1
             };
-            return (code, hwm, usage.ru_maxrss as u64);
+            return (code, hwm, usage);
         }
         assert!(r == 0, "wait4 failed: {}", std::io::Error::last_os_error());
         std::thread::sleep(Duration::from_millis(20));

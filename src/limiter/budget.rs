@@ -39,8 +39,16 @@ const RESERVE_RATE_SHARE: (u64, u64) = (1, 20);
 /// count for the whole run; the other windows refill faster than background can use them, so
 /// there a reserve of the whole scan costs nothing in the long run. A scan bigger than the capped
 /// reserve pays the binding window's refill for the rest (it never waits behind background work).
-pub fn reserves(windows: &[Window], scan_cost: Option<u32>) -> Vec<u32> {
-    let ms = |w: &Window| w.length.as_millis().max(1) as u64;
+///
+/// Rates are those the limiter really gets: a request counts from its completion, so it holds its
+/// place for the window's length plus `answer_ms` (how long answers take). With windows of nearly
+/// the same nominal rate that decides which one binds: at 100 ms answers `12/600ms` holds each
+/// place 700 ms (17/s) against `100/6s`'s 16.4/s, and a reserve of 2 there (10/0.7 s = 14/s) would
+/// make the short window bind.
+pub fn reserves(windows: &[Window], scan_cost: Option<u32>, answer_ms: i64) -> Vec<u32> {
+    // How long a place in the window is held, ms.
+    let ms = |w: &Window| w.length.as_millis() as u64 + answer_ms.max(0) as u64;
+    let ms = |w: &Window| ms(w).max(1);
     // The binding window: the lowest count per length (compared without division).
     let binding = windows
         .iter()
@@ -62,15 +70,16 @@ pub fn reserves(windows: &[Window], scan_cost: Option<u32>) -> Vec<u32> {
 }
 
 /// What the background lane may use of each of a scope's `windows`: all but the [`reserves`] in
-/// `auto`, a fixed share otherwise.
+/// `auto` (answers taking `answer_ms`), a fixed share otherwise.
 pub fn background_windows(
     windows: &[Window],
     share: BackgroundShare,
     scan_cost: Option<u32>,
+    answer_ms: i64,
 ) -> Vec<u32> {
     windows
         .iter()
-        .zip(reserves(windows, scan_cost))
+        .zip(reserves(windows, scan_cost, answer_ms))
         .map(|(w, r)| background_window(w.count, share, r))
         .collect()
 }
@@ -229,24 +238,53 @@ mod tests {
         let ws = parse_windows("120/60s,400/1h").unwrap();
         // The scan of the 40-section notebook: all of it in the minute window (which refills 18
         // times an hour), a twentieth of the hour window that binds a migration.
-        assert_eq!(reserves(&ws, Some(41)), vec![41, 20]);
-        assert_eq!(reserves(&ws, Some(12)), vec![12, 12]);
-        assert_eq!(reserves(&ws, None), vec![6, 20]);
-        assert_eq!(reserves(&ws, Some(0)), vec![1, 1]);
+        assert_eq!(reserves(&ws, Some(41), 0), vec![41, 20]);
+        assert_eq!(reserves(&ws, Some(12), 0), vec![12, 12]);
+        assert_eq!(reserves(&ws, None, 0), vec![6, 20]);
+        assert_eq!(reserves(&ws, Some(0), 0), vec![1, 1]);
         assert_eq!(
-            background_windows(&ws, BackgroundShare::Auto, Some(41)),
+            background_windows(&ws, BackgroundShare::Auto, Some(41), 0),
             vec![79, 380]
         );
         assert_eq!(
-            background_windows(&ws, BackgroundShare::Fixed(0.5), Some(41)),
+            background_windows(&ws, BackgroundShare::Fixed(0.5), Some(41), 0),
             vec![60, 200]
         );
         // Windows of equal rate both bind; a window of one has no reserve; at least one otherwise.
         let eq = parse_windows("40/600ms,400/6s").unwrap();
-        assert_eq!(reserves(&eq, Some(10)), vec![2, 10]);
-        assert_eq!(reserves(&parse_windows("1/1s").unwrap(), Some(5)), vec![0]);
-        assert_eq!(reserves(&parse_windows("12/1s").unwrap(), Some(5)), vec![1]);
-        assert!(reserves(&[], Some(5)).is_empty());
+        assert_eq!(reserves(&eq, Some(10), 0), vec![2, 10]);
+        assert_eq!(
+            reserves(&parse_windows("1/1s").unwrap(), Some(5), 0),
+            vec![0]
+        );
+        assert_eq!(
+            reserves(&parse_windows("12/1s").unwrap(), Some(5), 0),
+            vec![1]
+        );
+        assert!(reserves(&[], Some(5), 0).is_empty());
+    }
+
+    #[test]
+    fn a_reserve_is_judged_at_the_rate_a_window_allows_with_its_answer_time() {
+        // Nominally 20/s against 16.7/s: a reserve of 2 in the short window leaves background
+        // 10/600ms (16.7/s), 0.95 of the binding rate when answers are instant.
+        let ws = parse_windows("12/600ms,100/6s").unwrap();
+        assert_eq!(reserves(&ws, Some(8), 0), vec![2, 5]);
+        // Answers of 100 ms hold each place 700 ms and 6.1 s: 17.1/s against 16.4/s. A reserve of
+        // 2 would leave background 14.3/s in the short window (it would bind); 1 leaves it
+        // 15.7/s, above the long window's 95/6.1 s = 15.6/s.
+        assert_eq!(reserves(&ws, Some(8), 100), vec![1, 5]);
+        assert_eq!(
+            background_windows(&ws, BackgroundShare::Auto, Some(8), 100),
+            vec![11, 95]
+        );
+        // At the documented limits answers change nothing: the minute window refills 18 times
+        // faster than the hour window and keeps the whole scan.
+        let real = parse_windows("120/60s,400/1h").unwrap();
+        assert_eq!(reserves(&real, Some(41), 2_000), vec![41, 20]);
+        // Answers of 2 s make the short window the binding one (12/2.6 s): it keeps only the one
+        // request a reserve holds at least, and the long window (100/8 s) the whole scan.
+        assert_eq!(reserves(&ws, Some(8), 2_000), vec![1, 8]);
     }
 
     proptest::proptest! {
@@ -255,14 +293,16 @@ mod tests {
             counts in proptest::collection::vec(2u32..2_000, 1..4),
             lens in proptest::collection::vec(1u64..100_000, 4),
             cost in proptest::option::of(0u32..5_000),
+            answer in proptest::prop_oneof![proptest::strategy::Just(0i64), 0i64..5_000],
         ) {
             let ws: Vec<Window> = counts.iter().zip(&lens).map(|(&count, &ms)| Window {
                 count,
                 length: Duration::from_millis(ms),
             }).collect();
-            let rate = |w: &Window, n: u32| n as f64 / w.length.as_millis() as f64;
+            // The rate a window really allows: each place is held for its length plus an answer.
+            let rate = |w: &Window, n: u32| n as f64 / (w.length.as_millis() as f64 + answer as f64);
             let full = ws.iter().map(|w| rate(w, w.count)).fold(f64::INFINITY, f64::min);
-            let rs = reserves(&ws, cost);
+            let rs = reserves(&ws, cost, answer);
             for (w, r) in ws.iter().zip(&rs) {
                 proptest::prop_assert!(*r <= reserve(w.count, cost));
                 proptest::prop_assert!(*r >= 1);

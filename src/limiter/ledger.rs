@@ -228,6 +228,7 @@ pub fn counted_since(
     let row = |r: &rusqlite::Row<'_>| {
         Ok(Counted {
             at: r.get(0)?,
+            granted: r.get(2)?,
             lane: if r.get::<_, i64>(1)? == Lane::Background.code() {
                 Lane::Background
             } else {
@@ -238,12 +239,15 @@ pub fn counted_since(
     match user {
         Some(u) => c
             .prepare_cached(
-                "SELECT at, lane FROM limiter_ledger WHERE user_id = ?1 AND at > ?2 ORDER BY at",
+                "SELECT at, lane, granted_at FROM limiter_ledger WHERE user_id = ?1 AND at > ?2
+                 ORDER BY at",
             )?
             .query_map(params![u, since], row)?
             .collect(),
         None => c
-            .prepare_cached("SELECT at, lane FROM limiter_ledger WHERE at > ?1 ORDER BY at")?
+            .prepare_cached(
+                "SELECT at, lane, granted_at FROM limiter_ledger WHERE at > ?1 ORDER BY at",
+            )?
             .query_map(params![since], row)?
             .collect(),
     }

@@ -14,10 +14,23 @@ use crate::settings::{BackgroundShare, GraphLimits, Window};
 /// One ledger row as a window sees it: when it counts from, and its lane.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counted {
-    /// The instant it counts from (unix ms).
+    /// The instant it counts from (unix ms): its completion, or its grant while in flight.
     pub at: UnixMillis,
+    /// When it was granted (unix ms): `at - granted` is how long its answer took.
+    pub granted: UnixMillis,
     /// Its lane.
     pub lane: Lane,
+}
+
+/// How long the answers of `rows` took on average (ms; 0 without rows). A request counts in the
+/// windows from its completion, so each one holds its place for the window's length plus this.
+/// Rows still in flight count as instant: they are at most a cap's worth.
+pub fn answer_ms(rows: &[Counted]) -> i64 {
+    if rows.is_empty() {
+        return 0;
+    }
+    let sum: i64 = rows.iter().map(|c| (c.at - c.granted).max(0)).sum();
+    sum / rows.len() as i64
 }
 
 /// Requests in flight in one scope.
@@ -220,7 +233,7 @@ pub fn scope_windows(
     now: UnixMillis,
     slack_ms: i64,
 ) -> Vec<WindowFill> {
-    let limits = budget::background_windows(windows, share, scan_cost);
+    let limits = budget::background_windows(windows, share, scan_cost, answer_ms(counted));
     windows
         .iter()
         .zip(limits)
@@ -280,7 +293,7 @@ pub fn background_states(
     counted: &[Counted],
     now: UnixMillis,
 ) -> Vec<WindowState> {
-    let limits = budget::background_windows(windows, share, scan_cost);
+    let limits = budget::background_windows(windows, share, scan_cost, answer_ms(counted));
     windows
         .iter()
         .zip(limits)
@@ -506,7 +519,14 @@ mod tests {
     }
 
     fn rows(ats: &[(UnixMillis, Lane)]) -> Vec<Counted> {
-        let mut v: Vec<Counted> = ats.iter().map(|&(at, lane)| Counted { at, lane }).collect();
+        let mut v: Vec<Counted> = ats
+            .iter()
+            .map(|&(at, lane)| Counted {
+                at,
+                granted: at,
+                lane,
+            })
+            .collect();
         v.sort_by_key(|c| c.at);
         v
     }

@@ -13,29 +13,40 @@ use crate::notion::degrade::{self, note_in_report, Degraded};
 use crate::notion::listed;
 use crate::store::notion_items::NotionItem;
 
+/// Pages whose links are rewritten at once: each re-reads its page from Graph (a round trip or
+/// more) before its Notion updates, so one at a time would leave the Graph windows idle at the end
+/// of a run; as many as the user's background lane may have in flight by default.
+const PAGES_AT_ONCE: usize = 4;
+
 /// Rewrites the pending links of `who`'s pages, its groups' and sites' included (a link between
 /// an own page and a team's resolves whichever was migrated last); returns how many blocks were
 /// updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
+    use futures::stream::{self, StreamExt, TryStreamExt};
     let migrated = m.db().migrated_page_targets(&who.account)?;
-    let mut updated = 0;
+    let mut pages = Vec::new();
     for key in m.db().queued_keys(&who.account)? {
         for item in m.db().pages_with_pending_links(&key)? {
-            let Some(notion_id) = item.notion_page_id.clone() else {
-                continue;
-            };
+            if let Some(notion_id) = item.notion_page_id.clone() {
+                pages.push((key.clone(), item, notion_id));
+            }
+        }
+    }
+    let migrated = &migrated;
+    stream::iter(pages)
+        .map(|(key, item, notion_id)| async move {
             let at = Item {
                 key: &key,
                 id: &item.item_id,
                 title: &item.title,
             };
             let mut degraded = Vec::new();
-            match rewrite_page(m, who, &at, &notion_id, &migrated, &mut degraded).await {
+            match rewrite_page(m, who, &at, &notion_id, migrated, &mut degraded).await {
                 Ok((n, still_missing)) => {
-                    updated += n;
                     record(m, &key, &item, degraded)?;
                     m.db()
                         .set_pending_links(&key, &item.item_id, still_missing)?;
+                    Ok(n)
                 }
                 // One page that cannot be read again (deleted in OneNote since) or whose Notion
                 // page was changed must not hold up the others: its links stay readable text.
@@ -50,12 +61,14 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                     });
                     record(m, &key, &item, degraded)?;
                     m.db().set_pending_links(&key, &item.item_id, false)?;
+                    Ok(0)
                 }
-                Err(other) => return Err(other),
+                Err(other) => Err(other),
             }
-        }
-    }
-    Ok(updated)
+        })
+        .buffer_unordered(PAGES_AT_ONCE)
+        .try_fold(0, |sum, n| async move { Ok(sum + n) })
+        .await
 }
 
 /// Adds what the link pass sent degraded to the page's stored report, as the writer does, so

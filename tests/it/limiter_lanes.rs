@@ -274,6 +274,98 @@ async fn a_scan_the_reserve_covers_waits_for_nothing_and_a_bigger_one_only_for_t
     migration.await.unwrap();
 }
 
+/// Runs background work of `user` with `workers` requests at a time, each answered after
+/// `answer_ms`, as long as one can start by `until`; returns the grant instants.
+async fn saturate_answering(
+    l: &Limiter,
+    user: &str,
+    workers: usize,
+    answer_ms: u64,
+    until: i64,
+) -> Vec<i64> {
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let (l, user) = (l.clone(), user.to_owned());
+            tokio::spawn(async move {
+                let mut out = Vec::new();
+                loop {
+                    match l.acquire_before(&user, Lane::Background, until).await {
+                        Ok(p) => {
+                            out.push(p.granted_at());
+                            tokio::time::sleep(Duration::from_millis(answer_ms)).await;
+                            p.succeeded(None);
+                        }
+                        Err(LimiterError::WouldWait { .. }) => return out,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await.unwrap());
+    }
+    all.sort_unstable();
+    all
+}
+
+/// The most requests any `length_ms` span of `grants` (sorted) holds.
+fn busiest(grants: &[i64], length_ms: i64) -> usize {
+    (0..grants.len())
+        .map(|i| grants[i..].partition_point(|&t| t < grants[i] + length_ms))
+        .max()
+        .unwrap_or(0)
+}
+
+#[tokio::test(start_paused = true)]
+async fn with_slow_answers_the_short_windows_reserve_does_not_make_it_bind() {
+    // The pipelined bench's windows: nominally 20/s and 16.7/s. A request counts from its
+    // completion, so with 100 ms answers a place is held 700 ms in the short window (17.1/s) and
+    // 6.1 s in the long one (16.4/s). The short window's reserve is sized at those rates: 1, not
+    // the 2 that instant answers allow (10/0.7 s = 14.3/s would bind).
+    let windows = parse_windows("12/600ms,100/6s").unwrap();
+    let lim = GraphLimits {
+        user_windows: windows.clone(),
+        ..GraphLimits::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = open(&dir, lim, &clock);
+    l.record_scan_cost("alice", 8).unwrap();
+    let limits_now = |l: &Limiter| {
+        let snap = l.snapshot().unwrap();
+        let alice = snap
+            .scopes
+            .iter()
+            .find(|s| s.scope == Scope::User("alice".into()))
+            .map(|s| {
+                s.windows
+                    .iter()
+                    .map(|w| w.background_limit)
+                    .collect::<Vec<_>>()
+            });
+        alice.unwrap_or_default()
+    };
+    // Instant answers: the nominal rates.
+    let bg = saturate_answering(&l, "alice", 4, 0, T0 + 599).await;
+    assert_eq!(bg.len(), 10);
+    assert_eq!(limits_now(&l), vec![10, 95]);
+    clock.sleep(Duration::from_millis(6_000)).await;
+    // 100 ms answers, ten long windows.
+    let t1 = clock.now_ms();
+    let bg = saturate_answering(&l, "alice", 4, 100, t1 + 61_000 - 1).await;
+    assert_eq!(limits_now(&l), vec![11, 95]);
+    // Background stays within its part of each window as the server counts (at the grant) ...
+    assert!(busiest(&bg, 600) <= 11, "{}", busiest(&bg, 600));
+    assert!(busiest(&bg, 6_000) <= 95, "{}", busiest(&bg, 6_000));
+    // ... and the long window alone binds: each of its 95 places is held 6.1 s (a place frees
+    // 6 s after the answer), so ten of those periods allow 950, and background got every one.
+    assert_eq!(bg.len(), 10 * 95);
+    // A reserve of 2 in the short window would have allowed at most 10 per 700 ms: 872.
+    assert!(bg.len() > 10 * 61_000 / 700 + 1);
+}
+
 #[tokio::test(start_paused = true)]
 async fn foreground_first_across_two_processes_on_one_database() {
     let dir = tempfile::tempdir().unwrap();
