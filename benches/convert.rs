@@ -4,10 +4,47 @@
 //! nesting is capped before parsing). Target: conversion costs at most twice the parse. Run:
 //! `cargo bench --bench convert`.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use notebridge::convert::{convert_page, convert_page_owned, ConvertOptions, MAX_PAGE_BYTES};
+
+/// Counts the bytes allocated and not yet freed (and their peak), beside the RSS figures: freed
+/// memory the allocator keeps is in RSS, not here, so the two together say where memory goes.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+            let now = LIVE.fetch_add(new, Ordering::Relaxed) + new;
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 /// A page shaped like OneNote output: outlines, styled paragraphs, lists, a table, tags, media.
 fn page(seed: usize) -> String {
@@ -130,7 +167,16 @@ fn status_bytes(field: &str) -> Option<u64> {
 fn peak_growth<T>(f: impl FnOnce() -> T) -> (T, Option<(u64, u64)>) {
     let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
     let before = status_bytes("VmRSS:");
+    let live = LIVE.load(Ordering::Relaxed);
+    PEAK.store(live, Ordering::Relaxed);
     let out = f();
+    let (peak_live, held_live) = (PEAK.load(Ordering::Relaxed), LIVE.load(Ordering::Relaxed));
+    println!(
+        "{:>13}  allocated: peak +{:.1} MB, its result {:.1} MB",
+        "",
+        (peak_live - live) as f64 / 1e6,
+        held_live.saturating_sub(live) as f64 / 1e6
+    );
     let (peak, after) = (status_bytes("VmHWM:"), status_bytes("VmRSS:"));
     let grown = match (reset, before, peak, after) {
         (true, Some(b), Some(p), Some(a)) => Some((p.saturating_sub(b), a.saturating_sub(b))),
