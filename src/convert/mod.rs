@@ -89,7 +89,23 @@ pub fn convert_page(html: &str) -> ConvertedPage {
 
 /// Converts a page.
 pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
-    let doc = Html::parse_document(&depth::cap_depth(html));
+    convert_document(&parse(html), opts)
+}
+
+/// Converts a page, taking its HTML: the text is freed as soon as it is parsed, so a big page's
+/// text and its blocks are never held together.
+pub fn convert_page_owned(html: String, opts: &ConvertOptions) -> ConvertedPage {
+    let doc = parse(&html);
+    drop(html);
+    convert_document(&doc, opts)
+}
+
+/// The page's DOM, its nesting capped first.
+fn parse(html: &str) -> Html {
+    Html::parse_document(&depth::cap_depth(html))
+}
+
+fn convert_document(doc: &Html, opts: &ConvertOptions) -> ConvertedPage {
     let root = doc.root_element();
     let (title, created) = head_info(root);
     let mut report = Report::default();

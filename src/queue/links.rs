@@ -107,9 +107,10 @@ async fn rewrite_page(
 ) -> Result<(u64, bool), JobError> {
     let label = format!("page {:?} ({})", item.title, item.id);
     let last_modified = m.db().page_last_modified(item.key, item.id)?;
-    // With its drawings, as written: blocks are matched to Notion's by position.
-    let (mut page, _) = m
-        .fetch_page(who, item.key, item.id, &label, last_modified)
+    // With its drawings, as written: blocks are matched to Notion's by position. A big page is
+    // held under the big-page permit (its Notion page exists: no turn to wait for).
+    let (mut page, _, _big) = m
+        .fetch_page(who, None, item.key, item.id, &label, last_modified)
         .await?;
     let mut still_missing = false;
     page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {

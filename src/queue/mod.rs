@@ -4,6 +4,7 @@
 //! fetches of one page overlap Notion writes of another, and memory stays bounded by the number of
 //! workers whatever the notebook's size.
 
+pub mod big_page;
 pub mod cancel;
 pub mod graph;
 pub mod links;
@@ -22,7 +23,7 @@ use crate::clock::{Clock, UnixMillis};
 use bytes::Bytes;
 
 use crate::convert::{
-    convert_page_with, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
+    convert_page_owned, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::sources::{account_of_key, root_of_key};
@@ -37,6 +38,7 @@ use crate::notion::writer::{
 use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
+use big_page::{BigPages, BigPermit};
 use cancel::Cancel;
 use prefetch::Prefetched;
 use scheduler::Turn;
@@ -293,6 +295,7 @@ pub struct Migration {
     cancel: Cancel,
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
+    big: BigPages,
 }
 
 impl Migration {
@@ -318,6 +321,7 @@ impl Migration {
             cancel: Cancel::new(),
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
+            big: BigPages::default(),
         }
     }
 
@@ -463,9 +467,11 @@ impl Migration {
             turn.check()?;
         }
         let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
-        let (mut page, mut svgs) = self
+        // A big page is converted and written under the one big-page permit, held to the end.
+        let (mut page, mut svgs, _big) = self
             .fetch_page(
                 &who,
+                (!created).then_some(turn),
                 &job.account,
                 &job.item_id,
                 &item,
@@ -548,14 +554,84 @@ impl Migration {
     /// drawings' SVG by their `ink:` URL. Ink that cannot be read is in the page's report (the
     /// page still migrates); an answer that cannot even be split is fetched again without ink.
     /// `key` is the page's inventory key: a group's or site's page is read from its OneNote root.
+    /// A big page comes with the big-page permit, taken after its turn (`turn`: the page's job when
+    /// its Notion page is still to be created), see [`big_page`].
     async fn fetch_page(
         &self,
         who: &Caller,
+        turn: Option<&Turn>,
         key: &str,
         item_id: &str,
         item: &str,
         last_modified: Option<String>,
-    ) -> Result<(ConvertedPage, HashMap<String, Bytes>), JobError> {
+    ) -> Result<(ConvertedPage, HashMap<String, Bytes>, Option<BigPermit>), JobError> {
+        let mut permit = None;
+        loop {
+            if let Some(got) = self
+                .fetch_page_once(who, turn, key, item_id, item, &last_modified, &mut permit)
+                .await?
+            {
+                return Ok((got.0, got.1, permit));
+            }
+            // A big body that had to wait was dropped; it is fetched again with its turn and the
+            // permit.
+            tracing::info!(
+                item,
+                "big page: waiting for its turn and the big-page permit to fetch it again"
+            );
+            self.admit_later(turn, &mut permit).await?;
+        }
+    }
+
+    /// Whether a body of `len` bytes may be converted now: a small one always, a big one when the
+    /// page has its turn and the big-page permit is free at once (then held in `permit`).
+    async fn admit_now(
+        &self,
+        len: usize,
+        turn: Option<&Turn>,
+        permit: &mut Option<BigPermit>,
+    ) -> Result<bool, JobError> {
+        if permit.is_some() || !big_page::is_big(len) {
+            return Ok(true);
+        }
+        let at_turn = match turn {
+            None => true,
+            Some(t) => t.is_now(),
+        };
+        *permit = at_turn.then(|| self.big.try_take()).flatten();
+        Ok(permit.is_some())
+    }
+
+    /// Waits for the page's turn, then for the big-page permit (a stop ends the wait).
+    async fn admit_later(
+        &self,
+        turn: Option<&Turn>,
+        permit: &mut Option<BigPermit>,
+    ) -> Result<(), JobError> {
+        if let Some(t) = turn {
+            t.wait().await?;
+        }
+        tokio::select! {
+            p = self.big.take() => *permit = Some(p),
+            _ = self.cancel.stopped() => return Err(JobError::Stop),
+        }
+        Ok(())
+    }
+
+    /// One fetch of the page's content, converted; `None` when the body is big and could not be
+    /// converted now (dropped: the caller waits for the turn and the permit, then fetches again).
+    #[allow(clippy::too_many_arguments)]
+    async fn fetch_page_once(
+        &self,
+        who: &Caller,
+        turn: Option<&Turn>,
+        key: &str,
+        item_id: &str,
+        item: &str,
+        last_modified: &Option<String>,
+        permit: &mut Option<BigPermit>,
+    ) -> Result<Option<(ConvertedPage, HashMap<String, Bytes>)>, JobError> {
+        let last_modified = last_modified.clone();
         let path = format!("{}/pages/{item_id}/content", root_of_key(key));
         let with_ink = self
             .graph
@@ -572,6 +648,9 @@ impl Migration {
                 );
                 let html = self.graph.get_text(who, &path, item).await?;
                 refuse_oversized(item, html.len())?;
+                if !self.admit_now(html.len(), turn, permit).await? {
+                    return Ok(None);
+                }
                 let opts = ConvertOptions {
                     last_modified,
                     ink: Ink::Unreadable(format!(
@@ -579,12 +658,15 @@ impl Migration {
                         e.reason()
                     )),
                 };
-                let page = isolated(item, "converting it", || convert_page_with(&html, &opts))?;
-                return Ok((page, HashMap::new()));
+                let page = isolated(item, "converting it", || convert_page_owned(html, &opts))?;
+                return Ok(Some((page, HashMap::new())));
             }
             Err(e) => return Err(e.into()),
         };
         refuse_oversized(item, body.len())?;
+        if !self.admit_now(body.len(), turn, permit).await? {
+            return Ok(None);
+        }
         let split = isolated(item, "reading its ink", || {
             split_multipart(&ctype, &body).map(|parts| {
                 let d = ink::for_page(parts.inkml.as_deref());
@@ -597,6 +679,9 @@ impl Migration {
                 tracing::warn!(item, "page content with ink could not be split: {e}");
                 let html = self.graph.get_text(who, &path, item).await?;
                 refuse_oversized(item, html.len())?;
+                if !self.admit_now(html.len(), turn, permit).await? {
+                    return Ok(None);
+                }
                 let d = PageDrawings {
                     ink: Ink::Unreadable(e.to_string()),
                     ..PageDrawings::default()
@@ -609,8 +694,8 @@ impl Migration {
             last_modified,
             ink: drawings.ink,
         };
-        let page = isolated(item, "converting it", || convert_page_with(&html, &opts))?;
-        Ok((page, drawings.svgs))
+        let page = isolated(item, "converting it", || convert_page_owned(html, &opts))?;
+        Ok(Some((page, drawings.svgs)))
     }
 
     /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was

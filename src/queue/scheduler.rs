@@ -111,6 +111,12 @@ impl Turn {
         self.shared.changed();
     }
 
+    /// Whether every earlier sibling has its Notion page now.
+    pub(crate) fn is_now(&self) -> bool {
+        let a = self.ahead();
+        a.running == 0 && a.queued == 0
+    }
+
     fn ahead(&self) -> Ahead {
         self.shared.graph().ahead_of(self.job)
     }
