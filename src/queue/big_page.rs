@@ -1,6 +1,6 @@
-//! At most one big page in memory per process (issue 20): converting a page holds its parsed HTML,
-//! its blocks and then its request JSON, about 15 bytes for each byte of HTML, so two 50 MB pages
-//! at once would pass a gigabyte while one stays well under it.
+//! At most one big page in memory per process (issue 20): converting a page holds its parsed HTML
+//! and its blocks, about 17 bytes for each byte of HTML, so two 50 MB pages at once would pass a
+//! gigabyte while one stays under it (856 MB for the whole process).
 //!
 //! A page whose body is over [`BIG_PAGE_BYTES`] is converted and written only under the one
 //! [`BigPermit`], and only once it has its turn (its earlier siblings have their Notion pages). The

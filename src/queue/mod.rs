@@ -585,21 +585,16 @@ impl Migration {
 
     /// Whether a body of `len` bytes may be converted now: a small one always, a big one when the
     /// page has its turn and the big-page permit is free at once (then held in `permit`).
-    async fn admit_now(
-        &self,
-        len: usize,
-        turn: Option<&Turn>,
-        permit: &mut Option<BigPermit>,
-    ) -> Result<bool, JobError> {
+    fn admit_now(&self, len: usize, turn: Option<&Turn>, permit: &mut Option<BigPermit>) -> bool {
         if permit.is_some() || !big_page::is_big(len) {
-            return Ok(true);
+            return true;
         }
         let at_turn = match turn {
             None => true,
             Some(t) => t.is_now(),
         };
         *permit = at_turn.then(|| self.big.try_take()).flatten();
-        Ok(permit.is_some())
+        permit.is_some()
     }
 
     /// Waits for the page's turn, then for the big-page permit (a stop ends the wait).
@@ -648,7 +643,7 @@ impl Migration {
                 );
                 let html = self.graph.get_text(who, &path, item).await?;
                 refuse_oversized(item, html.len())?;
-                if !self.admit_now(html.len(), turn, permit).await? {
+                if !self.admit_now(html.len(), turn, permit) {
                     return Ok(None);
                 }
                 let opts = ConvertOptions {
@@ -664,7 +659,7 @@ impl Migration {
             Err(e) => return Err(e.into()),
         };
         refuse_oversized(item, body.len())?;
-        if !self.admit_now(body.len(), turn, permit).await? {
+        if !self.admit_now(body.len(), turn, permit) {
             return Ok(None);
         }
         let split = isolated(item, "reading its ink", || {
@@ -679,7 +674,7 @@ impl Migration {
                 tracing::warn!(item, "page content with ink could not be split: {e}");
                 let html = self.graph.get_text(who, &path, item).await?;
                 refuse_oversized(item, html.len())?;
-                if !self.admit_now(html.len(), turn, permit).await? {
+                if !self.admit_now(html.len(), turn, permit) {
                     return Ok(None);
                 }
                 let d = PageDrawings {
