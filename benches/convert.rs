@@ -116,43 +116,14 @@ fn big_page(n: usize) -> String {
     format!("<html><head><title>Big</title></head><body>{body}</body></html>")
 }
 
-/// A pasted web clipping of about `bytes` bytes in one outline: headings, styled paragraphs with
-/// links, nested lists and tables, repeated (the issue's 50 MB page of ordinary content).
+/// A pasted web clipping of about `bytes` bytes in one outline (the issue's 50 MB page of ordinary
+/// content: `notebridge_testkit::generator::clipping`).
 fn clipping(bytes: usize) -> String {
-    let mut body = String::with_capacity(bytes + 4096);
-    body.push_str("<div style=\"position:absolute;left:48px;top:115px;width:624px\">\n");
-    let mut n = 0;
-    while body.len() < bytes {
-        body.push_str(&format!(
-            "<h2 style=\"font-size:14pt;color:#2e75b5\">Part {n}</h2>\n"
-        ));
-        for p in 0..6 {
-            body.push_str(&format!(
-                "<p style=\"margin-top:0pt;margin-bottom:0pt\">Paragraph {p} of part {n} with <span style=\"font-weight:bold\">bold</span>, \
-                 <span style=\"font-style:italic\">italic</span> and <a href=\"https://example.com/{n}/{p}\">a link</a> in a sentence long enough to be typical.</p>\n"
-            ));
-        }
-        body.push_str("<ul>\n");
-        for i in 0..4 {
-            body.push_str(&format!(
-                "<li><p>Item {i} of part {n}</p><ol><li>Sub item {i}</li></ol></li>\n"
-            ));
-        }
-        body.push_str("</ul>\n<table style=\"border:1px solid;border-collapse:collapse\">\n");
-        for r in 0..3 {
-            body.push_str("<tr>");
-            for c in 0..4 {
-                body.push_str(&format!(
-                    "<td style=\"border:1px solid\">r{r} c{c} of {n}</td>"
-                ));
-            }
-            body.push_str("</tr>\n");
-        }
-        body.push_str("</table>\n");
-        n += 1;
-    }
-    body.push_str("</div>\n");
-    format!("<html><head><title>Clipping</title></head><body>{body}</body></html>")
+    let (parts, _) = notebridge_testkit::generator::clipping(bytes);
+    format!(
+        "<html><head><title>Clipping</title></head><body>\
+         <div style=\"position:absolute;left:48px;top:115px;width:624px\">\n{parts}</div>\n</body></html>"
+    )
 }
 
 /// `VmHWM` or `VmRSS` of this process in bytes (Linux).

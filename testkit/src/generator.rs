@@ -715,6 +715,47 @@ pub fn resource_stream(
     })
 }
 
+/// The body of a pasted web clipping of about `bytes` bytes: parts of a heading, styled paragraphs
+/// with links, a list with nested items and a table, repeated (issue 20's 50 MB page of ordinary
+/// content); and the number of parts. Each part is 19 Notion blocks: the heading, 6 paragraphs, 4
+/// list items and their 4 nested items, the table and its 3 rows.
+pub fn clipping(bytes: usize) -> (String, u64) {
+    let mut body = String::with_capacity(bytes + 4096);
+    let mut n = 0;
+    while body.len() < bytes {
+        body.push_str(&format!(
+            "<h2 style=\"font-size:14pt;color:#2e75b5\">Part {n}</h2>\n"
+        ));
+        for p in 0..6 {
+            body.push_str(&format!(
+                "<p style=\"margin-top:0pt;margin-bottom:0pt\">Paragraph {p} of part {n} with \
+                 <span style=\"font-weight:bold\">bold</span>, <span style=\"font-style:italic\">\
+                 italic</span> and <a href=\"https://example.com/{n}/{p}\">a link</a> in a sentence \
+                 long enough to be typical.</p>\n"
+            ));
+        }
+        body.push_str("<ul>\n");
+        for i in 0..4 {
+            body.push_str(&format!(
+                "<li><p>Item {i} of part {n}</p><ol><li>Sub item {i}</li></ol></li>\n"
+            ));
+        }
+        body.push_str("</ul>\n<table style=\"border:1px solid;border-collapse:collapse\">\n");
+        for r in 0..3 {
+            body.push_str("<tr>");
+            for c in 0..4 {
+                body.push_str(&format!(
+                    "<td style=\"border:1px solid\">r{r} c{c} of {n}</td>"
+                ));
+            }
+            body.push_str("</tr>\n");
+        }
+        body.push_str("</table>\n");
+        n += 1;
+    }
+    (body, n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

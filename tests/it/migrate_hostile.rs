@@ -14,7 +14,7 @@ use axum::http::HeaderValue;
 use migrate_support::{command, State};
 use notebridge::store::notion_items::BodyState;
 use notebridge::store::Db;
-use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::generator::{clipping, generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 
 /// The bytes of a 1x1 PNG.
@@ -297,45 +297,6 @@ async fn hostile_pages_are_migrated_or_failed_alone_and_ordinary_pages_arrive() 
     let failed = db.failed_jobs("mallory").unwrap();
     assert_eq!(failed.len(), 1);
     assert_eq!(&failed[0].item_id, big);
-}
-
-/// A pasted web clipping of about `bytes` bytes: headings, styled paragraphs with links, nested
-/// lists and tables (the convert bench's 50 MB page), and its number of parts.
-fn clipping(bytes: usize) -> (String, u64) {
-    let mut body = String::with_capacity(bytes + 4096);
-    let mut n = 0;
-    while body.len() < bytes {
-        body.push_str(&format!(
-            "<h2 style=\"font-size:14pt;color:#2e75b5\">Part {n}</h2>\n"
-        ));
-        for p in 0..6 {
-            body.push_str(&format!(
-                "<p style=\"margin-top:0pt;margin-bottom:0pt\">Paragraph {p} of part {n} with \
-                 <span style=\"font-weight:bold\">bold</span>, <span style=\"font-style:italic\">\
-                 italic</span> and <a href=\"https://example.com/{n}/{p}\">a link</a> in a sentence \
-                 long enough to be typical.</p>\n"
-            ));
-        }
-        body.push_str("<ul>\n");
-        for i in 0..4 {
-            body.push_str(&format!(
-                "<li><p>Item {i} of part {n}</p><ol><li>Sub item {i}</li></ol></li>\n"
-            ));
-        }
-        body.push_str("</ul>\n<table style=\"border:1px solid;border-collapse:collapse\">\n");
-        for r in 0..3 {
-            body.push_str("<tr>");
-            for c in 0..4 {
-                body.push_str(&format!(
-                    "<td style=\"border:1px solid\">r{r} c{c} of {n}</td>"
-                ));
-            }
-            body.push_str("</tr>\n");
-        }
-        body.push_str("</table>\n");
-        n += 1;
-    }
-    (body, n)
 }
 
 /// The issue's 50 MB page, migrated whole with the process under 1 GB. Minutes in a debug build and
