@@ -31,13 +31,13 @@ pub use walker::{onenote_page_id, usable_url};
 
 use walker::{Kind, Sink, Style, Walker};
 
-/// Largest page body (HTML, or the multipart answer with its ink) notebridge converts. A bigger
-/// page is refused with this reason rather than converted: conversion holds the parsed page and its
+/// Largest page body notebridge converts (a page whose answer with its ink is bigger is fetched
+/// again without its ink, and the ink reported as not carried over). A bigger page is refused with this reason rather than converted: conversion holds the parsed page and its
 /// blocks in memory at once (about 17 bytes per input byte; the requests are made one at a time), and
 /// only one page over [`crate::queue::big_page`]'s threshold is converted at once, so this bounds the
-/// process's memory. A 50 MB page migrated at 856 MB with a 64 MiB limit, but the refused page's
-/// download then pushed the hostile migration past its 250 MB bound (`docs/PERFORMANCE.md` 5b).
-pub const MAX_PAGE_BYTES: usize = 32 * 1024 * 1024;
+/// process's memory (a 50 MB page: see `migrate_hostile::a_50_mb_clipping_...`). A bigger page is
+/// refused as it arrives, so it never holds more than this either.
+pub const MAX_PAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Page facts that are not in the HTML (Graph metadata, the page's ink), shown on the page when given.
 #[derive(Clone, Debug, Default)]

@@ -231,8 +231,11 @@ impl GraphClient {
                             } else {
                                 format!("HTTP {status}")
                             };
-                            results[i] =
-                                Some(Err(self.gave_up(who, &gets[i].item, attempts[i], &last)));
+                            let mut e = self.gave_up(who, &gets[i].item, attempts[i], &last);
+                            if let GraphError::GaveUp { timed_out, .. } = &mut e {
+                                *timed_out = status == 504;
+                            }
+                            results[i] = Some(Err(e));
                         } else {
                             retry_later.push(i);
                         }
@@ -300,6 +303,7 @@ impl GraphClient {
             item: item.to_owned(),
             attempts,
             last: last.to_owned(),
+            timed_out: false,
         }
     }
 

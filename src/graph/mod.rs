@@ -90,6 +90,9 @@ pub enum GraphError {
         attempts: u32,
         /// The last failure.
         last: String,
+        /// Whether the last failure was no answer in time (Graph's 504, or the timeout): a
+        /// lighter request may still succeed where this one cannot.
+        timed_out: bool,
     },
     /// A resource URL or `@odata.nextLink` pointed away from Microsoft Graph: it is not followed,
     /// so the access token never goes there.
@@ -159,7 +162,13 @@ impl GraphError {
     /// Whether Graph gave up because it did not answer in time (504, or no answer before the
     /// timeout): a lighter request may still succeed.
     pub fn is_timeout(&self) -> bool {
-        matches!(self, GraphError::GaveUp { last, .. } if last == "HTTP 504" || is_timeout_text(last))
+        matches!(
+            self,
+            GraphError::GaveUp {
+                timed_out: true,
+                ..
+            }
+        )
     }
 
     /// Whether only this item failed and the run should go on ([`Scope::Item`]).
@@ -435,15 +444,18 @@ impl GraphClient {
         })
     }
 
-    /// GET text (page HTML).
+    /// GET text (page HTML), refusing ([`GraphError::TooLarge`]) an answer over `max` bytes from
+    /// its Content-Length, or as soon as that many have arrived: a refused page holds at most `max`.
     pub async fn get_text(
         &self,
         who: &Caller,
         path: &str,
         item: &str,
+        max: usize,
     ) -> Result<String, GraphError> {
-        let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
-        String::from_utf8(a.body.to_vec()).map_err(|e| GraphError::BadAnswer {
+        let a = self.get(who, path, item, max).await?;
+        // Taking the buffer over instead of copying it: a page's HTML is held once, not twice.
+        String::from_utf8(Vec::from(a.body)).map_err(|e| GraphError::BadAnswer {
             account: who.account.clone(),
             item: item.to_owned(),
             problem: format!("not UTF-8: {e}"),
@@ -451,14 +463,16 @@ impl GraphClient {
     }
 
     /// GET content with its `Content-Type` (page content with `includeInkML=true` comes back as
-    /// `multipart/mixed`, whose boundary is in that header).
+    /// `multipart/mixed`, whose boundary is in that header), refusing an answer over `max` bytes as
+    /// [`GraphClient::get_text`] does.
     pub async fn get_with_type(
         &self,
         who: &Caller,
         path: &str,
         item: &str,
+        max: usize,
     ) -> Result<(String, Bytes), GraphError> {
-        let a = self.get(who, path, item, MAX_BODY_BYTES).await?;
+        let a = self.get(who, path, item, max).await?;
         Ok((content_type(&a.headers), a.body))
     }
 
@@ -559,13 +573,13 @@ impl GraphClient {
                         max: max as u64,
                     });
                 }
-                Err(BodyError::Failed(detail)) => {
+                Err(BodyError::Failed { detail, timed_out }) => {
                     permit.failed();
                     transient += 1;
-                    if is_timeout_text(&detail) && transient >= timeout_attempts {
-                        return Err(self.gave_up_now(who, item, transient, &detail));
+                    if timed_out && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &detail, true));
                     }
-                    self.transient_backoff(who, item, transient, &detail)
+                    self.transient_backoff(who, item, transient, &detail, timed_out)
                         .await?;
                     continue;
                 }
@@ -589,6 +603,7 @@ impl GraphClient {
                             item: item.to_owned(),
                             attempts: throttled + transient,
                             last: "429 Too Many Requests".into(),
+                            timed_out: false,
                         });
                     }
                 }
@@ -601,10 +616,12 @@ impl GraphClient {
                     permit.failed();
                     transient += 1;
                     let last = format!("HTTP {}", answer.status);
-                    if answer.status == 504 && transient >= timeout_attempts {
-                        return Err(self.gave_up_now(who, item, transient, &last));
+                    let timed_out = answer.status == 504;
+                    if timed_out && transient >= timeout_attempts {
+                        return Err(self.gave_up_now(who, item, transient, &last, true));
                     }
-                    self.transient_backoff(who, item, transient, &last).await?;
+                    self.transient_backoff(who, item, transient, &last, timed_out)
+                        .await?;
                 }
                 Kind::Unauthorized | Kind::Permanent => {
                     permit.succeeded(percentage(&answer.headers));
@@ -651,12 +668,20 @@ impl GraphClient {
         a
     }
 
-    fn gave_up_now(&self, who: &Caller, item: &str, attempts: u32, last: &str) -> GraphError {
+    fn gave_up_now(
+        &self,
+        who: &Caller,
+        item: &str,
+        attempts: u32,
+        last: &str,
+        timed_out: bool,
+    ) -> GraphError {
         GraphError::GaveUp {
             account: who.account.clone(),
             item: item.to_owned(),
             attempts,
             last: last.to_owned(),
+            timed_out,
         }
     }
 
@@ -666,14 +691,10 @@ impl GraphClient {
         item: &str,
         attempt: u32,
         last: &str,
+        timed_out: bool,
     ) -> Result<(), GraphError> {
         if attempt >= MAX_TRANSIENT_ATTEMPTS {
-            return Err(GraphError::GaveUp {
-                account: who.account.clone(),
-                item: item.to_owned(),
-                attempts: attempt,
-                last: last.to_owned(),
-            });
+            return Err(self.gave_up_now(who, item, attempt, last, timed_out));
         }
         self.stats.retries.fetch_add(1, Ordering::Relaxed);
         let wait = self.backoff(attempt);
@@ -761,16 +782,9 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| "no error details".into())
 }
 
-/// What [`transport_detail`] says of a timeout.
-const TIMED_OUT: &str = "timed out";
-
-fn is_timeout_text(detail: &str) -> bool {
-    detail.contains(TIMED_OUT)
-}
-
 fn transport_detail(e: &reqwest::Error) -> String {
     if e.is_timeout() {
-        TIMED_OUT.into()
+        "timed out".into()
     } else if e.is_connect() {
         "could not connect".into()
     } else {
@@ -784,7 +798,10 @@ async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, Body
         if e.is_connect() {
             BodyError::Unreachable(transport_detail(&e))
         } else {
-            BodyError::Failed(transport_detail(&e))
+            BodyError::Failed {
+                detail: transport_detail(&e),
+                timed_out: e.is_timeout(),
+            }
         }
     })?;
     let status = resp.status().as_u16();
@@ -802,8 +819,13 @@ async fn answer(req: reqwest::RequestBuilder, max: usize) -> Result<Answer, Body
 enum BodyError {
     /// Over the caller's bound (bytes announced or read so far): not worth downloading.
     TooLarge(u64),
-    /// The connection failed or was cut.
-    Failed(String),
+    /// The connection failed or was cut, or no answer came in time (`timed_out`).
+    Failed {
+        /// What happened, for messages.
+        detail: String,
+        /// No answer (or no more of it) in time.
+        timed_out: bool,
+    },
     /// No connection could be made (refused, DNS, connect timeout): the request never left.
     Unreachable(String),
 }
@@ -812,7 +834,7 @@ impl std::fmt::Display for BodyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             BodyError::TooLarge(n) => write!(f, "answer of {n} bytes is over the bound"),
-            BodyError::Failed(d) | BodyError::Unreachable(d) => f.write_str(d),
+            BodyError::Failed { detail: d, .. } | BodyError::Unreachable(d) => f.write_str(d),
         }
     }
 }
@@ -827,8 +849,10 @@ async fn read_body(resp: reqwest::Response, max: usize) -> Result<Bytes, BodyErr
     let mut buf = BytesMut::with_capacity(announced.map_or(64 * 1024, |n| n as usize));
     let mut stream = resp.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk
-            .map_err(|e| BodyError::Failed(format!("answer cut off ({})", transport_detail(&e))))?;
+        let chunk = chunk.map_err(|e| BodyError::Failed {
+            detail: format!("answer cut off ({})", transport_detail(&e)),
+            timed_out: e.is_timeout(),
+        })?;
         if buf.len() + chunk.len() > max {
             return Err(BodyError::TooLarge((buf.len() + chunk.len()) as u64));
         }
@@ -913,6 +937,7 @@ mod tests {
             item: i(),
             attempts: 6,
             last: "HTTP 503".into(),
+            timed_out: false,
         };
         assert_eq!(gave_up.class().code(), "item/retry");
         assert_eq!(
@@ -952,6 +977,28 @@ mod tests {
             ("run/stop".into(), Some(Meaning::WorkRemaining))
         );
         assert!(!down.is_item_failure());
+    }
+
+    #[test]
+    fn a_timeout_is_known_from_the_failure_not_from_its_text() {
+        let gave_up = |last: &str, timed_out| GraphError::GaveUp {
+            account: "a".into(),
+            item: "section".into(),
+            attempts: 3,
+            last: last.into(),
+            timed_out,
+        };
+        assert!(gave_up("HTTP 504", true).is_timeout());
+        assert!(gave_up("answer cut off (timed out)", true).is_timeout());
+        // A message that merely mentions a timeout (a 503's body, say) is not one.
+        assert!(!gave_up("HTTP 503: the request timed out upstream", false).is_timeout());
+        assert!(!GraphError::Item {
+            account: "a".into(),
+            item: "section".into(),
+            status: 504,
+            message: "timed out".into(),
+        }
+        .is_timeout());
     }
 
     #[test]

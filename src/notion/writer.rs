@@ -1113,6 +1113,7 @@ mod tests {
             item: a(),
             attempts: 6,
             last: "503".into(),
+            timed_out: false,
         };
         assert!(
             graph(gave_up).is_none(),

@@ -630,19 +630,28 @@ impl Migration {
         let path = format!("{}/pages/{item_id}/content", root_of_key(key));
         let with_ink = self
             .graph
-            .get_with_type(who, &format!("{path}?includeInkML=true"), item)
+            .get_with_type(
+                who,
+                &format!("{path}?includeInkML=true"),
+                item,
+                MAX_PAGE_BYTES,
+            )
             .await;
         let (ctype, body) = match with_ink {
             Ok(a) => a,
             // `includeInkML` is undocumented: when the service errors on it, the page is fetched
-            // without it and its ink reported as not carried over.
-            Err(e @ (GraphError::Item { .. } | GraphError::GaveUp { .. })) => {
+            // without it and its ink reported as not carried over. Too large with its ink, the page
+            // may still fit without it: the HTML is what must not be lost.
+            Err(
+                e @ (GraphError::Item { .. }
+                | GraphError::GaveUp { .. }
+                | GraphError::TooLarge { .. }),
+            ) => {
                 tracing::warn!(
                     item,
                     "page content with ink failed ({e}); fetching it without ink"
                 );
-                let html = self.graph.get_text(who, &path, item).await?;
-                refuse_oversized(item, html.len())?;
+                let html = self.page_html(who, &path, item).await?;
                 if !self.admit_now(html.len(), turn, permit) {
                     return Ok(None);
                 }
@@ -658,7 +667,6 @@ impl Migration {
             }
             Err(e) => return Err(e.into()),
         };
-        refuse_oversized(item, body.len())?;
         if !self.admit_now(body.len(), turn, permit) {
             return Ok(None);
         }
@@ -672,8 +680,7 @@ impl Migration {
             Ok(parts) => parts,
             Err(e) => {
                 tracing::warn!(item, "page content with ink could not be split: {e}");
-                let html = self.graph.get_text(who, &path, item).await?;
-                refuse_oversized(item, html.len())?;
+                let html = self.page_html(who, &path, item).await?;
                 if !self.admit_now(html.len(), turn, permit) {
                     return Ok(None);
                 }
@@ -691,6 +698,16 @@ impl Migration {
         };
         let page = isolated(item, "converting it", || convert_page_owned(html, &opts))?;
         Ok(Some((page, drawings.svgs)))
+    }
+
+    /// The page's HTML without its ink; a page over [`MAX_PAGE_BYTES`] is refused as it arrives
+    /// (from its Content-Length, or once that many bytes came), so it never holds more.
+    async fn page_html(&self, who: &Caller, path: &str, item: &str) -> Result<String, JobError> {
+        match self.graph.get_text(who, path, item, MAX_PAGE_BYTES).await {
+            Ok(html) => Ok(html),
+            Err(GraphError::TooLarge { size, .. }) => Err(oversized(item, size)),
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was
@@ -899,16 +916,13 @@ fn no_fetch() -> Fetch {
     })
 }
 
-/// Refuses a page body over [`MAX_PAGE_BYTES`]: failed for good with the reason (the run goes on,
-/// `--retry-failed` tries it again).
-fn refuse_oversized(item: &str, len: usize) -> Result<(), JobError> {
-    if len > MAX_PAGE_BYTES {
-        return Err(JobError::permanent(format!(
-            "{item}: its content is {len} bytes, over the limit of {MAX_PAGE_BYTES} bytes for one \
-             page; not migrated (split the page in OneNote)"
-        )));
-    }
-    Ok(())
+/// A page body over [`MAX_PAGE_BYTES`] (`size` is its Content-Length, or what had arrived when it
+/// was refused): failed for good with the reason (the run goes on, `--retry-failed` tries it again).
+fn oversized(item: &str, size: u64) -> JobError {
+    JobError::permanent(format!(
+        "{item}: its content is {size} bytes or more, over the limit of {MAX_PAGE_BYTES} bytes for \
+         one page; not migrated (split the page in OneNote)"
+    ))
 }
 
 /// Runs one page's conversion step so that a panic fails that page alone, for good and with the
@@ -1123,6 +1137,7 @@ mod tests {
             item: "page".into(),
             attempts: 6,
             last: "HTTP 503".into(),
+            timed_out: false,
         };
         let JobError::Transient(f) = JobError::from(gave_up) else {
             panic!("a retry class")
@@ -1135,6 +1150,7 @@ mod tests {
             item: "file".into(),
             attempts: 3,
             last: "HTTP 503".into(),
+            timed_out: false,
         });
         let JobError::Transient(f) = JobError::from(fetch) else {
             panic!("a retry class")
@@ -1171,11 +1187,11 @@ mod tests {
     }
 
     #[test]
-    fn a_page_over_the_limit_is_refused_with_the_sizes() {
-        assert!(refuse_oversized("page", MAX_PAGE_BYTES).is_ok());
-        match refuse_oversized("page \"big\"", MAX_PAGE_BYTES + 1) {
-            Err(JobError::Permanent(why)) => {
+    fn a_page_over_the_limit_is_refused_for_good_with_the_sizes() {
+        match oversized("page \"big\"", MAX_PAGE_BYTES as u64 + 1) {
+            JobError::Permanent(why) => {
                 assert!(why.contains(&(MAX_PAGE_BYTES + 1).to_string()), "{why}");
+                assert!(why.contains(&MAX_PAGE_BYTES.to_string()), "{why}");
                 assert!(why.contains("over the limit"), "{why}");
             }
             _ => panic!("refused for good"),
