@@ -47,15 +47,9 @@ impl Planning<'_> {
             sites: args.sites.clone(),
             all_sources: args.all_sources,
         };
-        let (sources, problems) = super::scan_sources::select(
-            self.printer,
-            self.db,
-            self.graph,
-            self.who,
-            &selection,
-            self.clock,
-        )
-        .await?;
+        let (sources, problems) =
+            super::scan_sources::select(self.printer, self.db, self.graph, self.who, &selection)
+                .await?;
         let mut unreadable = problems.len();
         for p in &problems {
             self.printer.problem(p.to_string());
@@ -154,7 +148,6 @@ impl Planning<'_> {
             key,
             self.target,
             &source.notion_title(),
-            self.clock.now_ms(),
         )
         .await?)
     }

@@ -707,7 +707,6 @@ impl Migration {
         page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
         let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
-        let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
         let fetch = match &page {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
@@ -730,7 +729,7 @@ impl Migration {
                             .set_title(&id, &title)
                             .await
                             .map_err(WriteError::from)?;
-                        self.db.record_title(account, item_id, &title, now)?;
+                        self.db.record_title(account, item_id, &title)?;
                     }
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
@@ -747,15 +746,13 @@ impl Migration {
                         job.kind.as_str(),
                         parent,
                         &display_title(title),
-                        now,
                     )?;
                 }
                 let ours = self.db.notion_children_of(parent)?;
                 let db = self.db.clone();
-                let clock = self.clock.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
                 let record = |id: &str| {
-                    if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
+                    if let Err(e) = db.record_created(account, item_id, id) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
                     // The next sibling's turn.
@@ -806,8 +803,7 @@ impl Migration {
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
             shape: Some(&shape),
         };
-        self.db
-            .record_written(account, item_id, &written, self.clock.now_ms())?;
+        self.db.record_written(account, item_id, &written)?;
         Ok(true)
     }
 

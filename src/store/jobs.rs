@@ -1234,11 +1234,16 @@ mod tests {
         let path = dir.path().join("s.db");
         {
             let db = Db::open_to(&path, 8).unwrap();
-            db.create_plan("a", "t", &tree(), 1).unwrap();
-            // As a version-8 notebridge failed a job: its message, no class.
+            // As a version-8 notebridge planned and failed a job: its message, no class.
             db.write("test", |tx| {
                 tx.execute(
-                    "UPDATE jobs SET state = 'failed', last_error = 'old' WHERE item_id = 'nb'",
+                    "INSERT INTO plans(id, account, target_page_id, created_at) VALUES (1, 'a', 't', 1)",
+                    [],
+                )?;
+                tx.execute(
+                    "INSERT INTO jobs(plan_id, account, kind, item_id, seq, state, last_error,
+                                      updated_at)
+                     VALUES (1, 'a', 'notebook', 'nb', 1, 'failed', 'old', 1)",
                     [],
                 )?;
                 Ok(())
@@ -1367,8 +1372,8 @@ fn plan_in(
     now: UnixMillis,
 ) -> rusqlite::Result<PlanSummary> {
     tx.execute(
-        "INSERT INTO plans(account, target_page_id, created_at) VALUES (?1, ?2, ?3)",
-        params![account, target, now],
+        "INSERT INTO plans(account, target_page_id) VALUES (?1, ?2)",
+        params![account, target],
     )?;
     let plan_id = tx.last_insert_rowid();
     let mut seq: i64 = tx.query_row(

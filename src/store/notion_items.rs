@@ -85,8 +85,6 @@ pub struct NotionItem {
     pub notion_page_id: Option<String>,
     /// Body progress.
     pub body_state: BodyState,
-    /// OneNote's `lastModifiedDateTime` of what was migrated.
-    pub onenote_last_modified: Option<String>,
     /// Blocks written.
     pub blocks: i64,
     /// Files uploaded.
@@ -106,7 +104,6 @@ impl NotionItem {
             title: r.get("title")?,
             notion_page_id: r.get("notion_page_id")?,
             body_state: r.get("body_state")?,
-            onenote_last_modified: r.get("onenote_last_modified")?,
             blocks: r.get("blocks")?,
             files: r.get("files")?,
             report: r.get("report")?,
@@ -116,7 +113,7 @@ impl NotionItem {
 }
 
 const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
-                       onenote_last_modified, blocks, files, report, body_shape";
+                       blocks, files, report, body_shape";
 
 impl Db {
     /// The Notion record of one OneNote item.
@@ -150,50 +147,36 @@ impl Db {
         kind: &str,
         parent: &str,
         title: &str,
-        now: UnixMillis,
     ) -> Result<()> {
         self.write("recording a page creation", |tx| {
             tx.execute(
-                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state,
-                                          updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(account, item_id) DO NOTHING",
-                params![account, item_id, kind, parent, title, BodyState::None, now],
+                params![account, item_id, kind, parent, title, BodyState::None],
             )?;
             Ok(())
         })
     }
 
     /// Stores the Notion id of a created page; its body is being written from now on.
-    pub fn record_created(
-        &self,
-        account: &str,
-        item_id: &str,
-        notion_id: &str,
-        now: UnixMillis,
-    ) -> Result<()> {
+    pub fn record_created(&self, account: &str, item_id: &str, notion_id: &str) -> Result<()> {
         self.write("recording a created page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?5, updated_at = ?4
+                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?4
                  WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, notion_id, now, BodyState::Writing],
+                params![account, item_id, notion_id, BodyState::Writing],
             )?;
             Ok(())
         })
     }
 
     /// Records a new title of an item's Notion page.
-    pub fn record_title(
-        &self,
-        account: &str,
-        item_id: &str,
-        title: &str,
-        now: UnixMillis,
-    ) -> Result<()> {
+    pub fn record_title(&self, account: &str, item_id: &str, title: &str) -> Result<()> {
         self.write("recording a title", |tx| {
             tx.execute(
-                "UPDATE notion_items SET title = ?3, updated_at = ?4 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, title, now],
+                "UPDATE notion_items SET title = ?3 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, title],
             )?;
             Ok(())
         })
@@ -202,18 +185,11 @@ impl Db {
     /// Marks the body written, with what was written, the converter's report and whether links to
     /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
     /// without the other.
-    pub fn record_written(
-        &self,
-        account: &str,
-        item_id: &str,
-        w: &Written<'_>,
-        now: UnixMillis,
-    ) -> Result<()> {
+    pub fn record_written(&self, account: &str, item_id: &str, w: &Written<'_>) -> Result<()> {
         self.write("recording a written page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET body_state = ?10, blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8,
-                        body_shape = ?9
+                "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
+                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8
                  WHERE account = ?1 AND item_id = ?2",
                 params![
                     account,
@@ -223,7 +199,6 @@ impl Db {
                     w.report,
                     w.onenote_last_modified,
                     w.pending_links,
-                    now,
                     w.shape,
                     BodyState::Done
                 ],
@@ -240,9 +215,8 @@ impl Db {
             for (page, ..) in &changed {
                 // A known page with body state `none` is rewritten: old body removed, new one written.
                 tx.execute(
-                    "UPDATE notion_items SET body_state = ?4, updated_at = ?3
-                     WHERE account = ?1 AND item_id = ?2",
-                    params![account, page, now, BodyState::None],
+                    "UPDATE notion_items SET body_state = ?3 WHERE account = ?1 AND item_id = ?2",
+                    params![account, page, BodyState::None],
                 )?;
                 tx.execute(
                     "UPDATE jobs SET state = ?4, attempts = 0, not_before = 0, updated_at = ?3
@@ -358,13 +332,11 @@ mod tests {
     fn intent_then_created_then_written() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
-        db.record_intent("a", "p1", "page", "root", "One", 1)
-            .unwrap();
-        db.record_intent("a", "p1", "page", "root", "One", 2)
-            .unwrap();
+        db.record_intent("a", "p1", "page", "root", "One").unwrap();
+        db.record_intent("a", "p1", "page", "root", "One").unwrap();
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.notion_page_id, i.body_state), (None, BodyState::None));
-        db.record_created("a", "p1", "n1", 3).unwrap();
+        db.record_created("a", "p1", "n1").unwrap();
         assert_eq!(
             db.notion_item("a", "p1").unwrap().unwrap().body_state,
             BodyState::Writing
@@ -377,7 +349,7 @@ mod tests {
             pending_links: true,
             shape: None,
         };
-        db.record_written("a", "p1", &w, 4).unwrap();
+        db.record_written("a", "p1", &w).unwrap();
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));

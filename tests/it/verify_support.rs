@@ -83,7 +83,6 @@ pub fn add_account(db: &Db, name: &str) {
         refresh_token: Some("rt".into()),
         access_token: None,
         access_expires_at: None,
-        created_at: 0,
         updated_at: 0,
     })
     .unwrap();
@@ -225,15 +224,8 @@ pub async fn migrate(
             Some(p) => created[&item_of_job[&p]].clone(),
         };
         let title = display_title(&titles[&job.item_id]);
-        w.db.record_intent(
-            account,
-            &job.item_id,
-            job.kind.as_str(),
-            &parent,
-            &title,
-            now,
-        )
-        .unwrap();
+        w.db.record_intent(account, &job.item_id, job.kind.as_str(), &parent, &title)
+            .unwrap();
         let blocks = if job.kind == JobKind::Page {
             body(&job.item_id)
         } else {
@@ -245,8 +237,7 @@ pub async fn migrate(
             .await
             .unwrap();
         let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(account, &job.item_id, &id, now)
-            .unwrap();
+        w.db.record_created(account, &job.item_id, &id).unwrap();
         created.insert(job.item_id.clone(), id);
         if fate == Fate::Interrupted {
             // Killed while writing: the job stays claimed, the body unconfirmed.
@@ -262,7 +253,7 @@ pub async fn migrate(
                 pending_links: false,
                 shape: Some(&notebridge::notion::split::shape(&blocks)),
             };
-            w.db.record_written(account, &job.item_id, &written, now)
+            w.db.record_written(account, &job.item_id, &written)
                 .unwrap();
         }
         w.db.complete_job(job.id, &lock, now).unwrap();
