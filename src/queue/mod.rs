@@ -330,6 +330,11 @@ impl Migration {
         &self.stats
     }
 
+    /// The run lock's token this migration writes with (planning presents it too).
+    pub fn owner(&self) -> &RunToken {
+        &self.owner
+    }
+
     /// The same migration stopped by `cancel` (the root a signal and the lock's heartbeat stop).
     pub fn with_cancel(mut self, cancel: Cancel) -> Self {
         self.cancel = cancel;

@@ -7,7 +7,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 
-use super::jobs::{JobKind, JobState};
+use super::jobs::{JobKind, JobState, RunToken};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -208,10 +208,11 @@ impl Db {
     }
 
     /// Marks the bodies of pages changed in OneNote to be rewritten in place (`migrate --update`) and
-    /// puts their jobs back in the queue; one transaction. Returns how many.
-    pub fn plan_rewrites(&self, account: &str, now: UnixMillis) -> Result<usize> {
+    /// puts their jobs back in the queue; one transaction, by the run lock's holder (`token`).
+    /// Returns how many.
+    pub fn plan_rewrites(&self, token: &RunToken, account: &str, now: UnixMillis) -> Result<usize> {
         let changed = self.changed_since_migration(account)?;
-        self.write("planning rewrites", |tx| {
+        self.write_holding(token, "planning rewrites", |tx| {
             for (page, ..) in &changed {
                 // A known page with body state `none` is rewritten: old body removed, new one written.
                 tx.execute(

@@ -173,6 +173,10 @@ mod tests {
     fn an_accounts_keys_are_its_own_and_its_sources_only() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
+        let lock = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
         for key in [
             "alice/site:h,1,2",
             "alice-x",
@@ -182,7 +186,7 @@ mod tests {
             "alicea/group:g1",
             "bob/group:g1",
         ] {
-            db.create_plan(key, "target", &[], 1).unwrap();
+            db.create_plan(&lock, key, "target", &[], 1).unwrap();
         }
         assert_eq!(
             db.queued_keys("alice").unwrap(),

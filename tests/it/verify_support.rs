@@ -158,8 +158,19 @@ pub fn plan(w: &World, account: &str) -> String {
     let target = w.lab.notion.add_shared_page("OneNote import");
     w.db.save_scan(account, &inventory(), &ScanScope::All, 1)
         .unwrap();
-    w.db.create_plan(account, &target, &inventory(), 2).unwrap();
+    plan_as_holder(w, account, &target, 2);
     target
+}
+
+/// Plans `inventory()` of `account` under `target` as `migrate` does: holding the run lock.
+pub fn plan_as_holder(w: &World, account: &str, target: &str, now: i64) {
+    let lock =
+        w.db.acquire_run_lock(1, "plan", now, Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+    w.db.create_plan(&lock, account, target, &inventory(), now)
+        .unwrap();
+    w.db.release_run_lock(lock.as_str()).unwrap();
 }
 
 /// Drains the plan as `migrate` would, page fates as given (default `Done`). Returns OneNote id ->
