@@ -144,8 +144,11 @@ impl Planning<'_> {
                 ));
             }
         }
+        // A dry run returned above: only a run holding the lock makes a source's page.
+        let owner = self.owner.expect("a dry run creates no source page");
         Ok(source_page::ensure(
             self.db,
+            owner,
             self.notion,
             key,
             self.target,

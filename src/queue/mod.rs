@@ -734,7 +734,8 @@ impl Migration {
                             .set_title(&id, &title)
                             .await
                             .map_err(WriteError::from)?;
-                        self.db.record_title(account, item_id, &title)?;
+                        self.db
+                            .record_title(&self.owner, account, item_id, &title)?;
                     }
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
@@ -746,6 +747,7 @@ impl Migration {
                 let recover = other.is_some();
                 if !recover {
                     self.db.record_intent(
+                        &self.owner,
                         account,
                         item_id,
                         job.kind.as_str(),
@@ -757,7 +759,7 @@ impl Migration {
                 let db = self.db.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
                 let record = |id: &str| {
-                    if let Err(e) = db.record_created(account, item_id, id) {
+                    if let Err(e) = db.record_created(&self.owner, account, item_id, id) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
                     // The next sibling's turn.
@@ -808,7 +810,8 @@ impl Migration {
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
             shape: Some(&shape),
         };
-        self.db.record_written(account, item_id, &written)?;
+        self.db
+            .record_written(&self.owner, account, item_id, &written)?;
         Ok(true)
     }
 

@@ -611,6 +611,7 @@ impl Db {
     /// Fails the job of a planned item whose contents could not be read (from whatever state it
     /// was in: the scan that just ran says it cannot be had). [`StoreError::Transition`] when no
     /// such item is planned.
+    #[allow(clippy::too_many_arguments)]
     pub fn fail_planned_item(
         &self,
         token: &RunToken,
@@ -1116,6 +1117,12 @@ mod tests {
             later
         )));
         assert!(lost(db.plan_rewrites(&old, "a", later).map(drop)));
+        // Nor record what it wrote in Notion.
+        assert!(lost(db.record_intent(&old, "a", "p1", "page", "n", "P1")));
+        assert!(lost(db.record_created(&old, "a", "p1", "notion-1")));
+        assert!(lost(db.set_report(&old, "a", "p1", Some("[]"))));
+        assert!(lost(db.set_pending_links(&old, "a", "p1", true)));
+        assert_eq!(db.notion_item("a", "p1").unwrap(), None);
         // Nothing it tried was written; the holder's writes go through.
         let c = db.job_counts("a").unwrap();
         assert_eq!((c.failed, c.done), (1, 0));

@@ -142,13 +142,14 @@ impl Db {
     /// Records the intent to create the page for an item under `parent` (before the request).
     pub fn record_intent(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         kind: &str,
         parent: &str,
         title: &str,
     ) -> Result<()> {
-        self.write("recording a page creation", |tx| {
+        self.write_holding(token, "recording a page creation", |tx| {
             tx.execute(
                 "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -160,8 +161,14 @@ impl Db {
     }
 
     /// Stores the Notion id of a created page; its body is being written from now on.
-    pub fn record_created(&self, account: &str, item_id: &str, notion_id: &str) -> Result<()> {
-        self.write("recording a created page", |tx| {
+    pub fn record_created(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        notion_id: &str,
+    ) -> Result<()> {
+        self.write_holding(token, "recording a created page", |tx| {
             tx.execute(
                 "UPDATE notion_items SET notion_page_id = ?3, body_state = ?4
                  WHERE account = ?1 AND item_id = ?2",
@@ -172,8 +179,14 @@ impl Db {
     }
 
     /// Records a new title of an item's Notion page.
-    pub fn record_title(&self, account: &str, item_id: &str, title: &str) -> Result<()> {
-        self.write("recording a title", |tx| {
+    pub fn record_title(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        title: &str,
+    ) -> Result<()> {
+        self.write_holding(token, "recording a title", |tx| {
             tx.execute(
                 "UPDATE notion_items SET title = ?3 WHERE account = ?1 AND item_id = ?2",
                 params![account, item_id, title],
@@ -185,8 +198,14 @@ impl Db {
     /// Marks the body written, with what was written, the converter's report and whether links to
     /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
     /// without the other.
-    pub fn record_written(&self, account: &str, item_id: &str, w: &Written<'_>) -> Result<()> {
-        self.write("recording a written page", |tx| {
+    pub fn record_written(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        w: &Written<'_>,
+    ) -> Result<()> {
+        self.write_holding(token, "recording a written page", |tx| {
             tx.execute(
                 "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
                         onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8
@@ -230,8 +249,14 @@ impl Db {
     }
 
     /// Replaces a written page's stored report (the link pass adds what it degraded).
-    pub fn set_report(&self, account: &str, item_id: &str, report: Option<&str>) -> Result<()> {
-        self.write("recording a page's report", |tx| {
+    pub fn set_report(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        report: Option<&str>,
+    ) -> Result<()> {
+        self.write_holding(token, "recording a page's report", |tx| {
             tx.execute(
                 "UPDATE notion_items SET report = ?3 WHERE account = ?1 AND item_id = ?2",
                 params![account, item_id, report],
@@ -241,8 +266,14 @@ impl Db {
     }
 
     /// Records whether a written page still holds links to pages not migrated yet.
-    pub fn set_pending_links(&self, account: &str, item_id: &str, pending: bool) -> Result<()> {
-        self.write("recording pending links", |tx| {
+    pub fn set_pending_links(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        pending: bool,
+    ) -> Result<()> {
+        self.write_holding(token, "recording pending links", |tx| {
             tx.execute(
                 "UPDATE notion_items SET pending_links = ?3 WHERE account = ?1 AND item_id = ?2",
                 params![account, item_id, pending],
@@ -331,13 +362,19 @@ mod tests {
 
     #[test]
     fn intent_then_created_then_written() {
-        let t = tempfile::tempdir().unwrap();
-        let db = Db::open(&t.path().join("s.db")).unwrap();
-        db.record_intent("a", "p1", "page", "root", "One").unwrap();
-        db.record_intent("a", "p1", "page", "root", "One").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("s.db")).unwrap();
+        let t = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+        db.record_intent(&t, "a", "p1", "page", "root", "One")
+            .unwrap();
+        db.record_intent(&t, "a", "p1", "page", "root", "One")
+            .unwrap();
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.notion_page_id, i.body_state), (None, BodyState::None));
-        db.record_created("a", "p1", "n1").unwrap();
+        db.record_created(&t, "a", "p1", "n1").unwrap();
         assert_eq!(
             db.notion_item("a", "p1").unwrap().unwrap().body_state,
             BodyState::Writing
@@ -350,7 +387,7 @@ mod tests {
             pending_links: true,
             shape: None,
         };
-        db.record_written("a", "p1", &w).unwrap();
+        db.record_written(&t, "a", "p1", &w).unwrap();
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));

@@ -235,8 +235,15 @@ pub async fn migrate(
             Some(p) => created[&item_of_job[&p]].clone(),
         };
         let title = display_title(&titles[&job.item_id]);
-        w.db.record_intent(account, &job.item_id, job.kind.as_str(), &parent, &title)
-            .unwrap();
+        w.db.record_intent(
+            &lock,
+            account,
+            &job.item_id,
+            job.kind.as_str(),
+            &parent,
+            &title,
+        )
+        .unwrap();
         let blocks = if job.kind == JobKind::Page {
             body(&job.item_id)
         } else {
@@ -248,7 +255,8 @@ pub async fn migrate(
             .await
             .unwrap();
         let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(account, &job.item_id, &id).unwrap();
+        w.db.record_created(&lock, account, &job.item_id, &id)
+            .unwrap();
         created.insert(job.item_id.clone(), id);
         if fate == Fate::Interrupted {
             // Killed while writing: the job stays claimed, the body unconfirmed.
@@ -264,7 +272,7 @@ pub async fn migrate(
                 pending_links: false,
                 shape: Some(&notebridge::notion::split::shape(&blocks)),
             };
-            w.db.record_written(account, &job.item_id, &written)
+            w.db.record_written(&lock, account, &job.item_id, &written)
                 .unwrap();
         }
         w.db.complete_job(job.id, &lock, now).unwrap();
