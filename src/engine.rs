@@ -9,6 +9,7 @@ use std::future::Future;
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::sources::account_of_key;
 use crate::queue::{Migration, RunEnd, RunOptions};
+use crate::store::jobs::RunToken;
 use crate::store::{Db, StoreError};
 
 /// Which accounts a run covers.
@@ -97,8 +98,13 @@ pub fn select_accounts(db: &Db, sel: Selection<'_>) -> Result<Vec<String>, Selec
 }
 
 /// Puts the permanently failed items of `accounts` (their groups' and sites' included) back in
-/// the queue (`--retry-failed`); returns how many.
-pub fn retry_failed(db: &Db, accounts: &[String], now: i64) -> Result<usize, StoreError> {
+/// the queue (`--retry-failed`) as the run lock's holder `token`; returns how many.
+pub fn retry_failed(
+    db: &Db,
+    token: &RunToken,
+    accounts: &[String],
+    now: i64,
+) -> Result<usize, StoreError> {
     let mut keys = Vec::new();
     for a in accounts {
         keys.extend(db.queued_keys(a)?);
@@ -106,7 +112,7 @@ pub fn retry_failed(db: &Db, accounts: &[String], now: i64) -> Result<usize, Sto
     if keys.is_empty() {
         return Ok(0);
     }
-    db.retry_failed(&keys, now)
+    db.retry_failed(token, &keys, now)
 }
 
 /// Prepares (through `prepare`: plans, announces) and drains each of `accounts` side by side with
@@ -225,7 +231,11 @@ mod tests {
             ..Selection::default()
         };
         assert!(select_accounts(&db, resume).unwrap().is_empty());
-        assert_eq!(retry_failed(&db, &["a".into()], 1).unwrap(), 0);
+        let lock = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+        assert_eq!(retry_failed(&db, &lock, &["a".into()], 1).unwrap(), 0);
         assert_eq!(summarise(&db, &["a".into()]).unwrap(), Summary::default());
     }
 }

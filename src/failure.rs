@@ -4,11 +4,16 @@
 //! clients, the writer, the queue) and the command layer (`cli::exit`, the only place that knows exit
 //! numbers) all read that one answer instead of deciding again by variant or by text.
 //!
-//! Retries share one budget per item ([`RetryBudget`], after uv's `RetryState`): a failure that a
-//! lower layer already retried carries the count ([`Classify::retries`]), and an upper layer spends
-//! only what is left, so a request the client gave up on is not retried again by the queue on top.
+//! Retries share one budget per item, after uv's `uv-client/src/retry.rs`: one policy
+//! ([`ITEM_RETRIES`]) says how many retries an item gets and how long each layer waits between them;
+//! within one attempt at an item, every layer (the Notion client, the writer, the file upload)
+//! spends from one shared count ([`Retries`]), and a failure that comes up carries what the layers
+//! below spent ([`Classify::retries`]) so the queue spends only what is left. One failing request
+//! cannot multiply into each layer's attempts times the next one's.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The meaning of an error for the person or script that ran the command.
@@ -154,27 +159,92 @@ pub trait Classify {
     }
 }
 
-/// One retry budget for an item across the layers (client, writer, queue), after uv's
-/// `uv-client/src/retry.rs`: each layer adds the retries the failure says lower layers made to its
-/// own and retries only while the total is under the budget.
+/// The one retry policy for an item across the layers (client, writer, upload, queue), after uv's
+/// `uv-client/src/retry.rs`: how many retries in all, and how long a layer waits before each. Each
+/// layer adds the retries the failure says lower layers made to its own and retries only while the
+/// total is under the budget.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryBudget {
     /// Retries allowed in all (the first attempt is not a retry).
     pub max_retries: u32,
-    /// The backoff before the first retry; doubled each time.
+    /// The queue's backoff before the first retry of an item; doubled each time.
     pub base: Duration,
     /// The longest backoff.
     pub cap: Duration,
+    /// The pause before one request is sent again within an attempt (client, writer, upload);
+    /// doubled each time, capped at a minute. Short, as the answer is awaited in process.
+    pub pause: Duration,
 }
 
-/// An item's retries in all, the client's, the writer's and the queue's included (the first attempt
-/// and four more, 4 s after the first and doubling): a failure a lower layer retried is not retried
-/// again on top.
+/// An item's retries in all, the client's, the writer's, the upload's and the queue's included (the
+/// first attempt and four more; in process 0.5 s after the first and doubling, the queue's 4 s and
+/// doubling): a failure a lower layer retried is not retried again on top.
 pub const ITEM_RETRIES: RetryBudget = RetryBudget {
     max_retries: 4,
     base: Duration::from_secs(4),
     cap: Duration::from_secs(128),
+    pause: Duration::from_millis(500),
 };
+
+/// One item's retries within one attempt at it, shared by every layer working on it (clones share
+/// the count): uv's `RetryState`, handed down instead of kept per layer. It starts from what
+/// earlier attempts at the item spent.
+#[derive(Clone, Debug)]
+pub struct Retries {
+    policy: RetryBudget,
+    /// Retries earlier attempts at the item spent (the queue's).
+    start: u32,
+    /// Retries spent in all, `start` included.
+    spent: Arc<AtomicU32>,
+}
+
+impl Retries {
+    /// The count of an item whose earlier attempts spent `already` of `policy`.
+    pub fn new(policy: RetryBudget, already: u32) -> Self {
+        Self {
+            policy,
+            start: already,
+            spent: Arc::new(AtomicU32::new(already)),
+        }
+    }
+
+    /// The policy counted against.
+    pub fn policy(&self) -> RetryBudget {
+        self.policy
+    }
+
+    /// Spends one retry if any is left; returns how many were spent before it (the backoff's
+    /// exponent), `None` when the budget is spent.
+    pub fn spend(&self) -> Option<u32> {
+        let max = self.policy.max_retries;
+        self.spent
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+    }
+
+    /// Spends one retry after `err` when its class says to retry and the budget lasts: `Some` with
+    /// the service's wait, if it gave one, and the retry's number (see [`Self::spend`]).
+    pub fn retry_after(&self, err: &(impl Classify + ?Sized)) -> Option<(Option<Duration>, u32)> {
+        let Next::Retry(after) = err.class().next else {
+            return None;
+        };
+        self.spend().map(|n| (after, n))
+    }
+
+    /// Retries spent in this attempt (what a failure going up reports as [`Classify::retries`]).
+    pub fn here(&self) -> u32 {
+        self.spent
+            .load(Ordering::Acquire)
+            .saturating_sub(self.start)
+    }
+
+    /// Retries spent in all, earlier attempts' included.
+    pub fn spent(&self) -> u32 {
+        self.spent.load(Ordering::Acquire)
+    }
+}
 
 impl RetryBudget {
     /// Whether to try again after `err` when this layer already retried `retried` times, and after
@@ -217,6 +287,7 @@ mod tests {
         max_retries: 4,
         base: Duration::from_secs(2),
         cap: Duration::from_secs(60),
+        pause: Duration::from_millis(100),
     };
 
     #[test]
@@ -254,6 +325,33 @@ mod tests {
         assert_eq!(BUDGET.should_retry(&retried, 1), None);
         // A client that spent the whole budget leaves nothing to the queue.
         assert_eq!(BUDGET.should_retry(&E(Class::retry(None), 7), 0), None);
+    }
+
+    #[test]
+    fn every_layer_spends_from_one_count_that_starts_from_earlier_attempts() {
+        let item = Retries::new(BUDGET, 1);
+        let below = item.clone();
+        // The queue's earlier attempt spent one; a retryable failure below spends the next.
+        assert_eq!(
+            below.retry_after(&E(Class::retry(None), 0)),
+            Some((None, 1))
+        );
+        let wait = Some(Duration::from_secs(3));
+        assert_eq!(item.retry_after(&E(Class::retry(wait), 0)), Some((wait, 2)));
+        // What says not to retry spends nothing.
+        assert_eq!(item.retry_after(&E(Class::item_fails(), 0)), None);
+        assert_eq!((item.here(), item.spent()), (2, 3));
+        assert_eq!(below.spend(), Some(3));
+        assert_eq!(
+            item.spend(),
+            None,
+            "four retries in all, by whichever layer"
+        );
+        assert_eq!(below.retry_after(&E(Class::retry(None), 0)), None);
+        assert_eq!((item.here(), item.spent()), (3, 4));
+        // The failure going up says how many were spent here: the queue adds them to its own.
+        let up = E(Class::retry(None), item.here());
+        assert_eq!(BUDGET.should_retry(&up, 1), None);
     }
 
     #[test]

@@ -82,7 +82,6 @@ async fn login(
         refresh_token: tokens.refresh.as_ref().map(|s| s.expose().to_owned()),
         access_token: Some(tokens.access.secret().to_owned()),
         access_expires_at: Some(tokens.access.expires_at()),
-        created_at: now,
         updated_at: now,
     };
     if account.refresh_token.is_none() {

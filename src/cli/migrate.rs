@@ -232,7 +232,8 @@ async fn migrate(
         .await;
     }
     if args.retry_failed {
-        let n = engine::retry_failed(db, &accounts, clock.now_ms())?;
+        let owner = owner.expect("only a dry run has no run lock");
+        let n = engine::retry_failed(db, owner, &accounts, clock.now_ms())?;
         printer.note(format!("{n} failed items put back in the queue"));
     }
     let files_per_page = super::estimate::files_per_page(db)?;
@@ -270,7 +271,7 @@ async fn migrate(
             if !args.resume {
                 let target = target.as_deref().expect("checked above");
                 let p = plan(
-                    printer, db, graph, notion, &account, args, target, clock, false,
+                    printer, db, graph, notion, &account, args, target, clock, owner,
                 )
                 .await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
@@ -396,7 +397,7 @@ async fn plan(
     args: &MigrateArgs,
     target: &str,
     clock: &Clock,
-    dry_run: bool,
+    owner: Option<&RunToken>,
 ) -> anyhow::Result<Planned> {
     let who = Caller::for_account(db, account, Lane::Foreground)?;
     if args.team() {
@@ -409,7 +410,7 @@ async fn plan(
             target,
             clock,
             update: args.update,
-            dry_run,
+            owner,
         };
         return t.plan(args).await;
     }
@@ -427,8 +428,8 @@ async fn plan(
         target,
         &result,
         clock,
-        args.update && !dry_run,
-        dry_run,
+        args.update,
+        owner,
     )?;
     Ok(Planned {
         left,
@@ -438,7 +439,7 @@ async fn plan(
 
 /// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
 /// beneath the Notion page `target`; `label` names it in messages. Returns what is left of the
-/// key's work (with `dry_run`, what would be).
+/// key's work (without the run lock's `owner`, a dry run: what would be).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn plan_key(
     printer: &Printer,
@@ -449,9 +450,9 @@ pub(super) fn plan_key(
     result: &ScanResult,
     clock: &Clock,
     update: bool,
-    dry_run: bool,
+    owner: Option<&RunToken>,
 ) -> anyhow::Result<Remaining> {
-    if dry_run {
+    let Some(owner) = owner else {
         let (planned, left) = db.preview_plan(key, target, &result.notebooks, clock.now_ms())?;
         for f in &result.failures {
             printer.problem(format!("{label}: {f} (what is in it would not be planned)"));
@@ -462,7 +463,7 @@ pub(super) fn plan_key(
             planned.already_planned
         ));
         return Ok(left);
-    }
+    };
     // Items keep the Notion page they were first planned under; say so when that is not `--to`.
     let earlier: Vec<String> = db
         .plan_targets(key)?
@@ -477,7 +478,7 @@ pub(super) fn plan_key(
         ));
     }
     let planned = db
-        .create_plan(key, target, &result.notebooks, clock.now_ms())
+        .create_plan(owner, key, target, &result.notebooks, clock.now_ms())
         .context("planning")?;
     // What could not be listed is not silently left out: its job fails with the reason, so the run
     // ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
@@ -488,10 +489,10 @@ pub(super) fn plan_key(
         );
         // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
         let class = crate::failure::Class::item_fails().code();
-        db.fail_planned_item(key, f.kind, &f.id, &reason, &class, clock.now_ms())?;
+        db.fail_planned_item(owner, key, f.kind, &f.id, &reason, &class, clock.now_ms())?;
     }
     let rewrites = if update {
-        db.plan_rewrites(key, clock.now_ms())?
+        db.plan_rewrites(owner, key, clock.now_ms())?
     } else {
         0
     };
@@ -526,7 +527,7 @@ async fn dry_run(
     for account in accounts {
         let left = match &target {
             Some(t) if !args.resume => {
-                plan(printer, db, graph, notion, account, args, t, clock, true)
+                plan(printer, db, graph, notion, account, args, t, clock, None)
                     .await?
                     .left
             }

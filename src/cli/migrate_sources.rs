@@ -15,6 +15,7 @@ use crate::graph::sources::{explain, Source, SourceKind};
 use crate::graph::{Caller, GraphClient};
 use crate::notion::client::NotionClient;
 use crate::queue::source_page;
+use crate::store::jobs::RunToken;
 use crate::store::Db;
 
 /// What planning the sources of one account needs.
@@ -30,8 +31,9 @@ pub(super) struct Planning<'a> {
     pub clock: &'a Clock,
     /// `--update`: plan rewrites of pages changed since they were migrated.
     pub update: bool,
-    /// `--dry-run`: preview only; no source page is created.
-    pub dry_run: bool,
+    /// The run lock's token, which every write presents; `None` for `--dry-run` (preview only; no
+    /// source page is created).
+    pub owner: Option<&'a RunToken>,
 }
 
 impl Planning<'_> {
@@ -47,15 +49,9 @@ impl Planning<'_> {
             sites: args.sites.clone(),
             all_sources: args.all_sources,
         };
-        let (sources, problems) = super::scan_sources::select(
-            self.printer,
-            self.db,
-            self.graph,
-            self.who,
-            &selection,
-            self.clock,
-        )
-        .await?;
+        let (sources, problems) =
+            super::scan_sources::select(self.printer, self.db, self.graph, self.who, &selection)
+                .await?;
         let mut unreadable = problems.len();
         for p in &problems {
             self.printer.problem(p.to_string());
@@ -122,8 +118,8 @@ impl Planning<'_> {
                 &under,
                 result,
                 self.clock,
-                self.update && !self.dry_run,
-                self.dry_run,
+                self.update,
+                self.owner,
             )?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
@@ -135,7 +131,7 @@ impl Planning<'_> {
     /// group's or site's page (made once) otherwise. A dry run creates nothing and previews
     /// under the target.
     async fn page_of(&self, source: &Source, key: &str) -> anyhow::Result<String> {
-        if source.kind == SourceKind::Personal || self.dry_run {
+        if source.kind == SourceKind::Personal || self.owner.is_none() {
             return Ok(self.target.to_owned());
         }
         if let Some(earlier) = self.db.notion_item(key, source_page::SOURCE_ITEM)? {
@@ -148,13 +144,15 @@ impl Planning<'_> {
                 ));
             }
         }
+        // A dry run returned above: only a run holding the lock makes a source's page.
+        let owner = self.owner.expect("a dry run creates no source page");
         Ok(source_page::ensure(
             self.db,
+            owner,
             self.notion,
             key,
             self.target,
             &source.notion_title(),
-            self.clock.now_ms(),
         )
         .await?)
     }

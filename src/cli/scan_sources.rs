@@ -32,13 +32,12 @@ pub(super) async fn select(
     graph: &GraphClient,
     who: &Caller,
     args: &ScanArgs,
-    clock: &Clock,
 ) -> anyhow::Result<(Vec<Source>, Vec<SourceError>)> {
     let mut out: Vec<Source> = Vec::new();
     let mut problems = Vec::new();
     if args.all_sources {
         let d = discover(graph, who, &args.account).await?;
-        db.save_sources(&args.account, &d.to_store(), clock.now_ms())?;
+        db.save_sources(&args.account, &d.to_store())?;
         if d.personal_account {
             printer.note(format!(
                 "{}: a personal Microsoft account has no Microsoft 365 groups or SharePoint sites",
@@ -61,7 +60,7 @@ pub(super) async fn select(
     }
     for g in &args.groups {
         let s = find_group(graph, who, g).await?;
-        db.remember_source(&args.account, &s, clock.now_ms())?;
+        db.remember_source(&args.account, &s)?;
         out.push(s);
     }
     let known = db.sources(&args.account)?;
@@ -77,7 +76,7 @@ pub(super) async fn select(
                 s = k.source.clone();
             }
         }
-        db.remember_source(&args.account, &s, clock.now_ms())?;
+        db.remember_source(&args.account, &s)?;
         out.push(s);
     }
     let mut seen = std::collections::HashSet::new();
@@ -96,7 +95,7 @@ pub(super) async fn run(
     progress: Arc<ScanProgress>,
     clock: &Clock,
 ) -> anyhow::Result<Exit> {
-    let (sources, problems) = select(printer, db, graph, who, args, clock).await?;
+    let (sources, problems) = select(printer, db, graph, who, args).await?;
     let mut scanned = Vec::new();
     for source in sources {
         let result = scan_at(

@@ -36,7 +36,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: SourcesArgs) -> anyhow:
             .unwrap_or_else(|| args.account.clone());
         let d = discover(&graph, &who, &own_name).await?;
         let requests = graph.counts().requests;
-        db.save_sources(&args.account, &d.to_store(), clock.now_ms())?;
+        db.save_sources(&args.account, &d.to_store())?;
         let failed = d.found.iter().filter(|f| f.notebooks.is_err()).count();
         if printer.json {
             let sources: Vec<_> = d

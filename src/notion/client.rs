@@ -1,6 +1,8 @@
 //! The Notion HTTP client: bearer token, pinned version, every request paced by [`NotionRate`], and the
 //! retry rules. Writes that may have been applied (a 5xx or a lost answer) are never retried here:
 //! they come back as [`NotionError::Ambiguous`] so the writer can look at what Notion holds first.
+//! Retries spend from the item's one count ([`Retries`]) when the client works for an item
+//! ([`NotionClient::for_item`]), else from a count of the request's own under the same policy.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -12,15 +14,17 @@ use serde_json::{json, Value};
 
 use super::rate::NotionRate;
 use crate::clock::{Clock, Jitter};
-use crate::failure::{Class, Classify, Meaning, Next, Scope};
+use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
 use crate::net::{Reachability, Service, Unreachable};
 
 /// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
 /// replaced `after`) and `in_trash` (which replaced `archived`), the only parts that changed for us.
 pub const NOTION_VERSION: &str = "2026-03-11";
 
-/// How many times a retryable failure is tried before giving up.
-const MAX_ATTEMPTS: u32 = 8;
+/// How many `429`/`529` answers one request meets before giving up. Not the retry budget's: a
+/// throttled request was not applied and not a failure of the item, and the shared pause it starts
+/// already slows every request (the Graph limiter's rule too).
+const THROTTLED_ATTEMPTS: u32 = 32;
 
 /// Errors from Notion, each naming the request.
 #[derive(Debug, thiserror::Error)]
@@ -59,12 +63,13 @@ pub enum NotionError {
         /// Status or transport error.
         detail: String,
     },
-    /// Retryable failures went on past the attempt limit.
+    /// Retryable failures went on until the item's retry budget was spent (or past the throttle
+    /// limit).
     #[error("Notion kept failing {what} after {attempts} attempts: {last}")]
     GaveUp {
         /// What we were doing.
         what: String,
-        /// Attempts made.
+        /// Attempts made in this attempt at the item, by every layer (its retries plus one).
         attempts: u32,
         /// The last failure.
         last: String,
@@ -270,6 +275,8 @@ pub struct NotionClient {
     stats: Arc<NotionStats>,
     backoff_base: Duration,
     reach: Reachability,
+    /// The retries of the item this client works for (`None`: each request counts its own).
+    item: Option<Retries>,
 }
 
 impl std::fmt::Debug for NotionClient {
@@ -301,9 +308,35 @@ impl NotionClient {
             rate,
             jitter,
             stats: Arc::new(NotionStats::default()),
-            backoff_base: Duration::from_millis(500),
+            backoff_base: ITEM_RETRIES.pause,
             reach: Reachability::new(Clock::system()),
+            item: None,
         }
+    }
+
+    /// This client working for one item: its retries spend from `retries`, shared with the layers
+    /// above (the writer, the upload, the queue).
+    pub fn for_item(&self, retries: Retries) -> Self {
+        Self {
+            item: Some(retries),
+            ..self.clone()
+        }
+    }
+
+    /// This client with an item's count: its own when it has one, else a new one for what follows
+    /// (one upload's steps, say).
+    pub fn with_item_retries(&self) -> Self {
+        match &self.item {
+            Some(_) => self.clone(),
+            None => self.for_item(Retries::new(ITEM_RETRIES, 0)),
+        }
+    }
+
+    /// The retry count requests spend from: the item's, or a new one for a request of its own.
+    pub fn retries(&self) -> Retries {
+        self.item
+            .clone()
+            .unwrap_or_else(|| Retries::new(ITEM_RETRIES, 0))
     }
 
     /// Waits out an unreachable Notion on `reach`, the run's shared record (and deadline).
@@ -581,10 +614,10 @@ impl NotionClient {
         what: &str,
     ) -> Result<Value, NotionError> {
         let url = format!("{}{}", self.base, path);
-        let mut attempt = 0u32;
+        let retries = self.retries();
+        let mut throttled = 0u32;
         let mut unreachable = 0u32;
         loop {
-            attempt += 1;
             self.rate.acquire().await;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             let mut req = self
@@ -603,7 +636,6 @@ impl NotionClient {
                 // Notion answers, and the wait is the network's, not this request's.
                 Err(e) if e.is_connect() => {
                     unreachable += 1;
-                    attempt -= 1;
                     self.reach
                         .wait(Service::Notion, unreachable, &self.jitter)
                         .await?;
@@ -641,7 +673,7 @@ impl NotionClient {
                                     detail,
                                 });
                             }
-                            self.backoff(attempt, what, &detail).await?;
+                            self.backoff(&retries, what, &detail).await?;
                             continue;
                         }
                     };
@@ -665,10 +697,11 @@ impl NotionClient {
                                 "Notion asked us to wait"
                             );
                             self.rate.pause_for(wait).await;
-                            if attempt >= MAX_ATTEMPTS * 4 {
+                            throttled += 1;
+                            if throttled >= THROTTLED_ATTEMPTS {
                                 return Err(NotionError::GaveUp {
                                     what: what.to_owned(),
-                                    attempts: attempt,
+                                    attempts: throttled,
                                     last: format!("{status}"),
                                 });
                             }
@@ -714,34 +747,38 @@ impl NotionClient {
                     }
                 }
             };
-            self.backoff(attempt, what, &failure).await?;
+            self.backoff(&retries, what, &failure).await?;
         }
     }
 
-    async fn backoff(&self, attempt: u32, what: &str, last: &str) -> Result<(), NotionError> {
-        if attempt >= MAX_ATTEMPTS {
-            return Err(NotionError::GaveUp {
-                what: what.to_owned(),
-                attempts: attempt,
-                last: last.to_owned(),
-            });
-        }
-        self.stats.retries.fetch_add(1, Ordering::Relaxed);
-        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
-        let wait = self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5);
-        tracing::debug!(
-            attempt,
-            wait_ms = wait.as_millis() as u64,
-            "retrying a Notion request after {last}"
-        );
-        tokio::time::sleep(wait).await;
+    /// Spends a retry of `retries` and waits before it, or gives up when the budget is spent.
+    async fn backoff(&self, retries: &Retries, what: &str, last: &str) -> Result<(), NotionError> {
+        let Some(n) = retries.spend() else {
+            return Err(gave_up(retries, what, last));
+        };
+        tracing::debug!(retry = n + 1, "retrying a Notion request after {last}");
+        self.pause_before_retry(n).await;
         Ok(())
     }
 
-    /// Backs off as the client does between attempts at an ambiguous write (used by the writer).
-    pub async fn pause_before_retry(&self, attempt: u32) {
-        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
-        tokio::time::sleep(self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5)).await;
+    /// Waits before retry `n + 1` of an item's requests (`n` spent before it), as every layer that
+    /// sends a request again in process does: the policy's pause, doubling, capped at a minute.
+    pub async fn pause_before_retry(&self, n: u32) {
+        self.stats.retries.fetch_add(1, Ordering::Relaxed);
+        let exp = self.backoff_base * 2u32.pow(n.min(6));
+        let wait = self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5);
+        tracing::debug!(wait_ms = wait.as_millis() as u64, "pausing before a retry");
+        tokio::time::sleep(wait).await;
+    }
+}
+
+/// The failure of `what` once `retries` is spent: how many attempts this attempt at the item made
+/// in all, so the queue counts them against the same budget.
+pub fn gave_up(retries: &Retries, what: &str, last: &str) -> NotionError {
+    NotionError::GaveUp {
+        what: what.to_owned(),
+        attempts: retries.here() + 1,
+        last: last.to_owned(),
     }
 }
 

@@ -7,22 +7,22 @@
 //! `uploaded` is done, `pending` with `number_of_parts.sent` parts resumes with the next part,
 //! `expired` or `failed` starts a new upload. An unclear answer to the create itself leaves at worst
 //! an orphan upload, which expires unattached: only the id we were answered with is ever attached.
+//!
+//! Every step sent again, every new upload after an unusable one and every retry the client makes
+//! spends from the item's one retry count ([`crate::failure::Retries`]), so an upload that keeps
+//! failing ends after the item's budget with [`NotionError::GaveUp`], never 8 sends per step times
+//! 3 uploads times the queue's attempts.
 
 use bytes::Bytes;
 use serde_json::Value;
 
-use super::client::{NotionClient, NotionError};
-use crate::failure::{Classify, Scope};
+use super::client::{gave_up, NotionClient, NotionError};
+use crate::failure::{Classify, Retries, Scope};
 
 /// Largest file sent in one part; bigger ones go multi-part.
 pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
 /// Size of each part of a multi-part upload (Notion wants 5-20 MiB except the last).
 pub const PART_SIZE: usize = 10 * 1024 * 1024;
-
-/// Attempts at one step whose outcome stays unclear (each followed by a read-back).
-const STEP_ATTEMPTS: u32 = 8;
-/// New uploads started for one file after the previous one expired or failed.
-const FRESH_UPLOADS: u32 = 3;
 
 /// What Notion says of an upload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,16 +96,19 @@ fn look_after(e: &NotionError) -> bool {
 }
 
 /// Uploads `bytes` as `name` (`mime`) and returns the id of an upload whose status is `uploaded`.
-/// A refusal of the file itself comes back as [`NotionError::Rejected`].
+/// A refusal of the file itself comes back as [`NotionError::Rejected`]; a failure still classed
+/// as retryable means the item's retry budget is spent ([`NotionClient::for_item`]; a client
+/// without one counts this upload's retries under the same policy).
 pub async fn upload_once(
     c: &NotionClient,
     name: &str,
     mime: &str,
     bytes: Bytes,
 ) -> Result<String, NotionError> {
+    let c = &c.with_item_retries();
+    let retries = c.retries();
     let parts = (bytes.len() > SINGLE_PART_MAX).then(|| bytes.len().div_ceil(PART_SIZE) as u32);
-    let mut last = String::new();
-    for _ in 0..FRESH_UPLOADS {
+    loop {
         // Repeated blindly by the client: an upload created twice leaves one orphan that expires.
         let up = c.create_upload(name, mime, parts).await?;
         let id = up["id"]
@@ -117,21 +120,23 @@ pub async fn upload_once(
             })?;
         let status = match parts {
             None => send_single(c, &id, name, mime, &bytes).await?,
-            Some(total) => send_parts(c, &id, name, mime, &bytes, total).await?,
+            Some(total) => send_parts(c, &id, name, mime, &bytes, total, &retries).await?,
         };
         match status {
             Done::Uploaded => return Ok(id),
             Done::Gone(s) => {
+                let Some(n) = retries.spend() else {
+                    return Err(gave_up(
+                        &retries,
+                        &format!("uploading {name}"),
+                        &format!("upload {id} was `{s}` before its content arrived"),
+                    ));
+                };
                 tracing::info!(upload = %id, status = %s, "upload unusable; starting a new one");
-                last = s;
+                c.pause_before_retry(n).await;
             }
         }
     }
-    Err(NotionError::GaveUp {
-        what: format!("uploading {name}"),
-        attempts: FRESH_UPLOADS,
-        last: format!("each new upload was `{last}` before its content arrived"),
-    })
 }
 
 async fn send_single(
@@ -158,9 +163,10 @@ async fn send_parts(
     mime: &str,
     bytes: &Bytes,
     total: u32,
+    retries: &Retries,
 ) -> Result<Done, NotionError> {
     let mut next = 1u32;
-    for _ in 0..STEP_ATTEMPTS {
+    loop {
         while next <= total {
             let start = (next as usize - 1) * PART_SIZE;
             // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
@@ -178,12 +184,15 @@ async fn send_parts(
             None => next = sent + 1,
             Some(done) => return Ok(done),
         }
+        // Parts Notion said it held went missing: sending them again is a retry like any other.
+        if retries.spend().is_none() {
+            return Err(gave_up(
+                retries,
+                &format!("completing upload {id}"),
+                "Notion kept reporting parts missing",
+            ));
+        }
     }
-    Err(NotionError::GaveUp {
-        what: format!("completing upload {id}"),
-        attempts: STEP_ATTEMPTS,
-        last: "Notion kept reporting parts missing".into(),
-    })
 }
 
 /// One send whose effect is known: returns the upload as the answer or a read-back shows it, with
@@ -196,9 +205,7 @@ async fn send_step(
     bytes: Bytes,
     part: Option<u32>,
 ) -> Result<Seen, NotionError> {
-    let mut attempt = 0;
     loop {
-        attempt += 1;
         let e = match c.send_upload(id, name, mime, bytes.clone(), part).await {
             Ok(v) => return Ok(seen(&v)),
             Err(e) if look_after(&e) => e,
@@ -210,18 +217,32 @@ async fn send_step(
             (Status::Pending, Some(n)) if s.sent >= n => return Ok(s),
             // Still pending and our content is not there: a 400 was about the content itself.
             (Status::Pending, _) if matches!(e, NotionError::Rejected { .. }) => return Err(e),
-            (Status::Pending, _) if attempt >= STEP_ATTEMPTS => return Err(e),
-            (Status::Pending, _) => c.pause_before_retry(attempt).await,
+            // Not applied: sent again while the item's budget lasts.
+            (Status::Pending, _) => again(c, &e).await?,
         }
+    }
+}
+
+/// Before a step found not applied is sent again: a retry of the item's budget and its pause, or
+/// the upload gives up with what was spent.
+async fn again(c: &NotionClient, e: &NotionError) -> Result<(), NotionError> {
+    let retries = c.retries();
+    match retries.retry_after(e) {
+        Some((_, n)) => {
+            c.pause_before_retry(n).await;
+            Ok(())
+        }
+        None => Err(match e {
+            NotionError::Ambiguous { what, detail } => gave_up(&retries, what, detail),
+            other => gave_up(&retries, "an upload step", &other.to_string()),
+        }),
     }
 }
 
 /// One completion whose effect is known: the upload done or gone, or pending with the count of
 /// parts Notion holds (so the missing ones are sent again).
 async fn complete_step(c: &NotionClient, id: &str) -> Result<Seen, NotionError> {
-    let mut attempt = 0;
     loop {
-        attempt += 1;
         let e = match c.complete_upload(id).await {
             Ok(v) => {
                 let s = seen(&v);
@@ -241,8 +262,7 @@ async fn complete_step(c: &NotionClient, id: &str) -> Result<Seen, NotionError> 
             Status::Uploaded | Status::Gone(_) => return Ok(s),
             Status::Pending if s.total.is_some_and(|t| s.sent < t) => return Ok(s),
             Status::Pending if matches!(e, NotionError::Rejected { .. }) => return Err(e),
-            Status::Pending if attempt >= STEP_ATTEMPTS => return Err(e),
-            Status::Pending => c.pause_before_retry(attempt).await,
+            Status::Pending => again(c, &e).await?,
         }
     }
 }

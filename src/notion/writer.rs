@@ -14,13 +14,13 @@ use futures::future::BoxFuture;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::client::{NotionClient, NotionError, Position};
+use super::client::{gave_up, NotionClient, NotionError, Position};
 use super::degrade::{self, Degraded};
 use super::listed::{self, Listed};
 use super::plan::{self, Items, Parent, Path, Planner, Step};
 use super::upload;
 use crate::convert::{Block, MediaSource};
-use crate::failure::{Class, Classify, Next, RetryBudget, Scope, ITEM_RETRIES};
+use crate::failure::{Class, Classify, Next, Retries, RetryBudget, Scope, ITEM_RETRIES};
 use crate::graph::GraphError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
@@ -154,16 +154,36 @@ impl Writer {
         title: &str,
         ours: &HashSet<String>,
     ) -> Result<Option<String>, WriteError> {
-        let title = display_title(title);
-        let kids = listed::list(&self.client, parent).await?;
-        Ok(kids
-            .into_iter()
-            .filter(|b| b.is_subpage() && !b.trashed)
-            .filter(|b| b.title.as_deref() == Some(title.as_str()))
-            .map(|b| b.id)
-            .rfind(|id| !ours.contains(id)))
+        find_lost_page(&self.client, parent, title, ours).await
     }
 
+    /// This writer's client for one step of an item's plan (a creation, an append, an upload): the
+    /// step's requests, looks and resends spend from one retry count, which starts from what the
+    /// item's earlier attempts spent. Each step has its own, as each request of uv's has: what one
+    /// failing step spends is not taken from the next.
+    fn item_client(&self) -> NotionClient {
+        self.client.for_item(Retries::new(self.budget, self.spent))
+    }
+}
+
+/// [`Writer::find_lost_page`] with `client` (an item's, so the listing spends its retries).
+async fn find_lost_page(
+    client: &NotionClient,
+    parent: &str,
+    title: &str,
+    ours: &HashSet<String>,
+) -> Result<Option<String>, WriteError> {
+    let title = display_title(title);
+    let kids = listed::list(client, parent).await?;
+    Ok(kids
+        .into_iter()
+        .filter(|b| b.is_subpage() && !b.trashed)
+        .filter(|b| b.title.as_deref() == Some(title.as_str()))
+        .map(|b| b.id)
+        .rfind(|id| !ours.contains(id)))
+}
+
+impl Writer {
     /// Creates a page (with the first request's worth of `blocks`) and writes the rest of the body.
     /// `recover` is true when an earlier attempt may have created it already: the parent is looked at
     /// first. Returns the page id and what was written.
@@ -183,7 +203,7 @@ impl Writer {
         let mut exec = Exec::new(self, blocks, resources, String::new());
         let mut steps = Planner::new_page(blocks);
         if recover {
-            if let Some(id) = self.find_lost_page(parent, title, ours).await? {
+            if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                 on_created(&id);
                 exec.found_page(id, &mut steps);
                 exec.run(steps).await?;
@@ -205,9 +225,8 @@ impl Writer {
         let done = exec.upload_all(&uploads).await?;
         let mut first = exec.request(&items, &done);
         drop(done);
-        let mut retried = 0;
         let id = loop {
-            match self.client.create_page(parent, title, &first).await {
+            match exec.client.create_page(parent, title, &first).await {
                 Err(e) if exec.degraded(&e, &mut first) => {}
                 Ok(v) => {
                     break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
@@ -217,7 +236,7 @@ impl Writer {
                     })?
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
-                    if let Some(id) = self.find_lost_page(parent, title, ours).await? {
+                    if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                         // It was applied, with its first blocks (a creation is whole or nothing):
                         // whatever else of the body it holds is found step by step.
                         on_created(&id);
@@ -228,9 +247,9 @@ impl Writer {
                         exec.run(steps).await?;
                         return Ok((exec.page, exec.stats));
                     }
-                    exec.before_retry(e, &mut retried).await?;
+                    exec.before_retry(e).await?;
                 }
-                Err(e) => return Err(self.spent(e, retried).into()),
+                Err(e) => return Err(spent(&exec.client, e).into()),
             }
         };
         on_created(&id);
@@ -279,12 +298,6 @@ impl Writer {
         exec.top = subpages.then_some(Position::Start);
         exec.run(Planner::body(blocks)).await?;
         Ok(exec.stats)
-    }
-
-    /// An unclear write this writer looked after and retried `retried` times goes up as "gave up
-    /// after that many attempts", so the queue counts them against the item's one retry budget.
-    fn spent(&self, e: NotionError, retried: u32) -> NotionError {
-        spent(e, retried + 1)
     }
 }
 
@@ -335,6 +348,8 @@ type Done = std::collections::HashMap<Path, usize>;
 /// One execution of a plan: what each step learned so far, in step order.
 struct Exec<'w, 'a> {
     w: &'w Writer,
+    /// The writer's client for the step being executed ([`Writer::item_client`]).
+    client: NotionClient,
     blocks: &'a [Block],
     resources: &'a HashMap<String, Resource>,
     stats: WriteStats,
@@ -360,6 +375,7 @@ impl<'w, 'a> Exec<'w, 'a> {
     ) -> Self {
         Self {
             w,
+            client: w.item_client(),
             blocks,
             resources,
             stats: WriteStats::default(),
@@ -402,6 +418,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                     unreachable!("only the first step creates the page")
                 }
                 Step::Append { parent, items } => {
+                    self.client = self.w.item_client();
                     let (pid, has_children) = self.parent_id(&parent, &items).await?;
                     if self.resuming {
                         let seen = if has_children == Some(false) && items.before() == 0 {
@@ -462,7 +479,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             Parent::Created { step, index } => (*step, *index),
         };
         if let Learned::PageBlocks(n) = self.learned[step] {
-            let have = listed::body(&self.w.client, &self.page).await?;
+            let have = listed::body(&self.client, &self.page).await?;
             if have.len() < n {
                 return Err(WriteError::Mismatch(format!(
                     "Notion page {} holds {} blocks right after its creation with {n}",
@@ -503,11 +520,11 @@ impl<'w, 'a> Exec<'w, 'a> {
     ) -> Result<Option<Vec<Made>>, WriteError> {
         let listed_now;
         let have = if fresh {
-            listed_now = listed::body(&self.w.client, parent).await?;
+            listed_now = listed::body(&self.client, parent).await?;
             &listed_now
         } else {
             if !self.listings.contains_key(parent) {
-                let have = listed::body(&self.w.client, parent).await?;
+                let have = listed::body(&self.client, parent).await?;
                 self.listings.insert(parent.to_owned(), have);
             }
             &self.listings[parent]
@@ -587,13 +604,15 @@ impl<'w, 'a> Exec<'w, 'a> {
                 self.learned[*step] = Learned::Upload(Some(Uploaded::AsIs));
                 continue;
             };
-            let how = match self.w.upload_or_fallback(res, &mut self.stats).await {
+            // Each upload is a step of its own, with its own retry count.
+            let c = self.w.item_client();
+            let how = match self.w.upload_or_fallback(&c, res, &mut self.stats).await {
                 Ok((id, size)) => {
                     self.stats.files += 1;
                     self.stats.bytes += size;
                     Uploaded::File(id)
                 }
-                Err(UploadFailure::CannotCarry(why)) => {
+                Err(UploadFailure::CannotCarry(why) | UploadFailure::Spent(why)) => {
                     tracing::warn!(file = %res.file_name, "resource not carried over: {why}");
                     self.stats
                         .placeholders
@@ -663,9 +682,8 @@ impl<'w, 'a> Exec<'w, 'a> {
             Parent::Page => self.top.clone().unwrap_or(Position::End),
             Parent::Created { .. } => Position::End,
         };
-        let mut retried = 0;
         loop {
-            match self.w.client.append_at(parent_id, body, &position).await {
+            match self.client.append_at(parent_id, body, &position).await {
                 // Refused, so not applied: the degraded request is sent again.
                 Err(e) if self.degraded(&e, body) => {}
                 Ok(created) => {
@@ -691,24 +709,23 @@ impl<'w, 'a> Exec<'w, 'a> {
                     if let Some(made) = self.look(parent_id, items, true).await? {
                         return Ok(made);
                     }
-                    self.before_retry(e, &mut retried).await?;
+                    self.before_retry(e).await?;
                 }
-                Err(e) => return Err(self.w.spent(e, retried).into()),
+                Err(e) => return Err(spent(&self.client, e).into()),
             }
         }
     }
 
     /// After an unclear write found not applied: waits before sending it again while the item's
     /// one retry budget lasts, else gives up with the count.
-    async fn before_retry(&self, e: NotionError, retried: &mut u32) -> Result<(), WriteError> {
-        match self.w.budget.should_retry(&e, self.w.spent + *retried) {
-            Some(_) => {
-                *retried += 1;
+    async fn before_retry(&self, e: NotionError) -> Result<(), WriteError> {
+        match self.client.retries().retry_after(&e) {
+            Some((_, n)) => {
                 // The client's pacing of retries, not the queue's: this is one request again.
-                self.w.client.pause_before_retry(*retried).await;
+                self.client.pause_before_retry(n).await;
                 Ok(())
             }
-            None => Err(self.w.spent(e, *retried).into()),
+            None => Err(spent(&self.client, e).into()),
         }
     }
 
@@ -742,10 +759,11 @@ impl Writer {
     /// sign-in, outage, Notion failing) never reaches for the fallback: the page is tried again.
     async fn upload_or_fallback(
         &self,
+        c: &NotionClient,
         res: &Resource,
         stats: &mut WriteStats,
     ) -> Result<(String, u64), UploadFailure> {
-        let why = match self.upload(res).await {
+        let why = match self.upload(c, res).await {
             Err(UploadFailure::CannotCarry(why)) => why,
             done => return done,
         };
@@ -757,7 +775,7 @@ impl Writer {
             fallback: None,
             ..res.clone()
         };
-        match self.upload(&smaller).await {
+        match self.upload(c, &smaller).await {
             Ok(done) => {
                 tracing::info!(file = %res.file_name, "full resolution not carried over ({why}); \
                     the smaller rendition was");
@@ -774,7 +792,11 @@ impl Writer {
     /// Downloads one resource and uploads it to Notion exactly once ([`upload::upload_once`]);
     /// returns the upload id and size. Each write of a page makes its own uploads: one sent but never
     /// attached (a kill, a lost answer to an append) just expires.
-    async fn upload(&self, res: &Resource) -> Result<(String, u64), UploadFailure> {
+    async fn upload(
+        &self,
+        c: &NotionClient,
+        res: &Resource,
+    ) -> Result<(String, u64), UploadFailure> {
         let Some(name) = upload_name(res) else {
             return Err(UploadFailure::CannotCarry(
                 "Notion does not accept this file type".into(),
@@ -810,20 +832,19 @@ impl Writer {
                 .unwrap_or_else(|| "application/octet-stream".into()),
             m => m.to_owned(),
         };
-        let id = upload::upload_once(&self.client, &name, &mime, bytes).await?;
+        let id = upload::upload_once(c, &name, &mime, bytes).await?;
         Ok((id, size))
     }
 }
 
-/// An unclear write the writer already looked after and retried `attempts` times goes up as "gave
-/// up after that many attempts", so the queue counts them against the item's one retry budget.
-fn spent(e: NotionError, attempts: u32) -> NotionError {
+/// An unclear write after retries of the item in this attempt goes up as "gave up after that many
+/// attempts", so the queue counts them against the item's one retry budget.
+fn spent(c: &NotionClient, e: NotionError) -> NotionError {
+    let retries = c.retries();
     match e {
-        NotionError::Ambiguous { what, detail } if attempts > 1 => NotionError::GaveUp {
-            what,
-            attempts,
-            last: detail,
-        },
+        NotionError::Ambiguous { what, detail } if retries.here() > 0 => {
+            gave_up(&retries, &what, &detail)
+        }
         other => other,
     }
 }
@@ -835,6 +856,9 @@ const MEDIA: &[&str] = &["image", "file", "pdf", "audio", "video"];
 enum UploadFailure {
     /// The file cannot be carried over (download failed, type or size refused): a placeholder.
     CannotCarry(String),
+    /// Notion kept failing the upload until the item's retry budget was spent: a placeholder, and
+    /// no fallback rendition (nothing is left to spend on it), so the page is not failed for it.
+    Spent(String),
     /// Notion failed: the item fails and is retried later.
     Notion(NotionError),
     /// The download failed for a reason that is not the file's: the item fails.
@@ -870,6 +894,9 @@ impl From<NotionError> for UploadFailure {
         // outage or a lost answer is not the file's.
         if the_files_own(e.class()) {
             UploadFailure::CannotCarry(e.to_string())
+        } else if matches!(e.class().next, Next::Retry(_)) {
+            // [`upload::upload_once`] retries whatever may be retried: this one spent the budget.
+            UploadFailure::Spent(e.to_string())
         } else {
             UploadFailure::Notion(e)
         }
@@ -1081,18 +1108,41 @@ mod tests {
             what: "appending".into(),
             detail: "504".into(),
         };
-        assert_eq!(spent(unclear(), 8).retries(), 7);
-        assert_eq!(spent(unclear(), 8).class().code(), "item/retry");
+        let client = || {
+            let rate = super::super::rate::NotionRate::new(
+                crate::settings::Window {
+                    count: 3,
+                    length: std::time::Duration::from_secs(1),
+                },
+                3,
+            );
+            let jitter = crate::clock::Jitter::seeded(1);
+            NotionClient::new("http://127.0.0.1:9", "t", Arc::new(rate), jitter)
+                .for_item(Retries::new(ITEM_RETRIES, 1))
+        };
+        let c = client();
+        for _ in 0..3 {
+            c.retries().spend().expect("left");
+        }
+        assert_eq!(
+            spent(&c, unclear()).retries(),
+            3,
+            "this attempt's, not the queue's"
+        );
+        assert_eq!(spent(&c, unclear()).class().code(), "item/retry");
         // Not retried here: nothing to count, the queue's budget is whole.
-        assert!(matches!(spent(unclear(), 1), NotionError::Ambiguous { .. }));
-        assert_eq!(spent(unclear(), 1).retries(), 0);
+        assert!(matches!(
+            spent(&client(), unclear()),
+            NotionError::Ambiguous { .. }
+        ));
+        assert_eq!(spent(&client(), unclear()).retries(), 0);
     }
 
     #[test]
     fn only_a_files_own_failure_for_good_leaves_a_placeholder() {
         let graph = |e: GraphError| match UploadFailure::of_download(e) {
             UploadFailure::CannotCarry(why) => Some(why),
-            UploadFailure::Notion(_) | UploadFailure::Fetch(_) => None,
+            UploadFailure::Notion(_) | UploadFailure::Fetch(_) | UploadFailure::Spent(_) => None,
         };
         let a = || "a".to_owned();
         let gone = GraphError::Item {

@@ -45,7 +45,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                 Ok((n, still_missing)) => {
                     record(m, &key, &item, degraded)?;
                     m.db()
-                        .set_pending_links(&key, &item.item_id, still_missing)?;
+                        .set_pending_links(m.owner(), &key, &item.item_id, still_missing)?;
                     Ok(n)
                 }
                 // One page that cannot be read again (deleted in OneNote since) or whose Notion
@@ -60,7 +60,8 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                         ),
                     });
                     record(m, &key, &item, degraded)?;
-                    m.db().set_pending_links(&key, &item.item_id, false)?;
+                    m.db()
+                        .set_pending_links(m.owner(), &key, &item.item_id, false)?;
                     Ok(0)
                 }
                 Err(other) => Err(other),
@@ -85,7 +86,8 @@ fn record(
     }
     let items = degraded.into_iter().map(|d| (d.element, d.action));
     let report = note_in_report(item.report.as_deref(), items);
-    m.db().set_report(key, &item.item_id, report.as_deref())?;
+    m.db()
+        .set_report(m.owner(), key, &item.item_id, report.as_deref())?;
     Ok(())
 }
 

@@ -330,6 +330,11 @@ impl Migration {
         &self.stats
     }
 
+    /// The run lock's token this migration writes with (planning presents it too).
+    pub fn owner(&self) -> &RunToken {
+        &self.owner
+    }
+
     /// The same migration stopped by `cancel` (the root a signal and the lock's heartbeat stop).
     pub fn with_cancel(mut self, cancel: Cancel) -> Self {
         self.cancel = cancel;
@@ -724,7 +729,6 @@ impl Migration {
         page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
         let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
-        let now = self.clock.now_ms();
         let existing = self.db.notion_item(account, item_id)?;
         let fetch = match &page {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
@@ -747,7 +751,8 @@ impl Migration {
                             .set_title(&id, &title)
                             .await
                             .map_err(WriteError::from)?;
-                        self.db.record_title(account, item_id, &title, now)?;
+                        self.db
+                            .record_title(&self.owner, account, item_id, &title)?;
                     }
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
@@ -759,20 +764,19 @@ impl Migration {
                 let recover = other.is_some();
                 if !recover {
                     self.db.record_intent(
+                        &self.owner,
                         account,
                         item_id,
                         job.kind.as_str(),
                         parent,
                         &display_title(title),
-                        now,
                     )?;
                 }
                 let ours = self.db.notion_children_of(parent)?;
                 let db = self.db.clone();
-                let clock = self.clock.clone();
                 let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
                 let record = |id: &str| {
-                    if let Err(e) = db.record_created(account, item_id, id, clock.now_ms()) {
+                    if let Err(e) = db.record_created(&self.owner, account, item_id, id) {
                         *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
                     }
                     // The next sibling's turn.
@@ -824,7 +828,7 @@ impl Migration {
             shape: Some(&shape),
         };
         self.db
-            .record_written(account, item_id, &written, self.clock.now_ms())?;
+            .record_written(&self.owner, account, item_id, &written)?;
         Ok(true)
     }
 

@@ -568,11 +568,11 @@ mod tests {
             }],
         }];
         db.save_scan("a", &nb, &ScanScope::All, 1).unwrap();
-        db.create_plan("a", "target", &nb, 1).unwrap();
         let token = db
             .acquire_run_lock(1, "run", 1, Duration::from_secs(90), |_| false)
             .unwrap()
             .unwrap();
+        db.create_plan(&token, "a", "target", &nb, 1).unwrap();
         (dir, db, token)
     }
 

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::RunError;
 use crate::notion::client::NotionClient;
 use crate::notion::writer::{NewPage, WriteError, Writer};
+use crate::store::jobs::RunToken;
 use crate::store::notion_items::Written;
 use crate::store::Db;
 
@@ -17,14 +18,14 @@ use crate::store::Db;
 pub const SOURCE_ITEM: &str = "source";
 
 /// The Notion page of the group or site with inventory key `key` under `target`: the recorded one,
-/// or one created now with `title`.
+/// or one created now with `title`, recorded as the run lock's holder `owner`.
 pub async fn ensure(
     db: &Db,
+    owner: &RunToken,
     notion: &NotionClient,
     key: &str,
     target: &str,
     title: &str,
-    now: i64,
 ) -> Result<String, RunError> {
     let existing = db.notion_item(key, SOURCE_ITEM)?;
     if let Some(id) = existing.as_ref().and_then(|i| i.notion_page_id.clone()) {
@@ -33,7 +34,7 @@ pub async fn ensure(
     // Recorded intent without an id: an earlier run's creation may have reached Notion.
     let recover = existing.is_some();
     if !recover {
-        db.record_intent(key, SOURCE_ITEM, "source", target, title, now)?;
+        db.record_intent(owner, key, SOURCE_ITEM, "source", target, title)?;
     }
     let parent = match &existing {
         Some(i) => i.parent_notion_id.clone(),
@@ -42,7 +43,7 @@ pub async fn ensure(
     let ours = db.notion_children_of(&parent)?;
     let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
     let record = |id: &str| {
-        if let Err(e) = db.record_created(key, SOURCE_ITEM, id, now) {
+        if let Err(e) = db.record_created(owner, key, SOURCE_ITEM, id) {
             *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
         }
     };
@@ -77,6 +78,6 @@ pub async fn ensure(
         pending_links: false,
         shape: None,
     };
-    db.record_written(key, SOURCE_ITEM, &written, now)?;
+    db.record_written(owner, key, SOURCE_ITEM, &written)?;
     Ok(id)
 }

@@ -22,8 +22,6 @@ pub struct Account {
     pub access_token: Option<String>,
     /// When that access token expires (unix ms).
     pub access_expires_at: Option<UnixMillis>,
-    /// When the account was first stored.
-    pub created_at: UnixMillis,
     /// When the row last changed.
     pub updated_at: UnixMillis,
 }
@@ -54,7 +52,6 @@ impl Account {
             refresh_token: r.get("refresh_token")?,
             access_token: r.get("access_token")?,
             access_expires_at: r.get("access_expires_at")?,
-            created_at: r.get("created_at")?,
             updated_at: r.get("updated_at")?,
         })
     }
@@ -79,12 +76,12 @@ pub enum SignInSaved {
     },
 }
 
-/// Inserts `a`, or replaces everything but `created_at` of the account with its name.
+/// Inserts `a`, or replaces the account with its name.
 fn upsert(tx: &rusqlite::Transaction<'_>, a: &Account) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO accounts(name, user_id, user_principal_name, display_name, refresh_token,
-              access_token, access_expires_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+              access_token, access_expires_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
          ON CONFLICT(name) DO UPDATE SET
             user_id = excluded.user_id,
             user_principal_name = excluded.user_principal_name,
@@ -101,7 +98,6 @@ fn upsert(tx: &rusqlite::Transaction<'_>, a: &Account) -> rusqlite::Result<()> {
             a.refresh_token,
             a.access_token,
             a.access_expires_at,
-            a.created_at,
             a.updated_at
         ],
     )?;
@@ -110,7 +106,7 @@ fn upsert(tx: &rusqlite::Transaction<'_>, a: &Account) -> rusqlite::Result<()> {
 
 const COLUMNS: &str =
     "name, user_id, user_principal_name, display_name, refresh_token, access_token, \
-                       access_expires_at, created_at, updated_at";
+                       access_expires_at, updated_at";
 
 impl Db {
     /// Every account, signed in or not, by name.
@@ -208,7 +204,6 @@ mod tests {
             refresh_token: Some("rt-secret-1".into()),
             access_token: Some("at-secret-1".into()),
             access_expires_at: Some(10),
-            created_at: 1,
             updated_at: 1,
         }
     }
@@ -222,7 +217,6 @@ mod tests {
         db.update_tokens("alice", "rt-2", "at-2", 99, 5).unwrap();
         let a = db.account("alice").unwrap().unwrap();
         assert_eq!(a.refresh_token.as_deref(), Some("rt-2"));
-        assert_eq!(a.created_at, 1);
         assert!(db.forget_tokens("alice", 6).unwrap());
         let a = db.account("alice").unwrap().unwrap();
         assert!(!a.signed_in() && a.access_token.is_none());
@@ -239,16 +233,12 @@ mod tests {
         );
         let mut again = alice();
         again.refresh_token = Some("rt-new".into());
-        again.created_at = 50;
         assert_eq!(
             db.save_sign_in(&again, false).unwrap(),
             SignInSaved::Renewed
         );
         let a = db.account("alice").unwrap().unwrap();
-        assert_eq!(
-            (a.refresh_token.as_deref(), a.created_at),
-            (Some("rt-new"), 1)
-        );
+        assert_eq!(a.refresh_token.as_deref(), Some("rt-new"));
         let mut bob = alice();
         bob.user_id = "u-2".into();
         bob.user_principal_name = "bob@contoso.com".into();

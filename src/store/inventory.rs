@@ -170,7 +170,6 @@ impl Db {
                     pos,
                     &nb.created,
                     &nb.last_modified,
-                    now,
                     &mut diff,
                     ItemExtra::None,
                 )?;
@@ -182,7 +181,6 @@ impl Db {
                     None,
                     &nb.section_groups,
                     &nb.sections,
-                    now,
                     &mut diff,
                     &mut seen,
                 )?;
@@ -312,7 +310,6 @@ fn save_children(
     parent_group: Option<&str>,
     groups: &[SectionGroup],
     sections: &[Section],
-    now: UnixMillis,
     diff: &mut ScanDiff,
     seen: &mut HashSet<(&'static str, String)>,
 ) -> rusqlite::Result<()> {
@@ -328,7 +325,6 @@ fn save_children(
             pos,
             &g.created,
             &g.last_modified,
-            now,
             diff,
             ItemExtra::Group { notebook },
         )?;
@@ -340,7 +336,6 @@ fn save_children(
             Some(&g.id),
             &g.section_groups,
             &g.sections,
-            now,
             diff,
             seen,
         )?;
@@ -356,7 +351,6 @@ fn save_children(
             pos,
             &s.created,
             &s.last_modified,
-            now,
             diff,
             ItemExtra::Section { notebook },
         )?;
@@ -372,7 +366,6 @@ fn save_children(
                 p.order as usize,
                 &p.created,
                 &p.last_modified,
-                now,
                 diff,
                 ItemExtra::Page(p),
             )?;
@@ -394,7 +387,6 @@ fn upsert(
     position: usize,
     created: &Option<String>,
     last_modified: &Option<String>,
-    now: UnixMillis,
     diff: &mut ScanDiff,
     extra: ItemExtra<'_>,
 ) -> rusqlite::Result<()> {
@@ -436,12 +428,12 @@ fn upsert(
     match extra {
         ItemExtra::None => {
             tx.execute(
-                "INSERT INTO notebooks(account, id, name, position, created, last_modified, scanned_at, deleted_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL)
+                "INSERT INTO notebooks(account, id, name, position, created, last_modified, deleted_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL)
                  ON CONFLICT(account, id) DO UPDATE SET name = excluded.name, position = excluded.position,
                    created = excluded.created, last_modified = excluded.last_modified,
-                   scanned_at = excluded.scanned_at, deleted_at = NULL",
-                params![account, id, name, position as i64, created, last_modified, now],
+                   deleted_at = NULL",
+                params![account, id, name, position as i64, created, last_modified],
             )?;
         }
         ItemExtra::Group { notebook } | ItemExtra::Section { notebook } => {
@@ -449,13 +441,12 @@ fn upsert(
             tx.execute(
                 &format!(
                     "INSERT INTO {table}(account, id, notebook_id, parent_group_id, name, position, created,
-                                         last_modified, scanned_at, deleted_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)
+                                         last_modified, deleted_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)
                      ON CONFLICT(account, id) DO UPDATE SET notebook_id = excluded.notebook_id,
                        parent_group_id = excluded.parent_group_id, name = excluded.name,
                        position = excluded.position, created = excluded.created,
-                       last_modified = excluded.last_modified, scanned_at = excluded.scanned_at,
-                       deleted_at = NULL"
+                       last_modified = excluded.last_modified, deleted_at = NULL"
                 ),
                 params![
                     account,
@@ -465,20 +456,19 @@ fn upsert(
                     name,
                     position as i64,
                     created,
-                    last_modified,
-                    now
+                    last_modified
                 ],
             )?;
         }
         ItemExtra::Page(p) => {
             tx.execute(
                 "INSERT INTO pages(account, id, section_id, title, level, \"order\", created, last_modified,
-                                   content_url, scanned_at, deleted_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, NULL)
+                                   content_url, deleted_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)
                  ON CONFLICT(account, id) DO UPDATE SET section_id = excluded.section_id,
                    title = excluded.title, level = excluded.level, \"order\" = excluded.\"order\",
                    created = excluded.created, last_modified = excluded.last_modified,
-                   content_url = excluded.content_url, scanned_at = excluded.scanned_at, deleted_at = NULL",
+                   content_url = excluded.content_url, deleted_at = NULL",
                 params![
                     account,
                     id,
@@ -488,8 +478,7 @@ fn upsert(
                     p.order,
                     created,
                     last_modified,
-                    p.content_url,
-                    now
+                    p.content_url
                 ],
             )?;
         }

@@ -320,15 +320,17 @@ fn requeue_orphans(tx: &Transaction<'_>, now: UnixMillis) -> rusqlite::Result<us
 
 impl Db {
     /// Plans `notebooks` of `account` under the Notion page `target`: one job per item not planned
-    /// before, in OneNote order, plus a link pass. One transaction.
+    /// before, in OneNote order, plus a link pass. One transaction, by the run lock's holder
+    /// (`token`; [`StoreError::LockLost`] otherwise).
     pub fn create_plan(
         &self,
+        token: &RunToken,
         account: &str,
         target: &str,
         notebooks: &[Notebook],
         now: UnixMillis,
     ) -> Result<PlanSummary> {
-        self.write("planning the migration", |tx| {
+        self.write_holding(token, "planning the migration", |tx| {
             plan_in(tx, account, target, notebooks, now)
         })
     }
@@ -571,22 +573,33 @@ impl Db {
         action: &str,
         f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<usize>,
     ) -> Result<()> {
-        let changed = self.write(action, |tx| {
-            if !holds(tx, token)? {
-                return Ok(None);
-            }
-            f(tx).map(Some)
-        })?;
-        match changed {
-            None => Err(self.lock_lost()),
-            Some(0) => Err(StoreError::Transition {
+        match self.write_holding(token, action, f)? {
+            0 => Err(StoreError::Transition {
                 path: self.path.clone(),
                 job: format!("job {job}"),
                 from,
                 to,
             }),
-            Some(_) => Ok(()),
+            _ => Ok(()),
         }
+    }
+
+    /// A write of a running migration: `f` runs in a transaction only while `token` holds the run
+    /// lock, checked in that transaction, so a process that lost the lock changes nothing
+    /// ([`StoreError::LockLost`]).
+    pub(crate) fn write_holding<T>(
+        &self,
+        token: &RunToken,
+        action: &str,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        self.write(action, |tx| {
+            if !holds(tx, token)? {
+                return Ok(None);
+            }
+            f(tx).map(Some)
+        })?
+        .ok_or_else(|| self.lock_lost())
     }
 
     fn lock_lost(&self) -> StoreError {
@@ -598,8 +611,10 @@ impl Db {
     /// Fails the job of a planned item whose contents could not be read (from whatever state it
     /// was in: the scan that just ran says it cannot be had). [`StoreError::Transition`] when no
     /// such item is planned.
+    #[allow(clippy::too_many_arguments)]
     pub fn fail_planned_item(
         &self,
+        token: &RunToken,
         account: &str,
         kind: &str,
         item_id: &str,
@@ -607,7 +622,7 @@ impl Db {
         class: &str,
         now: UnixMillis,
     ) -> Result<()> {
-        let changed = self.write("recording an unreadable item", |tx| {
+        let changed = self.write_holding(token, "recording an unreadable item", |tx| {
             tx.execute(
                 "UPDATE jobs SET state = ?7, last_error = ?4, error_class = ?6, updated_at = ?5
                  WHERE account = ?1 AND kind = ?2 AND item_id = ?3",
@@ -625,10 +640,16 @@ impl Db {
         Ok(())
     }
 
-    /// Puts permanently failed jobs of `accounts` back in the queue (`--retry-failed`).
-    pub fn retry_failed(&self, accounts: &[String], now: UnixMillis) -> Result<usize> {
+    /// Puts permanently failed jobs of `accounts` back in the queue (`--retry-failed`), by the run
+    /// lock's holder (`token`; [`StoreError::LockLost`] otherwise).
+    pub fn retry_failed(
+        &self,
+        token: &RunToken,
+        accounts: &[String],
+        now: UnixMillis,
+    ) -> Result<usize> {
         let filter = account_filter(accounts);
-        self.write("re-queueing failed jobs", |tx| {
+        self.write_holding(token, "re-queueing failed jobs", |tx| {
             // The link pass of an affected plan must run again after the retried pages exist.
             tx.execute(
                 &format!(
@@ -1035,22 +1056,22 @@ mod tests {
         let (_dir, db, t) = open();
         db.save_scan("a", &tree(), &crate::store::inventory::ScanScope::All, 1)
             .unwrap();
-        let s = db.create_plan("a", "target", &tree(), 1).unwrap();
+        let s = db.create_plan(&t, "a", "target", &tree(), 1).unwrap();
         assert_eq!(s.added, 11);
         assert_eq!(
             drain(&db, &t),
             vec!["nb", "s1", "p1", "p1a", "p1a1", "p1b", "p2", "g", "s2", "q1", "1"]
         );
         // planning again adds nothing but a new (empty) link pass
-        let s2 = db.create_plan("a", "target", &tree(), 2).unwrap();
+        let s2 = db.create_plan(&t, "a", "target", &tree(), 2).unwrap();
         assert_eq!(s2.added, 1);
         assert_eq!(s2.already_planned, 10);
     }
 
     #[test]
     fn subpages_hang_under_the_page_before_them() {
-        let (_dir, db, _t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        let (_dir, db, t) = open();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let parent_of = |item: &str| -> String {
             db.read("q", |c| {
                 c.query_row(
@@ -1069,9 +1090,51 @@ mod tests {
     }
 
     #[test]
+    fn a_process_that_lost_the_lock_can_neither_plan_nor_retry_nor_fail_anything() {
+        let (_dir, db, old) = open();
+        db.create_plan(&old, "a", "t", &tree(), 1).unwrap();
+        let j = claim(&db, &old, &[], 2).unwrap().unwrap();
+        db.fail_job(j.id, &old, "gone", "item/never", 2).unwrap();
+        // Its heartbeat stopped long ago: another process takes the lock over.
+        let later = 10 * STALE.as_millis() as i64;
+        let new = db
+            .acquire_run_lock(2, "run-2", later, STALE, |_| false)
+            .unwrap()
+            .unwrap();
+        let lost = |r: Result<()>| matches!(r, Err(StoreError::LockLost { .. }));
+        let a = ["a".to_owned()];
+        assert!(lost(db.retry_failed(&old, &a, later).map(drop)));
+        assert!(lost(
+            db.create_plan(&old, "a", "t2", &tree(), later).map(drop)
+        ));
+        assert!(lost(db.fail_planned_item(
+            &old,
+            "a",
+            "section",
+            "s1",
+            "gone",
+            "item/never",
+            later
+        )));
+        assert!(lost(db.plan_rewrites(&old, "a", later).map(drop)));
+        // Nor record what it wrote in Notion.
+        assert!(lost(db.record_intent(&old, "a", "p1", "page", "n", "P1")));
+        assert!(lost(db.record_created(&old, "a", "p1", "notion-1")));
+        assert!(lost(db.set_report(&old, "a", "p1", Some("[]"))));
+        assert!(lost(db.set_pending_links(&old, "a", "p1", true)));
+        assert_eq!(db.notion_item("a", "p1").unwrap(), None);
+        // Nothing it tried was written; the holder's writes go through.
+        let c = db.job_counts("a").unwrap();
+        assert_eq!((c.failed, c.done), (1, 0));
+        assert_eq!(db.plan_targets("a").unwrap(), ["t"]);
+        assert_eq!(db.retry_failed(&new, &a, later).unwrap(), 1);
+        assert_eq!(db.job_counts("a").unwrap().failed, 0);
+    }
+
+    #[test]
     fn taking_the_lock_requeues_what_a_gone_holder_left_running_and_shuts_it_out() {
         let (_dir, db, dead) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&dead, "a", "t", &tree(), 1).unwrap();
         let j = claim(&db, &dead, &[], 100).unwrap().unwrap();
         assert_eq!((j.item_id.as_str(), j.attempts), ("nb", 1));
         // Its children wait for it: nothing else is claimable while it runs.
@@ -1100,7 +1163,7 @@ mod tests {
     #[test]
     fn a_transition_from_the_wrong_state_fails_and_changes_nothing() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.complete_job(nb.id, &t, 2).unwrap();
         for r in [
@@ -1118,15 +1181,15 @@ mod tests {
         let c = db.job_counts("a").unwrap();
         assert_eq!((c.done, c.failed, c.running), (1, 0, 0));
         assert!(matches!(
-            db.fail_planned_item("a", "section", "nope", "gone", "item/never", 4),
+            db.fail_planned_item(&t, "a", "section", "nope", "gone", "item/never", 4),
             Err(StoreError::Transition { .. })
         ));
     }
 
     #[test]
     fn unknown_state_or_kind_text_is_an_error_not_a_default() {
-        let (_dir, db, _t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        let (_dir, db, t) = open();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         // Only a file edited by hand (or a newer notebridge) holds such text: the CHECK constraint
         // keeps ours out, so it is lifted for the test.
         db.write("test", |tx| {
@@ -1156,7 +1219,7 @@ mod tests {
     #[test]
     fn failures_block_descendants_and_retry_failed_requeues() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.complete_job(nb.id, &t, 1).unwrap();
         let s1 = claim(&db, &t, &[], 1).unwrap().unwrap();
@@ -1170,7 +1233,7 @@ mod tests {
         assert_eq!(pending(&db, &[], 1).0, 0, "only blocked work is left");
         let f = db.failed_jobs("a").unwrap();
         assert_eq!(f[0].error, "400 validation_error");
-        assert_eq!(db.retry_failed(&["a".into()], 2).unwrap(), 1);
+        assert_eq!(db.retry_failed(&t, &["a".into()], 2).unwrap(), 1);
         assert_eq!(
             drain(&db, &t),
             vec!["s1", "p1", "p1a", "p1a1", "p1b", "p2", "1"]
@@ -1180,7 +1243,7 @@ mod tests {
     #[test]
     fn requeue_waits_for_not_before_and_accounts_filter() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         assert!(claim(&db, &t, &["b".into()], 1).unwrap().is_none());
         let j = claim(&db, &t, &["a".into()], 1).unwrap().unwrap();
         db.requeue_job(j.id, &t, Some(("503", "attempt/retry")), 500, 1)
@@ -1193,7 +1256,7 @@ mod tests {
     #[test]
     fn the_error_class_is_stored_beside_its_message() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let nb = claim(&db, &t, &[], 1).unwrap().unwrap();
         // A retry records its class with its message; a park (no error) keeps both.
         db.requeue_job(nb.id, &t, Some(("HTTP 503", "attempt/retry")), 0, 1)
@@ -1219,7 +1282,7 @@ mod tests {
         assert_eq!(f[0].error, "Graph answered 404");
         assert_eq!(f[0].class.as_deref(), Some("item/never"));
         // An unreadable item found by the scan records its class too.
-        db.fail_planned_item("a", "section", "s1", "gone", "item/never", 5)
+        db.fail_planned_item(&t, "a", "section", "s1", "gone", "item/never", 5)
             .unwrap();
         let f = db.failed_jobs("a").unwrap();
         assert!(
@@ -1234,11 +1297,16 @@ mod tests {
         let path = dir.path().join("s.db");
         {
             let db = Db::open_to(&path, 8).unwrap();
-            db.create_plan("a", "t", &tree(), 1).unwrap();
-            // As a version-8 notebridge failed a job: its message, no class.
+            // As a version-8 notebridge planned and failed a job: its message, no class.
             db.write("test", |tx| {
                 tx.execute(
-                    "UPDATE jobs SET state = 'failed', last_error = 'old' WHERE item_id = 'nb'",
+                    "INSERT INTO plans(id, account, target_page_id, created_at) VALUES (1, 'a', 't', 1)",
+                    [],
+                )?;
+                tx.execute(
+                    "INSERT INTO jobs(plan_id, account, kind, item_id, seq, state, last_error,
+                                      updated_at)
+                     VALUES (1, 'a', 'notebook', 'nb', 1, 'failed', 'old', 1)",
                     [],
                 )?;
                 Ok(())
@@ -1253,7 +1321,7 @@ mod tests {
     #[test]
     fn a_parent_with_enough_children_running_is_passed_over_for_the_next() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let next = |n| claim_within(&db, &t, &[], 1, n).unwrap().unwrap();
         for _ in 0..2 {
             let c = next(1);
@@ -1264,7 +1332,7 @@ mod tests {
         assert_eq!(got, ["p1", "g"]);
         // Without the bound the order is the plan's.
         let (_dir2, db2, t2) = open();
-        db2.create_plan("a", "t", &tree(), 1).unwrap();
+        db2.create_plan(&t2, "a", "t", &tree(), 1).unwrap();
         let order: Vec<String> = (0..4)
             .map(|_| {
                 let j = claim(&db2, &t2, &[], 1).unwrap().unwrap();
@@ -1280,7 +1348,7 @@ mod tests {
     #[test]
     fn park_does_not_count_an_attempt() {
         let (_dir, db, t) = open();
-        db.create_plan("a", "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
         let j = claim(&db, &t, &[], 1).unwrap().unwrap();
         db.park_job(j.id, &t, 2).unwrap();
         let j2 = claim(&db, &t, &[], 3).unwrap().unwrap();
@@ -1367,8 +1435,8 @@ fn plan_in(
     now: UnixMillis,
 ) -> rusqlite::Result<PlanSummary> {
     tx.execute(
-        "INSERT INTO plans(account, target_page_id, created_at) VALUES (?1, ?2, ?3)",
-        params![account, target, now],
+        "INSERT INTO plans(account, target_page_id) VALUES (?1, ?2)",
+        params![account, target],
     )?;
     let plan_id = tx.last_insert_rowid();
     let mut seq: i64 = tx.query_row(

@@ -64,6 +64,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0011_one_owner",
         include_str!("../../migrations/0011_one_owner.sql"),
     ),
+    (
+        "0012_unread_columns",
+        include_str!("../../migrations/0012_unread_columns.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -423,14 +427,15 @@ mod tests {
             {
                 let db = Db::open_to(&p, v).unwrap();
                 assert_eq!(db.schema_version().unwrap(), v as i64);
-                db.write("seed", |tx| {
-                    tx.execute(
-                        "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
-                         VALUES('alice','u1','alice@example.com',1,1)",
-                        [],
-                    )
-                })
-                .unwrap();
+                // Version 12 dropped `created_at`, which every earlier version requires.
+                let seed = if v < 12 {
+                    "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
+                     VALUES('alice','u1','alice@example.com',1,1)"
+                } else {
+                    "INSERT INTO accounts(name,user_id,user_principal_name,updated_at)
+                     VALUES('alice','u1','alice@example.com',1)"
+                };
+                db.write("seed", |tx| tx.execute(seed, [])).unwrap();
             }
             let db = Db::open(&p).unwrap();
             assert_eq!(db.schema_version().unwrap(), MIGRATIONS.len() as i64);
@@ -448,13 +453,71 @@ mod tests {
     }
 
     #[test]
+    fn version_12_drops_the_unread_columns_and_keeps_their_rows() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("s.db");
+        {
+            let db = Db::open_to(&p, 11).unwrap();
+            db.write("seed", |tx| {
+                tx.execute_batch(
+                    "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
+                       VALUES('alice','u1','alice@example.com',1,2);
+                     INSERT INTO plans(id,account,target_page_id,created_at) VALUES(1,'alice','t',3);
+                     INSERT INTO notebooks(account,id,name,position,scanned_at)
+                       VALUES('alice','nb','NB',0,4);
+                     INSERT INTO sections(account,id,notebook_id,name,position,scanned_at)
+                       VALUES('alice','s','nb','S',0,4);
+                     INSERT INTO pages(account,id,section_id,title,\"order\",scanned_at)
+                       VALUES('alice','p','s','P',0,4);
+                     INSERT INTO notion_items(account,item_id,kind,parent_notion_id,title,updated_at)
+                       VALUES('alice','p','page','t','P',5);
+                     INSERT INTO sources(account,kind,id,name,discovered_at)
+                       VALUES('alice','group','g','G',6);",
+                )
+            })
+            .unwrap();
+        }
+        let db = Db::open(&p).unwrap();
+        let gone = [
+            ("accounts", "created_at"),
+            ("plans", "created_at"),
+            ("notebooks", "scanned_at"),
+            ("section_groups", "scanned_at"),
+            ("sections", "scanned_at"),
+            ("pages", "scanned_at"),
+            ("notion_items", "updated_at"),
+            ("sources", "discovered_at"),
+        ];
+        for (table, column) in gone {
+            let (columns, rows): (i64, i64) = db
+                .read("check", |c| {
+                    let columns = c.query_row(
+                        &format!(
+                            "SELECT count(*) FROM pragma_table_info('{table}') WHERE name = ?1"
+                        ),
+                        [column],
+                        |r| r.get(0),
+                    )?;
+                    let rows =
+                        c.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))?;
+                    Ok((columns, rows))
+                })
+                .unwrap();
+            assert_eq!(columns, 0, "{table}.{column}");
+            let want = i64::from(table != "section_groups");
+            assert_eq!(rows, want, "{table} keeps its rows");
+        }
+        assert_eq!(db.account("alice").unwrap().unwrap().updated_at, 2);
+    }
+
+    #[test]
     fn a_failed_transaction_changes_nothing() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
         let r: Result<()> = db.write("half", |tx| {
             tx.execute(
-                "INSERT INTO accounts(name,user_id,user_principal_name,created_at,updated_at)
-                 VALUES('a','u','a@x',1,1)",
+                "INSERT INTO accounts(name,user_id,user_principal_name,updated_at)
+                 VALUES('a','u','a@x',1)",
                 [],
             )?;
             tx.execute("INSERT INTO nonexistent VALUES(1)", [])?;

@@ -7,7 +7,7 @@ use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, 
 use rusqlite::{params, OptionalExtension, Row};
 use serde::Serialize;
 
-use super::jobs::{JobKind, JobState};
+use super::jobs::{JobKind, JobState, RunToken};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -85,8 +85,6 @@ pub struct NotionItem {
     pub notion_page_id: Option<String>,
     /// Body progress.
     pub body_state: BodyState,
-    /// OneNote's `lastModifiedDateTime` of what was migrated.
-    pub onenote_last_modified: Option<String>,
     /// Blocks written.
     pub blocks: i64,
     /// Files uploaded.
@@ -106,7 +104,6 @@ impl NotionItem {
             title: r.get("title")?,
             notion_page_id: r.get("notion_page_id")?,
             body_state: r.get("body_state")?,
-            onenote_last_modified: r.get("onenote_last_modified")?,
             blocks: r.get("blocks")?,
             files: r.get("files")?,
             report: r.get("report")?,
@@ -116,7 +113,7 @@ impl NotionItem {
 }
 
 const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
-                       onenote_last_modified, blocks, files, report, body_shape";
+                       blocks, files, report, body_shape";
 
 impl Db {
     /// The Notion record of one OneNote item.
@@ -145,20 +142,19 @@ impl Db {
     /// Records the intent to create the page for an item under `parent` (before the request).
     pub fn record_intent(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         kind: &str,
         parent: &str,
         title: &str,
-        now: UnixMillis,
     ) -> Result<()> {
-        self.write("recording a page creation", |tx| {
+        self.write_holding(token, "recording a page creation", |tx| {
             tx.execute(
-                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state,
-                                          updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT(account, item_id) DO NOTHING",
-                params![account, item_id, kind, parent, title, BodyState::None, now],
+                params![account, item_id, kind, parent, title, BodyState::None],
             )?;
             Ok(())
         })
@@ -167,16 +163,16 @@ impl Db {
     /// Stores the Notion id of a created page; its body is being written from now on.
     pub fn record_created(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         notion_id: &str,
-        now: UnixMillis,
     ) -> Result<()> {
-        self.write("recording a created page", |tx| {
+        self.write_holding(token, "recording a created page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?5, updated_at = ?4
+                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?4
                  WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, notion_id, now, BodyState::Writing],
+                params![account, item_id, notion_id, BodyState::Writing],
             )?;
             Ok(())
         })
@@ -185,15 +181,15 @@ impl Db {
     /// Records a new title of an item's Notion page.
     pub fn record_title(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         title: &str,
-        now: UnixMillis,
     ) -> Result<()> {
-        self.write("recording a title", |tx| {
+        self.write_holding(token, "recording a title", |tx| {
             tx.execute(
-                "UPDATE notion_items SET title = ?3, updated_at = ?4 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, title, now],
+                "UPDATE notion_items SET title = ?3 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id, title],
             )?;
             Ok(())
         })
@@ -204,16 +200,15 @@ impl Db {
     /// without the other.
     pub fn record_written(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         w: &Written<'_>,
-        now: UnixMillis,
     ) -> Result<()> {
-        self.write("recording a written page", |tx| {
+        self.write_holding(token, "recording a written page", |tx| {
             tx.execute(
-                "UPDATE notion_items SET body_state = ?10, blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, updated_at = ?8,
-                        body_shape = ?9
+                "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
+                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8
                  WHERE account = ?1 AND item_id = ?2",
                 params![
                     account,
@@ -223,7 +218,6 @@ impl Db {
                     w.report,
                     w.onenote_last_modified,
                     w.pending_links,
-                    now,
                     w.shape,
                     BodyState::Done
                 ],
@@ -233,16 +227,16 @@ impl Db {
     }
 
     /// Marks the bodies of pages changed in OneNote to be rewritten in place (`migrate --update`) and
-    /// puts their jobs back in the queue; one transaction. Returns how many.
-    pub fn plan_rewrites(&self, account: &str, now: UnixMillis) -> Result<usize> {
+    /// puts their jobs back in the queue; one transaction, by the run lock's holder (`token`).
+    /// Returns how many.
+    pub fn plan_rewrites(&self, token: &RunToken, account: &str, now: UnixMillis) -> Result<usize> {
         let changed = self.changed_since_migration(account)?;
-        self.write("planning rewrites", |tx| {
+        self.write_holding(token, "planning rewrites", |tx| {
             for (page, ..) in &changed {
                 // A known page with body state `none` is rewritten: old body removed, new one written.
                 tx.execute(
-                    "UPDATE notion_items SET body_state = ?4, updated_at = ?3
-                     WHERE account = ?1 AND item_id = ?2",
-                    params![account, page, now, BodyState::None],
+                    "UPDATE notion_items SET body_state = ?3 WHERE account = ?1 AND item_id = ?2",
+                    params![account, page, BodyState::None],
                 )?;
                 tx.execute(
                     "UPDATE jobs SET state = ?4, attempts = 0, not_before = 0, updated_at = ?3
@@ -255,8 +249,14 @@ impl Db {
     }
 
     /// Replaces a written page's stored report (the link pass adds what it degraded).
-    pub fn set_report(&self, account: &str, item_id: &str, report: Option<&str>) -> Result<()> {
-        self.write("recording a page's report", |tx| {
+    pub fn set_report(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        report: Option<&str>,
+    ) -> Result<()> {
+        self.write_holding(token, "recording a page's report", |tx| {
             tx.execute(
                 "UPDATE notion_items SET report = ?3 WHERE account = ?1 AND item_id = ?2",
                 params![account, item_id, report],
@@ -266,8 +266,14 @@ impl Db {
     }
 
     /// Records whether a written page still holds links to pages not migrated yet.
-    pub fn set_pending_links(&self, account: &str, item_id: &str, pending: bool) -> Result<()> {
-        self.write("recording pending links", |tx| {
+    pub fn set_pending_links(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        pending: bool,
+    ) -> Result<()> {
+        self.write_holding(token, "recording pending links", |tx| {
             tx.execute(
                 "UPDATE notion_items SET pending_links = ?3 WHERE account = ?1 AND item_id = ?2",
                 params![account, item_id, pending],
@@ -356,15 +362,19 @@ mod tests {
 
     #[test]
     fn intent_then_created_then_written() {
-        let t = tempfile::tempdir().unwrap();
-        let db = Db::open(&t.path().join("s.db")).unwrap();
-        db.record_intent("a", "p1", "page", "root", "One", 1)
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(&dir.path().join("s.db")).unwrap();
+        let t = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
+            .unwrap()
             .unwrap();
-        db.record_intent("a", "p1", "page", "root", "One", 2)
+        db.record_intent(&t, "a", "p1", "page", "root", "One")
+            .unwrap();
+        db.record_intent(&t, "a", "p1", "page", "root", "One")
             .unwrap();
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.notion_page_id, i.body_state), (None, BodyState::None));
-        db.record_created("a", "p1", "n1", 3).unwrap();
+        db.record_created(&t, "a", "p1", "n1").unwrap();
         assert_eq!(
             db.notion_item("a", "p1").unwrap().unwrap().body_state,
             BodyState::Writing
@@ -377,7 +387,7 @@ mod tests {
             pending_links: true,
             shape: None,
         };
-        db.record_written("a", "p1", &w, 4).unwrap();
+        db.record_written(&t, "a", "p1", &w).unwrap();
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);
         let i = db.notion_item("a", "p1").unwrap().unwrap();
         assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));

@@ -5,7 +5,6 @@ use rusqlite::params;
 
 use super::jobs::{JobCounts, Remaining};
 use super::{Db, Result};
-use crate::clock::UnixMillis;
 use crate::graph::sources::{Source, SourceKind};
 
 /// One stored source.
@@ -17,8 +16,6 @@ pub struct StoredSource {
     pub notebooks: Option<i64>,
     /// Why it could not be, otherwise.
     pub problem: Option<String>,
-    /// When it was found.
-    pub discovered_at: UnixMillis,
 }
 
 /// SQL condition: the `account` column holds the account `?1` itself or one of its groups' or
@@ -34,14 +31,12 @@ impl Db {
         &self,
         account: &str,
         found: &[(Source, std::result::Result<usize, String>)],
-        now: UnixMillis,
     ) -> Result<()> {
         self.write("storing the sources", |tx| {
             tx.execute("DELETE FROM sources WHERE account = ?1", [account])?;
             let mut st = tx.prepare(
-                "INSERT OR REPLACE INTO sources(account, kind, id, name, url, notebooks, problem,
-                                                discovered_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                "INSERT OR REPLACE INTO sources(account, kind, id, name, url, notebooks, problem)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )?;
             for (s, n) in found {
                 let (count, problem) = match n {
@@ -55,8 +50,7 @@ impl Db {
                     s.name,
                     s.url,
                     count,
-                    problem,
-                    now
+                    problem
                 ])?;
             }
             Ok(())
@@ -64,14 +58,14 @@ impl Db {
     }
 
     /// Records one group or site a command named (kept next to what discovery found).
-    pub fn remember_source(&self, account: &str, s: &Source, now: UnixMillis) -> Result<()> {
+    pub fn remember_source(&self, account: &str, s: &Source) -> Result<()> {
         self.write("storing a source", |tx| {
             tx.execute(
-                "INSERT INTO sources(account, kind, id, name, url, notebooks, problem, discovered_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL, ?6)
+                "INSERT INTO sources(account, kind, id, name, url, notebooks, problem)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, NULL)
                  ON CONFLICT(account, kind, id) DO UPDATE SET name = excluded.name,
-                   url = COALESCE(excluded.url, url), discovered_at = excluded.discovered_at",
-                params![account, s.kind.as_str(), s.id, s.name, s.url, now],
+                   url = COALESCE(excluded.url, url)",
+                params![account, s.kind.as_str(), s.id, s.name, s.url],
             )?;
             Ok(())
         })
@@ -148,7 +142,7 @@ impl Db {
     pub fn sources(&self, account: &str) -> Result<Vec<StoredSource>> {
         self.read("reading the sources", |c| {
             let mut st = c.prepare(
-                "SELECT kind, id, name, url, notebooks, problem, discovered_at FROM sources
+                "SELECT kind, id, name, url, notebooks, problem FROM sources
                  WHERE account = ?1
                  ORDER BY CASE kind WHEN 'personal' THEN 0 WHEN 'group' THEN 1 ELSE 2 END,
                           name COLLATE NOCASE, id",
@@ -164,7 +158,6 @@ impl Db {
                     },
                     notebooks: r.get(4)?,
                     problem: r.get(5)?,
-                    discovered_at: r.get(6)?,
                 })
             })?;
             rows.collect()
@@ -180,6 +173,10 @@ mod tests {
     fn an_accounts_keys_are_its_own_and_its_sources_only() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
+        let lock = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
         for key in [
             "alice/site:h,1,2",
             "alice-x",
@@ -189,7 +186,7 @@ mod tests {
             "alicea/group:g1",
             "bob/group:g1",
         ] {
-            db.create_plan(key, "target", &[], 1).unwrap();
+            db.create_plan(&lock, key, "target", &[], 1).unwrap();
         }
         assert_eq!(
             db.queued_keys("alice").unwrap(),
@@ -225,7 +222,6 @@ mod tests {
                 (g.clone(), Ok(2)),
                 (me.clone(), Ok(1)),
             ],
-            5,
         )
         .unwrap();
         let got = db.sources("alice").unwrap();
@@ -237,9 +233,9 @@ mod tests {
         assert_eq!(got[1].notebooks, Some(2));
         assert_eq!(got[2].problem.as_deref(), Some("10008"));
         assert!(db.sources("bob").unwrap().is_empty());
-        db.save_sources("alice", &[(me, Ok(1))], 6).unwrap();
+        db.save_sources("alice", &[(me, Ok(1))]).unwrap();
         assert_eq!(db.sources("alice").unwrap().len(), 1);
-        db.remember_source("alice", &g, 7).unwrap();
+        db.remember_source("alice", &g).unwrap();
         assert_eq!(db.sources("alice").unwrap()[1].source, g);
     }
 }

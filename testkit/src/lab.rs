@@ -189,7 +189,6 @@ impl Lab {
             refresh_token: Some(rt),
             access_token: None,
             access_expires_at: None,
-            created_at: 0,
             updated_at: 0,
         })
         .expect("account stored");

@@ -265,7 +265,6 @@ pub fn seed(w: &World, db: &Db, name: &str, user: &TestUser) -> String {
         refresh_token: Some(rt.clone()),
         access_token: None,
         access_expires_at: None,
-        created_at: 1,
         updated_at: 1,
     })
     .unwrap();

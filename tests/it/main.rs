@@ -31,6 +31,7 @@ mod limiter_props;
 mod limiter_regressions;
 mod mathml_convert;
 mod migrate_cli;
+mod migrate_degraded;
 mod migrate_e2e;
 mod migrate_faults_e2e;
 mod migrate_hostile;

@@ -189,3 +189,153 @@ async fn an_upload_that_expired_before_its_send_is_made_again() {
     assert_eq!(count(&s, Endpoint::CreateUpload), 2);
     assert_eq!(count(&s, Endpoint::GetUpload), 1);
 }
+
+/// Writes a page of one paragraph and the picture with `w`; returns its id and what was written.
+async fn write_picture(
+    root: &str,
+    title: &str,
+    w: &Writer,
+) -> Result<(String, notebridge::notion::writer::WriteStats), notebridge::notion::writer::WriteError>
+{
+    let resources = resources();
+    let blocks = vec![para("before"), media("image", PIC)];
+    let page = NewPage {
+        parent: root,
+        title,
+        blocks: &blocks,
+        resources: &resources,
+    };
+    w.create_page(page, &HashSet::new(), false, &|_| {}).await
+}
+
+/// The requests to `e` since `before` in the log.
+fn since(s: &NotionServer, before: usize, e: Endpoint) -> usize {
+    s.request_log()[before..]
+        .iter()
+        .filter(|r| r.endpoint == e)
+        .count()
+}
+
+#[tokio::test]
+async fn a_send_whose_answer_is_lost_is_looked_up_not_sent_again_even_with_no_retry_left() {
+    let s = fast_server(33).await;
+    let root = s.add_shared_page("Lost answers");
+    for kind in [FaultKind::AppliedThenDrop, FaultKind::AppliedThen504] {
+        let what = format!("{kind:?}");
+        s.inject(FaultRule::new(kind).on(Endpoint::SendUpload).times(1));
+        let before = s.request_log().len();
+        // Earlier attempts spent the item's whole budget: a look is not a retry, so the upload
+        // still completes from what Notion says it holds.
+        let (id, stats) = write_picture(&root, &what, &uploads_writer(&s).after_retries(4))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(stats.placeholders.is_empty(), "{what}: {stats:?}");
+        assert_eq!(
+            since(&s, before, Endpoint::SendUpload),
+            1,
+            "{what}: sent once"
+        );
+        assert_eq!(
+            since(&s, before, Endpoint::GetUpload),
+            1,
+            "{what}: looked up"
+        );
+        assert_eq!(since(&s, before, Endpoint::CreateUpload), 1, "{what}");
+        let dump = s.dump(&id).unwrap();
+        assert_upload(&s, dump.children[1].file.as_deref(), PIC, &what);
+    }
+}
+
+#[tokio::test]
+async fn a_persistently_failing_upload_stops_after_the_items_budget_and_leaves_a_placeholder() {
+    let s = fast_server(34).await;
+    let root = s.add_shared_page("Failing uploads");
+    // (step failing, retries the item's earlier attempts spent, requests of that step sent): the
+    // first attempt and the budget's 4 retries in all, whichever layer makes them; a send is read
+    // back after each failure (Notion may have applied it) and a creation is retried by the client.
+    let cases = [
+        (Endpoint::SendUpload, 0u32, 5usize),
+        (Endpoint::SendUpload, 2, 3),
+        (Endpoint::SendUpload, 4, 1),
+        (Endpoint::CreateUpload, 0, 5),
+        (Endpoint::CreateUpload, 3, 2),
+    ];
+    for (ep, spent, sent) in cases {
+        let what = format!("{ep:?} failing, {spent} spent");
+        s.clear_faults();
+        s.inject(FaultRule::new(FaultKind::Status(503)).on(ep));
+        let before = s.request_log().len();
+        let (id, stats) = write_picture(&root, &what, &uploads_writer(&s).after_retries(spent))
+            .await
+            .unwrap_or_else(|e| panic!("{what}: the page is not failed for its file: {e}"));
+        assert_eq!(since(&s, before, ep), sent, "{what}: attempts");
+        let reads = if ep == Endpoint::SendUpload { sent } else { 0 };
+        assert_eq!(since(&s, before, Endpoint::GetUpload), reads, "{what}");
+        if ep == Endpoint::SendUpload {
+            assert_eq!(since(&s, before, Endpoint::CreateUpload), 1, "{what}");
+        }
+        assert_eq!(stats.files, 0, "{what}");
+        assert_eq!(stats.placeholders.len(), 1, "{what}: {stats:?}");
+        assert!(
+            stats.placeholders[0].starts_with("pic.png: Notion kept failing"),
+            "{what}: {stats:?}"
+        );
+        let dump = s.dump(&id).unwrap();
+        assert_eq!(dump.children.len(), 2, "{what}");
+        assert!(
+            dump.children[1]
+                .text
+                .starts_with(&placeholder_text("pic.png")),
+            "{what}: {:?}",
+            dump.children[1]
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_uploads_client_retries_and_its_resends_spend_one_budget() {
+    let s = fast_server(35).await;
+    let root = s.add_shared_page("One budget");
+    // The creation fails twice (the client retries it), then every send fails (not applied, the
+    // upload sends it again): two retries below leave the upload two of the four.
+    s.inject(
+        FaultRule::new(FaultKind::Status(503))
+            .on(Endpoint::CreateUpload)
+            .times(2),
+    );
+    s.inject(FaultRule::new(FaultKind::Status(503)).on(Endpoint::SendUpload));
+    let before = s.request_log().len();
+    let (_, stats) = write_picture(&root, "One budget", &uploads_writer(&s))
+        .await
+        .unwrap();
+    assert_eq!(since(&s, before, Endpoint::CreateUpload), 3);
+    assert_eq!(since(&s, before, Endpoint::SendUpload), 3);
+    assert_eq!(since(&s, before, Endpoint::GetUpload), 3);
+    assert_eq!(stats.placeholders.len(), 1, "{stats:?}");
+    // The page's own appends are a step of their own: a failure of one is retried with a whole
+    // budget (the upload's spending is not taken from it).
+    s.clear_faults();
+    s.inject(
+        FaultRule::new(FaultKind::Status(504))
+            .on(Endpoint::AppendChildren)
+            .times(4),
+    );
+    let resources = resources();
+    let blocks: Vec<notebridge::convert::Block> = std::iter::once(media("image", PIC))
+        .chain((0..150).map(|i| para(&i.to_string())))
+        .collect();
+    let page = NewPage {
+        parent: &root,
+        title: "Appends",
+        blocks: &blocks,
+        resources: &resources,
+    };
+    let before = s.request_log().len();
+    let (id, stats) = uploads_writer(&s)
+        .create_page(page, &HashSet::new(), false, &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(since(&s, before, Endpoint::AppendChildren), 5);
+    assert!(stats.placeholders.is_empty(), "{stats:?}");
+    assert_page(&s, &id, "Appends", &blocks, &resources);
+}

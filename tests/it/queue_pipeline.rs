@@ -86,9 +86,9 @@ async fn a_sections_pages_are_fetched_ahead_of_their_turn_and_created_in_order()
     lab.sign_in(&db, "alice", &user);
     let inv = expected_inventory(&notes);
     db.save_scan("alice", &inv, &ScanScope::All, 1).unwrap();
-    db.create_plan("alice", &lab.target_page, &inv, 1).unwrap();
-
     let m = migration(&lab, &db, &path);
+    db.create_plan(m.owner(), "alice", &lab.target_page, &inv, 1)
+        .unwrap();
     let workers = 4;
     let end = m
         .run(&RunOptions {

@@ -82,7 +82,7 @@ async fn two_accounts_under_one_target_are_not_each_others_duplicates() {
         1,
     )
     .unwrap();
-    w.db.create_plan("bob", &target, &inventory(), 3).unwrap();
+    plan_as_holder(&w, "bob", &target, 3);
     migrate(&w, "alice", &target, &HashMap::new()).await;
     migrate(&w, "bob", &target, &HashMap::new()).await;
     let r = verify(&w.db, &w.client, &["alice".to_owned(), "bob".to_owned()])

@@ -83,7 +83,6 @@ pub fn add_account(db: &Db, name: &str) {
         refresh_token: Some("rt".into()),
         access_token: None,
         access_expires_at: None,
-        created_at: 0,
         updated_at: 0,
     })
     .unwrap();
@@ -159,8 +158,19 @@ pub fn plan(w: &World, account: &str) -> String {
     let target = w.lab.notion.add_shared_page("OneNote import");
     w.db.save_scan(account, &inventory(), &ScanScope::All, 1)
         .unwrap();
-    w.db.create_plan(account, &target, &inventory(), 2).unwrap();
+    plan_as_holder(w, account, &target, 2);
     target
+}
+
+/// Plans `inventory()` of `account` under `target` as `migrate` does: holding the run lock.
+pub fn plan_as_holder(w: &World, account: &str, target: &str, now: i64) {
+    let lock =
+        w.db.acquire_run_lock(1, "plan", now, Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+    w.db.create_plan(&lock, account, target, &inventory(), now)
+        .unwrap();
+    w.db.release_run_lock(lock.as_str()).unwrap();
 }
 
 /// Drains the plan as `migrate` would, page fates as given (default `Done`). Returns OneNote id ->
@@ -226,12 +236,12 @@ pub async fn migrate(
         };
         let title = display_title(&titles[&job.item_id]);
         w.db.record_intent(
+            &lock,
             account,
             &job.item_id,
             job.kind.as_str(),
             &parent,
             &title,
-            now,
         )
         .unwrap();
         let blocks = if job.kind == JobKind::Page {
@@ -245,7 +255,7 @@ pub async fn migrate(
             .await
             .unwrap();
         let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(account, &job.item_id, &id, now)
+        w.db.record_created(&lock, account, &job.item_id, &id)
             .unwrap();
         created.insert(job.item_id.clone(), id);
         if fate == Fate::Interrupted {
@@ -262,7 +272,7 @@ pub async fn migrate(
                 pending_links: false,
                 shape: Some(&notebridge::notion::split::shape(&blocks)),
             };
-            w.db.record_written(account, &job.item_id, &written, now)
+            w.db.record_written(&lock, account, &job.item_id, &written)
                 .unwrap();
         }
         w.db.complete_job(job.id, &lock, now).unwrap();
