@@ -68,6 +68,7 @@ pub async fn ensure(
         WriteError::Fetch(g) => RunError::Graph(g),
         // A page without a body has nothing to mismatch; should it happen, it is a bug.
         WriteError::Mismatch(m) => RunError::Worker(m),
+        WriteError::Store(s) => RunError::Store(s),
     })?;
     let written = Written {
         blocks: 0,
@@ -76,6 +77,7 @@ pub async fn ensure(
         onenote_last_modified: None,
         pending_links: false,
         shape: None,
+        links_recorded: false,
     };
     db.record_written(key, SOURCE_ITEM, &written, now)?;
     Ok(id)

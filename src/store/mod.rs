@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
 pub mod sources;
+pub mod write_journal;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -63,6 +64,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0011_one_owner",
         include_str!("../../migrations/0011_one_owner.sql"),
+    ),
+    (
+        "0012_write_journal",
+        include_str!("../../migrations/0012_write_journal.sql"),
     ),
 ];
 
