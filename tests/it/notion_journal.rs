@@ -272,3 +272,98 @@ async fn a_write_killed_at_any_point_resumes_from_its_journal_with_at_most_one_l
     assert!(s.duplicate_titles(&root).is_empty());
     assert_eq!(s.counters().validation_errors, 0);
 }
+
+#[tokio::test]
+async fn links_are_recorded_in_the_blocks_that_hold_them_wherever_the_plan_put_them() {
+    use notebridge::convert::{MediaSource, PageTarget, RichKind, RichText};
+    use notebridge::notion::journal::LinkBody;
+    let s = fast_server(34).await;
+    let root = s.add_shared_page("Links");
+    let t = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(&t.path().join("s.db")).unwrap());
+    let link = |text: &str| RichText {
+        kind: RichKind::PageLink {
+            content: text.into(),
+            onenote_page_id: "{0A0B}".into(),
+            target: None,
+        },
+        annotations: Default::default(),
+    };
+    let linked = |text: &str| para_of(vec![RichText::plain("see "), link(text)]);
+    // In the creation: a first-level block, a carried child, a carried table row, a caption of a
+    // file that cannot be carried over (a placeholder holds no link).
+    let mut blocks = vec![linked("first")];
+    blocks.push(item("holder", vec![para("plain kid"), linked("kid")]));
+    let mut rows = table(3);
+    if let Block::Table { rows, .. } = &mut rows {
+        rows[1][1] = vec![link("cell")];
+    }
+    blocks.push(rows);
+    let gone = "https://graph.example/resources/fail/$value".to_owned();
+    blocks.push(Block::Image {
+        source: MediaSource::Resource {
+            url: gone.clone(),
+            file_name: None,
+            mime: None,
+            fallback: None,
+        },
+        caption: vec![link("caption")],
+    });
+    // Appended later: a first-level block, and one under a block an earlier step created.
+    blocks.extend((0..150).map(|i| para(&format!("p{i}"))));
+    blocks.push(linked("late"));
+    blocks.push(item(
+        "deep",
+        vec![item("mid", vec![linked("deepest")]), para("side")],
+    ));
+    let resources = HashMap::from([(
+        gone.clone(),
+        Resource {
+            url: gone,
+            file_name: "gone.png".into(),
+            mime: Some("image/png".into()),
+            fallback: None,
+        },
+    )]);
+    let page = NewPage {
+        parent: &root,
+        title: "Links",
+        blocks: &blocks,
+        resources: &resources,
+    };
+    let (id, _) = journalled(&s, &db, "links")
+        .create_page(page, &HashSet::new(), false, &|_| {})
+        .await
+        .unwrap();
+    let records = db.link_blocks("acct", "links").unwrap();
+    assert_eq!(
+        records.len(),
+        5,
+        "first, kid, cell, late, deepest: {records:?}"
+    );
+
+    // Each record, sent with its link resolved, turns exactly its block into the resolved one.
+    let target = PageTarget {
+        id: "0f0e0d0c-0b0a-4909-8807-060504030201".into(),
+        title: "Another title".into(),
+    };
+    let c = client(&s, 2000, 200);
+    for r in &records {
+        let u = LinkBody::of_row_text(&r.body)
+            .unwrap()
+            .update(|_| Some(target.clone()))
+            .unwrap();
+        assert_eq!((u.resolved, u.unresolved), (1, 0));
+        c.update_block(&r.block_id, u.body).await.unwrap();
+    }
+    let mut resolved = blocks.clone();
+    for b in &mut resolved {
+        b.visit_rich_text_mut(&mut |rt| {
+            if let RichKind::PageLink { target: t, .. } = &mut rt.kind {
+                *t = Some(target.clone());
+            }
+        });
+    }
+    assert_page(&s, &id, "Links", &resolved, &resources);
+    assert_eq!(s.counters().validation_errors, 0);
+}
