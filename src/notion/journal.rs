@@ -154,7 +154,8 @@ pub struct LinkBody {
     pub field: String,
     /// Whether the field takes page mentions (text blocks and table cells; not captions or code).
     pub mentions: bool,
-    /// The runs ([`Run`]); for `cells`, one array of runs per cell.
+    /// The runs (each as sent, or a link to a OneNote page by its parts); for `cells`, one array
+    /// of runs per cell.
     pub runs: Value,
 }
 

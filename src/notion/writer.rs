@@ -2,9 +2,11 @@
 //!
 //! Notion has no idempotency keys and a write can be applied although its answer was a 504 or never
 //! arrived. So the writer records what each step learned (the ids of the blocks it created, its
-//! upload), and one place ([`Exec::look`]) decides from what Notion holds whether a step was
-//! applied: after an unclear answer, before writing again; and when a page is resumed, step by step
-//! until the first one that was not.
+//! upload), in the page's journal as it learns it when it has one ([`super::journal`]), and one
+//! place ([`Exec::look`]) decides from what Notion holds whether a step was applied: after an
+//! unclear answer, before writing again; and when a page is resumed, for the one step after those
+//! its journal recorded (steps are sent one after another, so no later one can have been), or,
+//! without records, step by step until the first one that was not.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
