@@ -2,9 +2,11 @@
 //!
 //! Notion has no idempotency keys and a write can be applied although its answer was a 504 or never
 //! arrived. So the writer records what each step learned (the ids of the blocks it created, its
-//! upload), and one place ([`Exec::look`]) decides from what Notion holds whether a step was
-//! applied: after an unclear answer, before writing again; and when a page is resumed, step by step
-//! until the first one that was not.
+//! upload), in the page's journal as it learns it when it has one ([`super::journal`]), and one
+//! place ([`Exec::look`]) decides from what Notion holds whether a step was applied: after an
+//! unclear answer, before writing again; and when a page is resumed, for the one step after those
+//! its journal recorded (steps are sent one after another, so no later one can have been), or,
+//! without records, step by step until the first one that was not.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -16,12 +18,15 @@ use serde_json::{json, Value};
 
 use super::client::{gave_up, NotionClient, NotionError, Position};
 use super::degrade::{self, Degraded};
+use super::journal::{self, Journal, Learned, LinkBody, Made, Recorded, Uploaded};
 use super::listed::{self, Listed};
 use super::plan::{self, Items, Parent, Path, Planner, Step};
 use super::upload;
 use crate::convert::{Block, MediaSource};
 use crate::failure::{Class, Classify, Next, Retries, RetryBudget, Scope, ITEM_RETRIES};
 use crate::graph::GraphError;
+use crate::store::write_journal::LinkRow;
+use crate::store::StoreError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
 
@@ -59,6 +64,9 @@ pub enum WriteError {
     /// A file could not be fetched for a reason that is not the file's own (see [`Fetch`]).
     #[error(transparent)]
     Fetch(GraphError),
+    /// What a step learned could not be recorded in the state database.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 impl Classify for WriteError {
@@ -68,6 +76,7 @@ impl Classify for WriteError {
             // Someone edited the page meanwhile: never written over, this page fails.
             WriteError::Mismatch(_) => Class::item_fails(),
             WriteError::Fetch(e) => e.class(),
+            WriteError::Store(e) => e.class(),
         }
     }
 
@@ -76,6 +85,7 @@ impl Classify for WriteError {
             WriteError::Notion(e) => e.retries(),
             WriteError::Mismatch(_) => 0,
             WriteError::Fetch(e) => e.retries(),
+            WriteError::Store(e) => e.retries(),
         }
     }
 }
@@ -119,6 +129,8 @@ pub struct Writer {
     /// The item's one retry budget ([`ITEM_RETRIES`]) and what earlier attempts spent of it.
     budget: RetryBudget,
     spent: u32,
+    /// Where what each step learned is recorded as it is learned (`None`: kept in memory only).
+    journal: Option<Journal>,
 }
 
 impl Writer {
@@ -131,7 +143,16 @@ impl Writer {
             max_upload,
             budget: ITEM_RETRIES,
             spent: 0,
+            journal: None,
         }
+    }
+
+    /// The same writer recording what each step learns in the page's `journal`, and the blocks it
+    /// writes holding links to pages not migrated yet; a resumed write skips the steps recorded
+    /// there.
+    pub fn with_journal(mut self, journal: Journal) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     /// The same writer for an item whose earlier attempts already spent `retries` of its one retry
@@ -205,7 +226,8 @@ impl Writer {
         if recover {
             if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                 on_created(&id);
-                exec.found_page(id, &mut steps);
+                let (created, items) = exec.found_page(id, &mut steps);
+                exec.send_done(created, &items).await?;
                 exec.run(steps).await?;
                 return Ok((exec.page, exec.stats));
             }
@@ -214,10 +236,7 @@ impl Writer {
         let mut uploads = Vec::new();
         let items = loop {
             match steps.next() {
-                Some(Step::Upload { block }) => {
-                    uploads.push((exec.learned.len(), block));
-                    exec.learned.push(Learned::Upload(None));
-                }
+                Some(step @ Step::Upload { .. }) => exec.push_upload(&step, &mut uploads),
                 Some(Step::CreatePage { items }) => break items,
                 other => unreachable!("a new page's plan starts with its creation: {other:?}"),
             }
@@ -225,6 +244,7 @@ impl Writer {
         let done = exec.upload_all(&uploads).await?;
         let mut first = exec.request(&items, &done);
         drop(done);
+        let creation = exec.learned.len();
         let id = loop {
             match exec.client.create_page(parent, title, &first).await {
                 Err(e) if exec.degraded(&e, &mut first) => {}
@@ -242,7 +262,11 @@ impl Writer {
                         on_created(&id);
                         exec.stats.blocks += items.elements();
                         exec.page = id;
-                        exec.learned.push(Learned::PageBlocks(items.len()));
+                        exec.push_learned(
+                            Learned::PageBlocks(items.len()),
+                            exec.mark_of_send(&items),
+                        );
+                        exec.send_done(creation, &items).await?;
                         exec.resuming = true;
                         exec.run(steps).await?;
                         return Ok((exec.page, exec.stats));
@@ -257,13 +281,15 @@ impl Writer {
         exec.page = id;
         // The creation answers with the page, not its blocks: their ids are listed when a later
         // step needs them.
-        exec.learned.push(Learned::PageBlocks(items.len()));
+        exec.push_learned(Learned::PageBlocks(items.len()), exec.mark_of_send(&items));
         drop(first);
+        exec.send_done(creation, &items).await?;
         exec.run(steps).await?;
         Ok((exec.page, exec.stats))
     }
 
-    /// Writes `blocks` as the whole body of an existing page, resuming after whatever is there.
+    /// Writes `blocks` as the whole body of an existing page, resuming after whatever is there:
+    /// the steps its journal recorded are skipped, the first one it did not record is looked up.
     pub async fn resume_body(
         &self,
         page: &str,
@@ -272,6 +298,12 @@ impl Writer {
     ) -> Result<WriteStats, WriteError> {
         let mut exec = Exec::new(self, blocks, resources, page.to_owned());
         exec.resuming = true;
+        if let Some(j) = &self.journal {
+            let recorded = j.recorded().await?;
+            if !recorded.is_empty() {
+                exec.recorded = Some(recorded);
+            }
+        }
         exec.run(Planner::body(blocks)).await?;
         Ok(exec.stats)
     }
@@ -301,45 +333,14 @@ impl Writer {
     }
 }
 
-/// What a step of the plan learned when it was executed (or found applied).
-#[derive(Clone, Debug)]
-enum Learned {
-    /// The page's creation with this many first blocks: their ids are listed when a later step
-    /// needs them.
-    PageBlocks(usize),
-    /// The blocks a send created, in order.
-    Blocks(Vec<Made>),
-    /// An upload: how its file went (`None` while not made, or not needed: its block was found
-    /// written already).
-    Upload(Option<Uploaded>),
-}
-
-/// A block a step created.
-#[derive(Clone, Debug)]
-struct Made {
-    id: String,
-    /// Whether Notion said it has children (`None`: not said).
-    has_children: Option<bool>,
-}
-
 impl From<Listed> for Made {
     fn from(l: Listed) -> Self {
         Made {
             id: l.id,
             has_children: Some(l.has_children),
+            kind: Some(l.kind),
         }
     }
-}
-
-/// How an upload step went.
-#[derive(Clone, Debug)]
-enum Uploaded {
-    /// Notion holds the file: the block is sent pointing at it.
-    File(String),
-    /// The file cannot be carried over: a placeholder naming it and why stands in the block's place.
-    Placeholder { name: String, why: String },
-    /// Not a resource the page brought: the block is sent as converted.
-    AsIs,
 }
 
 /// The upload steps of one send, by the block they are for.
@@ -357,14 +358,25 @@ struct Exec<'w, 'a> {
     page: String,
     /// What step `n` learned is `learned[n]`.
     learned: Vec<Learned>,
+    /// The mark of step `n` ([`journal::mark`]) is `marks[n]`.
+    marks: Vec<String>,
     /// Steps are looked up before they are sent, until the first not applied (a page resumed).
     resuming: bool,
+    /// What an earlier attempt recorded, by step, while its records hold for this plan: a
+    /// recorded step is skipped, and only the first one not recorded can have been applied
+    /// without its record (steps are sent one after another).
+    recorded: Option<HashMap<usize, Recorded>>,
     /// Where the next top-level blocks go (`migrate --update`: before the subpages); `None`: at
     /// the end.
     top: Option<Position>,
     /// Body listings made while resuming, by parent (several steps look at one parent).
     listings: HashMap<String, Vec<Listed>>,
+    /// The next look is the only one: the step after the last recorded one.
+    look_once: bool,
 }
+
+/// An upload step of the next send: its number, its media block, its mark.
+type PendingUpload = (usize, Path, String);
 
 impl<'w, 'a> Exec<'w, 'a> {
     fn new(
@@ -381,79 +393,239 @@ impl<'w, 'a> Exec<'w, 'a> {
             stats: WriteStats::default(),
             page,
             learned: Vec::new(),
+            marks: Vec::new(),
             resuming: false,
+            recorded: None,
             top: None,
             listings: HashMap::new(),
+            look_once: false,
         }
     }
 
-    /// The page was created by an earlier attempt: its creation step (with its uploads) counts as
-    /// done, and the rest is looked up step by step.
-    fn found_page(&mut self, id: String, steps: &mut Planner<'_>) {
-        self.page = id;
-        for s in steps.by_ref() {
-            match s {
-                Step::Upload { .. } => self.learned.push(Learned::Upload(None)),
-                Step::CreatePage { items } => {
-                    self.learned.push(Learned::PageBlocks(items.len()));
-                    break;
+    fn push_learned(&mut self, learned: Learned, mark: String) {
+        self.learned.push(learned);
+        self.marks.push(mark);
+    }
+
+    /// Queues an upload step for the next send; a file an earlier attempt uploaded a short while
+    /// ago (or found it could not carry) is not made again.
+    fn push_upload(&mut self, step: &Step, uploads: &mut Vec<PendingUpload>) {
+        let Step::Upload { block } = step else {
+            unreachable!("only upload steps are queued");
+        };
+        let n = self.learned.len();
+        let mark = self.mark_of_upload(step, block);
+        let reused = self.recorded.as_ref().and_then(|r| match r.get(&n) {
+            Some(Recorded {
+                mark: m,
+                learned: Learned::Upload(Some(u)),
+                at,
+            }) if *m == mark => match u {
+                Uploaded::File(_) => {
+                    let now = self.w.journal.as_ref().map_or(*at, Journal::now);
+                    (now - at < journal::UPLOAD_REUSE_MS).then(|| u.clone())
                 }
-                Step::Append { .. } => unreachable!("a new page's plan starts with its creation"),
+                Uploaded::Placeholder { .. } | Uploaded::AsIs => Some(u.clone()),
+            },
+            _ => None,
+        });
+        uploads.push((n, block.clone(), mark.clone()));
+        self.push_learned(Learned::Upload(reused), mark);
+    }
+
+    /// The mark of a send: the creation of the page marks as an append to it, so the plan of a
+    /// body resumed in its page ([`Planner::body`]) matches the plan that created it.
+    fn mark_of_send(&self, items: &Items) -> String {
+        let like = Step::Append {
+            parent: Parent::Page,
+            items: items.clone(),
+        };
+        journal::mark(&like.describe(), &self.kinds(items))
+    }
+
+    fn mark_of_upload(&self, step: &Step, block: &[usize]) -> String {
+        let source = plan::block_at(self.blocks, block).and_then(|b| match b.media() {
+            Some(MediaSource::Resource { url, .. }) => Some(url.as_str()),
+            Some(MediaSource::Embedded(f)) => Some(f.key.as_str()),
+            _ => None,
+        });
+        journal::mark(&step.describe(), &[source.unwrap_or("")])
+    }
+
+    fn mark_of(&self, step: &Step) -> String {
+        match step {
+            Step::Upload { block } => self.mark_of_upload(step, block),
+            Step::CreatePage { items } => self.mark_of_send(items),
+            Step::Append { items, .. } => journal::mark(&step.describe(), &self.kinds(items)),
+        }
+    }
+
+    /// What an earlier attempt recorded for step `n` with `mark`, when it was a send; the first
+    /// step without a record ends the records (and is looked up once when resuming).
+    fn recorded_send(&mut self, n: usize, mark: &str) -> Option<Learned> {
+        let records = self.recorded.as_mut()?;
+        match records.remove(&n) {
+            Some(r) if r.mark == mark => match r.learned {
+                l @ (Learned::Blocks(_) | Learned::PageBlocks(_)) => return Some(l),
+                Learned::Upload(_) => {}
+            },
+            // The plan differs from the recorded one from here (the page changed in OneNote):
+            // its steps are looked up one by one, as for a page without records.
+            Some(_) => {
+                self.recorded = None;
+                return None;
+            }
+            None => {}
+        }
+        // Not recorded: only this step can have been sent without its record.
+        self.recorded = None;
+        self.look_once = true;
+        None
+    }
+
+    /// Records what step `n` learned (no links: the step sent no blocks, or they were recorded).
+    async fn done(&mut self, n: usize) -> Result<(), WriteError> {
+        if let Some(j) = &self.w.journal {
+            j.step(n, &self.marks[n], &self.learned[n], Vec::new())
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Records what send step `n` of `items` learned, with the blocks it wrote that hold links to
+    /// pages not migrated yet.
+    async fn send_done(&mut self, n: usize, items: &Items) -> Result<(), WriteError> {
+        if self.w.journal.is_none() {
+            return Ok(());
+        }
+        let links = self.link_rows(n, items).await?;
+        let j = self.w.journal.as_ref().expect("checked");
+        j.step(n, &self.marks[n], &self.learned[n], links).await?;
+        Ok(())
+    }
+
+    /// The Notion blocks send step `n` wrote that hold links to pages not migrated yet, with what
+    /// they hold. A block Notion holds as another type (a placeholder where a file could not be
+    /// carried over) holds no link; the ids of carried children are listed (an append answers
+    /// only its first-level blocks).
+    async fn link_rows(&mut self, n: usize, items: &Items) -> Result<Vec<LinkRow>, WriteError> {
+        let wanted = link_candidates(self.blocks, items);
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.page_blocks(n).await?;
+        let Learned::Blocks(made) = &self.learned[n] else {
+            unreachable!("a send's blocks are known once listed");
+        };
+        let made = made.clone();
+        let mut rows = Vec::new();
+        let mut kids: HashMap<usize, Vec<Listed>> = HashMap::new();
+        for (i, carried, body) in wanted {
+            let Some(m) = made.get(i) else { continue };
+            let (id, kind) = match carried {
+                None => (m.id.clone(), m.kind.clone()),
+                Some(c) => {
+                    if let std::collections::hash_map::Entry::Vacant(e) = kids.entry(i) {
+                        e.insert(listed::body(&self.client, &m.id).await?);
+                    }
+                    match kids[&i].get(c) {
+                        Some(k) => (k.id.clone(), Some(k.kind.clone())),
+                        None => continue,
+                    }
+                }
+            };
+            if kind.as_deref().is_none_or(|k| k == body.kind) {
+                rows.push(body.row(&id));
             }
         }
+        Ok(rows)
+    }
+
+    /// The page was created by an earlier attempt: its creation step (with its uploads) counts as
+    /// done, and the rest is looked up step by step. Returns the creation's step number and what
+    /// it sent.
+    fn found_page(&mut self, id: String, steps: &mut Planner<'_>) -> (usize, Items) {
+        self.page = id;
         self.resuming = true;
+        for s in steps.by_ref() {
+            let mark = self.mark_of(&s);
+            match s {
+                Step::Upload { .. } => self.push_learned(Learned::Upload(None), mark),
+                Step::CreatePage { items } => {
+                    self.push_learned(Learned::PageBlocks(items.len()), mark);
+                    return (self.learned.len() - 1, items);
+                }
+                Step::Append { .. } => break,
+            }
+        }
+        unreachable!("a new page's plan starts with its creation")
     }
 
     /// Executes the steps (after the creation, if any), each once.
     async fn run(&mut self, steps: impl Iterator<Item = Step>) -> Result<(), WriteError> {
-        // The uploads of the next send: (step number, block).
-        let mut uploads: Vec<(usize, Path)> = Vec::new();
+        // The uploads of the next send.
+        let mut uploads: Vec<PendingUpload> = Vec::new();
         for step in steps {
-            match step {
-                Step::Upload { block } => {
-                    uploads.push((self.learned.len(), block));
-                    self.learned.push(Learned::Upload(None));
+            if let Step::Upload { .. } = step {
+                self.push_upload(&step, &mut uploads);
+                continue;
+            }
+            let Step::Append { parent, items } = &step else {
+                unreachable!("only the first step creates the page")
+            };
+            let n = self.learned.len();
+            let mark = self.mark_of(&step);
+            if let Some(learned) = self.recorded_send(n, &mark) {
+                // Finished by an earlier attempt: neither sent nor looked up again.
+                if let (Parent::Page, Learned::Blocks(made)) = (parent, &learned) {
+                    let made = made.clone();
+                    self.placed(&made);
                 }
-                Step::CreatePage { .. } => {
-                    unreachable!("only the first step creates the page")
+                uploads.clear();
+                self.push_learned(learned, mark);
+                continue;
+            }
+            self.client = self.w.item_client();
+            let (pid, has_children) = self.parent_id(parent, items).await?;
+            if self.resuming {
+                let seen = if has_children == Some(false) && items.before() == 0 {
+                    None
+                } else {
+                    self.look(&pid, items, false).await?
+                };
+                if std::mem::take(&mut self.look_once) {
+                    // The one step in doubt was looked at: what follows was never sent.
+                    self.resuming = false;
                 }
-                Step::Append { parent, items } => {
-                    self.client = self.w.item_client();
-                    let (pid, has_children) = self.parent_id(&parent, &items).await?;
-                    if self.resuming {
-                        let seen = if has_children == Some(false) && items.before() == 0 {
-                            None
-                        } else {
-                            self.look(&pid, &items, false).await?
-                        };
-                        match seen {
-                            Some(made) => {
-                                if parent == Parent::Page {
-                                    self.placed(&made);
-                                }
-                                uploads.clear();
-                                self.learned.push(Learned::Blocks(made));
-                                continue;
-                            }
-                            // Nothing from here on was written: no more looks.
-                            None => {
-                                self.resuming = false;
-                                self.listings.clear();
-                            }
+                match seen {
+                    Some(made) => {
+                        if *parent == Parent::Page {
+                            self.placed(&made);
                         }
+                        uploads.clear();
+                        self.push_learned(Learned::Blocks(made), mark);
+                        self.send_done(n, items).await?;
+                        continue;
                     }
-                    let done = self.upload_all(&uploads).await?;
-                    uploads.clear();
-                    let mut body = self.request(&items, &done);
-                    drop(done);
-                    let made = self.append(&pid, &mut body, &items, &parent).await?;
-                    self.stats.blocks += items.elements();
-                    if parent == Parent::Page {
-                        self.placed(&made);
+                    // Nothing from here on was written: no more looks.
+                    None => {
+                        self.resuming = false;
+                        self.listings.clear();
                     }
-                    self.learned.push(Learned::Blocks(made));
                 }
             }
+            let done = self.upload_all(&uploads).await?;
+            uploads.clear();
+            let mut body = self.request(items, &done);
+            drop(done);
+            let made = self.append(&pid, &mut body, items, parent).await?;
+            drop(body);
+            self.stats.blocks += items.elements();
+            if *parent == Parent::Page {
+                self.placed(&made);
+            }
+            self.push_learned(Learned::Blocks(made), mark);
+            self.send_done(n, items).await?;
         }
         Ok(())
     }
@@ -467,6 +639,24 @@ impl<'w, 'a> Exec<'w, 'a> {
         }
     }
 
+    /// Step `n` created the page with its first blocks: their ids are listed (and recorded) now.
+    async fn page_blocks(&mut self, n: usize) -> Result<(), WriteError> {
+        let Learned::PageBlocks(count) = self.learned[n] else {
+            return Ok(());
+        };
+        let have = listed::body(&self.client, &self.page).await?;
+        if have.len() < count {
+            return Err(WriteError::Mismatch(format!(
+                "Notion page {} holds {} blocks right after its creation with {count}",
+                self.page,
+                have.len()
+            )));
+        }
+        let made: Vec<Made> = have.into_iter().take(count).map(Made::from).collect();
+        self.learned[n] = Learned::Blocks(made);
+        self.done(n).await
+    }
+
     /// The Notion id of a step's parent and whether Notion said it has children. The ids of the
     /// blocks a page was created with are listed the first time a step needs one.
     async fn parent_id(
@@ -478,18 +668,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             Parent::Page => return Ok((self.page.clone(), None)),
             Parent::Created { step, index } => (*step, *index),
         };
-        if let Learned::PageBlocks(n) = self.learned[step] {
-            let have = listed::body(&self.client, &self.page).await?;
-            if have.len() < n {
-                return Err(WriteError::Mismatch(format!(
-                    "Notion page {} holds {} blocks right after its creation with {n}",
-                    self.page,
-                    have.len()
-                )));
-            }
-            let made: Vec<Made> = have.into_iter().take(n).map(Made::from).collect();
-            self.learned[step] = Learned::Blocks(made);
-        }
+        self.page_blocks(step).await?;
         match &self.learned[step] {
             Learned::Blocks(made) => {
                 let m = made.get(index).ok_or_else(|| {
@@ -590,10 +769,21 @@ impl<'w, 'a> Exec<'w, 'a> {
 
     /// Makes the uploads of one send, in page order, and records how each went; returns their step
     /// numbers by block.
-    async fn upload_all(&mut self, uploads: &[(usize, Path)]) -> Result<Done, WriteError> {
+    async fn upload_all(&mut self, uploads: &[PendingUpload]) -> Result<Done, WriteError> {
         let mut done = Done::new();
-        for (step, path) in uploads {
+        for (step, path, _) in uploads {
             done.insert(path.clone(), *step);
+            if let Learned::Upload(Some(reused)) = &self.learned[*step] {
+                // Made by an earlier attempt of this write and not attached yet: it is now.
+                match reused {
+                    Uploaded::File(_) => self.stats.files += 1,
+                    Uploaded::Placeholder { name, why } => {
+                        self.stats.placeholders.push(format!("{name}: {why}"))
+                    }
+                    Uploaded::AsIs => {}
+                }
+                continue;
+            }
             let b = plan::block_at(self.blocks, path).expect("planned blocks exist");
             let key = match b.media() {
                 Some(MediaSource::Resource { url, .. }) => url.as_str(),
@@ -604,6 +794,14 @@ impl<'w, 'a> Exec<'w, 'a> {
                 self.learned[*step] = Learned::Upload(Some(Uploaded::AsIs));
                 continue;
             };
+            self.upload_one(*step, res).await?;
+        }
+        Ok(done)
+    }
+
+    /// Makes the upload of step `step` and records how it went.
+    async fn upload_one(&mut self, step: usize, res: &Resource) -> Result<(), WriteError> {
+        {
             // Each upload is a step of its own, with its own retry count.
             let c = self.w.item_client();
             let how = match self.w.upload_or_fallback(&c, res, &mut self.stats).await {
@@ -625,9 +823,9 @@ impl<'w, 'a> Exec<'w, 'a> {
                 Err(UploadFailure::Notion(e)) => return Err(e.into()),
                 Err(UploadFailure::Fetch(e)) => return Err(WriteError::Fetch(e)),
             };
-            self.learned[*step] = Learned::Upload(Some(how));
+            self.learned[step] = Learned::Upload(Some(how));
         }
-        Ok(done)
+        self.done(step).await
     }
 
     /// The request JSON of a send: each block as converted, its carried children with it, uploaded
@@ -689,10 +887,12 @@ impl<'w, 'a> Exec<'w, 'a> {
                 Ok(created) => {
                     let made: Vec<Made> = created
                         .iter()
-                        .filter_map(|b| {
+                        .zip(body.iter())
+                        .filter_map(|(b, sent)| {
                             Some(Made {
                                 id: b["id"].as_str()?.to_owned(),
                                 has_children: b["has_children"].as_bool(),
+                                kind: sent["type"].as_str().map(str::to_owned),
                             })
                         })
                         .collect();
@@ -847,6 +1047,47 @@ fn spent(c: &NotionClient, e: NotionError) -> NotionError {
         }
         other => other,
     }
+}
+
+/// The blocks a send writes that hold links to pages not migrated yet: (index among the send's
+/// first-level blocks, index among its carried children if it is one, what it holds).
+fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>, LinkBody)> {
+    let mut out = Vec::new();
+    match items {
+        Items::Rows { table, range } => {
+            if let Some(Block::Table { rows, .. }) = plan::block_at(blocks, table) {
+                for (i, r) in rows[range.clone()].iter().enumerate() {
+                    out.extend(LinkBody::of_row(r).map(|b| (i, None, b)));
+                }
+            }
+        }
+        Items::Blocks {
+            under,
+            range,
+            carried,
+        } => {
+            let mut path = under.clone();
+            for (i, (k, c)) in range.clone().zip(carried).enumerate() {
+                path.push(k);
+                let b = plan::block_at(blocks, &path).expect("planned blocks exist");
+                out.extend(LinkBody::of(b).map(|l| (i, None, l)));
+                match b {
+                    Block::Table { rows, .. } => {
+                        for (j, r) in rows[..*c].iter().enumerate() {
+                            out.extend(LinkBody::of_row(r).map(|l| (i, Some(j), l)));
+                        }
+                    }
+                    other => {
+                        for (j, kid) in other.children()[..*c].iter().enumerate() {
+                            out.extend(LinkBody::of(kid).map(|l| (i, Some(j), l)));
+                        }
+                    }
+                }
+                path.pop();
+            }
+        }
+    }
+    out
 }
 
 /// Media block types whose source may be a OneNote resource.

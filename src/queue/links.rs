@@ -1,6 +1,12 @@
 //! The link pass: once the pages that links point at exist in Notion, the blocks that hold links to
-//! them are updated in place. Only pages that had links to not-yet-migrated pages are touched, and
-//! only the blocks on the way to a link are listed.
+//! them are updated in place. Only pages that had links to not-yet-migrated pages are touched.
+//!
+//! The writer recorded each block it wrote holding such a link, with the text it holds
+//! ([`crate::notion::journal`]): exactly those blocks are updated, from what was written, with no
+//! Graph request and no listing, whatever the page became in OneNote or Notion since. A page
+//! written by an older notebridge has no records: it is read again from OneNote, converted, and its
+//! blocks are matched to Notion's by position, as that version did ([`rewrite_page`]); this keeps
+//! the links of a migration that was upgraded halfway, at the cost of one page read each.
 
 use serde_json::{json, Value};
 
@@ -10,12 +16,13 @@ use crate::failure::{Classify, Next};
 use crate::graph::Caller;
 use crate::notion::client::NotionError;
 use crate::notion::degrade::{self, note_in_report, Degraded};
+use crate::notion::journal::LinkBody;
 use crate::notion::listed;
 use crate::store::notion_items::NotionItem;
 
-/// Pages whose links are rewritten at once: each re-reads its page from Graph (a round trip or
-/// more) before its Notion updates, so one at a time would leave the Graph windows idle at the end
-/// of a run; as many as the user's background lane may have in flight by default.
+/// Pages whose links are rewritten at once: a page without records re-reads its page from Graph (a
+/// round trip or more) before its Notion updates, so one at a time would leave the Graph windows
+/// idle at the end of a run; as many as the user's background lane may have in flight by default.
 const PAGES_AT_ONCE: usize = 4;
 
 /// Rewrites the pending links of `who`'s pages, its groups' and sites' included (a link between
@@ -41,7 +48,12 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                 title: &item.title,
             };
             let mut degraded = Vec::new();
-            match rewrite_page(m, who, &at, &notion_id, migrated, &mut degraded).await {
+            let rewritten = if item.links_recorded {
+                rewrite_recorded(m, &at, migrated, &mut degraded).await
+            } else {
+                rewrite_page(m, who, &at, &notion_id, migrated, &mut degraded).await
+            };
+            match rewritten {
                 Ok((n, still_missing)) => {
                     record(m, &key, &item, degraded)?;
                     m.db()
@@ -96,6 +108,41 @@ struct Item<'a> {
     key: &'a str,
     id: &'a str,
     title: &'a str,
+}
+
+/// Rewrites the links of a page from the blocks the writer recorded; returns the blocks updated and
+/// whether links remain unresolved. A block whose links all point at Notion pages now is forgotten.
+async fn rewrite_recorded(
+    m: &Migration,
+    item: &Item<'_>,
+    migrated: &std::collections::HashMap<String, crate::convert::PageTarget>,
+    degraded: &mut Vec<Degraded>,
+) -> Result<(u64, bool), JobError> {
+    let mut still_missing = false;
+    let mut n = 0;
+    for row in m.db().link_blocks(item.key, item.id)? {
+        let read = LinkBody::of_row_text(&row.body)
+            .and_then(|b| b.update(|id| migrated.get(&id.to_ascii_lowercase()).cloned()));
+        let Some(u) = read else {
+            return Err(JobError::permanent(format!(
+                "the record of Notion block {} is not one this notebridge can read",
+                row.block_id
+            )));
+        };
+        if u.unresolved > 0 {
+            still_missing = true;
+        }
+        if u.resolved == 0 {
+            // None of its pages is migrated yet: sending it again would change nothing.
+            continue;
+        }
+        update(m, &row.block_id, u.body, degraded).await?;
+        n += 1;
+        if u.unresolved == 0 {
+            m.db().forget_link_block(item.key, item.id, &row.block_id)?;
+        }
+    }
+    Ok((n, still_missing))
 }
 
 /// Rewrites one page's links; returns the blocks updated and whether links remain unresolved.

@@ -31,6 +31,7 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::journal::Journal;
 use crate::notion::plan;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
@@ -734,8 +735,13 @@ impl Migration {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),
         };
-        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
+        let mut writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
             .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
+        if page.is_some() {
+            // What each step learns is recorded as it is learned, with the blocks holding links.
+            let journal = Journal::new(self.db.clone(), account, item_id, self.clock.clone());
+            writer = writer.with_journal(journal);
+        }
         let stats = match existing {
             Some(i) if i.body_state == BodyState::Done && i.notion_page_id.is_some() => {
                 return Ok(false)
@@ -754,6 +760,8 @@ impl Migration {
                         self.db
                             .record_title(&self.owner, account, item_id, &title)?;
                     }
+                    // The old body's blocks go: nothing recorded of them holds any more.
+                    self.db.forget_journal(account, item_id)?;
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
                     writer.resume_body(&id, blocks, resources).await?
@@ -826,6 +834,7 @@ impl Migration {
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
             pending_links: page.as_ref().is_some_and(|p| p.pending_links),
             shape: Some(&shape),
+            links_recorded: page.is_some(),
         };
         self.db
             .record_written(&self.owner, account, item_id, &written)?;

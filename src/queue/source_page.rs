@@ -69,6 +69,7 @@ pub async fn ensure(
         WriteError::Fetch(g) => RunError::Graph(g),
         // A page without a body has nothing to mismatch; should it happen, it is a bug.
         WriteError::Mismatch(m) => RunError::Worker(m),
+        WriteError::Store(s) => RunError::Store(s),
     })?;
     let written = Written {
         blocks: 0,
@@ -77,6 +78,7 @@ pub async fn ensure(
         onenote_last_modified: None,
         pending_links: false,
         shape: None,
+        links_recorded: false,
     };
     db.record_written(owner, key, SOURCE_ITEM, &written)?;
     Ok(id)

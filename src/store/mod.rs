@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
 pub mod sources;
+pub mod write_journal;
 
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
@@ -67,6 +68,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0012_unread_columns",
         include_str!("../../migrations/0012_unread_columns.sql"),
+    ),
+    (
+        "0013_write_journal",
+        include_str!("../../migrations/0013_write_journal.sql"),
     ),
 ];
 

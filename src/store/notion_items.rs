@@ -68,6 +68,9 @@ pub struct Written<'a> {
     pub pending_links: bool,
     /// The body's shape (`notion::split::shape`).
     pub shape: Option<&'a str>,
+    /// The blocks holding links to pages not migrated yet were recorded as they were written
+    /// (`notion::journal`), so the link pass updates them without reading the page again.
+    pub links_recorded: bool,
 }
 
 /// One row of `notion_items`.
@@ -93,6 +96,9 @@ pub struct NotionItem {
     pub report: Option<String>,
     /// The written body's shape (`notion::split::shape`), for `verify`.
     pub body_shape: Option<String>,
+    /// Its blocks holding links to pages not migrated yet were recorded where they were written
+    /// (else, written by an older notebridge, the link pass reads the page again).
+    pub links_recorded: bool,
 }
 
 impl NotionItem {
@@ -108,12 +114,13 @@ impl NotionItem {
             files: r.get("files")?,
             report: r.get("report")?,
             body_shape: r.get("body_shape")?,
+            links_recorded: r.get("links_recorded")?,
         })
     }
 }
 
 const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
-                       blocks, files, report, body_shape";
+                       blocks, files, report, body_shape, links_recorded";
 
 impl Db {
     /// The Notion record of one OneNote item.
@@ -197,7 +204,7 @@ impl Db {
 
     /// Marks the body written, with what was written, the converter's report and whether links to
     /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
-    /// without the other.
+    /// without the other. What its steps learned is no longer needed and goes.
     pub fn record_written(
         &self,
         token: &RunToken,
@@ -208,7 +215,8 @@ impl Db {
         self.write_holding(token, "recording a written page", |tx| {
             tx.execute(
                 "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8
+                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8,
+                        links_recorded = ?10
                  WHERE account = ?1 AND item_id = ?2",
                 params![
                     account,
@@ -219,8 +227,13 @@ impl Db {
                     w.onenote_last_modified,
                     w.pending_links,
                     w.shape,
-                    BodyState::Done
+                    BodyState::Done,
+                    w.links_recorded
                 ],
+            )?;
+            tx.execute(
+                "DELETE FROM write_steps WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id],
             )?;
             Ok(())
         })
@@ -386,6 +399,7 @@ mod tests {
             onenote_last_modified: Some("2024-01-01T00:00:00.000Z"),
             pending_links: true,
             shape: None,
+            links_recorded: true,
         };
         db.record_written(&t, "a", "p1", &w).unwrap();
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);

@@ -271,6 +271,7 @@ pub async fn migrate(
                 onenote_last_modified: Some("2024-05-01T10:00:00.000Z"),
                 pending_links: false,
                 shape: Some(&notebridge::notion::split::shape(&blocks)),
+                links_recorded: false,
             };
             w.db.record_written(&lock, account, &job.item_id, &written)
                 .unwrap();

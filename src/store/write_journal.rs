@@ -1,0 +1,186 @@
+//! The write journal of pages being written: what each finished step of a page's write plan learned
+//! (`write_steps`), and the Notion blocks written holding links to pages not migrated yet
+//! (`link_blocks`). The rows are opaque text here; `notion::journal` gives them their meaning.
+
+use rusqlite::params;
+
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+
+/// One finished step as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StepRow {
+    /// The step's number in the page's plan.
+    pub step: i64,
+    /// What the step sends (to tell the same plan from a changed one).
+    pub mark: String,
+    /// What it learned (JSON).
+    pub learned: String,
+    /// When it was learned.
+    pub at: UnixMillis,
+}
+
+/// One Notion block holding links to OneNote pages, as stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkRow {
+    /// The Notion block.
+    pub block_id: String,
+    /// Its rich text with the links' OneNote targets (JSON).
+    pub body: String,
+}
+
+impl Db {
+    /// Records what step `step` of the page `item_id` learned (replacing an earlier record of it).
+    pub fn record_step(&self, account: &str, item_id: &str, row: &StepRow) -> Result<()> {
+        self.record_step_with_links(account, item_id, row, &[])
+    }
+
+    /// Records a step with the blocks it wrote that hold links: one transaction.
+    pub fn record_step_with_links(
+        &self,
+        account: &str,
+        item_id: &str,
+        row: &StepRow,
+        links: &[LinkRow],
+    ) -> Result<()> {
+        self.write("recording a written step", |tx| {
+            tx.execute(
+                "INSERT INTO write_steps(account, item_id, step, mark, learned, at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT(account, item_id, step)
+                 DO UPDATE SET mark = excluded.mark, learned = excluded.learned, at = excluded.at",
+                params![account, item_id, row.step, row.mark, row.learned, row.at],
+            )?;
+            let mut st = tx.prepare(
+                "INSERT INTO link_blocks(account, item_id, block_id, body) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(account, item_id, block_id) DO UPDATE SET body = excluded.body",
+            )?;
+            for r in links {
+                st.execute(params![account, item_id, r.block_id, r.body])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The recorded steps of a page, in plan order.
+    pub fn recorded_steps(&self, account: &str, item_id: &str) -> Result<Vec<StepRow>> {
+        self.read("reading written steps", |c| {
+            let mut st = c.prepare(
+                "SELECT step, mark, learned, at FROM write_steps
+                 WHERE account = ?1 AND item_id = ?2 ORDER BY step",
+            )?;
+            let rows = st.query_map(params![account, item_id], |r| {
+                Ok(StepRow {
+                    step: r.get(0)?,
+                    mark: r.get(1)?,
+                    learned: r.get(2)?,
+                    at: r.get(3)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Forgets a page's recorded steps (its body is written, or about to be written anew).
+    pub fn forget_steps(&self, account: &str, item_id: &str) -> Result<()> {
+        self.write("forgetting written steps", |tx| {
+            tx.execute(
+                "DELETE FROM write_steps WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The recorded blocks with links of a page.
+    pub fn link_blocks(&self, account: &str, item_id: &str) -> Result<Vec<LinkRow>> {
+        self.read("reading blocks with links", |c| {
+            let mut st = c.prepare(
+                "SELECT block_id, body FROM link_blocks
+                 WHERE account = ?1 AND item_id = ?2 ORDER BY rowid",
+            )?;
+            let rows = st.query_map(params![account, item_id], |r| {
+                Ok(LinkRow {
+                    block_id: r.get(0)?,
+                    body: r.get(1)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Forgets one recorded block (all its links point at Notion pages now).
+    pub fn forget_link_block(&self, account: &str, item_id: &str, block_id: &str) -> Result<()> {
+        self.write("forgetting a block with links", |tx| {
+            tx.execute(
+                "DELETE FROM link_blocks WHERE account = ?1 AND item_id = ?2 AND block_id = ?3",
+                params![account, item_id, block_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Forgets everything journalled of a page (its body is about to be replaced: `--update`),
+    /// and that its links were recorded.
+    pub fn forget_journal(&self, account: &str, item_id: &str) -> Result<()> {
+        self.write("forgetting a page's write journal", |tx| {
+            for table in ["write_steps", "link_blocks"] {
+                tx.execute(
+                    &format!("DELETE FROM {table} WHERE account = ?1 AND item_id = ?2"),
+                    params![account, item_id],
+                )?;
+            }
+            tx.execute(
+                "UPDATE notion_items SET links_recorded = 0 WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id],
+            )?;
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_and_link_blocks_are_kept_per_page_until_forgotten() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let row = |step, learned: &str| StepRow {
+            step,
+            mark: "m".into(),
+            learned: learned.into(),
+            at: 5,
+        };
+        db.record_step("a", "p", &row(1, "one")).unwrap();
+        db.record_step("a", "p", &row(0, "zero")).unwrap();
+        db.record_step("a", "p", &row(1, "again")).unwrap();
+        db.record_step("a", "q", &row(0, "other page")).unwrap();
+        let got: Vec<String> = db
+            .recorded_steps("a", "p")
+            .unwrap()
+            .into_iter()
+            .map(|r| r.learned)
+            .collect();
+        assert_eq!(got, ["zero", "again"]);
+        assert_eq!(
+            db.recorded_steps("a", "q").unwrap()[0].learned,
+            "other page"
+        );
+        let link = |id: &str| LinkRow {
+            block_id: id.into(),
+            body: "{}".into(),
+        };
+        db.record_step_with_links("a", "p", &row(2, "two"), &[link("b1"), link("b2")])
+            .unwrap();
+        db.forget_link_block("a", "p", "b1").unwrap();
+        assert_eq!(db.link_blocks("a", "p").unwrap(), [link("b2")]);
+        db.forget_steps("a", "p").unwrap();
+        assert!(db.recorded_steps("a", "p").unwrap().is_empty());
+        assert_eq!(db.link_blocks("a", "p").unwrap().len(), 1);
+        db.forget_journal("a", "p").unwrap();
+        assert!(db.link_blocks("a", "p").unwrap().is_empty());
+        assert_eq!(db.recorded_steps("a", "q").unwrap().len(), 1);
+    }
+}
