@@ -1,10 +1,17 @@
 //! The `migrate` run as the library does it: which accounts it covers, failed items put back when
 //! asked, each account planned and drained side by side, and the summary of the queue afterwards.
-//! The command only parses, prints and maps the outcome to an exit code; how an account is planned
-//! (scanned in the foreground, its plan announced) is handed in by it, as the one step that talks
-//! to the user.
+//! [`migrate()`] is the whole run; the command only parses, shows the [`Event`]s and maps the
+//! [`Outcome`] to an exit code.
 
 use std::future::Future;
+
+pub mod estimate;
+pub mod events;
+mod migrate;
+pub mod plan;
+
+pub use events::{Event, Observer, Progress, Snapshot};
+pub use migrate::{migrate, MigrateError, Outcome, Report, Request, Services, WORKERS};
 
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::sources::account_of_key;
