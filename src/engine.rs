@@ -5,6 +5,8 @@
 
 use std::future::Future;
 
+#[cfg(test)]
+mod drain_tests;
 pub mod estimate;
 pub mod events;
 mod migrate;
@@ -116,17 +118,43 @@ pub fn retry_failed(db: &Db, accounts: &[String], now: i64) -> Result<usize, Sto
     db.retry_failed(&keys, now)
 }
 
+/// What drains the queue of some inventory keys: the queue's [`Migration`] (a fake in tests, so
+/// [`drain`] runs on tokio's paused clock).
+pub trait Drain {
+    /// The state database whose queue is drained.
+    fn db(&self) -> &std::sync::Arc<Db>;
+    /// Drains the queue of `opts.accounts`.
+    fn run(
+        &self,
+        opts: &RunOptions,
+    ) -> impl Future<Output = Result<RunEnd, crate::queue::RunError>>;
+}
+
+impl Drain for Migration {
+    fn db(&self) -> &std::sync::Arc<Db> {
+        Migration::db(self)
+    }
+
+    fn run(
+        &self,
+        opts: &RunOptions,
+    ) -> impl Future<Output = Result<RunEnd, crate::queue::RunError>> {
+        Migration::run(self, opts)
+    }
+}
+
 /// Prepares (through `prepare`: plans, announces) and drains each of `accounts` side by side with
 /// `workers` pages in flight each: one account's throttle never holds up another's planning or
 /// pages. Stopped when any account's run stopped with work left.
-pub async fn drain<F, Fut, E>(
-    migration: &Migration,
+pub async fn drain<D, F, Fut, E>(
+    migration: &D,
     accounts: &[String],
     deadline: Option<i64>,
     workers: usize,
     prepare: F,
 ) -> Result<RunEnd, E>
 where
+    D: Drain,
     F: Fn(String) -> Fut,
     Fut: Future<Output = Result<(), E>>,
     E: From<StoreError> + From<crate::queue::RunError>,
