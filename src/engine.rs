@@ -13,7 +13,7 @@ mod migrate;
 pub mod plan;
 
 pub use events::{Event, Observer, Progress, Snapshot};
-pub use migrate::{migrate, MigrateError, Outcome, Report, Request, Services, WORKERS};
+pub use migrate::{migrate, MigrateError, Outcome, Process, Report, Request, Services, WORKERS};
 
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::sources::account_of_key;

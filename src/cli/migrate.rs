@@ -1,5 +1,5 @@
-//! `notebridge migrate`: the flags, the run lock and the stop signals; the run itself is the
-//! library's ([`crate::engine::migrate()`]), whose events and outcome this shows.
+//! `notebridge migrate`: the flags and the stop signals; the run itself, under the run lock, is
+//! the library's ([`crate::engine::migrate()`]), whose events and outcome this shows.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -13,12 +13,10 @@ use super::progress::Ticker;
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::engine::plan::Picks;
-use crate::engine::{self, Event, Observer, Outcome, Report, Request, Services};
+use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Services};
 use crate::queue::cancel::Cancel;
-use crate::queue::lock::RunLock;
 use crate::queue::RunEnd;
 use crate::settings::{parse_duration, Settings};
-use crate::store::jobs::RunToken;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -96,70 +94,9 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let db = Arc::new(Db::open(&settings.db_path)?);
     let clock = Clock::system();
     let started_at = clock.now_ms();
-    if args.dry_run {
-        // Nothing is written to the queue, so a migration running meanwhile is no obstacle.
-        return super::runtime()?.block_on(migrate(
-            settings,
-            printer,
-            &args,
-            &db,
-            &clock,
-            &token,
-            target,
-            started_at,
-            &Cancel::new(),
-            None,
-        ));
-    }
-
-    // One migrating process per database.
-    let pid = std::process::id() as i64;
-    let runtime = super::runtime()?;
-    // The lock's clock lives on the runtime that keeps it alive.
-    let _entered = runtime.enter();
-    let mut lock = match RunLock::acquire(db.clone(), pid, &clock, pid_alive)? {
-        Ok(lock) => lock,
-        Err(holder) => {
-            let started = chrono::DateTime::from_timestamp_millis(holder.started_at)
-                .map(|d| d.to_rfc3339())
-                .unwrap_or_default();
-            return Err(CliError::new(
-                Exit::Busy,
-                format!(
-                "another notebridge (pid {}, started {started}) is migrating with {}; wait for it \
-                 or stop it",
-                holder.pid,
-                settings.db_path.display()
-            ),
-            )
-            .into());
-        }
-    };
-    // The root of the run's stop tree: signals and a lost lock stop it.
-    let cancel = Cancel::new();
-    lock.keep_alive(clock.clone(), cancel.clone());
-    let result = runtime.block_on(migrate(
-        settings,
-        printer,
-        &args,
-        &db,
-        &clock,
-        &token,
-        target,
-        started_at,
-        &cancel,
-        Some(lock.token()),
-    ));
-    if lock.lost() {
-        return Err(CliError::new(
-            Exit::Busy,
-            "another notebridge process took over this database's migration lock while this one \
-             was paused; this one stopped and left the work to it",
-        )
-        .into());
-    }
-    lock.release()?;
-    result
+    super::runtime()?.block_on(migrate(
+        settings, printer, &args, &db, &clock, &token, target, started_at,
+    ))
 }
 
 /// Runs the library's migration with the command's flags, shows what it tells, and prints its
@@ -174,8 +111,6 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
-    cancel: &Cancel,
-    owner: Option<&RunToken>,
 ) -> anyhow::Result<Exit> {
     let req = Request {
         account: args.account.clone(),
@@ -194,14 +129,19 @@ async fn migrate(
         dry_run: args.dry_run,
         workers: engine::WORKERS,
     };
+    // The root of the run's stop tree: signals and a lost lock stop it.
+    let cancel = Cancel::new();
     let svc = Services {
         settings,
         notion_token: token,
         db,
         clock,
         jitter: Jitter::from_entropy(),
-        cancel,
-        owner,
+        cancel: &cancel,
+        process: Process {
+            pid: std::process::id() as i64,
+            is_alive: pid_alive,
+        },
     };
     let shown = Shown {
         printer: printer.clone(),

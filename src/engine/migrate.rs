@@ -19,6 +19,7 @@ use crate::net::Reachability;
 use crate::notion::client::{NotionClient, NotionCounts, NotionError};
 use crate::notion::rate::NotionRate;
 use crate::queue::cancel::Cancel;
+use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunError, RunStats};
 use crate::settings::Settings;
 use crate::store::jobs::RunToken;
@@ -74,8 +75,17 @@ impl Default for Request {
     }
 }
 
+/// This process as the run lock knows it.
+#[derive(Clone, Copy, Debug)]
+pub struct Process {
+    /// Its id, recorded with the lock.
+    pub pid: i64,
+    /// Whether the process with this id is alive (a dead holder's lock is taken over).
+    pub is_alive: fn(i64) -> bool,
+}
+
 /// What a run works with, made by the caller: the settings, the state, time and randomness, the
-/// stop tree's root and the run lock's token.
+/// stop tree's root and this process for the run lock.
 pub struct Services<'a> {
     /// The services' addresses, limits and rates.
     pub settings: &'a Settings,
@@ -89,8 +99,9 @@ pub struct Services<'a> {
     pub jitter: Jitter,
     /// The root of the run's stop tree (signals and a lost lock stop it).
     pub cancel: &'a Cancel,
-    /// The run lock's token; only a dry run, which writes nothing, runs without one.
-    pub owner: Option<&'a RunToken>,
+    /// Who takes the run lock: one migrating process per database. A dry run, which writes
+    /// nothing to the queue, does not take it (a migration running meanwhile is no obstacle).
+    pub process: Process,
 }
 
 /// Why a run could not be done (as opposed to an item failing).
@@ -120,9 +131,25 @@ pub enum MigrateError {
     /// Planning without a Notion page to plan under.
     #[error("a migration that plans needs the Notion page to migrate under (--to)")]
     NoTarget,
-    /// A run that writes was started without the run lock (a bug in the caller).
-    #[error("a migration that writes needs the run lock")]
-    NoRunLock,
+    /// Another live process holds the run lock of this database.
+    #[error(
+        "another notebridge (pid {pid}, started {started}) is migrating with {db}; wait for it \
+         or stop it"
+    )]
+    Busy {
+        /// The holder's process id.
+        pid: i64,
+        /// When it started (RFC 3339).
+        started: String,
+        /// The database.
+        db: String,
+    },
+    /// Another process took the run lock over while this one was paused past its staleness.
+    #[error(
+        "another notebridge process took over this database's migration lock while this one was \
+         paused; this one stopped and left the work to it"
+    )]
+    LockLost,
 }
 
 impl Classify for MigrateError {
@@ -146,7 +173,9 @@ impl Classify for MigrateError {
             MigrateError::Graph(e) => e.class(),
             MigrateError::Limiter(e) => e.class(),
             MigrateError::NoTarget => Class::new(Scope::Run, Next::Never).means(Meaning::Usage),
-            MigrateError::NoRunLock => Class::new(Scope::Run, Next::Never),
+            MigrateError::Busy { .. } | MigrateError::LockLost => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Busy)
+            }
         }
     }
 }
@@ -194,25 +223,59 @@ pub struct Report {
     pub workers: usize,
 }
 
-/// Runs `migrate` as `req` asks, telling `observer` what happens.
+/// Runs `migrate` as `req` asks, under the run lock unless it is a dry run, telling `observer`
+/// what happens.
 pub async fn migrate(
     svc: Services<'_>,
     req: &Request,
     observer: &dyn Observer,
 ) -> Result<Outcome, MigrateError> {
-    let Services {
+    if !req.resume && req.target.is_none() {
+        return Err(MigrateError::NoTarget);
+    }
+    if req.dry_run {
+        return run(&svc, req, None, observer).await;
+    }
+    let Process { pid, is_alive } = svc.process;
+    let mut lock = match RunLock::acquire(svc.db.clone(), pid, svc.clock, is_alive)? {
+        Ok(lock) => lock,
+        Err(holder) => {
+            return Err(MigrateError::Busy {
+                pid: holder.pid,
+                started: chrono::DateTime::from_timestamp_millis(holder.started_at)
+                    .map(|d| d.to_rfc3339())
+                    .unwrap_or_default(),
+                db: svc.settings.db_path.display().to_string(),
+            })
+        }
+    };
+    // A lost lock stops the run's stop tree: going on would run the same jobs twice.
+    lock.keep_alive(svc.clock.clone(), svc.cancel.clone());
+    let outcome = run(&svc, req, Some(lock.token()), observer).await;
+    if lock.lost() {
+        return Err(MigrateError::LockLost);
+    }
+    lock.release()?;
+    outcome
+}
+
+/// The run itself, by the holder of the run lock `owner` (none for a dry run).
+async fn run(
+    svc: &Services<'_>,
+    req: &Request,
+    owner: Option<&RunToken>,
+    observer: &dyn Observer,
+) -> Result<Outcome, MigrateError> {
+    let &Services {
         settings,
         notion_token,
         db,
         clock,
-        jitter,
+        ref jitter,
         cancel,
-        owner,
+        process: _,
     } = svc;
     let started = clock.now_ms();
-    if !req.resume && req.target.is_none() {
-        return Err(MigrateError::NoTarget);
-    }
     let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
     // One record of unreachable services (Graph, sign-in, Notion), waited out until the deadline.
     let reach = Reachability::new(clock.clone());
@@ -237,7 +300,8 @@ pub async fn migrate(
             resume: req.resume,
         },
     )?;
-    let graph = GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter, reach)?;
+    let graph =
+        GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
     let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
 
     if req.resume && accounts.is_empty() {
@@ -269,7 +333,7 @@ pub async fn migrate(
         let plan = estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
         return Ok(Outcome::DryRun { accounts, plan });
     }
-    let owner = owner.ok_or(MigrateError::NoRunLock)?;
+    let owner = owner.expect("only a dry run runs without the run lock");
     if req.retry_failed {
         let n = retry_failed(db, &accounts, clock.now_ms())?;
         observer.event(Event::RetriedFailed(n));

@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use migrate_support::{assert_mirrors, assert_mirrors_at, counts, inventory, State};
 use notebridge::clock::{Clock, Jitter};
-use notebridge::engine::{self, plan::Picks, Event, Observer, Outcome, Report, Request, Services};
+use notebridge::engine::{
+    self, plan::Picks, Event, Observer, Outcome, Process, Report, Request, Services,
+};
 use notebridge::failure::{Classify, Meaning};
 use notebridge::queue::cancel::Cancel;
 use notebridge::queue::lock::RunLock;
@@ -118,8 +120,7 @@ impl Recorder {
     }
 }
 
-/// A run as the command makes it: under the run lock (none for a dry run), with its own stop
-/// tree unless one is given.
+/// A run as the command makes it, with its own stop tree unless one is given.
 async fn run(
     lab: &Lab,
     state: &State,
@@ -131,11 +132,6 @@ async fn run(
     let db = Arc::new(Db::open(&state.db).unwrap());
     let clock = Clock::system();
     let cancel = cancel.unwrap_or_default();
-    let lock = (!req.dry_run).then(|| {
-        RunLock::acquire(db.clone(), std::process::id() as i64, &clock, |_| false)
-            .unwrap()
-            .expect("the lock is free")
-    });
     let svc = Services {
         settings: &settings,
         notion_token: lab.notion.token(),
@@ -143,13 +139,13 @@ async fn run(
         clock: &clock,
         jitter: Jitter::seeded(5),
         cancel: &cancel,
-        owner: lock.as_ref().map(|l| l.token()),
+        process: Process {
+            pid: std::process::id() as i64,
+            // No other process is alive: each run here takes the lock the last one released.
+            is_alive: |_| false,
+        },
     };
-    let outcome = engine::migrate(svc, req, observer).await;
-    if let Some(l) = lock {
-        l.release().unwrap();
-    }
-    outcome
+    engine::migrate(svc, req, observer).await
 }
 
 fn plan_to(lab: &Lab) -> Request {
@@ -288,7 +284,7 @@ async fn two_accounts_are_planned_and_drained_side_by_side_with_one_plan_and_sum
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dry_run_plans_and_times_the_work_and_writes_nothing_without_the_run_lock() {
+async fn a_dry_run_plans_and_times_the_work_and_writes_nothing() {
     let lab = Lab::start(fast()).await;
     let user = lab.add_user("default", generate(&spec(7, 3)));
     let state = State::new();
@@ -419,7 +415,7 @@ async fn a_deadline_reached_before_the_drain_parks_all_the_work_and_a_resume_doe
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_library_run_fails_with_typed_errors_that_carry_their_meaning() {
+async fn a_library_run_fails_with_typed_errors_that_carry_their_meaning_and_holds_the_run_lock() {
     let lab = Lab::start(fast()).await;
     let user = lab.add_user("alice", generate(&spec(3, 6)));
     let state = State::new();
@@ -466,4 +462,43 @@ async fn a_library_run_fails_with_typed_errors_that_carry_their_meaning() {
         run(&lab, &state, &req, &rec, None).await.unwrap(),
         Outcome::NothingQueued
     ));
+    // Another live process migrating with this database: busy, naming it; a dry run goes on.
+    let db = Arc::new(Db::open(&state.db).unwrap());
+    let clock = Clock::system();
+    let other = RunLock::acquire(db.clone(), 4242, &clock, |_| false)
+        .unwrap()
+        .unwrap();
+    let settings = lab.settings(&state.db);
+    let cancel = Cancel::new();
+    let svc = |dry_run| {
+        (
+            Services {
+                settings: &settings,
+                notion_token: lab.notion.token(),
+                db: &db,
+                clock: &clock,
+                jitter: Jitter::seeded(5),
+                cancel: &cancel,
+                process: Process {
+                    pid: std::process::id() as i64,
+                    is_alive: |_| true,
+                },
+            },
+            Request {
+                account: Some("alice".into()),
+                dry_run,
+                ..plan_to(&lab)
+            },
+        )
+    };
+    let (s, req) = svc(false);
+    let e = engine::migrate(s, &req, &rec).await.unwrap_err();
+    assert_eq!(e.meaning(), Some(Meaning::Busy), "{e}");
+    assert!(e.to_string().contains("pid 4242"), "{e}");
+    let (s, req) = svc(true);
+    assert!(matches!(
+        engine::migrate(s, &req, &rec).await.unwrap(),
+        Outcome::DryRun { .. }
+    ));
+    other.release().unwrap();
 }
