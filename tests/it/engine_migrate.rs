@@ -17,7 +17,7 @@ use std::time::Duration;
 use migrate_support::{assert_mirrors, assert_mirrors_at, counts, inventory, State};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::engine::{
-    self, plan::Picks, Event, Observer, Outcome, Process, Report, Request, Services,
+    self, plan::Picks, Event, Observer, Outcome, Process, Report, Request, Services, Snapshot,
 };
 use notebridge::failure::{Classify, Meaning};
 use notebridge::queue::cancel::Cancel;
@@ -70,20 +70,20 @@ fn named(prefix: &str, mut notes: UserNotes) -> UserNotes {
 struct Recorder {
     events: Mutex<Vec<Event>>,
     stop: Option<(Cancel, i64)>,
-    /// The pages migrated when the stop was asked for.
-    stopped_at: Arc<std::sync::atomic::AtomicI64>,
+    /// The progress when the stop was asked for.
+    at_stop: Arc<Mutex<Option<Snapshot>>>,
 }
 
 impl Observer for Recorder {
     fn event(&self, event: Event) {
         if let (Event::Draining(progress), Some((cancel, pages))) = (&event, &self.stop) {
             let (progress, cancel, pages) = (progress.clone(), cancel.clone(), *pages);
-            let stopped_at = self.stopped_at.clone();
+            let at_stop = self.at_stop.clone();
             tokio::spawn(async move {
                 loop {
-                    let done = progress.snapshot().done;
-                    if done >= pages {
-                        stopped_at.store(done, std::sync::atomic::Ordering::SeqCst);
+                    let now = progress.snapshot();
+                    if now.done >= pages {
+                        *at_stop.lock().unwrap() = Some(now);
                         break;
                     }
                     tokio::time::sleep(Duration::from_millis(5)).await;
@@ -345,7 +345,11 @@ async fn a_run_stopped_mid_way_resumes_with_no_page_created_twice_or_lost() {
     assert_eq!(first.end, RunEnd::Stopped);
     let s = first.summary;
     // What was in flight at the stop finished (at most the workers' pages), nothing more began.
-    let at_stop = rec.stopped_at.load(std::sync::atomic::Ordering::SeqCst);
+    let snap = rec.at_stop.lock().unwrap().clone().expect("stopped");
+    // The progress handle saw the whole plan, its ETA, and this run's requests.
+    assert_eq!(snap.total, 30, "{snap:?}");
+    assert!(snap.eta_seconds.is_some() && snap.graph.requests > 0 && snap.notion.requests > 0);
+    let at_stop = snap.done;
     assert!(
         at_stop >= 1 && s.pages_done >= at_stop && s.pages_done <= at_stop + engine::WORKERS as i64,
         "{at_stop} pages at the stop, {s:?}"
