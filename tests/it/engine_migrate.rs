@@ -365,6 +365,7 @@ async fn a_run_stopped_mid_way_resumes_with_no_page_created_twice_or_lost() {
     let resume = Request {
         account: Some("alice".into()),
         resume: true,
+        retry_failed: true,
         ..Request::default()
     };
     let second = ran(run(&lab, &state, &resume, &rec, None).await.unwrap());
@@ -381,8 +382,16 @@ async fn a_run_stopped_mid_way_resumes_with_no_page_created_twice_or_lost() {
         30 - s.pages_done,
         "the resume writes only what the first run left"
     );
-    // A resume plans nothing: no scan, only the account's plan before its work.
-    assert_eq!(rec.lines(), ["migrating", "plan alice"]);
+    // A resume plans nothing: no scan, only the account's plan before its work (and, asked to,
+    // the failed items put back first: none, the stop failed nothing).
+    assert_eq!(
+        rec.lines(),
+        [
+            "0 failed items put back in the queue",
+            "migrating",
+            "plan alice"
+        ]
+    );
     assert_mirrors(&lab, &user.id, &inventory(&state.db, "alice"));
 }
 
