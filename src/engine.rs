@@ -1,10 +1,19 @@
 //! The `migrate` run as the library does it: which accounts it covers, failed items put back when
 //! asked, each account planned and drained side by side, and the summary of the queue afterwards.
-//! The command only parses, prints and maps the outcome to an exit code; how an account is planned
-//! (scanned in the foreground, its plan announced) is handed in by it, as the one step that talks
-//! to the user.
+//! [`migrate()`] is the whole run; the command only parses, shows the [`Event`]s and maps the
+//! [`Outcome`] to an exit code.
 
 use std::future::Future;
+
+#[cfg(test)]
+mod drain_tests;
+pub mod estimate;
+pub mod events;
+mod migrate;
+pub mod plan;
+
+pub use events::{Event, Observer, Progress, Snapshot};
+pub use migrate::{migrate, MigrateError, Outcome, Process, Report, Request, Services, WORKERS};
 
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::sources::account_of_key;
@@ -115,17 +124,43 @@ pub fn retry_failed(
     db.retry_failed(token, &keys, now)
 }
 
+/// What drains the queue of some inventory keys: the queue's [`Migration`] (a fake in tests, so
+/// [`drain`] runs on tokio's paused clock).
+pub trait Drain {
+    /// The state database whose queue is drained.
+    fn db(&self) -> &std::sync::Arc<Db>;
+    /// Drains the queue of `opts.accounts`.
+    fn run(
+        &self,
+        opts: &RunOptions,
+    ) -> impl Future<Output = Result<RunEnd, crate::queue::RunError>>;
+}
+
+impl Drain for Migration {
+    fn db(&self) -> &std::sync::Arc<Db> {
+        Migration::db(self)
+    }
+
+    fn run(
+        &self,
+        opts: &RunOptions,
+    ) -> impl Future<Output = Result<RunEnd, crate::queue::RunError>> {
+        Migration::run(self, opts)
+    }
+}
+
 /// Prepares (through `prepare`: plans, announces) and drains each of `accounts` side by side with
 /// `workers` pages in flight each: one account's throttle never holds up another's planning or
 /// pages. Stopped when any account's run stopped with work left.
-pub async fn drain<F, Fut, E>(
-    migration: &Migration,
+pub async fn drain<D, F, Fut, E>(
+    migration: &D,
     accounts: &[String],
     deadline: Option<i64>,
     workers: usize,
     prepare: F,
 ) -> Result<RunEnd, E>
 where
+    D: Drain,
     F: Fn(String) -> Fut,
     Fut: Future<Output = Result<(), E>>,
     E: From<StoreError> + From<crate::queue::RunError>,

@@ -124,6 +124,8 @@ fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
         .or_else(|| class::<crate::limiter::LimiterError>(cause))
         .or_else(|| class::<crate::queue::RunError>(cause))
         .or_else(|| class::<crate::engine::SelectError>(cause))
+        .or_else(|| class::<crate::engine::MigrateError>(cause))
+        .or_else(|| class::<crate::engine::plan::PlanError>(cause))
         .or_else(|| class::<crate::auth::AuthError>(cause))
         .or_else(|| class::<crate::notion::client::NotionError>(cause))
         .or_else(|| class::<crate::notion::writer::WriteError>(cause))

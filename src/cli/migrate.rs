@@ -1,35 +1,24 @@
-//! `notebridge migrate`: check the Notion target, scan what is needed (foreground), plan, and drain
-//! the queue (background); `--resume` drains what is queued.
+//! `notebridge migrate`: the flags and the stop signals; the run itself, under the run lock, is
+//! the library's ([`crate::engine::migrate()`]), whose events and outcome this shows.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
 use super::output::Printer;
-use super::progress::{Frame, Ticker};
+use super::progress::Ticker;
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::{Clock, Jitter};
-use crate::engine::{self, Selection};
-use crate::failure::{Classify, Next};
-use crate::graph::scan::{scan, ScanProgress, ScanResult};
-use crate::graph::{Caller, GraphClient};
-use crate::limiter::Lane;
-use crate::net::Reachability;
-use crate::notion::client::{NotionClient, NotionError};
-use crate::notion::rate::NotionRate;
+use crate::engine::plan::Picks;
+use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Services};
 use crate::queue::cancel::Cancel;
-use crate::queue::lock::RunLock;
-use crate::queue::{Migration, RunEnd};
+use crate::queue::RunEnd;
 use crate::settings::{parse_duration, Settings};
-use crate::store::jobs::{Remaining, RunToken};
 use crate::store::Db;
 
-/// Pages worked on at once: enough to keep Graph and Notion both busy, few enough to bound memory.
-const WORKERS: usize = 8;
 pub(super) use crate::queue::lock::LOCK_STALE;
 
 /// Arguments of `migrate`.
@@ -76,13 +65,6 @@ pub struct MigrateArgs {
     pub dry_run: bool,
 }
 
-impl MigrateArgs {
-    /// Whether groups or sites are asked for (otherwise only the account's own notebooks).
-    pub fn team(&self) -> bool {
-        !self.groups.is_empty() || !self.sites.is_empty() || self.all_sources
-    }
-}
-
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s).map_err(|e| format!("{e}; for example: 50m or 2h"))?;
     if d.is_zero() {
@@ -112,72 +94,13 @@ pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow:
     let db = Arc::new(Db::open(&settings.db_path)?);
     let clock = Clock::system();
     let started_at = clock.now_ms();
-    if args.dry_run {
-        // Nothing is written to the queue, so a migration running meanwhile is no obstacle.
-        return super::runtime()?.block_on(migrate(
-            settings,
-            printer,
-            &args,
-            &db,
-            &clock,
-            &token,
-            target,
-            started_at,
-            &Cancel::new(),
-            None,
-        ));
-    }
-
-    // One migrating process per database.
-    let pid = std::process::id() as i64;
-    let runtime = super::runtime()?;
-    // The lock's clock lives on the runtime that keeps it alive.
-    let _entered = runtime.enter();
-    let mut lock = match RunLock::acquire(db.clone(), pid, &clock, pid_alive)? {
-        Ok(lock) => lock,
-        Err(holder) => {
-            let started = chrono::DateTime::from_timestamp_millis(holder.started_at)
-                .map(|d| d.to_rfc3339())
-                .unwrap_or_default();
-            return Err(CliError::new(
-                Exit::Busy,
-                format!(
-                "another notebridge (pid {}, started {started}) is migrating with {}; wait for it \
-                 or stop it",
-                holder.pid,
-                settings.db_path.display()
-            ),
-            )
-            .into());
-        }
-    };
-    // The root of the run's stop tree: signals and a lost lock stop it.
-    let cancel = Cancel::new();
-    lock.keep_alive(clock.clone(), cancel.clone());
-    let result = runtime.block_on(migrate(
-        settings,
-        printer,
-        &args,
-        &db,
-        &clock,
-        &token,
-        target,
-        started_at,
-        &cancel,
-        Some(lock.token()),
-    ));
-    if lock.lost() {
-        return Err(CliError::new(
-            Exit::Busy,
-            "another notebridge process took over this database's migration lock while this one \
-             was paused; this one stopped and left the work to it",
-        )
-        .into());
-    }
-    lock.release()?;
-    result
+    super::runtime()?.block_on(migrate(
+        settings, printer, &args, &db, &clock, &token, target, started_at,
+    ))
 }
 
+/// Runs the library's migration with the command's flags, shows what it tells, and prints its
+/// outcome (human text or the contract's JSON document) and the exit code it means.
 #[allow(clippy::too_many_arguments)]
 async fn migrate(
     settings: &Settings,
@@ -188,153 +111,103 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
-    cancel: &Cancel,
-    owner: Option<&RunToken>,
 ) -> anyhow::Result<Exit> {
-    let started = Instant::now();
-    let deadline = args.max_duration.map(|d| started_at + d.as_millis() as i64);
-    let jitter = Jitter::from_entropy();
-    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-    // One record of unreachable services (Graph, sign-in, Notion), waited out until the deadline.
-    let reach = Reachability::new(clock.clone());
-    reach.set_deadline(deadline);
-    let notion = NotionClient::new(&settings.notion_url, token, rate, jitter.clone())
-        .with_reachability(reach.clone());
-
-    // Check the target before any work: a token or sharing problem is a usage error.
-    let me = notion.me().await.map_err(notion_usage)?;
-    let max_upload = me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"]
-        .as_u64()
-        .unwrap_or(5 * 1024 * 1024);
-    if let Some(t) = &target {
-        notion.page(t).await.map_err(notion_usage)?;
-    }
-
-    let accounts = engine::select_accounts(
-        db,
-        Selection {
-            account: args.account.as_deref(),
-            all_accounts: args.all_accounts,
-            resume: args.resume,
+    let req = Request {
+        account: args.account.clone(),
+        all_accounts: args.all_accounts,
+        target,
+        picks: Picks {
+            notebooks: args.notebooks.clone(),
+            groups: args.groups.clone(),
+            sites: args.sites.clone(),
+            all_sources: args.all_sources,
         },
-    )?;
-    let graph = GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter, reach)?;
-    let _network_wait = record_network_wait(db.clone(), graph.reachability().clone());
-
-    if args.resume && accounts.is_empty() {
-        printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
-        return Ok(Exit::Done);
-    }
-    if args.dry_run {
-        return dry_run(
-            settings, printer, args, db, &graph, &notion, &accounts, target, clock,
-        )
-        .await;
-    }
-    if args.retry_failed {
-        let owner = owner.expect("only a dry run has no run lock");
-        let n = engine::retry_failed(db, owner, &accounts, clock.now_ms())?;
-        printer.note(format!("{n} failed items put back in the queue"));
-    }
-    let files_per_page = super::estimate::files_per_page(db)?;
-    let plans = std::sync::Mutex::new(Vec::new());
-
-    let migration = Migration::new(
-        db.clone(),
-        graph.clone(),
-        notion.clone(),
-        max_upload,
-        clock.clone(),
-        owner.expect("only a dry run has no run lock").clone(),
-    )
-    .with_cancel(cancel.clone());
-    {
-        let m = migration.clone();
-        tokio::spawn(async move {
-            wait_for_stop_signal().await;
-            tracing::warn!("stop requested: finishing what is in flight (again to stop at once)");
-            m.request_stop();
-            // A second request does not wait for in-flight work (which may sit in a long
-            // throttle cooldown): the next run takes it up as after a kill.
-            wait_for_stop_signal().await;
-            eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
-            std::process::exit(Exit::WorkRemaining.code().into());
-        });
-    }
-    let ticker = progress(printer, &migration, &accounts, settings);
-    // Each account is planned (scanned in the foreground) and drained on its own, side by side.
-    let unreadable = std::sync::atomic::AtomicUsize::new(0);
-    let prepare = |account: String| {
-        let (graph, target, plans) = (&graph, &target, &plans);
-        let (notion, unreadable) = (&notion, &unreadable);
-        async move {
-            if !args.resume {
-                let target = target.as_deref().expect("checked above");
-                let p = plan(
-                    printer, db, graph, notion, &account, args, target, clock, owner,
-                )
-                .await?;
-                unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
-            }
-            let left = db.account_remaining(&account)?;
-            // Before this account's work: what it is and the time its budget implies.
-            let user_id = Caller::for_account(db, &account, Lane::Background)?.user_id;
-            let p = super::estimate::plan(
-                graph.limiter(),
-                settings.notion_rate,
-                files_per_page,
-                &[(account.clone(), user_id, left)],
-            )?;
-            for line in p.lines() {
-                printer.out(format!("plan: {line}"));
-            }
-            plans.lock().expect("plans poisoned").push(p);
-            anyhow::Ok(())
-        }
+        resume: args.resume,
+        deadline: args.max_duration.map(|d| started_at + d.as_millis() as i64),
+        retry_failed: args.retry_failed,
+        update: args.update,
+        dry_run: args.dry_run,
+        workers: engine::WORKERS,
     };
-    let end = engine::drain(&migration, &accounts, deadline, WORKERS, prepare).await;
-    ticker.finish();
-    let end = end?;
+    // The root of the run's stop tree: signals and a lost lock stop it.
+    let cancel = Cancel::new();
+    let svc = Services {
+        settings,
+        notion_token: token,
+        db,
+        clock,
+        jitter: Jitter::from_entropy(),
+        cancel: &cancel,
+        process: Process {
+            pid: std::process::id() as i64,
+            is_alive: pid_alive,
+        },
+    };
+    let shown = Shown {
+        printer: printer.clone(),
+        cancel: cancel.clone(),
+        ticker: Mutex::new(None),
+    };
+    let outcome = engine::migrate(svc, &req, &shown).await;
+    if let Some(t) = shown.ticker.lock().expect("ticker poisoned").take() {
+        t.finish();
+    }
+    match outcome? {
+        Outcome::NothingQueued => {
+            printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
+            Ok(Exit::Done)
+        }
+        Outcome::DryRun { accounts, plan } => {
+            if printer.json {
+                printer.json_line(&json!({"dry_run": true, "accounts": accounts, "plan": plan}));
+            } else {
+                for line in plan.lines() {
+                    printer.out(format!("plan: {line}"));
+                }
+                printer.out("dry run: nothing was written to Notion or to the queue");
+            }
+            Ok(Exit::Done)
+        }
+        Outcome::Ran(r) => Ok(print_report(printer, &r)),
+    }
+}
 
-    let s = migration.stats();
-    let g = graph.counts();
-    let n = notion.counts();
-    let waited = notion.rate().waited().await;
+/// Prints what a run did and returns its exit code.
+fn print_report(printer: &Printer, r: &Report) -> Exit {
+    let (s, g, n) = (&r.stats, &r.graph, &r.notion);
     let engine::Summary {
         failed,
         blocked,
         pages_done,
         pages_total,
-    } = engine::summarise(db, &accounts)?;
-    let plan = super::estimate::Plan::merge(plans.into_inner().expect("plans poisoned"));
-    let summary = json!({
-        "plan": plan,
-        "outcome": end,
-        "accounts": accounts,
-        "pages_done": pages_done,
-        "pages_total": pages_total,
-        "this_run": {
-            "pages": s.pages.load(Ordering::Relaxed),
-            "containers": s.containers.load(Ordering::Relaxed),
-            "blocks": s.blocks.load(Ordering::Relaxed),
-            "files": s.files.load(Ordering::Relaxed),
-            "bytes": s.bytes.load(Ordering::Relaxed),
-            "links_rewritten": s.links.load(Ordering::Relaxed),
-            "workers": WORKERS,
-            "most_pages_ahead": s.ahead_peak.load(Ordering::Relaxed),
-            "prefetched_bytes": s.prefetched_bytes.load(Ordering::Relaxed),
-            "approximations": s.approximations.load(Ordering::Relaxed),
-            "placeholders": s.placeholders.load(Ordering::Relaxed),
-            "seconds": started.elapsed().as_secs_f64(),
-        },
-        "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
-        "notion": {"requests": n.requests, "throttled": n.throttled, "retries": n.retries,
-                   "waited_seconds": waited.as_secs_f64()},
-        "failed": failed,
-        "blocked_by_failures": blocked,
-    });
+    } = r.summary;
     if printer.json {
-        printer.json_line(&summary);
+        printer.json_line(&json!({
+            "plan": r.plan,
+            "outcome": r.end,
+            "accounts": r.accounts,
+            "pages_done": pages_done,
+            "pages_total": pages_total,
+            "this_run": {
+                "pages": s.pages.load(Ordering::Relaxed),
+                "containers": s.containers.load(Ordering::Relaxed),
+                "blocks": s.blocks.load(Ordering::Relaxed),
+                "files": s.files.load(Ordering::Relaxed),
+                "bytes": s.bytes.load(Ordering::Relaxed),
+                "links_rewritten": s.links.load(Ordering::Relaxed),
+                "workers": r.workers,
+                "most_pages_ahead": s.ahead_peak.load(Ordering::Relaxed),
+                "prefetched_bytes": s.prefetched_bytes.load(Ordering::Relaxed),
+                "approximations": s.approximations.load(Ordering::Relaxed),
+                "placeholders": s.placeholders.load(Ordering::Relaxed),
+                "seconds": r.seconds,
+            },
+            "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
+            "notion": {"requests": n.requests, "throttled": n.throttled, "retries": n.retries,
+                       "waited_seconds": r.notion_waited.as_secs_f64()},
+            "failed": failed,
+            "blocked_by_failures": blocked,
+        }));
     } else {
         printer.out(format!(
             "{} pages migrated of {} planned; this run: {} pages, {} notebook/section pages, {} blocks, \
@@ -347,7 +220,7 @@ async fn migrate(
             s.files.load(Ordering::Relaxed),
             s.bytes.load(Ordering::Relaxed) as f64 / 1e6,
             s.links.load(Ordering::Relaxed),
-            started.elapsed().as_secs_f64()
+            r.seconds
         ));
         printer.out(format!(
             "Graph: {} requests, {} throttled; Notion: {} requests, {} throttled, {:.1}s waiting on its \
@@ -356,7 +229,7 @@ async fn migrate(
             g.throttled,
             n.requests,
             n.throttled,
-            waited.as_secs_f64(),
+            r.notion_waited.as_secs_f64(),
             s.approximations.load(Ordering::Relaxed)
         ));
         if failed > 0 {
@@ -366,302 +239,59 @@ async fn migrate(
             ));
         }
     }
-    Ok(match end {
+    match r.end {
         RunEnd::Stopped => {
             printer.note("stopped with work remaining; run `notebridge migrate --resume` to go on");
             Exit::WorkRemaining
         }
-        RunEnd::Finished if failed > 0 || unreadable.into_inner() > 0 => Exit::SomeFailed,
+        RunEnd::Finished if failed > 0 || r.unreadable_sources > 0 => Exit::SomeFailed,
         RunEnd::Finished => Exit::Done,
-    })
+    }
 }
 
-/// What planning one account left: its work, and how many groups or sites could not be read.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Planned {
-    /// Work queued for the account (its groups' and sites' included).
-    pub left: Remaining,
-    /// Sources that could not be listed at all (nothing of them was planned).
-    pub unreadable_sources: usize,
+/// Shows a run's events: notes and problems on stderr, the plan on stdout, and once the queue is
+/// drained, the progress display and the stop signals' handler.
+struct Shown {
+    printer: Printer,
+    /// The run's stop tree's root, which a signal stops.
+    cancel: Cancel,
+    ticker: Mutex<Option<Ticker>>,
 }
 
-/// Scans an account (foreground), stores the inventory and plans its selected notebooks; with
-/// `--group`, `--site` or `--all-sources`, those sources' (see [`super::migrate_sources`]).
-#[allow(clippy::too_many_arguments)]
-async fn plan(
-    printer: &Printer,
-    db: &Arc<Db>,
-    graph: &GraphClient,
-    notion: &NotionClient,
-    account: &str,
-    args: &MigrateArgs,
-    target: &str,
-    clock: &Clock,
-    owner: Option<&RunToken>,
-) -> anyhow::Result<Planned> {
-    let who = Caller::for_account(db, account, Lane::Foreground)?;
-    if args.team() {
-        let t = super::migrate_sources::Planning {
-            printer,
-            db,
-            graph,
-            notion,
-            who: &who,
-            target,
-            clock,
-            update: args.update,
-            owner,
-        };
-        return t.plan(args).await;
-    }
-    printer.note(format!("scanning {account}..."));
-    let notebooks = &args.notebooks;
-    let meter = graph.limiter().scan_meter(&who.user_id);
-    let result = scan(graph, &who, notebooks, Arc::new(ScanProgress::default())).await?;
-    super::scan::record_scan_cost(meter);
-    super::scan::store_scan(db, account, notebooks, &result, clock.now_ms())?;
-    let left = plan_key(
-        printer,
-        db,
-        account,
-        account,
-        target,
-        &result,
-        clock,
-        args.update,
-        owner,
-    )?;
-    Ok(Planned {
-        left,
-        unreadable_sources: 0,
-    })
-}
-
-/// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
-/// beneath the Notion page `target`; `label` names it in messages. Returns what is left of the
-/// key's work (without the run lock's `owner`, a dry run: what would be).
-#[allow(clippy::too_many_arguments)]
-pub(super) fn plan_key(
-    printer: &Printer,
-    db: &Db,
-    key: &str,
-    label: &str,
-    target: &str,
-    result: &ScanResult,
-    clock: &Clock,
-    update: bool,
-    owner: Option<&RunToken>,
-) -> anyhow::Result<Remaining> {
-    let Some(owner) = owner else {
-        let (planned, left) = db.preview_plan(key, target, &result.notebooks, clock.now_ms())?;
-        for f in &result.failures {
-            printer.problem(format!("{label}: {f} (what is in it would not be planned)"));
-        }
-        printer.note(format!(
-            "{label}: {} items would be planned, {} already planned or migrated",
-            planned.added.saturating_sub(1),
-            planned.already_planned
-        ));
-        return Ok(left);
-    };
-    // Items keep the Notion page they were first planned under; say so when that is not `--to`.
-    let earlier: Vec<String> = db
-        .plan_targets(key)?
-        .into_iter()
-        .filter(|t| t != target)
-        .collect();
-    if !earlier.is_empty() {
-        printer.note(format!(
-            "{label}: what was planned before, and new pages of it, stays under Notion page {}; \
-             only new notebooks go under {target} (use a new --db to migrate everything elsewhere)",
-            earlier.join(", ")
-        ));
-    }
-    let planned = db
-        .create_plan(owner, key, target, &result.notebooks, clock.now_ms())
-        .context("planning")?;
-    // What could not be listed is not silently left out: its job fails with the reason, so the run
-    // ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
-    for f in &result.failures {
-        printer.problem(format!("{label}: {f}"));
-        let reason = format!(
-            "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to re-scan)"
-        );
-        // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
-        let class = crate::failure::Class::item_fails().code();
-        db.fail_planned_item(owner, key, f.kind, &f.id, &reason, &class, clock.now_ms())?;
-    }
-    let rewrites = if update {
-        db.plan_rewrites(owner, key, clock.now_ms())?
-    } else {
-        0
-    };
-    printer.note(format!(
-        "{label}: {} items planned, {} already planned or migrated{}",
-        planned.added.saturating_sub(1),
-        planned.already_planned,
-        if update {
-            format!(", {rewrites} changed pages to rewrite")
-        } else {
-            String::new()
-        }
-    ));
-    Ok(db.remaining_work(key)?)
-}
-
-/// `migrate --dry-run`: scans where needed, then prints the plan and its time; nothing is written
-/// to Notion or to the queue.
-#[allow(clippy::too_many_arguments)]
-async fn dry_run(
-    settings: &Settings,
-    printer: &Printer,
-    args: &MigrateArgs,
-    db: &Arc<Db>,
-    graph: &GraphClient,
-    notion: &NotionClient,
-    accounts: &[String],
-    target: Option<String>,
-    clock: &Clock,
-) -> anyhow::Result<Exit> {
-    let mut work = Vec::new();
-    for account in accounts {
-        let left = match &target {
-            Some(t) if !args.resume => {
-                plan(printer, db, graph, notion, account, args, t, clock, None)
-                    .await?
-                    .left
-            }
-            _ => db.account_remaining(account)?,
-        };
-        let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
-        work.push((account.clone(), user_id, left));
-    }
-    let files = super::estimate::files_per_page(db)?;
-    let p = super::estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
-    if printer.json {
-        printer.json_line(&json!({"dry_run": true, "accounts": accounts, "plan": p}));
-    } else {
-        for line in p.lines() {
-            printer.out(format!("plan: {line}"));
-        }
-        printer.out("dry run: nothing was written to Notion or to the queue");
-    }
-    Ok(Exit::Done)
-}
-
-/// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when
-/// the returned guard is dropped.
-fn record_network_wait(db: Arc<Db>, reach: Reachability) -> AbortOnDrop {
-    let pid = std::process::id() as i64;
-    AbortOnDrop(tokio::spawn(async move {
-        let mut last = None;
-        loop {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            let since = reach.since();
-            if since != last {
-                match db.record_network_wait(pid, since) {
-                    Ok(()) => last = since,
-                    Err(e) => tracing::warn!("could not record the wait for the network: {e}"),
+impl Observer for Shown {
+    fn event(&self, event: Event) {
+        match event {
+            Event::Plan(p) => {
+                for line in p.lines() {
+                    self.printer.out(format!("plan: {line}"));
                 }
             }
+            Event::Draining(progress) => {
+                let cancel = self.cancel.clone();
+                tokio::spawn(async move {
+                    wait_for_stop_signal().await;
+                    tracing::warn!(
+                        "stop requested: finishing what is in flight (again to stop at once)"
+                    );
+                    cancel.stop();
+                    // A second request does not wait for in-flight work (which may sit in a long
+                    // throttle cooldown): the next run takes it up as after a kill.
+                    wait_for_stop_signal().await;
+                    eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
+                    std::process::exit(Exit::WorkRemaining.code().into());
+                });
+                let ticker = super::progress::migration(&self.printer, *progress);
+                *self.ticker.lock().expect("ticker poisoned") = Some(ticker);
+            }
+            Event::Problem(_) => self.printer.problem(event.to_string()),
+            Event::Scanning { .. }
+            | Event::NoTeams { .. }
+            | Event::SitesNeedPermission { .. }
+            | Event::EarlierTarget { .. }
+            | Event::SourcePageElsewhere { .. }
+            | Event::Planned { .. }
+            | Event::RetriedFailed(_) => self.printer.note(event.to_string()),
         }
-    }))
-}
-
-/// A task that ends with its owner.
-struct AbortOnDrop(tokio::task::JoinHandle<()>);
-
-impl Drop for AbortOnDrop {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
-/// The progress display: pages, requests, the reason for a wait, and an ETA from the budget model
-/// (what is left, at what the limiter lets background work send, from what the windows hold now).
-fn progress(printer: &Printer, m: &Migration, accounts: &[String], settings: &Settings) -> Ticker {
-    let m = m.clone();
-    let notion_rate = settings.notion_rate;
-    let names = super::progress::AccountNames::load(m.db());
-    let users: Vec<(String, String)> = accounts
-        .iter()
-        .filter_map(|a| {
-            let user = m.db().account(a).ok().flatten()?.user_id;
-            Some((a.clone(), user))
-        })
-        .collect();
-    let assumed = super::estimate::files_per_page(m.db())
-        .unwrap_or((super::estimate::ASSUMED_FILES_PER_PAGE, false));
-    Ticker::start(
-        printer,
-        "migrate",
-        Duration::from_secs(15),
-        Arc::new(move || {
-            let (mut done, mut total) = (0i64, 0i64);
-            let mut work = Vec::new();
-            for (a, user) in &users {
-                if let Ok(c) = m.db().account_job_counts(a) {
-                    done += c.pages_done;
-                    total += c.pages_total;
-                }
-                if let Ok(left) = m.db().account_remaining(a) {
-                    work.push((a.clone(), user.clone(), left));
-                }
-            }
-            let s = m.stats();
-            let g = m.graph().counts();
-            let n = m.notion().counts();
-            let waiting = m
-                .graph()
-                .reachability()
-                .waiting()
-                .or_else(|| names.current_wait(m.graph().limiter()));
-            // Files per page as this run finds them, once it has read a few pages.
-            let pages_now = s.pages.load(Ordering::Relaxed);
-            let files = if pages_now >= 5 {
-                (
-                    s.files.load(Ordering::Relaxed) as f64 / pages_now as f64,
-                    true,
-                )
-            } else {
-                assumed
-            };
-            let eta = super::estimate::plan(m.graph().limiter(), notion_rate, files, &work)
-                .ok()
-                .map(|p| human_secs(p.seconds));
-            Frame {
-                done: done as u64,
-                total: Some(total as u64),
-                unit: "pages",
-                eta,
-                waiting,
-                details: vec![
-                    format!("{} files", s.files.load(Ordering::Relaxed)),
-                    format!("Graph {} req, {} throttled", g.requests, g.throttled),
-                    format!("Notion {} req", n.requests),
-                ],
-            }
-        }),
-    )
-}
-
-fn human_secs(s: u64) -> String {
-    if s >= 3600 {
-        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
-    } else if s >= 60 {
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        format!("{s}s")
-    }
-}
-
-/// A Notion failure at the start that retrying cannot help (a refused token, target or id) is the
-/// user's to fix: exit 2 with the reason. Any other keeps its own meaning (an outage: 75; a missing
-/// capability or the block limit: 2, from their class).
-fn notion_usage(e: NotionError) -> anyhow::Error {
-    match e.class().next {
-        Next::Never | Next::Degrade => CliError::usage(e.to_string()).into(),
-        Next::Stop | Next::Retry(_) => e.into(),
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::output::Printer;
+use crate::engine::{Event, Observer, Progress};
 
 /// What a progress display shows at one moment, by importance: how far, when done, what it waits
 /// for, then the details. A line too wide for the terminal loses details first, never the count.
@@ -174,6 +175,67 @@ impl Ticker {
 impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The progress display of a migration: pages, requests, the reason for a wait, and the ETA the
+/// budget model gives for what is left.
+pub fn migration(printer: &Printer, progress: Progress) -> Ticker {
+    let names = AccountNames::load(progress.db());
+    Ticker::start(
+        printer,
+        "migrate",
+        Duration::from_secs(15),
+        Arc::new(move || {
+            let s = progress.snapshot();
+            Frame {
+                done: s.done.max(0) as u64,
+                total: Some(s.total.max(0) as u64),
+                unit: "pages",
+                eta: s.eta_seconds.map(human_secs),
+                waiting: s
+                    .network_wait
+                    .or_else(|| s.limiter_wait.map(|w| names.label(&w))),
+                details: vec![
+                    format!("{} files", s.files),
+                    format!(
+                        "Graph {} req, {} throttled",
+                        s.graph.requests, s.graph.throttled
+                    ),
+                    format!("Notion {} req", s.notion.requests),
+                ],
+            }
+        }),
+    )
+}
+
+/// A time left as a person reads it at a glance: `1h05m`, `4m10s`, `40s`.
+fn human_secs(s: u64) -> String {
+    if s >= 3600 {
+        format!("{}h{:02}m", s / 3600, (s % 3600) / 60)
+    } else if s >= 60 {
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// Shows planning's notes and problems on stderr (for `scan`, which plans nothing).
+pub struct Notes<'a>(pub &'a Printer);
+
+impl Observer for Notes<'_> {
+    fn event(&self, event: Event) {
+        match event {
+            Event::Problem(_) => self.0.problem(event.to_string()),
+            Event::Plan(_) | Event::Draining(_) => {}
+            Event::Scanning { .. }
+            | Event::NoTeams { .. }
+            | Event::SitesNeedPermission { .. }
+            | Event::EarlierTarget { .. }
+            | Event::SourcePageElsewhere { .. }
+            | Event::Planned { .. }
+            | Event::RetriedFailed(_) => self.0.note(event.to_string()),
+        }
     }
 }
 

@@ -10,13 +10,14 @@ use serde_json::json;
 
 use super::output::Printer;
 use super::progress::{Frame, Ticker};
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::Exit;
 use crate::clock::{Clock, Jitter};
-use crate::graph::scan::{scan, ScanProgress, ScanResult};
+use crate::engine::plan::{record_scan_cost, store_scan};
+use crate::graph::scan::{scan, ScanProgress};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
 use crate::settings::Settings;
-use crate::store::inventory::{totals, Notebook, ScanDiff, ScanScope, Section, SectionGroup};
+use crate::store::inventory::{totals, Notebook, Section, SectionGroup};
 use crate::store::Db;
 
 /// Arguments of `scan`.
@@ -142,57 +143,6 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             Exit::SomeFailed
         })
     })
-}
-
-/// Records what a finished scan cost: the foreground reserve the limiter keeps for the account's
-/// next scan. A failure to record it costs only the reserve's accuracy.
-pub(super) fn record_scan_cost(meter: crate::limiter::ScanMeter) {
-    match meter.finish() {
-        Ok(n) => tracing::debug!(requests = n, "scan cost recorded"),
-        Err(e) => tracing::warn!(error = %e, "could not record the scan's cost"),
-    }
-}
-
-/// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
-/// Deletions are inferred only from a complete listing: never from one that had failures, and only
-/// inside the notebooks scanned.
-pub(super) fn store_scan(
-    db: &Db,
-    account: &str,
-    wanted: &[String],
-    result: &ScanResult,
-    now: crate::clock::UnixMillis,
-) -> anyhow::Result<ScanDiff> {
-    for w in wanted {
-        if !result.notebooks.iter().any(|n| &n.id == w || &n.name == w) {
-            return Err(CliError::usage(format!(
-                "account {account} has no notebook named or with id {w:?} (run `notebridge scan \
-                 --account {account}` to list them)"
-            ))
-            .into());
-        }
-    }
-    save_result(db, account, !wanted.is_empty(), result, now)
-}
-
-/// Stores a scan's result under an inventory key (an account, or a group's or site's key).
-pub(super) fn save_result(
-    db: &Db,
-    key: &str,
-    filtered: bool,
-    result: &ScanResult,
-    now: crate::clock::UnixMillis,
-) -> anyhow::Result<ScanDiff> {
-    let scope = if !result.failures.is_empty() {
-        ScanScope::Notebooks(Vec::new())
-    } else if !filtered {
-        ScanScope::All
-    } else {
-        ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
-    };
-    let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
-    db.save_page_guids(key, &result.page_guids)?;
-    Ok(diff)
 }
 
 pub(super) fn print_tree(printer: &Printer, nb: &Notebook) {

@@ -7,13 +7,12 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::output::Printer;
-use super::scan::{print_tree, save_result, ScanArgs};
+use super::scan::{print_tree, ScanArgs};
 use crate::cli::exit::{CliError, Exit};
 use crate::clock::Clock;
+use crate::engine::plan::{save_result, select, Picks};
 use crate::graph::scan::{scan_at, ScanProgress, ScanResult};
-use crate::graph::sources::{
-    discover, explain, find_group, find_site, Source, SourceError, SourceKind,
-};
+use crate::graph::sources::{explain, Source, SourceError, SourceKind};
 use crate::graph::{Caller, GraphClient};
 use crate::store::inventory::{totals, Totals};
 use crate::store::Db;
@@ -22,66 +21,6 @@ use crate::store::Db;
 struct Scanned {
     source: Source,
     result: Result<ScanResult, SourceError>,
-}
-
-/// The sources the flags name: the account's own notebooks with `--all-sources` (with every group
-/// and followed site discovery finds), then each `--group` and `--site`, once each.
-pub(super) async fn select(
-    printer: &Printer,
-    db: &Db,
-    graph: &GraphClient,
-    who: &Caller,
-    args: &ScanArgs,
-) -> anyhow::Result<(Vec<Source>, Vec<SourceError>)> {
-    let mut out: Vec<Source> = Vec::new();
-    let mut problems = Vec::new();
-    if args.all_sources {
-        let d = discover(graph, who, &args.account).await?;
-        db.save_sources(&args.account, &d.to_store())?;
-        if d.personal_account {
-            printer.note(format!(
-                "{}: a personal Microsoft account has no Microsoft 365 groups or SharePoint sites",
-                args.account
-            ));
-        }
-        if d.sites_need_permission {
-            printer.note(format!(
-                "{}: followed SharePoint sites were not listed: that needs the delegated \
-                 permission Sites.Read.All",
-                args.account
-            ));
-        }
-        for f in d.found {
-            match f.notebooks {
-                Ok(_) => out.push(f.source),
-                Err(e) => problems.push(e),
-            }
-        }
-    }
-    for g in &args.groups {
-        let s = find_group(graph, who, g).await?;
-        db.remember_source(&args.account, &s)?;
-        out.push(s);
-    }
-    let known = db.sources(&args.account)?;
-    for s in &args.sites {
-        let mut s = find_site(graph, who, s).await?;
-        // A site named by its id has no name of its own here (reading it by id needs only
-        // Notes.Read.All); what discovery found names it.
-        if s.url.is_none() {
-            if let Some(k) = known
-                .iter()
-                .find(|k| k.source.kind == SourceKind::Site && k.source.id == s.id)
-            {
-                s = k.source.clone();
-            }
-        }
-        db.remember_source(&args.account, &s)?;
-        out.push(s);
-    }
-    let mut seen = std::collections::HashSet::new();
-    out.retain(|s| seen.insert((s.kind, s.id.clone())));
-    Ok((out, problems))
 }
 
 /// Scans and stores every selected source, prints the tree or the contract's document, and returns
@@ -95,7 +34,14 @@ pub(super) async fn run(
     progress: Arc<ScanProgress>,
     clock: &Clock,
 ) -> anyhow::Result<Exit> {
-    let (sources, problems) = select(printer, db, graph, who, args).await?;
+    let picks = Picks {
+        notebooks: args.notebooks.clone(),
+        groups: args.groups.clone(),
+        sites: args.sites.clone(),
+        all_sources: args.all_sources,
+    };
+    let notes = super::progress::Notes(printer);
+    let (sources, problems) = select(&notes, db, graph, who, &picks).await?;
     let mut scanned = Vec::new();
     for source in sources {
         let result = scan_at(

@@ -18,6 +18,7 @@ mod convert_math;
 mod convert_props;
 mod convert_validate;
 mod doctor_cli;
+mod engine_migrate;
 mod graph_bodies;
 mod graph_listings;
 mod graph_proxy;

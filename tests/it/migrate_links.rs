@@ -35,15 +35,16 @@ fn without_expiry(b: &Value) -> Value {
 
 /// A lab holding two notebooks whose first was migrated alone, and the pages of the first that
 /// link into the second: their links wait for the link pass of a later run.
-struct FirstOnly {
-    lab: Lab,
-    state: State,
-    user: String,
-    waiting: Vec<(String, String)>,
+pub(crate) struct FirstOnly {
+    pub lab: Lab,
+    pub state: State,
+    pub user: String,
+    /// (page, the page of the other notebook it links to).
+    pub waiting: Vec<(String, String)>,
 }
 
 impl FirstOnly {
-    async fn migrated(seed: u64) -> FirstOnly {
+    pub async fn migrated(seed: u64) -> FirstOnly {
         let lab = Lab::start(LabConfig {
             notion_per_second: 150,
             ..LabConfig::default()

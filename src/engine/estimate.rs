@@ -7,10 +7,10 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::limiter::budget::{self, WindowState};
-use crate::limiter::Limiter;
+use crate::limiter::{Limiter, LimiterError};
 use crate::settings::Window;
 use crate::store::jobs::Remaining;
-use crate::store::Db;
+use crate::store::{Db, StoreError};
 
 /// Files per page assumed before any page of this database has been read.
 pub const ASSUMED_FILES_PER_PAGE: f64 = 1.0;
@@ -65,7 +65,7 @@ pub struct Plan {
 }
 
 /// Files per page: measured over the pages this database migrated, else assumed.
-pub fn files_per_page(db: &Db) -> anyhow::Result<(f64, bool)> {
+pub fn files_per_page(db: &Db) -> Result<(f64, bool), StoreError> {
     let (per_page, pages) = db.files_per_page()?;
     Ok(if pages > 0 {
         (per_page, true)
@@ -81,7 +81,7 @@ pub fn plan(
     notion_rate: Window,
     files_per_page: (f64, bool),
     work: &[(String, String, Remaining)],
-) -> anyhow::Result<Plan> {
+) -> Result<Plan, LimiterError> {
     let now = limiter.now_ms();
     let (fpp, measured) = files_per_page;
     let mut accounts = Vec::new();

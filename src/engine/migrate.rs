@@ -1,0 +1,425 @@
+//! One `migrate` run in the library: check the Notion target, select the accounts, put failed items
+//! back when asked, plan each account (scanned in the foreground) and drain its queue (background)
+//! side by side, and return what the run did. What happens on the way is told to an
+//! [`Observer`]; nothing here prints.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::estimate::{self, Plan};
+use super::events::{Event, Observer, Progress};
+use super::plan::{Picks, PlanError, Planner};
+use super::{drain, retry_failed, select_accounts, summarise, SelectError, Selection, Summary};
+use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
+use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
+use crate::limiter::{Lane, LimiterError};
+use crate::net::Reachability;
+use crate::notion::client::{NotionClient, NotionCounts, NotionError};
+use crate::notion::rate::NotionRate;
+use crate::queue::cancel::Cancel;
+use crate::queue::lock::RunLock;
+use crate::queue::{Migration, RunEnd, RunError, RunStats};
+use crate::settings::Settings;
+use crate::store::jobs::RunToken;
+use crate::store::{Db, StoreError};
+
+/// Pages worked on at once per account: enough to keep Graph and Notion both busy, few enough to
+/// bound memory.
+pub const WORKERS: usize = 8;
+
+/// Files up to this size are uploaded when the workspace does not say its limit (Notion's Free
+/// plan's).
+const DEFAULT_MAX_UPLOAD: u64 = 5 * 1024 * 1024;
+
+/// What a `migrate` run is asked to do: the command's flags, parsed.
+#[derive(Clone, Debug)]
+pub struct Request {
+    /// One account by name.
+    pub account: Option<String>,
+    /// Every signed-in account.
+    pub all_accounts: bool,
+    /// The Notion page (dashed id) to plan under; `None` only with `resume`.
+    pub target: Option<String>,
+    /// What to take from OneNote.
+    pub picks: Picks,
+    /// Drain what is queued without planning anew.
+    pub resume: bool,
+    /// Take no new work after this time (unix ms).
+    pub deadline: Option<UnixMillis>,
+    /// Put permanently failed items back in the queue first.
+    pub retry_failed: bool,
+    /// Plan rewrites of pages changed in OneNote since they were migrated.
+    pub update: bool,
+    /// Plan and time the work, write nothing to Notion or the queue.
+    pub dry_run: bool,
+    /// Pages in flight per account.
+    pub workers: usize,
+}
+
+impl Default for Request {
+    fn default() -> Self {
+        Self {
+            account: None,
+            all_accounts: false,
+            target: None,
+            picks: Picks::default(),
+            resume: false,
+            deadline: None,
+            retry_failed: false,
+            update: false,
+            dry_run: false,
+            workers: WORKERS,
+        }
+    }
+}
+
+/// This process as the run lock knows it.
+#[derive(Clone, Copy, Debug)]
+pub struct Process {
+    /// Its id, recorded with the lock.
+    pub pid: i64,
+    /// Whether the process with this id is alive (a dead holder's lock is taken over).
+    pub is_alive: fn(i64) -> bool,
+}
+
+/// What a run works with, made by the caller: the settings, the state, time and randomness, the
+/// stop tree's root and this process for the run lock.
+pub struct Services<'a> {
+    /// The services' addresses, limits and rates.
+    pub settings: &'a Settings,
+    /// The Notion integration's token.
+    pub notion_token: &'a str,
+    /// The state database.
+    pub db: &'a Arc<Db>,
+    /// Time.
+    pub clock: &'a Clock,
+    /// Randomness for backoff jitter.
+    pub jitter: Jitter,
+    /// The root of the run's stop tree (signals and a lost lock stop it).
+    pub cancel: &'a Cancel,
+    /// Who takes the run lock: one migrating process per database. A dry run, which writes
+    /// nothing to the queue, does not take it (a migration running meanwhile is no obstacle).
+    pub process: Process,
+}
+
+/// Why a run could not be done (as opposed to an item failing).
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// Notion refused the token or the target page before any work.
+    #[error(transparent)]
+    Target(NotionError),
+    /// No accounts could be selected.
+    #[error(transparent)]
+    Select(#[from] SelectError),
+    /// Planning failed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The queue's run ended in a failure.
+    #[error(transparent)]
+    Run(#[from] RunError),
+    /// The state database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The Graph client could not be made, or an account is not signed in.
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// The limiter's budgets could not be read for the plan's time.
+    #[error(transparent)]
+    Limiter(#[from] LimiterError),
+    /// Planning without a Notion page to plan under.
+    #[error("a migration that plans needs the Notion page to migrate under (--to)")]
+    NoTarget,
+    /// Another live process holds the run lock of this database.
+    #[error(
+        "another notebridge (pid {pid}, started {started}) is migrating with {db}; wait for it \
+         or stop it"
+    )]
+    Busy {
+        /// The holder's process id.
+        pid: i64,
+        /// When it started (RFC 3339).
+        started: String,
+        /// The database.
+        db: String,
+    },
+    /// Another process took the run lock over while this one was paused past its staleness.
+    #[error(
+        "another notebridge process took over this database's migration lock while this one was \
+         paused; this one stopped and left the work to it"
+    )]
+    LockLost,
+}
+
+impl Classify for MigrateError {
+    fn class(&self) -> Class {
+        match self {
+            // A refusal at the start that retrying cannot help (a token, target or id) is the
+            // user's to fix; an outage keeps its own meaning.
+            MigrateError::Target(e) => {
+                let c = e.class();
+                match c.next {
+                    Next::Never | Next::Degrade => {
+                        Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
+                    }
+                    Next::Stop | Next::Retry(_) => c,
+                }
+            }
+            MigrateError::Select(e) => e.class(),
+            MigrateError::Plan(e) => e.class(),
+            MigrateError::Run(e) => e.class(),
+            MigrateError::Store(e) => e.class(),
+            MigrateError::Graph(e) => e.class(),
+            MigrateError::Limiter(e) => e.class(),
+            MigrateError::NoTarget => Class::new(Scope::Run, Next::Never).means(Meaning::Usage),
+            MigrateError::Busy { .. } | MigrateError::LockLost => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Busy)
+            }
+        }
+    }
+}
+
+/// What a run did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `--resume` with nothing queued.
+    NothingQueued,
+    /// `--dry-run`: the plan and its time; nothing was written.
+    DryRun {
+        /// The accounts covered.
+        accounts: Vec<String>,
+        /// Their plan.
+        plan: Plan,
+    },
+    /// The queue was drained (or stopped).
+    Ran(Report),
+}
+
+/// What a run that drained the queue did.
+#[derive(Debug)]
+pub struct Report {
+    /// The accounts covered.
+    pub accounts: Vec<String>,
+    /// The accounts' plans, merged (none when no account got as far as its plan).
+    pub plan: Option<Plan>,
+    /// Whether it finished or stopped with work left.
+    pub end: RunEnd,
+    /// What the accounts' queues hold after it.
+    pub summary: Summary,
+    /// Groups or sites that could not be listed at all.
+    pub unreadable_sources: usize,
+    /// The run's counters.
+    pub stats: Arc<RunStats>,
+    /// Graph requests of the run.
+    pub graph: GraphCounts,
+    /// Notion requests of the run.
+    pub notion: NotionCounts,
+    /// Time spent waiting on Notion's rate.
+    pub notion_waited: Duration,
+    /// The run's length in seconds.
+    pub seconds: f64,
+    /// Pages in flight per account.
+    pub workers: usize,
+}
+
+/// Runs `migrate` as `req` asks, under the run lock unless it is a dry run, telling `observer`
+/// what happens.
+pub async fn migrate(
+    svc: Services<'_>,
+    req: &Request,
+    observer: &dyn Observer,
+) -> Result<Outcome, MigrateError> {
+    if !req.resume && req.target.is_none() {
+        return Err(MigrateError::NoTarget);
+    }
+    if req.dry_run {
+        return run(&svc, req, None, observer).await;
+    }
+    let Process { pid, is_alive } = svc.process;
+    let mut lock = match RunLock::acquire(svc.db.clone(), pid, svc.clock, is_alive)? {
+        Ok(lock) => lock,
+        Err(holder) => {
+            return Err(MigrateError::Busy {
+                pid: holder.pid,
+                started: chrono::DateTime::from_timestamp_millis(holder.started_at)
+                    .map(|d| d.to_rfc3339())
+                    .unwrap_or_default(),
+                db: svc.settings.db_path.display().to_string(),
+            })
+        }
+    };
+    // A lost lock stops the run's stop tree: going on would run the same jobs twice.
+    lock.keep_alive(svc.clock.clone(), svc.cancel.clone());
+    let outcome = run(&svc, req, Some(lock.token()), observer).await;
+    if lock.lost() {
+        return Err(MigrateError::LockLost);
+    }
+    lock.release()?;
+    outcome
+}
+
+/// The run itself, by the holder of the run lock `owner` (none for a dry run).
+async fn run(
+    svc: &Services<'_>,
+    req: &Request,
+    owner: Option<&RunToken>,
+    observer: &dyn Observer,
+) -> Result<Outcome, MigrateError> {
+    let &Services {
+        settings,
+        notion_token,
+        db,
+        clock,
+        ref jitter,
+        cancel,
+        process: _,
+    } = svc;
+    let started = clock.now_ms();
+    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    // One record of unreachable services (Graph, sign-in, Notion), waited out until the deadline.
+    let reach = Reachability::new(clock.clone());
+    reach.set_deadline(req.deadline);
+    let notion = NotionClient::new(&settings.notion_url, notion_token, rate, jitter.clone())
+        .with_reachability(reach.clone());
+
+    // Check the target before any work: a token or sharing problem is the user's to fix.
+    let me = notion.me().await.map_err(MigrateError::Target)?;
+    let max_upload = me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"]
+        .as_u64()
+        .unwrap_or(DEFAULT_MAX_UPLOAD);
+    if let Some(t) = &req.target {
+        notion.page(t).await.map_err(MigrateError::Target)?;
+    }
+
+    let accounts = select_accounts(
+        db,
+        Selection {
+            account: req.account.as_deref(),
+            all_accounts: req.all_accounts,
+            resume: req.resume,
+        },
+    )?;
+    let graph =
+        GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
+    let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
+
+    if req.resume && accounts.is_empty() {
+        return Ok(Outcome::NothingQueued);
+    }
+    // Plans as the run lock's holder, or previews when there is none (a dry run).
+    let planner = |target: &str| Planner {
+        db,
+        graph: &graph,
+        notion: &notion,
+        clock,
+        picks: &req.picks,
+        target: target.to_owned(),
+        update: req.update && owner.is_some(),
+        owner,
+        observer,
+    };
+    let target = req.target.as_deref().filter(|_| !req.resume);
+    if req.dry_run {
+        let mut work = Vec::new();
+        for account in &accounts {
+            let left = match target {
+                Some(t) => planner(t).plan(account).await?.left,
+                None => db.account_remaining(account)?,
+            };
+            let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
+            work.push((account.clone(), user_id, left));
+        }
+        let files = estimate::files_per_page(db)?;
+        let plan = estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
+        return Ok(Outcome::DryRun { accounts, plan });
+    }
+    let owner = owner.expect("only a dry run runs without the run lock");
+    if req.retry_failed {
+        let n = retry_failed(db, owner, &accounts, clock.now_ms())?;
+        observer.event(Event::RetriedFailed(n));
+    }
+    let files_per_page = estimate::files_per_page(db)?;
+    let plans = Mutex::new(Vec::new());
+    let migration = Migration::new(
+        db.clone(),
+        graph.clone(),
+        notion.clone(),
+        max_upload,
+        clock.clone(),
+        owner.clone(),
+    )
+    .with_cancel(cancel.clone());
+    observer.event(Event::Draining(Box::new(Progress::new(
+        &migration,
+        &accounts,
+        settings.notion_rate,
+    ))));
+    // Each account is planned (scanned in the foreground) and drained on its own, side by side.
+    let unreadable = AtomicUsize::new(0);
+    let prepare = |account: String| {
+        let (graph, plans, unreadable, planner) = (&graph, &plans, &unreadable, &planner);
+        async move {
+            if let Some(t) = target {
+                let p = planner(t).plan(&account).await?;
+                unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
+            }
+            let left = db.account_remaining(&account)?;
+            // Before this account's work: what it is and the time its budget implies.
+            let user_id = Caller::for_account(db, &account, Lane::Background)?.user_id;
+            let p = estimate::plan(
+                graph.limiter(),
+                settings.notion_rate,
+                files_per_page,
+                &[(account.clone(), user_id, left)],
+            )?;
+            plans.lock().expect("plans poisoned").push(p.clone());
+            observer.event(Event::Plan(p));
+            Ok::<_, MigrateError>(())
+        }
+    };
+    let end = drain(&migration, &accounts, req.deadline, req.workers, prepare).await?;
+    let summary = summarise(db, &accounts)?;
+    Ok(Outcome::Ran(Report {
+        plan: Plan::merge(plans.into_inner().expect("plans poisoned")),
+        accounts,
+        end,
+        summary,
+        unreadable_sources: unreadable.into_inner(),
+        stats: migration.stats().clone(),
+        graph: graph.counts(),
+        notion: notion.counts(),
+        notion_waited: notion.rate().waited().await,
+        seconds: (clock.now_ms() - started) as f64 / 1000.0,
+        workers: req.workers,
+    }))
+}
+
+/// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when
+/// the returned guard is dropped.
+fn record_network_wait(db: Arc<Db>, clock: Clock, reach: &Reachability) -> AbortOnDrop {
+    let pid = std::process::id() as i64;
+    let reach = reach.clone();
+    AbortOnDrop(tokio::spawn(async move {
+        let mut last = None;
+        loop {
+            clock.sleep(Duration::from_secs(1)).await;
+            let since = reach.since();
+            if since != last {
+                match db.record_network_wait(pid, since) {
+                    Ok(()) => last = since,
+                    Err(e) => tracing::warn!("could not record the wait for the network: {e}"),
+                }
+            }
+        }
+    }))
+}
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

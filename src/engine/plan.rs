@@ -1,0 +1,443 @@
+//! Planning one account: scan what the run selects (foreground lane), store the inventory, and put
+//! every selected page that is not migrated yet into the job queue. With `--group`, `--site` or
+//! `--all-sources` the sources are found as `scan` finds them (same names, same errors), each is
+//! scanned, gets its one Notion page under the target ("Design (SharePoint site)"), and its
+//! notebooks are planned under its own inventory key beneath that page.
+
+use std::sync::Arc;
+
+use super::events::{Event, Observer};
+use crate::clock::{Clock, UnixMillis};
+use crate::failure::{Class, Classify, Meaning, Next, Scope};
+use crate::graph::scan::{scan, scan_at, ScanProgress, ScanResult};
+use crate::graph::sources::{
+    discover, explain, find_group, find_site, Source, SourceError, SourceKind,
+};
+use crate::graph::{Caller, GraphClient, GraphError};
+use crate::limiter::{Lane, ScanMeter};
+use crate::notion::client::NotionClient;
+use crate::queue::{source_page, RunError};
+use crate::store::inventory::{ScanDiff, ScanScope};
+use crate::store::jobs::Remaining;
+use crate::store::jobs::RunToken;
+use crate::store::{Db, StoreError};
+
+/// What a run takes from OneNote: the account's own notebooks, or those of the sources named.
+#[derive(Clone, Debug, Default)]
+pub struct Picks {
+    /// Only these notebooks (name or id); with sources, among the notebooks of all of them.
+    pub notebooks: Vec<String>,
+    /// Microsoft 365 groups (display name or id).
+    pub groups: Vec<String>,
+    /// SharePoint sites (URL or Graph id).
+    pub sites: Vec<String>,
+    /// The account's own notebooks and every group's and followed site's that holds any.
+    pub all_sources: bool,
+}
+
+impl Picks {
+    /// Whether groups or sites are asked for (otherwise only the account's own notebooks).
+    pub fn team(&self) -> bool {
+        !self.groups.is_empty() || !self.sites.is_empty() || self.all_sources
+    }
+}
+
+/// Why planning could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The state database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Graph failed beyond what one item's failure covers (a sign-in, the limiter).
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    /// A group or site could not be found or read.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// A group's or site's Notion page could not be made.
+    #[error(transparent)]
+    SourcePage(#[from] RunError),
+    /// The plan could not be written.
+    #[error("planning")]
+    Planning(#[source] StoreError),
+    /// A `--notebook` that the account does not have.
+    #[error(
+        "account {account} has no notebook named or with id {name:?} (run `notebridge scan \
+         --account {account}` to list them)"
+    )]
+    NoNotebook {
+        /// The account scanned.
+        account: String,
+        /// The name or id asked for.
+        name: String,
+    },
+    /// A `--notebook` that none of the sources named has; nothing was planned.
+    #[error(
+        "account {account} has no notebook named or with id {name:?} in the sources named (run \
+         `notebridge scan --account {account} --all-sources` to list them); nothing was planned"
+    )]
+    NoNotebookInSources {
+        /// The account.
+        account: String,
+        /// The name or id asked for.
+        name: String,
+    },
+}
+
+impl Classify for PlanError {
+    fn class(&self) -> Class {
+        match self {
+            PlanError::Store(e) | PlanError::Planning(e) => e.class(),
+            PlanError::Graph(e) => e.class(),
+            PlanError::Source(e) => e.class(),
+            PlanError::SourcePage(e) => e.class(),
+            PlanError::NoNotebook { .. } | PlanError::NoNotebookInSources { .. } => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
+            }
+        }
+    }
+}
+
+/// What planning one account left: its work, and how many groups or sites could not be read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Planned {
+    /// Work queued for the account (its groups' and sites' included); in a dry run, what would be.
+    pub left: Remaining,
+    /// Sources that could not be listed at all (nothing of them was planned).
+    pub unreadable_sources: usize,
+}
+
+/// Everything planning one account needs.
+pub(super) struct Planner<'a> {
+    pub db: &'a Arc<Db>,
+    pub graph: &'a GraphClient,
+    pub notion: &'a NotionClient,
+    pub clock: &'a Clock,
+    pub picks: &'a Picks,
+    /// The Notion page everything goes under.
+    pub target: String,
+    /// `--update`: plan rewrites of pages changed since they were migrated.
+    pub update: bool,
+    /// The run lock's token, which every write presents; `None` for `--dry-run` (preview only:
+    /// nothing is written to the queue or to Notion).
+    pub owner: Option<&'a RunToken>,
+    pub observer: &'a dyn Observer,
+}
+
+impl Planner<'_> {
+    /// Scans `account` (foreground), stores the inventory and plans its selected notebooks, or
+    /// its sources'.
+    pub(super) async fn plan(&self, account: &str) -> Result<Planned, PlanError> {
+        let who = Caller::for_account(self.db, account, Lane::Foreground)?;
+        if self.picks.team() {
+            return self.plan_sources(&who).await;
+        }
+        self.observer.event(Event::Scanning {
+            label: account.to_owned(),
+        });
+        let notebooks = &self.picks.notebooks;
+        let meter = self.graph.limiter().scan_meter(&who.user_id);
+        let result = scan(
+            self.graph,
+            &who,
+            notebooks,
+            Arc::new(ScanProgress::default()),
+        )
+        .await?;
+        record_scan_cost(meter);
+        store_scan(self.db, account, notebooks, &result, self.clock.now_ms())?;
+        let left = self.plan_key(account, account, &self.target, &result)?;
+        Ok(Planned {
+            left,
+            unreadable_sources: 0,
+        })
+    }
+
+    /// Finds, scans and plans every source the picks name. A source that cannot be listed at all
+    /// (a library over 5,000 items, a group left since discovery) is reported and counted; the
+    /// others are planned regardless.
+    async fn plan_sources(&self, who: &Caller) -> Result<Planned, PlanError> {
+        let account = who.account.clone();
+        let (sources, problems) =
+            select(self.observer, self.db, self.graph, who, self.picks).await?;
+        let mut unreadable = problems.len();
+        for p in &problems {
+            self.observer.event(Event::Problem(p.to_string()));
+        }
+        // Everything is scanned before anything is planned: a --notebook that matches nothing
+        // stops the command with nothing planned or created.
+        let meter = self.graph.limiter().scan_meter(&who.user_id);
+        let mut scanned: Vec<(Source, ScanResult)> = Vec::new();
+        for source in sources {
+            self.observer.event(Event::Scanning {
+                label: label(&account, &source),
+            });
+            let progress = Arc::new(ScanProgress::default());
+            let result = scan_at(
+                self.graph,
+                who,
+                &source.root(),
+                &self.picks.notebooks,
+                progress,
+            )
+            .await
+            .map_err(|e| explain(&account, &source, e));
+            match result {
+                Ok(r) => scanned.push((source, r)),
+                Err(e) if e.is_source_failure() => {
+                    unreadable += 1;
+                    self.observer
+                        .event(Event::Problem(format!("{e} (nothing of it was planned)")));
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        record_scan_cost(meter);
+        for w in &self.picks.notebooks {
+            let found = scanned
+                .iter()
+                .any(|(_, r)| r.notebooks.iter().any(|n| &n.id == w || &n.name == w));
+            if !found {
+                return Err(PlanError::NoNotebookInSources {
+                    account,
+                    name: w.clone(),
+                });
+            }
+        }
+        let mut planned = Planned {
+            unreadable_sources: unreadable,
+            ..Planned::default()
+        };
+        for (source, result) in &scanned {
+            let key = source.inventory_key(&account);
+            let now = self.clock.now_ms();
+            save_result(self.db, &key, !self.picks.notebooks.is_empty(), result, now)?;
+            if source.kind != SourceKind::Personal && result.notebooks.is_empty() {
+                // No page for a team with nothing selected in it.
+                continue;
+            }
+            let under = self.page_of(source, &key).await?;
+            let left = self.plan_key(&key, &label(&account, source), &under, result)?;
+            planned.left.pages += left.pages;
+            planned.left.containers += left.containers;
+        }
+        Ok(planned)
+    }
+
+    /// The Notion page a source's notebooks go under: the target for the account's own, the
+    /// group's or site's page (made once) otherwise. A dry run creates nothing and previews
+    /// under the target.
+    async fn page_of(&self, source: &Source, key: &str) -> Result<String, PlanError> {
+        let Some(owner) = self.owner.filter(|_| source.kind != SourceKind::Personal) else {
+            return Ok(self.target.clone());
+        };
+        if let Some(earlier) = self.db.notion_item(key, source_page::SOURCE_ITEM)? {
+            if earlier.parent_notion_id != *self.target {
+                self.observer.event(Event::SourcePageElsewhere {
+                    source: source.label(),
+                    parent: earlier.parent_notion_id,
+                });
+            }
+        }
+        Ok(source_page::ensure(
+            self.db,
+            owner,
+            self.notion,
+            key,
+            &self.target,
+            &source.notion_title(),
+        )
+        .await?)
+    }
+
+    /// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
+    /// beneath the Notion page `target`; `label` names it in events. Returns what is left of the
+    /// key's work (in a dry run, what would be).
+    fn plan_key(
+        &self,
+        key: &str,
+        label: &str,
+        target: &str,
+        result: &ScanResult,
+    ) -> Result<Remaining, PlanError> {
+        let now = self.clock.now_ms();
+        let Some(owner) = self.owner else {
+            let (planned, left) = self.db.preview_plan(key, target, &result.notebooks, now)?;
+            for f in &result.failures {
+                self.observer.event(Event::Problem(format!(
+                    "{label}: {f} (what is in it would not be planned)"
+                )));
+            }
+            self.observer.event(Event::Planned {
+                label: label.to_owned(),
+                added: planned.added.saturating_sub(1),
+                already: planned.already_planned,
+                rewrites: None,
+                preview: true,
+            });
+            return Ok(left);
+        };
+        // Items keep the Notion page they were first planned under; say so when that is not `--to`.
+        let earlier: Vec<String> = self
+            .db
+            .plan_targets(key)?
+            .into_iter()
+            .filter(|t| t != target)
+            .collect();
+        if !earlier.is_empty() {
+            self.observer.event(Event::EarlierTarget {
+                label: label.to_owned(),
+                earlier,
+                target: target.to_owned(),
+            });
+        }
+        let planned = self
+            .db
+            .create_plan(owner, key, target, &result.notebooks, now)
+            .map_err(PlanError::Planning)?;
+        // What could not be listed is not silently left out: its job fails with the reason, so the
+        // run ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
+        for f in &result.failures {
+            self.observer.event(Event::Problem(format!("{label}: {f}")));
+            let reason = format!(
+                "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to \
+                 re-scan)"
+            );
+            // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
+            let class = Class::item_fails().code();
+            self.db
+                .fail_planned_item(owner, key, f.kind, &f.id, &reason, &class, now)?;
+        }
+        let rewrites = if self.update {
+            Some(self.db.plan_rewrites(owner, key, now)?)
+        } else {
+            None
+        };
+        self.observer.event(Event::Planned {
+            label: label.to_owned(),
+            added: planned.added.saturating_sub(1),
+            already: planned.already_planned,
+            rewrites,
+            preview: false,
+        });
+        Ok(self.db.remaining_work(key)?)
+    }
+}
+
+/// A source in events: the account's name for its own notebooks, else the account and the group
+/// or site.
+fn label(account: &str, source: &Source) -> String {
+    match source.kind {
+        SourceKind::Personal => account.to_owned(),
+        _ => format!("{account}, {}", source.label()),
+    }
+}
+
+/// The sources `picks` name for `who`: the account's own notebooks with `all_sources` (with every
+/// group and followed site discovery finds), then each group and site, once each; and the sources
+/// discovery found but could not list.
+pub async fn select(
+    observer: &dyn Observer,
+    db: &Db,
+    graph: &GraphClient,
+    who: &Caller,
+    picks: &Picks,
+) -> Result<(Vec<Source>, Vec<SourceError>), PlanError> {
+    let account = &who.account;
+    let mut out: Vec<Source> = Vec::new();
+    let mut problems = Vec::new();
+    if picks.all_sources {
+        let d = discover(graph, who, account).await?;
+        db.save_sources(account, &d.to_store())?;
+        if d.personal_account {
+            observer.event(Event::NoTeams {
+                account: account.clone(),
+            });
+        }
+        if d.sites_need_permission {
+            observer.event(Event::SitesNeedPermission {
+                account: account.clone(),
+            });
+        }
+        for f in d.found {
+            match f.notebooks {
+                Ok(_) => out.push(f.source),
+                Err(e) => problems.push(e),
+            }
+        }
+    }
+    for g in &picks.groups {
+        let s = find_group(graph, who, g).await?;
+        db.remember_source(account, &s)?;
+        out.push(s);
+    }
+    let known = db.sources(account)?;
+    for s in &picks.sites {
+        let mut s = find_site(graph, who, s).await?;
+        // A site named by its id has no name of its own here (reading it by id needs only
+        // Notes.Read.All); what discovery found names it.
+        if s.url.is_none() {
+            if let Some(k) = known
+                .iter()
+                .find(|k| k.source.kind == SourceKind::Site && k.source.id == s.id)
+            {
+                s = k.source.clone();
+            }
+        }
+        db.remember_source(account, &s)?;
+        out.push(s);
+    }
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|s| seen.insert((s.kind, s.id.clone())));
+    Ok((out, problems))
+}
+
+/// Records what a finished scan cost: the foreground reserve the limiter keeps for the account's
+/// next scan. A failure to record it costs only the reserve's accuracy.
+pub fn record_scan_cost(meter: ScanMeter) {
+    match meter.finish() {
+        Ok(n) => tracing::debug!(requests = n, "scan cost recorded"),
+        Err(e) => tracing::warn!(error = %e, "could not record the scan's cost"),
+    }
+}
+
+/// Stores what a scan of `account` found. Every notebook asked for by name or id must be there.
+/// Deletions are inferred only from a complete listing: never from one that had failures, and only
+/// inside the notebooks scanned.
+pub fn store_scan(
+    db: &Db,
+    account: &str,
+    wanted: &[String],
+    result: &ScanResult,
+    now: UnixMillis,
+) -> Result<ScanDiff, PlanError> {
+    for w in wanted {
+        if !result.notebooks.iter().any(|n| &n.id == w || &n.name == w) {
+            return Err(PlanError::NoNotebook {
+                account: account.to_owned(),
+                name: w.clone(),
+            });
+        }
+    }
+    Ok(save_result(db, account, !wanted.is_empty(), result, now)?)
+}
+
+/// Stores a scan's result under an inventory key (an account, or a group's or site's key).
+pub fn save_result(
+    db: &Db,
+    key: &str,
+    filtered: bool,
+    result: &ScanResult,
+    now: UnixMillis,
+) -> Result<ScanDiff, StoreError> {
+    let scope = if !result.failures.is_empty() {
+        ScanScope::Notebooks(Vec::new())
+    } else if !filtered {
+        ScanScope::All
+    } else {
+        ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
+    };
+    let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
+    db.save_page_guids(key, &result.page_guids)?;
+    Ok(diff)
+}
