@@ -293,7 +293,18 @@ impl<R: Runner> Worker<R> {
                 shared: self.shared.clone(),
                 job: job.id,
             };
+            // Where a run's time goes, job by job (`-vv`): with the limiter's waits, what explains
+            // a span longer than the budgets allow.
+            tracing::debug!(job = id, account = %job.account, kind = job.kind.as_str(), "job starts");
             let result = self.runner.run(&job, &turn, &self.opts).await;
+            tracing::debug!(
+                job = id,
+                account = %job.account,
+                kind = job.kind.as_str(),
+                ms = self.clock.now_ms() - now,
+                ok = result.is_ok(),
+                "job ends"
+            );
             let end = self.settle(&job, result);
             let (outcome, fatal, stop) = match end {
                 Settled::Outcome(o) => (o, None, false),

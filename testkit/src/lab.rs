@@ -41,6 +41,10 @@ pub struct LabConfig {
     pub app_concurrency: u32,
     /// Notion requests per second (server and client alike).
     pub notion_per_second: u32,
+    /// Notion requests the server allows at once above its average (5, like its default: Notion
+    /// does not publish it). A bench that scales the rate up scales this with it, or the burst
+    /// tolerates a few milliseconds' bunching only.
+    pub notion_burst: u32,
     /// Access-token lifetime.
     pub access_lifetime: Duration,
     /// Seed of the servers' random choices.
@@ -59,6 +63,7 @@ impl Default for LabConfig {
             user_concurrency: 5,
             app_concurrency: 20,
             notion_per_second: 3,
+            notion_burst: 5,
             access_lifetime: Duration::from_secs(3600),
             seed: 7,
             hint_headers: true,
@@ -103,7 +108,7 @@ impl Lab {
         let notion = NotionServer::start(NotionServerConfig {
             rate: RateConfig {
                 per_second: config.notion_per_second as f64,
-                burst: 5,
+                burst: config.notion_burst,
             },
             seed: config.seed,
             ..NotionServerConfig::default()
