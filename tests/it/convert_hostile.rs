@@ -155,9 +155,13 @@ fn request_splitting_counts_deep_trees_without_recursion() {
         .stack_size(256 * 1024 * 1024)
         .spawn(move || {
             let mut v = serde_json::json!({"type": "paragraph", "paragraph": {"rich_text": []}});
+            // `json!` would serialise `v` afresh at each level (quadratic: seconds of CPU in the
+            // debug build); moving it in builds the same tree in linear time.
             for _ in 0..n {
-                v = serde_json::json!({"type": "bulleted_list_item",
-                    "bulleted_list_item": {"rich_text": [], "children": [v]}});
+                let mut item = serde_json::json!({"type": "bulleted_list_item",
+                    "bulleted_list_item": {"rich_text": [], "children": []}});
+                item["bulleted_list_item"]["children"] = serde_json::Value::Array(vec![v]);
+                v = item;
             }
             let counts = on_worker_stack_ref(&v);
             drop(v);

@@ -49,6 +49,20 @@ async fn wait_for_pages(state: &State, n: i64) {
     panic!("the migration never got going");
 }
 
+/// Waits until all three services listen again after [`Lab::outage_for`].
+async fn wait_until_back(lab: &Lab) {
+    for _ in 0..800 {
+        if !(lab.auth.outage().is_down()
+            || lab.graph.outage().is_down()
+            || lab.notion.outage().is_down())
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the services never came back");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_three_services_gone_for_10s_mid_migration_the_run_waits_and_finishes() {
     let (lab, state, user) = lab(16).await;
@@ -117,8 +131,9 @@ async fn an_outage_past_max_duration_parks_the_work_with_75_and_fails_nothing() 
     let c = counts(&state.db, "default");
     assert_eq!((c["failed"], c["running"]), (0, 0), "{c:?}");
     assert!(c["pages_done"] < 16, "{c:?}");
-    // After the outage, the next run goes on and finishes.
-    tokio::time::sleep(Duration::from_secs(8)).await;
+    // After the outage, the next run goes on and finishes. (Waiting for the services to listen again
+    // instead of a fixed 8 s after the run's exit, which came a few seconds into the outage.)
+    wait_until_back(&lab).await;
     let (code, out, err) = notebridge(&lab, &state, &["migrate", "--resume"]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert_mirrors(&lab, &user.id, &inventory(&state.db, "default"));

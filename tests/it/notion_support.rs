@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -67,13 +67,24 @@ pub fn fetch(sizes: HashMap<String, usize>, calls: Arc<AtomicUsize>) -> Fetch {
 }
 
 /// The deterministic content of a resource of `n` bytes.
+///
+/// Made once per (url, size) for the whole binary: the upload tests fetch and check the same 21 MB
+/// and 25 MB files dozens of times, and generating them byte by byte in the unoptimised test build
+/// cost seconds of CPU each time. `Bytes` clones share the one buffer.
 pub fn content(url: &str, n: usize) -> Bytes {
+    static MADE: OnceLock<Mutex<HashMap<(String, usize), Bytes>>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    let key = (url.to_owned(), n);
+    if let Some(b) = made.lock().unwrap().get(&key) {
+        return b.clone();
+    }
     let seed = url.as_bytes();
-    Bytes::from(
+    let b = Bytes::from(
         (0..n)
             .map(|i| seed[i % seed.len()].wrapping_add((i / 7) as u8))
             .collect::<Vec<u8>>(),
-    )
+    );
+    made.lock().unwrap().entry(key).or_insert(b).clone()
 }
 
 /// A writer for `s` at a fast pace.

@@ -647,23 +647,21 @@ fn list_children(
             _ => {}
         }
     }
-    let kids = g.store.visible_children(id);
-    let start = match cursor {
-        None => 0,
-        Some(c) => {
-            let c = parse_id(&c).ok();
-            kids.iter()
-                .position(|n| Some(&n.id) == c.as_ref())
-                .ok_or_else(|| ApiError::validation("The start_cursor provided is invalid."))?
-        }
+    let invalid = || ApiError::validation("The start_cursor provided is invalid.");
+    let from = match cursor {
+        None => None,
+        Some(c) => Some(parse_id(&c).map_err(|_| invalid())?),
     };
-    let end = (start + page_size).min(kids.len());
+    let (kids, next) = g
+        .store
+        .visible_children_from(id, from.as_deref(), page_size)
+        .ok_or_else(invalid)?;
     let render = file_renderer(&g.uploads, now);
-    let results: Vec<Value> = kids[start..end]
+    let results: Vec<Value> = kids
         .iter()
         .map(|n| g.store.render_block(n, &sh.bot_id, &render))
         .collect();
-    let next = kids.get(end).map(|n| n.id.clone());
+    let next = next.map(|n| n.id.clone());
     Ok(json!({
         "object": "list",
         "results": results,
@@ -724,14 +722,9 @@ fn append(
         None => validate::validate_children_with(children, "body.children", &check),
     }
     .map_err(body_err)?;
-    let visible: Vec<String> = g
-        .store
-        .visible_children(id)
-        .into_iter()
-        .map(|n| n.id.clone())
-        .collect();
+    let store = &g.store;
     let after_ok = |raw: &str, path: &str| -> Result<Position, ApiError> {
-        let a = parse_id(raw).ok().filter(|a| visible.contains(a));
+        let a = parse_id(raw).ok().filter(|a| store.is_visible_child(id, a));
         a.map(Position::After).ok_or_else(|| {
             ApiError::validation(format!(
                 "body failed validation: {path} should be the id of a child of the block, instead was `\"{raw}\"`."
