@@ -184,17 +184,24 @@ impl Db {
                 create_private_dir(dir).map_err(io("creating its folder"))?;
             }
         }
-        // Create the file ourselves so it is 0600 from its first byte, not after a chmod.
+        // Create the file ourselves so it is 0600 from its first byte, not after a chmod; but never
+        // open an existing one: closing any descriptor of a database file releases every POSIX lock
+        // this process holds on it, SQLite's included ("How To Corrupt An SQLite Database File",
+        // 2.2). A second `Db` opened beside one already open would drop the first's lock, and
+        // another process closing its connection could then take this file for its own and delete
+        // the WAL under the first ("database disk image is malformed", seen in the suite).
         {
             use std::os::unix::fs::OpenOptionsExt;
-            OpenOptions::new()
-                .read(true)
+            match OpenOptions::new()
                 .write(true)
-                .create(true)
-                .truncate(false)
+                .create_new(true)
                 .mode(0o600)
                 .open(path)
-                .map_err(io("creating the file"))?;
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(io("creating the file")(e)),
+            }
         }
         let conn = Connection::open_with_flags(
             path,
@@ -361,6 +368,50 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    /// Whether some open file description holds a lock on SQLite's shared-lock bytes of the file
+    /// open as `f` that a write lock would conflict with. Asked through an OFD lock query, which
+    /// sees this process's own POSIX locks as another owner's. (`f` stays open for the whole test:
+    /// closing it would release those locks, the very fault tested.)
+    fn shared_lock_held(f: &std::fs::File) -> bool {
+        use std::os::fd::AsRawFd;
+        // SQLite's lock bytes: PENDING_BYTE (1 GiB), RESERVED, then 510 shared bytes.
+        const SHARED_FIRST: i64 = 0x4000_0000 + 2;
+        let mut l: libc::flock = unsafe { std::mem::zeroed() };
+        l.l_type = libc::F_WRLCK as i16;
+        l.l_whence = libc::SEEK_SET as i16;
+        l.l_start = SHARED_FIRST;
+        l.l_len = 510;
+        // SAFETY: a lock query on an open descriptor, filling a valid struct.
+        let r = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_OFD_GETLK, &mut l) };
+        assert_eq!(r, 0, "{}", std::io::Error::last_os_error());
+        l.l_type != libc::F_UNLCK as i16
+    }
+
+    #[test]
+    fn opening_the_database_again_keeps_the_locks_of_a_connection_already_open() {
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("s.db");
+        let first = Db::open(&path).unwrap();
+        let probe = std::fs::File::open(&path).unwrap();
+        let conn = first.conn();
+        conn.execute_batch("BEGIN; SELECT count(*) FROM sqlite_schema;")
+            .unwrap();
+        assert!(
+            shared_lock_held(&probe),
+            "a read transaction holds its lock"
+        );
+        // A second handle in the same process (as `status` beside a test's, or the demo's) must
+        // not drop the first's lock by opening and closing the file itself.
+        let second = Db::open(&path).unwrap();
+        assert!(
+            shared_lock_held(&probe),
+            "the first connection's lock is still held"
+        );
+        conn.execute_batch("COMMIT").unwrap();
+        drop(conn);
+        drop((first, second, probe));
+    }
 
     #[test]
     fn creates_folder_and_file_with_private_modes() {
