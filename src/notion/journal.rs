@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::clock::{Clock, UnixMillis};
 use crate::convert::{Block, PageTarget, RichKind, RichText};
+use crate::store::jobs::RunToken;
 use crate::store::write_journal::{LinkRow, StepRow};
 use crate::store::{Db, StoreError};
 
@@ -70,6 +71,8 @@ pub(crate) struct Recorded {
 #[derive(Clone)]
 pub struct Journal {
     db: Arc<Db>,
+    /// The run lock's token: a process that lost the lock records nothing.
+    token: RunToken,
     account: String,
     item: String,
     clock: Clock,
@@ -77,9 +80,10 @@ pub struct Journal {
 
 impl Journal {
     /// The journal of the OneNote item `item` of inventory key `account`.
-    pub fn new(db: Arc<Db>, account: &str, item: &str, clock: Clock) -> Self {
+    pub fn new(db: Arc<Db>, token: RunToken, account: &str, item: &str, clock: Clock) -> Self {
         Self {
             db,
+            token,
             account: account.to_owned(),
             item: item.to_owned(),
             clock,
@@ -129,8 +133,9 @@ impl Journal {
             learned: serde_json::to_string(learned).expect("a learned step serialises"),
             at: self.clock.now_ms(),
         };
-        let (db, account, item) = (self.db.clone(), self.account.clone(), self.item.clone());
-        blocking(move || db.record_step_with_links(&account, &item, &row, &links)).await
+        let (db, token) = (self.db.clone(), self.token.clone());
+        let (account, item) = (self.account.clone(), self.item.clone());
+        blocking(move || db.record_step_with_links(&token, &account, &item, &row, &links)).await
     }
 }
 

@@ -139,7 +139,8 @@ async fn rewrite_recorded(
         update(m, &row.block_id, u.body, degraded).await?;
         n += 1;
         if u.unresolved == 0 {
-            m.db().forget_link_block(item.key, item.id, &row.block_id)?;
+            m.db()
+                .forget_link_block(m.owner(), item.key, item.id, &row.block_id)?;
         }
     }
     Ok((n, still_missing))

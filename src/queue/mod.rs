@@ -739,7 +739,13 @@ impl Migration {
             .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
         if page.is_some() {
             // What each step learns is recorded as it is learned, with the blocks holding links.
-            let journal = Journal::new(self.db.clone(), account, item_id, self.clock.clone());
+            let journal = Journal::new(
+                self.db.clone(),
+                self.owner.clone(),
+                account,
+                item_id,
+                self.clock.clone(),
+            );
             writer = writer.with_journal(journal);
         }
         let stats = match existing {
@@ -761,7 +767,7 @@ impl Migration {
                             .record_title(&self.owner, account, item_id, &title)?;
                     }
                     // The old body's blocks go: nothing recorded of them holds any more.
-                    self.db.forget_journal(account, item_id)?;
+                    self.db.forget_journal(&self.owner, account, item_id)?;
                     writer.replace_body(&id, blocks, resources).await?
                 } else {
                     writer.resume_body(&id, blocks, resources).await?

@@ -4,6 +4,7 @@
 
 use rusqlite::params;
 
+use super::jobs::RunToken;
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -30,20 +31,17 @@ pub struct LinkRow {
 }
 
 impl Db {
-    /// Records what step `step` of the page `item_id` learned (replacing an earlier record of it).
-    pub fn record_step(&self, account: &str, item_id: &str, row: &StepRow) -> Result<()> {
-        self.record_step_with_links(account, item_id, row, &[])
-    }
-
-    /// Records a step with the blocks it wrote that hold links: one transaction.
+    /// Records what step `row.step` of the page `item_id` learned (replacing an earlier record of
+    /// it) with the blocks it wrote that hold links: one transaction, by the run lock's holder.
     pub fn record_step_with_links(
         &self,
+        token: &RunToken,
         account: &str,
         item_id: &str,
         row: &StepRow,
         links: &[LinkRow],
     ) -> Result<()> {
-        self.write("recording a written step", |tx| {
+        self.write_holding(token, "recording a written step", |tx| {
             tx.execute(
                 "INSERT INTO write_steps(account, item_id, step, mark, learned, at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
@@ -81,17 +79,6 @@ impl Db {
         })
     }
 
-    /// Forgets a page's recorded steps (its body is written, or about to be written anew).
-    pub fn forget_steps(&self, account: &str, item_id: &str) -> Result<()> {
-        self.write("forgetting written steps", |tx| {
-            tx.execute(
-                "DELETE FROM write_steps WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id],
-            )?;
-            Ok(())
-        })
-    }
-
     /// The recorded blocks with links of a page.
     pub fn link_blocks(&self, account: &str, item_id: &str) -> Result<Vec<LinkRow>> {
         self.read("reading blocks with links", |c| {
@@ -110,8 +97,14 @@ impl Db {
     }
 
     /// Forgets one recorded block (all its links point at Notion pages now).
-    pub fn forget_link_block(&self, account: &str, item_id: &str, block_id: &str) -> Result<()> {
-        self.write("forgetting a block with links", |tx| {
+    pub fn forget_link_block(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        block_id: &str,
+    ) -> Result<()> {
+        self.write_holding(token, "forgetting a block with links", |tx| {
             tx.execute(
                 "DELETE FROM link_blocks WHERE account = ?1 AND item_id = ?2 AND block_id = ?3",
                 params![account, item_id, block_id],
@@ -122,8 +115,8 @@ impl Db {
 
     /// Forgets everything journalled of a page (its body is about to be replaced: `--update`),
     /// and that its links were recorded.
-    pub fn forget_journal(&self, account: &str, item_id: &str) -> Result<()> {
-        self.write("forgetting a page's write journal", |tx| {
+    pub fn forget_journal(&self, token: &RunToken, account: &str, item_id: &str) -> Result<()> {
+        self.write_holding(token, "forgetting a page's write journal", |tx| {
             for table in ["write_steps", "link_blocks"] {
                 tx.execute(
                     &format!("DELETE FROM {table} WHERE account = ?1 AND item_id = ?2"),
@@ -147,16 +140,24 @@ mod tests {
     fn steps_and_link_blocks_are_kept_per_page_until_forgotten() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
+        let tk = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(60), |_| true)
+            .unwrap()
+            .unwrap();
         let row = |step, learned: &str| StepRow {
             step,
             mark: "m".into(),
             learned: learned.into(),
             at: 5,
         };
-        db.record_step("a", "p", &row(1, "one")).unwrap();
-        db.record_step("a", "p", &row(0, "zero")).unwrap();
-        db.record_step("a", "p", &row(1, "again")).unwrap();
-        db.record_step("a", "q", &row(0, "other page")).unwrap();
+        db.record_step_with_links(&tk, "a", "p", &row(1, "one"), &[])
+            .unwrap();
+        db.record_step_with_links(&tk, "a", "p", &row(0, "zero"), &[])
+            .unwrap();
+        db.record_step_with_links(&tk, "a", "p", &row(1, "again"), &[])
+            .unwrap();
+        db.record_step_with_links(&tk, "a", "q", &row(0, "other page"), &[])
+            .unwrap();
         let got: Vec<String> = db
             .recorded_steps("a", "p")
             .unwrap()
@@ -172,15 +173,25 @@ mod tests {
             block_id: id.into(),
             body: "{}".into(),
         };
-        db.record_step_with_links("a", "p", &row(2, "two"), &[link("b1"), link("b2")])
+        db.record_step_with_links(&tk, "a", "p", &row(2, "two"), &[link("b1"), link("b2")])
             .unwrap();
-        db.forget_link_block("a", "p", "b1").unwrap();
+        db.forget_link_block(&tk, "a", "p", "b1").unwrap();
         assert_eq!(db.link_blocks("a", "p").unwrap(), [link("b2")]);
-        db.forget_steps("a", "p").unwrap();
+        db.forget_journal(&tk, "a", "p").unwrap();
         assert!(db.recorded_steps("a", "p").unwrap().is_empty());
-        assert_eq!(db.link_blocks("a", "p").unwrap().len(), 1);
-        db.forget_journal("a", "p").unwrap();
         assert!(db.link_blocks("a", "p").unwrap().is_empty());
         assert_eq!(db.recorded_steps("a", "q").unwrap().len(), 1);
+        // A process that lost the run lock records and forgets nothing.
+        db.acquire_run_lock(2, "other", 1, std::time::Duration::from_secs(60), |_| false)
+            .unwrap()
+            .unwrap();
+        let lost = db.record_step_with_links(&tk, "a", "q", &row(1, "late"), &[link("b3")]);
+        assert!(
+            matches!(lost, Err(crate::store::StoreError::LockLost { .. })),
+            "{lost:?}"
+        );
+        assert!(db.forget_journal(&tk, "a", "q").is_err());
+        assert_eq!(db.recorded_steps("a", "q").unwrap().len(), 1);
+        assert!(db.link_blocks("a", "q").unwrap().is_empty());
     }
 }

@@ -5,6 +5,8 @@
 
 use crate::migrate_support;
 
+use std::time::Duration;
+
 use migrate_support::{notebridge, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -31,6 +33,17 @@ fn without_expiry(b: &Value) -> Value {
         }
     }
     b
+}
+
+/// What the row of a page written before schema version 13 holds (no journal, links not
+/// recorded), made between two runs as their holder of the run lock would.
+pub(crate) fn forget_journal_between_runs(db: &Db, page: &str) {
+    let token = db
+        .acquire_run_lock(1, "between runs", 0, Duration::from_secs(60), |_| false)
+        .unwrap()
+        .unwrap();
+    db.forget_journal(&token, "default", page).unwrap();
+    db.release_run_lock(token.as_str()).unwrap();
 }
 
 /// A lab holding two notebooks whose first was migrated alone, and the pages of the first that
@@ -189,8 +202,7 @@ async fn a_page_written_before_links_were_recorded_is_read_again_and_its_links_r
     let f = FirstOnly::migrated(24).await;
     let db = Db::open(&f.state.db).unwrap();
     for (page, _) in &f.waiting {
-        // What the row of a page written before schema version 12 holds.
-        db.forget_journal("default", page).unwrap();
+        forget_journal_between_runs(&db, page);
         assert!(
             !db.notion_item("default", page)
                 .unwrap()
