@@ -15,6 +15,7 @@ pub mod report;
 pub mod rich_text;
 mod tables;
 pub mod tags;
+pub mod tree;
 mod walker;
 
 use std::collections::BTreeMap;
