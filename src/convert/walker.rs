@@ -183,7 +183,7 @@ impl Sink {
             }
             b
         });
-        let code = block.as_ref().is_none_or(is_plain_code);
+        let code = block.as_ref().is_some_and(is_plain_code);
         for _ in 0..edges.before {
             self.blank_line(code);
         }
