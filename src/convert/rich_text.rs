@@ -460,6 +460,53 @@ mod tests {
     }
 
     #[test]
+    fn edge_breaks_leave_the_text_and_count_blank_lines() {
+        let a = Annotations::default();
+        let none = LinkTarget::None;
+        let mut i = Inline::default();
+        i.push_break(a);
+        i.push_break(a);
+        i.push_text("mid", a, &none, false);
+        i.push_break(a);
+        i.push_text("dle ", a, &none, false);
+        i.push_break(a);
+        i.push_break(a);
+        i.push_break(a);
+        let edges = i.take_edge_breaks();
+        assert_eq!(
+            edges,
+            EdgeBreaks {
+                before: 2,
+                after: 2
+            }
+        );
+        assert_eq!(text_of(&i.finish()), "mid\ndle");
+        // Nothing but breaks: each is a blank line.
+        let mut i = Inline::default();
+        i.push_break(a);
+        i.push_break(a);
+        assert_eq!(
+            i.take_edge_breaks(),
+            EdgeBreaks {
+                before: 2,
+                after: 0
+            }
+        );
+        assert!(i.is_empty());
+        // After a display equation, a block of its own, every trailing break is a blank line.
+        let mut i = Inline::default();
+        i.push_equation("x".into(), true, a);
+        i.push_break(a);
+        assert_eq!(
+            i.take_edge_breaks(),
+            EdgeBreaks {
+                before: 0,
+                after: 1
+            }
+        );
+    }
+
+    #[test]
     fn runs_merge_and_split_by_style() {
         let mut i = Inline::default();
         let plain = Annotations::default();

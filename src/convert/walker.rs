@@ -156,7 +156,7 @@ impl Sink {
 
     /// A blank line (an empty paragraph); `code`: it is an empty monospace line, which becomes a
     /// line of the code block right before it when more code follows.
-    pub fn blank_line(&mut self, code: bool) {
+    fn blank_line(&mut self, code: bool) {
         let before = self.blocks.len() - self.code_blanks;
         let after_code = code && before > 0 && is_plain_code(&self.blocks[before - 1]);
         self.blocks.push(Block::Paragraph(TextBlock::default()));
