@@ -344,9 +344,17 @@ fn position(what: &str, n: usize, total: usize) -> String {
     }
 }
 
+/// Whether `s` starts with the ASCII `prefix`, case aside (never slicing inside a character: an
+/// attribute may start with any text).
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
 /// The file name at the end of a path or URL that cannot be fetched (`images/pic.png`), if any.
 fn file_name_in(url: &str) -> Option<String> {
-    if url.len() >= 5 && url[..5].eq_ignore_ascii_case("data:") {
+    if starts_with_ignore_case(url, "data:") {
         return None;
     }
     let path = url.split(['?', '#']).next().unwrap_or("");
@@ -918,7 +926,7 @@ impl<'r> Walker<'r> {
         mime: Option<String>,
         what: &str,
     ) -> Result<MediaSource, &'static str> {
-        if url.len() >= 5 && url[..5].eq_ignore_ascii_case("data:") {
+        if starts_with_ignore_case(url, "data:") {
             let Some(file) = super::embedded::decode(url, file_name, what, self.embedded + 1)
             else {
                 return Err("its data: URL cannot be decoded");
@@ -1087,7 +1095,7 @@ fn classify_link(href: &str) -> Link {
     if href.is_empty() {
         return Link::None;
     }
-    if href.len() >= 8 && href[..8].eq_ignore_ascii_case("onenote:") {
+    if starts_with_ignore_case(href, "onenote:") {
         return match onenote_page_id(href) {
             Some(id) => Link::Page(id),
             None => Link::Unusable,

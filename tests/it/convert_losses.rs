@@ -242,6 +242,20 @@ fn placeholders_name_the_image_or_file_by_alt_text_file_name_or_position() {
     );
 }
 
+#[test]
+fn sources_and_links_starting_with_any_text_convert_and_are_named() {
+    // The scheme checks once sliced these at a fixed byte, inside a character: the page panicked.
+    let html = "<html><body><img src=\"日本語の写真.png\" /><img src=\"dataé:x\" />\
+                <object data-attachment=\"ñ.txt\" data=\"aaaaaaañ\" />\
+                <p><a href=\"aaaaaaañ\">odd link</a> <a href=\"onenoté:x\">other</a></p></body></html>";
+    let page = convert_checked(html).unwrap();
+    let texts: Vec<String> = page.blocks.iter().map(text_of).collect();
+    assert!(texts[0].starts_with("🖼️ 日本語の写真.png (image 1 of 2, not carried over"));
+    assert!(texts[1].starts_with("🖼️ Image 2 of 2 (not carried over"));
+    assert!(texts[2].starts_with("📎 ñ.txt (file 1 of 1, not carried over"));
+    assert!(texts[3].contains("odd link (aaaaaaañ)"), "{}", texts[3]);
+}
+
 // 5. The report tells every merge and drop.
 
 #[test]
