@@ -1,4 +1,5 @@
-//! `notebridge convert FILE [--json]`: one saved OneNote page to Notion block JSON, offline.
+//! `notebridge convert FILE [--json]`: one saved OneNote page to Notion block JSON, offline, or
+//! for people, its blocks as a tree and what could not be carried over.
 
 use std::path::PathBuf;
 
@@ -61,7 +62,19 @@ fn not_page_html(bytes: &[u8]) -> Option<&'static str> {
     (head.contains(&0) || undecodable * 10 > head.len()).then_some("binary")
 }
 
-/// Converts the file and prints the blocks (`--json`) or a summary.
+/// Columns the tree may use: the terminal's width, or a fixed one when stdout is not a terminal
+/// (a pipe, a file, a test), so the output does not depend on where it is read.
+fn tree_width() -> usize {
+    const NOT_A_TERMINAL: usize = 100;
+    let term = console::Term::stdout();
+    if term.is_term() {
+        usize::from(term.size().1).max(40)
+    } else {
+        NOT_A_TERMINAL
+    }
+}
+
+/// Converts the file and prints the blocks (`--json`) or the block tree and a summary.
 pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
     let unreadable = |e: std::io::Error| {
         CliError::usage(format!("cannot read FILE {}: {e}", args.file.display()))
@@ -110,12 +123,18 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
     if let Some(c) = &page.created {
         printer.out(format!("created: {c}"));
     }
+    printer.out("");
+    let tree = crate::convert::tree::render(&page.blocks, tree_width());
+    if tree.is_empty() {
+        printer.out("(no blocks)");
+    }
+    for line in tree {
+        printer.out(line);
+    }
+    printer.out("");
     let counts = page.block_counts();
-    let total: usize = counts
-        .iter()
-        .filter(|(k, _)| **k != "table_row")
-        .map(|(_, v)| v)
-        .sum();
+    // Table rows are blocks in Notion too: the total is the sum of the lines below it.
+    let total: usize = counts.values().sum();
     printer.out(format!("blocks: {total}"));
     for (ty, n) in &counts {
         printer.out(format!("  {ty}: {n}"));

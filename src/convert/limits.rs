@@ -1,24 +1,33 @@
-//! The last pass: blank-line paragraphs tidied, and rich-text arrays over Notion's 100 objects
-//! continued in further blocks of the same kind.
+//! The last pass: blank lines at the edges of a block list removed, and rich-text arrays over
+//! Notion's 100 objects continued in further blocks of the same kind.
 
 use super::blocks::{Block, TextBlock};
 use super::lists::is_spacer;
+use super::report::Report;
 
 /// Notion's limit on any rich-text array.
 pub const MAX_ITEMS: usize = 100;
 
-/// Tidies a block list and everything under it.
-pub fn finish(blocks: Vec<Block>) -> Vec<Block> {
+/// Tidies a block list and everything under it; each block continued in further ones is reported.
+pub fn finish(blocks: Vec<Block>, report: &mut Report) -> Vec<Block> {
     let mut out: Vec<Block> = Vec::with_capacity(blocks.len());
     for mut b in blocks {
-        // Blank lines: none at the start, never two in a row (trailing ones removed below).
-        if is_spacer(&b) && out.last().is_none_or(is_spacer) {
+        // Blank lines between blocks are the author's; at the start or end they show nothing.
+        if is_spacer(&b) && out.is_empty() {
             continue;
         }
         if let Some(t) = b.text_mut() {
-            t.children = finish(std::mem::take(&mut t.children));
+            t.children = finish(std::mem::take(&mut t.children), report);
         }
+        let before = out.len();
+        let ty = b.type_name();
         split_into(b, &mut out);
+        for _ in before + 1..out.len() {
+            report.add(
+                format!("{ty} with more than {MAX_ITEMS} text runs"),
+                "continued in a further block of the same type",
+            );
+        }
     }
     while out.last().is_some_and(is_spacer) {
         out.pop();
@@ -92,8 +101,10 @@ mod tests {
             color: Default::default(),
             children: vec![child.clone()],
         });
-        let out = finish(vec![b]);
+        let mut report = Report::default();
+        let out = finish(vec![b], &mut report);
         assert_eq!(out.len(), 3);
+        assert_eq!(report.items[0].count, 2);
         assert_eq!(out[0].text().unwrap().rich_text.len(), 100);
         assert_eq!(out[2].text().unwrap().rich_text.len(), 50);
         assert!(out[0].children().is_empty());
@@ -101,10 +112,13 @@ mod tests {
     }
 
     #[test]
-    fn blank_lines_collapse_and_trim() {
+    fn blank_lines_between_blocks_stay_and_edges_go() {
         let sp = || Block::Paragraph(TextBlock::default());
         let p = |s: &str| Block::Paragraph(TextBlock::new(vec![RichText::plain(s)]));
-        let out = finish(vec![sp(), p("a"), sp(), sp(), p("b"), sp()]);
-        assert_eq!(out, vec![p("a"), sp(), p("b")]);
+        let out = finish(
+            vec![sp(), sp(), p("a"), sp(), sp(), p("b"), sp()],
+            &mut Report::default(),
+        );
+        assert_eq!(out, vec![p("a"), sp(), sp(), p("b")]);
     }
 }

@@ -64,7 +64,9 @@ impl Walker<'_> {
                     let mut sub = Sink::new(Kind::Paragraph, false);
                     sub.push_text(t, st);
                     sub.flush(self);
-                    sub.blocks.into_iter().for_each(|b| sink.push_block(b));
+                    sub.blocks
+                        .into_iter()
+                        .for_each(|b| sink.push_block(self, b));
                 }
                 Node::Element(el) => {
                     let Some(c) = ElementRef::wrap(child) else {
@@ -75,11 +77,15 @@ impl Walker<'_> {
                             self.note_marker_style(c, ordered);
                             let st2 = self.style_of(c, st);
                             for b in self.list_item(c, &st2, ordered, depth + 1, list_tags) {
-                                sink.push_block(b);
+                                sink.push_block(self, b);
                             }
                         }
-                        // OneNote leaves stray `<br />` between items; a list has no blank lines.
-                        "br" => {}
+                        // OneNote leaves `<br />` between items: a blank line there would end
+                        // the Notion list (and restart its numbers).
+                        "br" => self.report.add(
+                            "blank line between list items",
+                            "removed (it would split the list in Notion)",
+                        ),
                         _ => {
                             self.element(c, st, sink, depth + 1);
                             sink.flush(self);
@@ -180,7 +186,14 @@ impl Walker<'_> {
             }
         }
         sub.flush(self);
+        let before = sub.blocks.len();
         let mut blocks: Vec<Block> = sub.blocks.into_iter().filter(|b| !is_spacer(b)).collect();
+        for _ in blocks.len()..before {
+            self.report.add(
+                "blank line inside a list item",
+                "removed (a Notion list item holds no blank lines)",
+            );
+        }
         let absorbable = !first_is_nested_list
             && blocks.first().is_some_and(|b| {
                 matches!(

@@ -15,6 +15,7 @@ pub mod report;
 pub mod rich_text;
 mod tables;
 pub mod tags;
+pub mod tree;
 mod walker;
 
 use std::collections::BTreeMap;
@@ -115,6 +116,7 @@ fn convert_document(doc: &Html, opts: &ConvertOptions) -> ConvertedPage {
     let mut w = Walker::new(&mut report);
     let mut sink = Sink::new(Kind::Paragraph, false);
     if let Some(body) = root.child_elements().find(|e| e.value().name() == "body") {
+        w.set_media_count(walker::MediaCount::of(body));
         let st = w.style_of(body, &Style::default());
         walk_body(&mut w, body, &st, &mut sink, &opts.ink);
     }
@@ -134,7 +136,7 @@ fn convert_document(doc: &Html, opts: &ConvertOptions) -> ConvertedPage {
             );
         }
     }
-    let mut blocks = limits::finish(sink.blocks);
+    let mut blocks = limits::finish(sink.blocks, w.report);
     if let Some(line) = date_line(created.as_deref(), opts.last_modified.as_deref()) {
         blocks.insert(0, line);
     }
@@ -310,7 +312,7 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
     for (_, _, n, p) in positioned {
         match p {
             Placed::Outline(e) => w.element(e, st, sink, 1),
-            Placed::Block(b) => sink.push_block(b),
+            Placed::Block(b) => sink.push_block(w, b),
         }
         sink.flush(w);
         if n < outlines {

@@ -35,6 +35,15 @@ enum Piece {
     },
 }
 
+/// Blank lines that line breaks at the edges of a block show (see [`Inline::take_edge_breaks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EdgeBreaks {
+    /// Blank lines before the block.
+    pub before: usize,
+    /// Blank lines after it.
+    pub after: usize,
+}
+
 /// Inline content being collected for one block.
 #[derive(Debug, Default)]
 pub struct Inline {
@@ -216,6 +225,49 @@ impl Inline {
             ann,
         });
         self.in_line = true;
+    }
+
+    /// Removes the line breaks at the start and end of the content and says how many blank lines
+    /// they show: each leading break one, each trailing break but the last (which only ends the
+    /// last line; after a display equation, a block of its own, every one).
+    pub fn take_edge_breaks(&mut self) -> EdgeBreaks {
+        self.drop_trailing_space();
+        let mut lead = 0;
+        let mut first = 0;
+        while let Some(Piece::Text { text, .. }) = self.pieces.get_mut(first) {
+            let rest = text.trim_start_matches('\n');
+            lead += text.len() - rest.len();
+            if rest.is_empty() {
+                first += 1;
+            } else {
+                *text = rest.to_string();
+                break;
+            }
+        }
+        self.pieces.drain(..first);
+        let mut trail = 0;
+        while let Some(Piece::Text { text, .. }) = self.pieces.last_mut() {
+            let kept = text.trim_end_matches('\n').len();
+            trail += text.len() - kept;
+            text.truncate(kept);
+            if text.is_empty() {
+                self.pieces.pop();
+            } else {
+                break;
+            }
+        }
+        let after_block = matches!(
+            self.pieces.last(),
+            Some(Piece::Equation { display: true, .. })
+        );
+        EdgeBreaks {
+            before: lead,
+            after: if after_block {
+                trail
+            } else {
+                trail.saturating_sub(1)
+            },
+        }
     }
 
     /// The rich-text objects: trailing breaks removed, each text object within Notion's limit.
@@ -405,6 +457,53 @@ mod tests {
         i.push_break(a);
         assert_eq!(i.placeholders, 1);
         assert_eq!(text_of(&i.finish()), "hello world again\nnext\u{a0}line");
+    }
+
+    #[test]
+    fn edge_breaks_leave_the_text_and_count_blank_lines() {
+        let a = Annotations::default();
+        let none = LinkTarget::None;
+        let mut i = Inline::default();
+        i.push_break(a);
+        i.push_break(a);
+        i.push_text("mid", a, &none, false);
+        i.push_break(a);
+        i.push_text("dle ", a, &none, false);
+        i.push_break(a);
+        i.push_break(a);
+        i.push_break(a);
+        let edges = i.take_edge_breaks();
+        assert_eq!(
+            edges,
+            EdgeBreaks {
+                before: 2,
+                after: 2
+            }
+        );
+        assert_eq!(text_of(&i.finish()), "mid\ndle");
+        // Nothing but breaks: each is a blank line.
+        let mut i = Inline::default();
+        i.push_break(a);
+        i.push_break(a);
+        assert_eq!(
+            i.take_edge_breaks(),
+            EdgeBreaks {
+                before: 2,
+                after: 0
+            }
+        );
+        assert!(i.is_empty());
+        // After a display equation, a block of its own, every trailing break is a blank line.
+        let mut i = Inline::default();
+        i.push_equation("x".into(), true, a);
+        i.push_break(a);
+        assert_eq!(
+            i.take_edge_breaks(),
+            EdgeBreaks {
+                before: 0,
+                after: 1
+            }
+        );
     }
 
     #[test]

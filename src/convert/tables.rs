@@ -16,6 +16,8 @@ const MAX_SPAN: usize = 64;
 
 struct Cell<'a> {
     el: ElementRef<'a>,
+    /// The background of the row, row group or table around the cell (the nearest one).
+    covering: Option<&'a str>,
     header: bool,
     colspan: usize,
     rowspan: usize,
@@ -67,7 +69,7 @@ impl Walker<'_> {
                         }
                     }
                 }
-                let content = self.cell(cell.el, st, depth, &mut after);
+                let content = self.cell(cell.el, cell.covering, st, depth, &mut after);
                 grid[r][c] = Some(content);
                 c += cell.colspan;
             }
@@ -100,6 +102,7 @@ impl Walker<'_> {
     fn cell(
         &mut self,
         el: ElementRef<'_>,
+        covering: Option<&str>,
         st: &Style,
         depth: usize,
         after: &mut Vec<Block>,
@@ -107,12 +110,8 @@ impl Walker<'_> {
         // The cell's own style (bold, colour); its background is carried on its text, the nearest
         // Notion background colour, since Notion tables have no cell colours.
         let mut cst = self.style_of(el, st);
-        let background = el
-            .attr("style")
-            .and_then(|s| css::property(s, "background-color").or(css::property(s, "background")))
-            .or_else(|| el.attr("bgcolor"))
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
+        let background = background_of(el)
+            .or(covering)
             .map(|v| css::parse_color(v).map(css::background_color));
         if let Some(Some(bg)) = background {
             cst = cst.with_background(bg);
@@ -125,8 +124,16 @@ impl Walker<'_> {
         for b in sink.blocks {
             self.flatten_block(b, &mut lines, after);
         }
+        let first = lines
+            .iter()
+            .position(|l| !l.is_empty())
+            .unwrap_or(lines.len());
+        let last = lines
+            .iter()
+            .rposition(|l| !l.is_empty())
+            .map_or(first, |i| i + 1);
         let mut rich: Vec<RichText> = Vec::new();
-        for (i, line) in lines.into_iter().enumerate() {
+        for (i, line) in lines.drain(first..last).enumerate() {
             if i > 0 {
                 rich.push(RichText::plain("\n"));
             }
@@ -178,7 +185,27 @@ impl Walker<'_> {
     /// A block inside a cell as lines of text, with a marker showing what it was.
     fn flatten_block(&mut self, b: Block, lines: &mut Vec<Vec<RichText>>, after: &mut Vec<Block>) {
         if is_spacer(&b) {
+            // A blank line inside the cell's text (those at its edges are trimmed by the caller).
+            lines.push(Vec::new());
             return;
+        }
+        if !matches!(b, Block::Paragraph(_)) {
+            self.report.add(
+                format!("{} in a table cell", b.type_name()),
+                match &b {
+                    Block::Table { .. } => "its rows kept as text lines",
+                    Block::Divider => "removed (a cell holds only text)",
+                    Block::Image { .. }
+                    | Block::File { .. }
+                    | Block::Pdf { .. }
+                    | Block::Video { .. }
+                    | Block::Embed { .. } => "placed after the table",
+                    Block::Equation { .. } => "kept as an inline equation in the cell",
+                    Block::Heading { .. } => "kept as bold text lines of the cell",
+                    Block::Code { .. } => "kept as text lines of the cell",
+                    _ => "kept as text lines of the cell, with its marker",
+                },
+            );
         }
         let marker = match &b {
             Block::Bulleted(_) => Some("• ".to_string()),
@@ -190,8 +217,6 @@ impl Walker<'_> {
         match b {
             Block::Code { rich_text, .. } => lines.push(rich_text),
             Block::Table { rows, .. } => {
-                self.report
-                    .add("table inside a table cell", "its rows kept as text lines");
                 for row in rows {
                     let mut line = Vec::new();
                     for (i, cell) in row.into_iter().enumerate() {
@@ -212,14 +237,11 @@ impl Walker<'_> {
             | Block::File { .. }
             | Block::Pdf { .. }
             | Block::Video { .. }
-            | Block::Embed { .. }) => {
-                self.report.add(
-                    format!("{} in a table cell", media.type_name()),
-                    "placed after the table",
-                );
-                after.push(media);
-            }
+            | Block::Embed { .. }) => after.push(media),
             mut text_like => {
+                if let Block::Heading { .. } = text_like {
+                    super::walker::embolden(&mut text_like);
+                }
                 if let Some(t) = text_like.text_mut() {
                     let mut line = Vec::new();
                     if let Some(m) = marker {
@@ -257,16 +279,28 @@ fn span(e: ElementRef<'_>, name: &str) -> usize {
         .clamp(1, MAX_SPAN)
 }
 
+/// The background an element gives what it covers: `background-color` or `background` in its
+/// style, else its `bgcolor` attribute.
+fn background_of(e: ElementRef<'_>) -> Option<&str> {
+    e.attr("style")
+        .and_then(|s| css::property(s, "background-color").or(css::property(s, "background")))
+        .or_else(|| e.attr("bgcolor"))
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+}
+
 /// The rows of this table (not of tables nested in its cells).
 fn collect_rows(table: ElementRef<'_>) -> Vec<Vec<Cell<'_>>> {
+    let table_bg = background_of(table);
     let mut rows = Vec::new();
     for child in table.child_elements() {
         match child.value().name() {
-            "tr" => rows.push(row_cells(child, false)),
+            "tr" => rows.push(row_cells(child, false, table_bg)),
             "thead" | "tbody" | "tfoot" => {
                 let head = child.value().name() == "thead";
+                let group_bg = background_of(child).or(table_bg);
                 for tr in child.child_elements().filter(|c| c.value().name() == "tr") {
-                    rows.push(row_cells(tr, head));
+                    rows.push(row_cells(tr, head, group_bg));
                 }
             }
             _ => {}
@@ -275,11 +309,13 @@ fn collect_rows(table: ElementRef<'_>) -> Vec<Vec<Cell<'_>>> {
     rows
 }
 
-fn row_cells(tr: ElementRef<'_>, in_head: bool) -> Vec<Cell<'_>> {
+fn row_cells<'a>(tr: ElementRef<'a>, in_head: bool, around: Option<&'a str>) -> Vec<Cell<'a>> {
+    let covering = background_of(tr).or(around);
     tr.child_elements()
         .filter(|c| matches!(c.value().name(), "td" | "th"))
         .map(|c| Cell {
             el: c,
+            covering,
             header: in_head || c.value().name() == "th",
             colspan: span(c, "colspan"),
             rowspan: span(c, "rowspan"),

@@ -6,7 +6,7 @@ use scraper::{ElementRef, Html, Node};
 use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock, PLAIN};
 use super::css;
 use super::report::Report;
-use super::rich_text::{merge_plain, split_text, Inline, LinkTarget, MAX_TEXT};
+use super::rich_text::{merge_plain, split_text, EdgeBreaks, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
 
 /// Self-closed `<iframe/>`s inside one another whose swallowed markup is parsed again.
@@ -91,6 +91,19 @@ pub struct Sink {
     kind: Kind,
     /// Inside a `<p>`-like element: a `<br>` is always a line break.
     in_para: bool,
+    /// How many of the last blocks are blank lines of code: empty monospace lines right after a
+    /// code block, which join it when more code follows.
+    code_blanks: usize,
+}
+
+fn is_plain_code(b: &Block) -> bool {
+    matches!(
+        b,
+        Block::Code {
+            language: PLAIN,
+            ..
+        }
+    )
 }
 
 impl Sink {
@@ -102,77 +115,90 @@ impl Sink {
             base,
             kind: base,
             in_para,
+            code_blanks: 0,
         }
     }
 
-    /// Adds a finished block; adjacent code paragraphs join into one code block.
-    pub fn push_block(&mut self, block: Block) {
-        // Blank lines between two code paragraphs are lines of the code.
-        let mut blank = 0;
-        if matches!(
-            block,
-            Block::Code {
-                language: PLAIN,
-                ..
-            }
-        ) {
-            let spacers = self
-                .blocks
-                .iter()
-                .rev()
-                .take_while(|b| super::lists::is_spacer(b))
-                .count();
-            let before = self.blocks.len() - spacers;
-            if spacers > 0
-                && before > 0
-                && matches!(
-                    self.blocks[before - 1],
-                    Block::Code {
-                        language: PLAIN,
-                        ..
-                    }
-                )
-            {
-                self.blocks.truncate(before);
-                blank = spacers;
-            }
+    /// Adds a finished block; a code paragraph right after a code block (nothing but blank lines
+    /// of code between) joins it as its next lines.
+    pub fn push_block(&mut self, w: &mut Walker<'_>, block: Block) {
+        let before = self.blocks.len() - self.code_blanks;
+        let joins = is_plain_code(&block) && before > 0 && is_plain_code(&self.blocks[before - 1]);
+        let blank = std::mem::take(&mut self.code_blanks);
+        if !joins {
+            self.blocks.push(block);
+            return;
         }
+        self.blocks.truncate(before);
         if let (
-            Block::Code {
-                rich_text: new,
-                language: PLAIN,
-            },
+            Block::Code { rich_text: new, .. },
             Some(Block::Code {
-                rich_text: prev,
-                language: PLAIN,
+                rich_text: prev, ..
             }),
-        ) = (&block, self.blocks.last_mut())
+        ) = (block, self.blocks.last_mut())
         {
             let mut joined = std::mem::take(prev);
             joined.push(RichText::plain("\n".repeat(blank + 1)));
-            joined.extend(new.iter().cloned());
+            joined.extend(new);
             *prev = merge_plain(joined);
-            return;
         }
-        self.blocks.push(block);
+        w.report.add(
+            "monospace paragraph right after another",
+            "joined to the code block above as its next line",
+        );
+        for _ in 0..blank {
+            w.report.add(
+                "empty monospace line between code lines",
+                "kept as a blank line of the code block",
+            );
+        }
     }
 
-    /// Turns the collected inline content into a block of the current kind.
+    /// A blank line (an empty paragraph); `code`: it is an empty monospace line, which becomes a
+    /// line of the code block right before it when more code follows.
+    fn blank_line(&mut self, code: bool) {
+        let before = self.blocks.len() - self.code_blanks;
+        let after_code = code && before > 0 && is_plain_code(&self.blocks[before - 1]);
+        self.blocks.push(Block::Paragraph(TextBlock::default()));
+        self.code_blanks = if after_code { self.code_blanks + 1 } else { 0 };
+    }
+
+    /// Turns the collected inline content into a block of the current kind; line breaks at its
+    /// start or end become blank lines around it, as a browser shows them.
     pub fn flush(&mut self, w: &mut Walker<'_>) {
         let kind = std::mem::replace(&mut self.kind, self.base);
-        let inline = std::mem::take(&mut self.inline);
+        let mut inline = std::mem::take(&mut self.inline);
         w.placeholders += inline.placeholders;
+        let edges = if kind == Kind::Code {
+            EdgeBreaks::default()
+        } else {
+            inline.take_edge_breaks()
+        };
         let sole_display = inline.is_sole_display_equation();
         let rich = inline.finish();
-        if let Some(b) = make_block(kind, rich, sole_display) {
-            self.push_block(b);
+        let block = make_block(kind, rich, sole_display).map(|mut b| {
+            if matches!(self.base, Kind::Heading(_)) && !matches!(b, Block::Heading { .. }) {
+                // A heading turned into another block keeps its emphasis on its text.
+                embolden(&mut b);
+            }
+            b
+        });
+        let code = block.as_ref().is_some_and(is_plain_code);
+        for _ in 0..edges.before {
+            self.blank_line(code);
+        }
+        if let Some(b) = block {
+            self.push_block(w, b);
+        }
+        for _ in 0..edges.after {
+            self.blank_line(code);
         }
     }
 
-    /// A blank line between blocks (`<br>` between paragraphs); runs of them collapse later.
+    /// A blank line between blocks (`<br>` between paragraphs).
     fn spacer(&mut self, w: &mut Walker<'_>) {
         self.flush(w);
-        self.blocks.push(Block::Paragraph(TextBlock::default()));
+        self.blank_line(false);
     }
 
     /// Adds a text node in the given style.
@@ -184,6 +210,15 @@ impl Sink {
     /// span can still decide the block type).
     fn fresh(&self) -> bool {
         self.inline.is_empty() && self.kind == self.base
+    }
+}
+
+/// Bold on every run of a text block (a heading's emphasis kept once it is no heading).
+pub fn embolden(b: &mut Block) {
+    if let Some(t) = b.text_mut() {
+        for r in &mut t.rich_text {
+            r.annotations.bold = true;
+        }
     }
 }
 
@@ -266,6 +301,69 @@ pub struct Walker<'r> {
     pub embedded: usize,
     /// Self-closed `<iframe/>`s whose swallowed markup is being parsed again around this point.
     reparsing: usize,
+    /// Images and files on the page, and how many of each the walk has met, to name the one a
+    /// placeholder stands for.
+    media: MediaCount,
+}
+
+/// Images and attached files: how many the page has and how many were met so far.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MediaCount {
+    /// `<img>` elements of the page.
+    pub images: usize,
+    /// `<object>` and `<embed>` elements of the page.
+    pub files: usize,
+    images_seen: usize,
+    files_seen: usize,
+}
+
+impl MediaCount {
+    /// Counts the images and files under `root` (iteratively: the depth is the input's).
+    pub fn of(root: ElementRef<'_>) -> Self {
+        let mut c = Self::default();
+        for n in root.descendants() {
+            if let Node::Element(el) = n.value() {
+                match el.name() {
+                    "img" => c.images += 1,
+                    "object" | "embed" => c.files += 1,
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
+}
+
+/// `what n of total`, or `what n` when the count missed it (markup parsed again from a
+/// self-closed `<iframe/>` is not counted beforehand).
+fn position(what: &str, n: usize, total: usize) -> String {
+    if n <= total {
+        format!("{what} {n} of {total}")
+    } else {
+        format!("{what} {n}")
+    }
+}
+
+/// Whether `s` starts with the ASCII `prefix`, case aside (never slicing inside a character: an
+/// attribute may start with any text).
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.as_bytes()
+        .get(..prefix.len())
+        .is_some_and(|p| p.eq_ignore_ascii_case(prefix.as_bytes()))
+}
+
+/// The file name at the end of a path or URL that cannot be fetched (`images/pic.png`), if any.
+fn file_name_in(url: &str) -> Option<String> {
+    if starts_with_ignore_case(url, "data:") {
+        return None;
+    }
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    let name = path.rsplit(['/', '\\']).next().unwrap_or("");
+    let plausible = name.contains('.')
+        && !name.starts_with('.')
+        && name.chars().count() <= 200
+        && !name.chars().any(|c| c.is_control() || c == ':');
+    plausible.then(|| name.to_string())
 }
 
 /// Elements whose content is never shown.
@@ -296,14 +394,28 @@ impl<'r> Walker<'r> {
             list_depth: 0,
             embedded: 0,
             reparsing: 0,
+            media: MediaCount::default(),
         }
+    }
+
+    /// Tells the walker how many images and files the page has.
+    pub fn set_media_count(&mut self, media: MediaCount) {
+        self.media = media;
     }
 
     /// Walks the children of `e` into `sink`.
     pub fn children(&mut self, e: ElementRef<'_>, st: &Style, sink: &mut Sink, depth: usize) {
         for child in e.children() {
             match child.value() {
-                Node::Text(t) => sink.inline.push_text(t, st.ann(), &st.link, st.pre),
+                Node::Text(t) => {
+                    if st.fg != Color::Default && st.bg != Color::Default && !t.trim().is_empty() {
+                        self.report.add(
+                            "text colour on a background colour",
+                            "text colour not kept (Notion gives a run one colour: the background)",
+                        );
+                    }
+                    sink.inline.push_text(t, st.ann(), &st.link, st.pre)
+                }
                 Node::Element(_) => {
                     if let Some(c) = ElementRef::wrap(child) {
                         self.element(c, st, sink, depth + 1);
@@ -360,10 +472,22 @@ impl<'r> Walker<'r> {
                             .add("CSS color", "nearest Notion colour (text colour)");
                     }
                 }
-                // A cell's background is the table's to carry (and to count).
-                "background-color" | "background" if !matches!(e.value().name(), "td" | "th") => {
+                // A table's, row's or cell's background is the table's to carry (and to count).
+                "background-color" | "background"
+                    if !matches!(
+                        e.value().name(),
+                        "td" | "th" | "tr" | "table" | "thead" | "tbody" | "tfoot"
+                    ) =>
+                {
                     if let Some(c) = css::parse_color(v) {
-                        st.bg = css::background_color(c);
+                        let bg = css::background_color(c);
+                        if parent.bg != Color::Default && parent.bg != bg {
+                            self.report.add(
+                                "background colour inside another background colour",
+                                "the inner one kept on its text",
+                            );
+                        }
+                        st.bg = bg;
                         self.report
                             .add("CSS background-color", "nearest Notion colour (background)");
                     }
@@ -398,14 +522,18 @@ impl<'r> Walker<'r> {
             if let Some(checked) = effect.todo {
                 // List items report this when the item is assembled.
                 if let Kind::Heading(_) = sink.base {
-                    self.report
-                        .add("data-tag on a heading", "to_do (heading style dropped)");
+                    self.report.add(
+                        "data-tag on a heading",
+                        "to_do, its text bold (heading style dropped)",
+                    );
                 }
                 sink.kind = Kind::ToDo(checked);
             } else if let Some((emoji, color)) = effect.callout {
                 if let Kind::Heading(_) = sink.base {
-                    self.report
-                        .add("data-tag on a heading", "callout (heading style dropped)");
+                    self.report.add(
+                        "data-tag on a heading",
+                        "callout, its text bold (heading style dropped)",
+                    );
                 }
                 sink.kind = Kind::Callout(emoji, color);
             }
@@ -466,13 +594,13 @@ impl<'r> Walker<'r> {
                 // A list item outside any list: a bullet, as a browser shows it.
                 sink.flush(self);
                 for b in self.list_item(e, &st, false, depth, &[]) {
-                    sink.push_block(b);
+                    sink.push_block(self, b);
                 }
             }
             "table" => {
                 sink.flush(self);
                 for b in self.table(e, &st, depth) {
-                    sink.push_block(b);
+                    sink.push_block(self, b);
                 }
             }
             "img" => {
@@ -480,13 +608,13 @@ impl<'r> Walker<'r> {
                 self.apply_tags(&tags, sink);
                 sink.flush(self);
                 for b in self.image(e) {
-                    sink.push_block(b);
+                    sink.push_block(self, b);
                 }
             }
             "object" | "embed" => {
                 sink.flush(self);
                 for b in self.attachment(e) {
-                    sink.push_block(b);
+                    sink.push_block(self, b);
                 }
                 // A self-closed `<object/>` swallows what follows it in HTML parsing.
                 self.children(e, &st, sink, depth);
@@ -495,7 +623,7 @@ impl<'r> Walker<'r> {
             "math" => self.math(e, sink),
             "hr" => {
                 sink.flush(self);
-                sink.push_block(Block::Divider);
+                sink.push_block(self, Block::Divider);
             }
             "blockquote" => {
                 sink.flush(self);
@@ -503,10 +631,13 @@ impl<'r> Walker<'r> {
                 self.children(e, &st, &mut sub, depth);
                 sub.flush(self);
                 for b in sub.blocks {
-                    sink.push_block(match b {
-                        Block::Paragraph(t) if !t.rich_text.is_empty() => Block::Quote(t),
-                        other => other,
-                    });
+                    sink.push_block(
+                        self,
+                        match b {
+                            Block::Paragraph(t) if !t.rich_text.is_empty() => Block::Quote(t),
+                            other => other,
+                        },
+                    );
                 }
             }
             "a" => self.link(e, st, sink, depth),
@@ -565,7 +696,7 @@ impl<'r> Walker<'r> {
             "h4" | "h5" | "h6" => {
                 self.report.add(
                     format!("<{name}>"),
-                    "heading_3 in bold (Notion has three heading levels)",
+                    "heading_3 (Notion has three heading levels)",
                 );
                 Kind::Heading(3)
             }
@@ -574,31 +705,21 @@ impl<'r> Walker<'r> {
         };
         let mut st = st.clone();
         st.pre |= name == "pre";
-        st.bold |= matches!(name, "h4" | "h5" | "h6");
         let mut sub = Sink::new(base, true);
         self.apply_tags(tags, &mut sub);
         self.children(e, &st, &mut sub, depth);
         sub.flush(self);
-        let after_code = sink
-            .blocks
-            .iter()
-            .rev()
-            .find(|b| !super::lists::is_spacer(b));
-        if sub.blocks.is_empty()
-            && st.code
-            && matches!(
-                after_code,
-                Some(Block::Code {
-                    language: PLAIN,
-                    ..
-                })
-            )
-        {
-            // An empty monospace paragraph is a blank line of code.
-            sink.blocks.push(Block::Paragraph(TextBlock::default()));
+        // An empty paragraph is a blank line, as OneNote shows it; an empty monospace one after
+        // code is a blank line of that code when more code follows.
+        if sub.blocks.is_empty() && name == "p" {
+            sink.blank_line(st.code);
         }
         for b in sub.blocks {
-            sink.push_block(b);
+            if super::lists::is_spacer(&b) {
+                sink.blank_line(st.code);
+            } else {
+                sink.push_block(self, b);
+            }
         }
     }
 
@@ -659,10 +780,13 @@ impl<'r> Walker<'r> {
                 .into_iter()
                 .map(RichText::plain)
                 .collect();
-            sink.push_block(Block::Code {
-                rich_text,
-                language: "latex",
-            });
+            sink.push_block(
+                self,
+                Block::Code {
+                    rich_text,
+                    language: "latex",
+                },
+            );
         }
     }
 
@@ -675,9 +799,9 @@ impl<'r> Walker<'r> {
             .unwrap_or("");
         if let Some(u) = usable_url(url).filter(|u| u.starts_with("http")) {
             if is_video_site(&u) {
-                sink.push_block(Block::Video { url: u });
+                sink.push_block(self, Block::Video { url: u });
             } else {
-                sink.push_block(Block::Embed { url: u });
+                sink.push_block(self, Block::Embed { url: u });
             }
         } else if !url.is_empty() {
             self.report
@@ -712,6 +836,7 @@ impl<'r> Walker<'r> {
     }
 
     fn image(&mut self, e: ElementRef<'_>) -> Vec<Block> {
+        self.media.images_seen += 1;
         let attr = |n: &str| e.attr(n).map(str::trim).filter(|s| !s.is_empty());
         let src = attr("src");
         let url = attr("data-fullres-src").or(src).unwrap_or("");
@@ -764,14 +889,32 @@ impl<'r> Walker<'r> {
                 } else {
                     why
                 };
-                self.report.add(
-                    format!("<img> not carried over ({why})"),
-                    "visible placeholder with its alt text",
-                );
-                return vec![placeholder("🖼️", "Image", caption, why, from)];
+                let at = position("image", self.media.images_seen, self.media.images);
+                let (label, named) = if !caption.is_empty() {
+                    (
+                        caption,
+                        "visible placeholder naming its alt text and position",
+                    )
+                } else if let Some(name) = file_name_in(url) {
+                    (
+                        vec![RichText::plain(name)],
+                        "visible placeholder naming its file name and position",
+                    )
+                } else {
+                    (
+                        Vec::new(),
+                        "visible placeholder naming its position (no alt text)",
+                    )
+                };
+                self.report
+                    .add(format!("<img> not carried over ({why})"), named);
+                return vec![placeholder("🖼️", &at, label, why, from)];
             }
         };
-        with_caption_overflow(caption, |caption| Block::Image { source, caption })
+        with_caption_overflow(self.report, caption, |caption| Block::Image {
+            source,
+            caption,
+        })
     }
 
     /// The source of a media element: a Graph resource, a public URL, or the bytes of a `data:`
@@ -783,7 +926,7 @@ impl<'r> Walker<'r> {
         mime: Option<String>,
         what: &str,
     ) -> Result<MediaSource, &'static str> {
-        if url.len() >= 5 && url[..5].eq_ignore_ascii_case("data:") {
+        if starts_with_ignore_case(url, "data:") {
             let Some(file) = super::embedded::decode(url, file_name, what, self.embedded + 1)
             else {
                 return Err("its data: URL cannot be decoded");
@@ -800,6 +943,7 @@ impl<'r> Walker<'r> {
     }
 
     fn attachment(&mut self, e: ElementRef<'_>) -> Vec<Block> {
+        self.media.files_seen += 1;
         let name = e
             .attr("data-attachment")
             .map(str::trim)
@@ -827,15 +971,27 @@ impl<'r> Walker<'r> {
         let source = match self.source(url, name.clone(), mime.clone(), "file") {
             Ok(s) => s,
             Err(why) => {
+                let at = position("file", self.media.files_seen, self.media.files);
+                let label = match name_text() {
+                    l if !l.is_empty() => l,
+                    _ => file_name_in(url).map(RichText::plain).into_iter().collect(),
+                };
                 self.report.add(
                     format!("<object> not carried over ({why})"),
-                    "visible placeholder with its name",
+                    if label.is_empty() {
+                        "visible placeholder naming its position (no file name)"
+                    } else {
+                        "visible placeholder naming the file and its position"
+                    },
                 );
-                return vec![placeholder("📎", "File", name_text(), why, None)];
+                return vec![placeholder("📎", &at, label, why, None)];
             }
         };
         if is_pdf {
-            with_caption_overflow(name_text(), |caption| Block::Pdf { source, caption })
+            with_caption_overflow(self.report, name_text(), |caption| Block::Pdf {
+                source,
+                caption,
+            })
         } else {
             // Notion's file name field is short; a long name stays whole in the caption.
             let short = name.clone().filter(|n| n.chars().count() <= 900);
@@ -844,7 +1000,7 @@ impl<'r> Walker<'r> {
             } else {
                 name_text()
             };
-            with_caption_overflow(caption, |caption| Block::File {
+            with_caption_overflow(self.report, caption, |caption| Block::File {
                 source,
                 name: short,
                 caption,
@@ -853,11 +1009,12 @@ impl<'r> Walker<'r> {
     }
 }
 
-/// The visible trace of a file that cannot be carried over: its icon, its label (alt text or name,
-/// else `kind`), why, and the page it came from when known.
+/// The visible trace of a file that cannot be carried over: its icon, its label (alt text or file
+/// name) when it has one, its position on the page (`at`: "image 2 of 3"), why, and the page it
+/// came from when known, so a person can find it in OneNote.
 fn placeholder(
     icon: &str,
-    kind: &str,
+    at: &str,
     mut label: Vec<RichText>,
     why: &str,
     from: Option<String>,
@@ -865,11 +1022,17 @@ fn placeholder(
     // Room for the icon and the reason within the 100-object limit.
     label.truncate(90);
     let mut rich = vec![RichText::plain(format!("{icon} "))];
-    if label.is_empty() {
-        rich.push(RichText::plain(kind));
+    let note = if label.is_empty() {
+        let mut at = at.to_string();
+        if let Some(first) = at.get_mut(..1) {
+            first.make_ascii_uppercase();
+        }
+        rich.push(RichText::plain(at));
+        format!(" (not carried over: {why})")
     } else {
         rich.extend(label);
-    }
+        format!(" ({at}, not carried over: {why})")
+    };
     let gray = Annotations {
         color: Color::Text(super::blocks::Hue::Gray),
         italic: true,
@@ -877,7 +1040,7 @@ fn placeholder(
     };
     rich.push(RichText {
         kind: RichKind::Text {
-            content: format!(" ({} not carried over: {why})", kind.to_lowercase()),
+            content: note,
             link: None,
         },
         annotations: gray,
@@ -892,11 +1055,12 @@ fn placeholder(
             annotations: gray,
         });
     }
-    Block::Paragraph(TextBlock::new(rich))
+    Block::Paragraph(TextBlock::new(merge_plain(rich)))
 }
 
 /// A media block with at most 100 caption objects; the rest of a huge caption follows as text.
 fn with_caption_overflow(
+    report: &mut Report,
     mut caption: Vec<RichText>,
     make: impl FnOnce(Vec<RichText>) -> Block,
 ) -> Vec<Block> {
@@ -907,6 +1071,13 @@ fn with_caption_overflow(
     };
     let mut out = vec![make(caption)];
     if !rest.is_empty() {
+        report.add(
+            format!(
+                "{} caption with more than 100 text runs",
+                out[0].type_name()
+            ),
+            "the rest follows as a paragraph",
+        );
         out.push(Block::Paragraph(TextBlock::new(rest)));
     }
     out
@@ -924,7 +1095,7 @@ fn classify_link(href: &str) -> Link {
     if href.is_empty() {
         return Link::None;
     }
-    if href.len() >= 8 && href[..8].eq_ignore_ascii_case("onenote:") {
+    if starts_with_ignore_case(href, "onenote:") {
         return match onenote_page_id(href) {
             Some(id) => Link::Page(id),
             None => Link::Unusable,

@@ -1,4 +1,5 @@
-//! `notebridge convert FILE [--json]` as a process: output shapes and the usage error.
+//! `notebridge convert FILE [--json]` as a process: output shapes (the JSON document; for people,
+//! the block tree and the report, in snapshots) and the usage error.
 
 use std::process::Command;
 
@@ -59,6 +60,46 @@ fn human_output_summarises_types_and_approximations() {
         text.contains("table cell span (colspan/rowspan) ×2"),
         "{text}"
     );
+}
+
+#[test]
+fn human_output_counts_table_rows_in_the_total_like_the_type_lines() {
+    let out = convert(&[&fixture("11-tables.html")]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    // 1 table, its 4 rows, 1 image.
+    assert!(text.contains("\nblocks: 6\n"), "{text}");
+}
+
+/// The human output of a fixture: the block tree, then the summary and the report. Not a
+/// terminal here, so lines are cut at the fixed width.
+fn human(name: &str) -> String {
+    let out = convert(&[&fixture(name)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    // The tree: from the blank line after the title to the one before the summary.
+    let tree = text.split("\n\n").nth(1).unwrap_or("");
+    assert!(!tree.is_empty(), "{text}");
+    for line in tree.lines() {
+        assert!(console::measure_text_width(line) <= 100, "too wide: {line}");
+    }
+    text
+}
+
+#[test]
+fn human_output_shows_the_block_tree_then_the_report() {
+    for name in [
+        "08-lists-nested.html",
+        "11-tables.html",
+        "15-links.html",
+        "29-placeholders-named.html",
+        "30-merges-and-drops.html",
+    ] {
+        insta::assert_snapshot!(format!("human-{name}"), human(name));
+    }
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod convert_cli;
 mod convert_fidelity;
 mod convert_fixtures;
 mod convert_hostile;
+mod convert_losses;
 mod convert_math;
 mod convert_props;
 mod convert_validate;
