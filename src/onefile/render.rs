@@ -372,9 +372,31 @@ impl Renderer {
     }
 
     fn image(&mut self, img: &Image, pos: Option<(f32, f32)>) {
-        let ext = img
-            .extension()
-            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+        let bytes = match img.data_status() {
+            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty());
+        let given = img
+            .image_filename()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        // The bytes say what the picture is; the name and extension only when they do not.
+        let ext = bytes
+            .as_deref()
+            .and_then(sniff_image)
+            .map(str::to_string)
+            .or_else(|| {
+                img.extension()
+                    .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            })
+            .or_else(|| {
+                given
+                    .as_deref()
+                    .and_then(|n| n.rsplit_once('.'))
+                    .map(|(_, e)| e.to_ascii_lowercase())
+            })
             .filter(|e| {
                 !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())
             });
@@ -382,23 +404,13 @@ impl Renderer {
             .as_deref()
             .map(mime_of)
             .unwrap_or("application/octet-stream");
-        let name = img
-            .image_filename()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                format!(
-                    "image-{}.{}",
-                    self.files.len() + 1,
-                    ext.as_deref().unwrap_or("bin")
-                )
-            });
-        let bytes = match img.data_status() {
-            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
-            _ => None,
-        }
-        .filter(|b| !b.is_empty());
+        let name = given.unwrap_or_else(|| {
+            format!(
+                "image-{}.{}",
+                self.files.len() + 1,
+                ext.as_deref().unwrap_or("bin")
+            )
+        });
         let key = match bytes {
             Some(bytes) => {
                 let key = self.key(&name);
@@ -753,11 +765,15 @@ fn strip_markers(s: &str) -> String {
 /// number placeholder (OneNote writes U+FFFD where the number goes), bulleted otherwise.
 fn list_kind(e: &OutlineElement) -> Option<ListKind> {
     let l = e.list_contents().first()?;
-    Some(if l.list_format().contains(&'\u{fffd}') {
+    Some(kind_of_format(l.list_format()))
+}
+
+fn kind_of_format(format: &[char]) -> ListKind {
+    if format.contains(&'\u{fffd}') {
         ListKind::Numbered
     } else {
         ListKind::Bulleted
-    })
+    }
 }
 
 /// The `data-tag` value Graph writes for a paragraph's note tags.
@@ -766,15 +782,23 @@ fn data_tag(tags: &[NoteTag]) -> Option<String> {
         .iter()
         .filter_map(|t| {
             let d = t.definition()?;
-            let checkable = d.shape().is_checkable();
-            let mut name = tag_name(d.label(), checkable);
-            if checkable && t.item_status().completed() {
-                name.push_str(":completed");
-            }
-            Some(name)
+            Some(tag_value(
+                d.label(),
+                d.shape().is_checkable(),
+                t.item_status().completed(),
+            ))
         })
         .collect();
     (!names.is_empty()).then(|| names.join(","))
+}
+
+/// One tag as `data-tag` writes it: its name, `:completed` on a ticked check box.
+fn tag_value(label: &str, checkable: bool, completed: bool) -> String {
+    let mut name = tag_name(label, checkable);
+    if checkable && completed {
+        name.push_str(":completed");
+    }
+    name
 }
 
 /// Graph's name for a tag from its label (`To Do` → `to-do`, `Discuss with <Person A>` →
@@ -828,6 +852,27 @@ fn tag_name(label: &str, checkable: bool) -> String {
     } else {
         slug
     }
+}
+
+/// The picture format its first bytes announce.
+fn sniff_image(b: &[u8]) -> Option<&'static str> {
+    Some(if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "png"
+    } else if b.starts_with(b"\xff\xd8\xff") {
+        "jpg"
+    } else if b.starts_with(b"GIF8") {
+        "gif"
+    } else if b.starts_with(b"BM") {
+        "bmp"
+    } else if b.starts_with(b"II*\0") || b.starts_with(b"MM\0*") {
+        "tiff"
+    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        "webp"
+    } else if b.starts_with(b"\x01\0\0\0") && b.get(40..44) == Some(b" EMF") {
+        "emf"
+    } else {
+        return None;
+    })
 }
 
 fn read_all(mut r: Box<dyn Read>) -> std::io::Result<Bytes> {
@@ -921,8 +966,53 @@ mod tests {
         assert_eq!(tag_name("My own box", true), "to-do");
         assert_eq!(tag_name("Web site to visit", false), "web-site-to-visit");
         assert_eq!(tag_name("Mine", false), "mine");
+        assert_eq!(tag_value("To Do", true, true), "to-do:completed");
+        assert_eq!(tag_value("Important", false, true), "important");
         let mut s = String::new();
         text_into(&mut s, "a<b\nc");
         assert_eq!(s, "a&lt;b<br />c");
+    }
+
+    #[test]
+    fn list_formats_give_the_list_kind() {
+        // OneNote writes U+FFFD where the number goes ("1.", "a)") and the bullet itself otherwise.
+        assert!(kind_of_format(&['\u{fffd}', '.']) == ListKind::Numbered);
+        assert!(kind_of_format(&['(', '\u{fffd}', ')']) == ListKind::Numbered);
+        assert!(kind_of_format(&['•']) == ListKind::Bulleted);
+        assert!(kind_of_format(&[]) == ListKind::Bulleted);
+    }
+
+    #[test]
+    fn run_styles_become_the_css_the_converter_reads() {
+        let s = RunStyle {
+            bold: true,
+            italic: true,
+            underline: true,
+            strike: true,
+            font: Some("Consolas".into()),
+            size: Some(DEFAULT_FONT_HALF_POINTS),
+            color: Some((0xff, 0, 0)),
+            highlight: Some((0xff, 0xff, 0)),
+            ..RunStyle::default()
+        };
+        assert_eq!(
+            run_css(&s),
+            "font-weight:bold;font-style:italic;text-decoration:underline line-through;\
+             font-family:Consolas;color:#ff0000;background-color:#ffff00;"
+        );
+        let big = RunStyle {
+            size: Some(28),
+            ..RunStyle::default()
+        };
+        assert_eq!(run_css(&big), "font-size:14pt;");
+    }
+
+    #[test]
+    fn pictures_are_known_by_their_bytes() {
+        assert_eq!(sniff_image(b"\x89PNG\r\n\x1a\nrest"), Some("png"));
+        assert_eq!(sniff_image(b"\xff\xd8\xff\xe0"), Some("jpg"));
+        assert_eq!(sniff_image(b"GIF89a"), Some("gif"));
+        assert_eq!(sniff_image(b"plain"), None);
+        assert_eq!(mime_of("png"), "image/png");
     }
 }
