@@ -1015,4 +1015,133 @@ mod tests {
         assert_eq!(sniff_image(b"plain"), None);
         assert_eq!(mime_of("png"), "image/png");
     }
+
+    /// The HTML the renderer writes, converted by the one converter: each content kind becomes the
+    /// block the API route makes of the same markup.
+    #[test]
+    fn the_dialect_written_becomes_the_api_routes_blocks() {
+        use crate::convert::{convert_page_with_files, Color, ConvertOptions, Hue, RichKind};
+        let red_bold = run_css(&RunStyle {
+            bold: true,
+            color: Some((0xe0, 0x10, 0x10)),
+            ..RunStyle::default()
+        });
+        let mono = run_css(&RunStyle {
+            font: Some("Consolas".into()),
+            ..RunStyle::default()
+        });
+        let mut body = String::new();
+        text_into(&mut body, "line one\nline two");
+        let html = format!(
+            "<html><head><title>T</title><meta name=\"created\" content=\"2020-01-02T03:04:05Z\" /></head>\
+             <body data-absolute-enabled=\"true\">\
+             <div style=\"position:absolute;left:48px;top:300px\"><p>below</p></div>\
+             <div style=\"position:absolute;left:48px;top:100px\">\
+             <h1>Head</h1><h5>Small</h5>\
+             <p data-tag=\"{done}\">Done</p><p data-tag=\"{open}\">Open</p>\
+             <ul><li><span>a</span><br /><ol><li><span>n1</span><br /></li></ol></li></ul>\
+             <blockquote><p>q</p></blockquote>\
+             <p><span style=\"{mono}\">let x = 1;</span></p>\
+             <p><span style=\"{red_bold}\">red</span>x<sup>2</sup></p>\
+             <p><a href=\"onenote:#P&amp;section-id={{S}}&amp;page-id={{ABC-1}}&amp;end\">link</a></p>\
+             <p>{body}</p>\
+             <table><tr><td style=\"background-color:#ff0000\"><p>cell</p></td></tr></table>\
+             <img alt=\"gone\" src=\"embedded:missing\" data-src-type=\"image/png\" />\
+             <img alt=\"pic\" src=\"embedded:1-a.png\" data-src-type=\"image/png\" />\
+             <object data-attachment=\"d.pdf\" type=\"application/pdf\" data=\"embedded:2-d.pdf\"></object>\
+             </div></body></html>",
+            done = tag_value("To Do", true, true),
+            open = tag_value("To Do", true, false),
+        );
+        let file = |key: &str, name: &str, mime: &str| EmbeddedFile {
+            key: key.into(),
+            name: name.into(),
+            mime: mime.into(),
+            bytes: Bytes::from_static(b"bytes"),
+        };
+        let files = vec![
+            file("embedded:1-a.png", "a.png", "image/png"),
+            file("embedded:2-d.pdf", "d.pdf", "application/pdf"),
+        ];
+        let opts = ConvertOptions {
+            last_modified: Some("2020-01-03T00:00:00Z".into()),
+            ink: Ink::Drawings(Vec::new()),
+        };
+        let page = convert_page_with_files(html, &opts, files);
+        let types: Vec<&str> = page.blocks.iter().map(Block::type_name).collect();
+        assert_eq!(
+            types,
+            [
+                "paragraph",
+                "heading_1",
+                "heading_3",
+                "to_do",
+                "to_do",
+                "bulleted_list_item",
+                "quote",
+                "code",
+                "paragraph",
+                "paragraph",
+                "paragraph",
+                "table",
+                "paragraph",
+                "image",
+                "pdf",
+                "paragraph"
+            ],
+            "{:#?}",
+            page.blocks
+        );
+        let text = |b: &Block| -> String {
+            b.rich_texts()
+                .into_iter()
+                .flatten()
+                .map(|r| r.visible_text())
+                .collect()
+        };
+        assert_eq!(
+            text(&page.blocks[0]),
+            "Created 2020-01-02 03:04Z · Last modified 2020-01-03 00:00Z (OneNote)"
+        );
+        assert!(matches!(page.blocks[3], Block::ToDo { checked: true, .. }));
+        assert!(matches!(page.blocks[4], Block::ToDo { checked: false, .. }));
+        assert_eq!(
+            page.blocks[5].children()[0].type_name(),
+            "numbered_list_item"
+        );
+        let red = &page.blocks[8].rich_texts()[0][0];
+        assert!(red.annotations.bold);
+        assert_eq!(red.annotations.color, Color::Text(Hue::Red));
+        assert!(page.blocks[9].rich_texts()[0].iter().any(|r| matches!(
+            &r.kind,
+            RichKind::PageLink { onenote_page_id, .. } if onenote_page_id == "{ABC-1}"
+        )));
+        assert_eq!(text(&page.blocks[10]), "line one\nline two");
+        let Block::Table { rows, .. } = &page.blocks[11] else {
+            panic!("{:?}", page.blocks[11]);
+        };
+        assert_eq!(rows[0][0][0].annotations.color, Color::Background(Hue::Red));
+        assert!(text(&page.blocks[12]).contains("its bytes are not in the OneNote file"));
+        assert!(
+            matches!(&page.blocks[13], Block::Image { source: MediaSource::Embedded(f), .. } if f.name == "a.png")
+        );
+        assert_eq!(text(&page.blocks[15]), "below");
+        let reported: Vec<&str> = page
+            .report
+            .items
+            .iter()
+            .map(|a| a.element.as_str())
+            .collect();
+        for want in [
+            "<h5>",
+            "<sup>",
+            "CSS color",
+            "absolutely positioned outline",
+        ] {
+            assert!(reported.contains(&want), "{want} in {reported:?}");
+        }
+        assert!(reported
+            .iter()
+            .any(|r| r.contains("not carried over (its bytes are not in the OneNote file)")));
+    }
 }
