@@ -545,42 +545,68 @@ struct Drawn {
     caption: String,
 }
 
+/// One stroke as the file gives it: absolute points in ink units and its pen.
+struct PenStroke {
+    points: Vec<(f32, f32)>,
+    color: Option<u32>,
+    width: f32,
+    transparency: Option<u8>,
+    /// The handwriting-recognition word it belongs to: `(id, best guess)`.
+    word: Option<(u32, String)>,
+}
+
 /// Renders an ink object's strokes (every nested group's, iteratively) with `src/ink`'s renderer;
 /// `None` when it has no stroke with points.
 fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
-    let mut strokes: Vec<Stroke> = Vec::new();
-    let mut words: Vec<(u32, String)> = Vec::new();
+    let mut strokes = Vec::new();
     let mut stack: Vec<&OneInk> = vec![ink];
     while let Some(i) = stack.pop() {
         stack.extend(i.child_groups().iter().rev());
         for s in i.ink_strokes() {
-            let points: Vec<(f64, f64)> = s
-                .absolute_path()
-                .iter()
-                .map(|p| {
-                    (
-                        left + f64::from(p.x()) * PX_PER_INK_UNIT,
-                        top + f64::from(p.y()) * PX_PER_INK_UNIT,
-                    )
-                })
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect();
-            if points.is_empty() {
-                continue;
-            }
-            if let Some(w) = s.recognized_word() {
-                if let Some(t) = w.text() {
-                    if !words.iter().any(|(id, _)| *id == w.id()) {
-                        words.push((w.id(), t.to_string()));
-                    }
-                }
-            }
-            strokes.push(Stroke {
-                points,
-                brush: brush(s),
-                time_ms: None,
+            strokes.push(PenStroke {
+                points: s.absolute_path().iter().map(|p| (p.x(), p.y())).collect(),
+                color: s.color(),
+                width: s.width(),
+                transparency: s.transparency(),
+                word: s
+                    .recognized_word()
+                    .and_then(|w| w.text().map(|t| (w.id(), t.to_string()))),
             });
         }
+    }
+    draw(&strokes, top, left)
+}
+
+/// Strokes placed at `(top, left)` (CSS px) rendered as one drawing, with the recognised words (each
+/// once, in stroke order) in its caption.
+fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
+    let mut strokes: Vec<Stroke> = Vec::new();
+    let mut words: Vec<(u32, &str)> = Vec::new();
+    for s in pen {
+        let points: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| {
+                (
+                    left + f64::from(x) * PX_PER_INK_UNIT,
+                    top + f64::from(y) * PX_PER_INK_UNIT,
+                )
+            })
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        if let Some((id, t)) = &s.word {
+            if !words.iter().any(|(w, _)| w == id) {
+                words.push((*id, t));
+            }
+        }
+        strokes.push(Stroke {
+            points,
+            brush: brush(s),
+            time_ms: None,
+        });
     }
     if strokes.is_empty() {
         return None;
@@ -598,7 +624,7 @@ fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
     let plural = if n == 1 { "stroke" } else { "strokes" };
     let mut caption = format!("{kind}, {n} {plural}");
     if !words.is_empty() {
-        let text: Vec<&str> = words.iter().map(|(_, t)| t.as_str()).collect();
+        let text: Vec<&str> = words.iter().map(|(_, t)| *t).collect();
         let _ = write!(caption, ": “{}”", text.join(" "));
     }
     Some(Drawn {
@@ -609,20 +635,22 @@ fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
     })
 }
 
-fn brush(s: &onenote_parser::contents::InkStroke) -> Brush {
+fn brush(s: &PenStroke) -> Brush {
     let mut b = Brush::default();
-    if let Some(c) = s.color() {
+    if let Some(c) = s.color {
         // COLORREF: 0x00BBGGRR.
         let [r, g, bl, _] = c.to_le_bytes();
         b.color = format!("#{r:02x}{g:02x}{bl:02x}");
     }
-    let w = f64::from(s.width()) * PX_PER_INK_UNIT;
+    let w = f64::from(s.width) * PX_PER_INK_UNIT;
     if w.is_finite() && w > 0.0 {
         b.width = w.min(200.0);
     }
-    if let Some(t) = s.transparency() {
+    // A translucent pen is OneNote's highlighter; a fully transparent value draws as opaque ink
+    // rather than nothing.
+    if let Some(t) = s.transparency.filter(|&t| t > 0 && t < 255) {
         b.opacity = f64::from(255 - t) / 255.0;
-        b.highlighter = t > 0 && t < 255;
+        b.highlighter = true;
     }
     b
 }
@@ -1143,5 +1171,54 @@ mod tests {
         assert!(reported
             .iter()
             .any(|r| r.contains("not carried over (its bytes are not in the OneNote file)")));
+    }
+
+    #[test]
+    fn ink_strokes_render_in_place_with_their_recognised_words() {
+        let stroke = |x: f32, word: Option<(u32, &str)>| PenStroke {
+            points: vec![(x, 0.0), (x + 500.0, 250.0), (x + 1000.0, 0.0)],
+            color: Some(0x0000_00ff),
+            width: 53.0,
+            transparency: None,
+            word: word.map(|(i, t)| (i, t.to_string())),
+        };
+        let d = draw(
+            &[
+                stroke(0.0, Some((1, "hello"))),
+                stroke(1200.0, Some((1, "hello"))),
+                stroke(2400.0, Some((2, "world"))),
+            ],
+            100.0,
+            48.0,
+        )
+        .unwrap();
+        assert_eq!(d.caption, "Handwritten drawing, 3 strokes: “hello world”");
+        assert!(d.svg.starts_with("<svg"), "{}", d.svg);
+        assert!(
+            d.svg.contains("#ff0000"),
+            "red from COLORREF 0x0000ff: {}",
+            d.svg
+        );
+        // Placed where the ink is on the page (less half the pen), in CSS px.
+        assert!(
+            (d.top - 100.0).abs() < 2.0 && (d.left - 48.0).abs() < 2.0,
+            "{} {}",
+            d.top,
+            d.left
+        );
+        let hl = PenStroke {
+            transparency: Some(128),
+            word: None,
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[hl], 0.0, 0.0)
+            .unwrap()
+            .caption
+            .starts_with("Highlighter drawing, 1 stroke"));
+        let empty = PenStroke {
+            points: Vec::new(),
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[empty], 0.0, 0.0).is_none());
     }
 }
