@@ -18,6 +18,7 @@
 //! written to disk, so nothing is left behind).
 
 mod inventory;
+mod math;
 mod package;
 mod render;
 mod section;

@@ -289,12 +289,6 @@ impl Renderer {
         self.html.push_str(&open);
         self.runs(rt);
         self.html.push_str(&close);
-        if !rt.math_inline_objects().is_empty() {
-            self.note(
-                "math (OneNote equation)",
-                "its characters kept as text (the parser gives no equation structure to convert)",
-            );
-        }
         if rt
             .embedded_objects()
             .iter()
@@ -309,7 +303,40 @@ impl Renderer {
     }
 
     fn runs(&mut self, rt: &OneText) {
-        for seg in segments(rt) {
+        let segs = segments(rt);
+        // The inline objects belong to the math-formatted runs, in order.
+        let mut objects = rt.math_inline_objects().iter();
+        let mut run_object = std::collections::HashMap::new();
+        for (i, f) in rt.text_run_formatting().iter().enumerate() {
+            if f.math_formatting() {
+                if let Some(o) = objects.next() {
+                    run_object.insert(i, o);
+                }
+            }
+        }
+        let display = !segs.is_empty() && segs.iter().all(|s| s.math);
+        let mut i = 0;
+        while i < segs.len() {
+            if segs[i].math {
+                let mut runs = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                while i < segs.len() && segs[i].math {
+                    let first = seen.insert(segs[i].run);
+                    runs.push(super::math::MathRun {
+                        text: &segs[i].text,
+                        object: if first {
+                            run_object.get(&segs[i].run).copied()
+                        } else {
+                            None
+                        },
+                    });
+                    i += 1;
+                }
+                self.html.push_str(&super::math::mathml(&runs, display));
+                continue;
+            }
+            let seg = &segs[i];
+            i += 1;
             let mut open = String::new();
             let mut close = String::new();
             if let Some(href) = &seg.link {
@@ -660,6 +687,10 @@ struct Segment {
     text: String,
     style: RunStyle,
     link: Option<String>,
+    /// The text run it is part of.
+    run: usize,
+    /// The run is math-formatted (part of an equation).
+    math: bool,
 }
 
 #[derive(Clone, Default)]
@@ -765,7 +796,14 @@ fn segments(rt: &OneText) -> Vec<Segment> {
         if text.is_empty() {
             continue;
         }
-        out.push(Segment { text, style, link });
+        let math = fmt.is_some_and(|f| f.math_formatting());
+        out.push(Segment {
+            text,
+            style,
+            link,
+            run,
+            math,
+        });
     }
     out
 }
