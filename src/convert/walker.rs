@@ -5,6 +5,7 @@ use scraper::{ElementRef, Html, Node};
 
 use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock, PLAIN};
 use super::css;
+use super::embedded::EMBEDDED_SCHEME;
 use super::report::Report;
 use super::rich_text::{merge_plain, split_text, EdgeBreaks, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
@@ -304,6 +305,9 @@ pub struct Walker<'r> {
     /// Images and files on the page, and how many of each the walk has met, to name the one a
     /// placeholder stands for.
     media: MediaCount,
+    /// Files that came beside the HTML, by their `embedded:` key (`None`: Graph's HTML, where an
+    /// `embedded:` source is no source at all).
+    pub carried: Option<Vec<super::embedded::EmbeddedFile>>,
 }
 
 /// Images and attached files: how many the page has and how many were met so far.
@@ -395,6 +399,7 @@ impl<'r> Walker<'r> {
             embedded: 0,
             reparsing: 0,
             media: MediaCount::default(),
+            carried: None,
         }
     }
 
@@ -935,6 +940,16 @@ impl<'r> Walker<'r> {
             self.report
                 .add(format!("{what} in a data: URL"), "uploaded from its bytes");
             return Ok(MediaSource::Embedded(file));
+        }
+        if let Some(carried) = &self.carried {
+            if url.len() > EMBEDDED_SCHEME.len()
+                && url[..EMBEDDED_SCHEME.len()].eq_ignore_ascii_case(EMBEDDED_SCHEME)
+            {
+                return match carried.iter().find(|f| f.key == url) {
+                    Some(f) => Ok(MediaSource::Embedded(f.clone())),
+                    None => Err("its bytes are not in the OneNote file"),
+                };
+            }
         }
         if url.is_empty() {
             return Err("no source");

@@ -1,0 +1,1264 @@
+//! A parsed page rendered into the HTML dialect Graph's `pages/{id}/content` answers, so that the
+//! one converter ([`crate::convert`]) makes its blocks: outlines as absolutely positioned `<div>`s
+//! (half-inch offsets as CSS px), paragraph styles as `<h1>`..`<h6>`, `<blockquote>`, `<cite>`,
+//! runs as `<span style>` (`<sup>`/`<sub>`), note tags as `data-tag`, lists as `<ul>`/`<ol>` (their
+//! kind inferred from the list format), tables with cell backgrounds, pictures as `<img>` and files
+//! as `<object>`. File bytes never go into the HTML: each is an [`EmbeddedFile`] named by the
+//! `embedded:` key the element refers to. Ink becomes drawings placed by position, as the API route
+//! places the drawings of its InkML.
+
+use std::fmt::Write as _;
+use std::io::Read;
+
+use bytes::Bytes;
+use onenote_parser::contents::{
+    Content, EmbeddedFile as OneFile, FileDataStatus, Image, Ink as OneInk, NoteTag, Outline,
+    OutlineElement, OutlineItem, RichText as OneText, Table,
+};
+use onenote_parser::page::{Page, PageContent};
+use onenote_parser::property::common::ColorRef;
+
+use crate::convert::{
+    Block, EmbeddedFile, Ink, MediaSource, PositionedBlock, RichText, EMBEDDED_SCHEME,
+};
+use crate::ink::inkml::{Brush, Stroke};
+
+/// CSS px per half inch (OneNote's layout unit): 96 px per inch.
+const PX_PER_HALF_INCH: f32 = 48.0;
+/// CSS px per ink unit (0.01 mm).
+const PX_PER_INK_UNIT: f64 = 96.0 / 2540.0;
+/// Outline nesting rendered as nesting; deeper items are rendered at this depth, in order (the
+/// converter flattens deep lists further by its own rule).
+const MAX_NESTING: usize = 40;
+/// OneNote's default text size, in half points.
+const DEFAULT_FONT_HALF_POINTS: u16 = 22;
+
+/// A page ready for the converter.
+pub struct Rendered {
+    /// The page in Graph's HTML dialect.
+    pub html: String,
+    /// The files the HTML refers to by `embedded:` key.
+    pub files: Vec<EmbeddedFile>,
+    /// Drawings placed among the outlines.
+    pub ink: Ink,
+    /// Approximations the HTML cannot carry to the converter (the file route's own).
+    pub notes: Vec<(String, &'static str)>,
+}
+
+/// The page's title as Graph gives it: the title outline's visible text (empty when none).
+pub fn title(page: &Page) -> String {
+    let Some(t) = page.title() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    if let Some(o) = t.contents().first() {
+        for item in o.items() {
+            if let Some(e) = item.element() {
+                for c in e.contents() {
+                    if let Some(rt) = c.rich_text() {
+                        let text: String = segments(rt).into_iter().map(|s| s.text).collect();
+                        if !out.is_empty() && !text.is_empty() {
+                            out.push(' ');
+                        }
+                        out.push_str(&text);
+                    }
+                }
+            }
+        }
+    }
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Renders `page`; `created` goes into `<meta name="created">` as Graph puts it there.
+pub fn page(page: &Page, created: Option<&str>) -> Rendered {
+    let mut r = Renderer::default();
+    r.html.push_str("<html><head><title>");
+    escape_into(&mut r.html, &title(page));
+    r.html.push_str("</title>");
+    if let Some(c) = created {
+        let _ = write!(r.html, "<meta name=\"created\" content=\"{}\" />", attr(c));
+    }
+    r.html
+        .push_str("</head><body data-absolute-enabled=\"true\">");
+    for content in page.contents() {
+        match content {
+            PageContent::Outline(o) => r.outline(o),
+            PageContent::Image(img) => {
+                let pos = position(img.offset_horizontal(), img.offset_vertical());
+                r.image(img, Some(pos));
+            }
+            PageContent::EmbeddedFile(f) => {
+                let pos = position(f.offset_horizontal(), f.offset_vertical());
+                let _ = write!(
+                    r.html,
+                    "<div style=\"position:absolute;left:{}px;top:{}px\">",
+                    pos.1, pos.0
+                );
+                r.file(f);
+                r.html.push_str("</div>");
+            }
+            PageContent::Ink(ink) => {
+                let (top, left) = position(ink.offset_horizontal(), ink.offset_vertical());
+                r.page_ink(ink, f64::from(top), f64::from(left));
+            }
+            PageContent::Unknown => r.note(
+                "page element of a kind the parser does not read",
+                "not migrated",
+            ),
+        }
+    }
+    r.html.push_str("</body></html>");
+    if let Some(rec) = page.ink_recognition() {
+        let text = rec.text();
+        if !text.trim().is_empty() && r.drawings.is_empty() && r.inline_ink == 0 {
+            // Recognised handwriting whose strokes are not on the page: its text is all that is left.
+            r.note("handwriting recognition without strokes", "not migrated");
+        }
+    }
+    Rendered {
+        html: r.html,
+        files: r.files,
+        ink: Ink::Drawings(r.drawings),
+        notes: r.notes,
+    }
+}
+
+/// `(top, left)` in CSS px from half-inch offsets.
+fn position(horizontal: Option<f32>, vertical: Option<f32>) -> (f32, f32) {
+    let px = |v: Option<f32>| {
+        let v = v.unwrap_or(0.0) * PX_PER_HALF_INCH;
+        if v.is_finite() {
+            (v * 100.0).round() / 100.0
+        } else {
+            0.0
+        }
+    };
+    (px(vertical), px(horizontal))
+}
+
+#[derive(Default)]
+struct Renderer {
+    html: String,
+    files: Vec<EmbeddedFile>,
+    drawings: Vec<PositionedBlock>,
+    notes: Vec<(String, &'static str)>,
+    inline_ink: usize,
+}
+
+/// What a run of list items is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ListKind {
+    Bulleted,
+    Numbered,
+}
+
+impl Renderer {
+    fn note(&mut self, what: impl Into<String>, action: &'static str) {
+        self.notes.push((what.into(), action));
+    }
+
+    fn outline(&mut self, o: &Outline) {
+        let (top, left) = position(o.offset_horizontal(), o.offset_vertical());
+        let _ = write!(
+            self.html,
+            "<div style=\"position:absolute;left:{left}px;top:{top}px\">"
+        );
+        self.items(o.items(), 0);
+        self.html.push_str("</div>");
+    }
+
+    /// Items in order: runs of list items as one list each, other elements as their content.
+    fn items(&mut self, items: &[OutlineItem], depth: usize) {
+        let mut open: Option<ListKind> = None;
+        for item in items {
+            match item {
+                OutlineItem::Group(g) => {
+                    self.close_list(&mut open);
+                    if depth < MAX_NESTING {
+                        self.items(g.outlines(), depth + 1);
+                    } else {
+                        self.flat(g.outlines());
+                    }
+                }
+                OutlineItem::Element(e) => match list_kind(e) {
+                    Some(kind) => {
+                        if open != Some(kind) {
+                            self.close_list(&mut open);
+                            self.html.push_str(match kind {
+                                ListKind::Bulleted => "<ul>",
+                                ListKind::Numbered => "<ol>",
+                            });
+                            open = Some(kind);
+                        }
+                        self.html.push_str("<li>");
+                        self.element_contents(e, true);
+                        self.children(e, depth);
+                        self.html.push_str("</li>");
+                    }
+                    None => {
+                        self.close_list(&mut open);
+                        self.element_contents(e, false);
+                        self.children(e, depth);
+                    }
+                },
+            }
+        }
+        self.close_list(&mut open);
+    }
+
+    fn children(&mut self, e: &OutlineElement, depth: usize) {
+        if e.children().is_empty() {
+            return;
+        }
+        if depth < MAX_NESTING {
+            self.items(e.children(), depth + 1);
+        } else {
+            self.flat(e.children());
+        }
+    }
+
+    /// Items past [`MAX_NESTING`]: every element's content in order, with an explicit stack.
+    fn flat(&mut self, items: &[OutlineItem]) {
+        let mut stack: Vec<&OutlineItem> = items.iter().rev().collect();
+        while let Some(item) = stack.pop() {
+            match item {
+                OutlineItem::Group(g) => stack.extend(g.outlines().iter().rev()),
+                OutlineItem::Element(e) => {
+                    self.element_contents(e, false);
+                    stack.extend(e.children().iter().rev());
+                }
+            }
+        }
+    }
+
+    fn close_list(&mut self, open: &mut Option<ListKind>) {
+        match open.take() {
+            Some(ListKind::Bulleted) => self.html.push_str("</ul>"),
+            Some(ListKind::Numbered) => self.html.push_str("</ol>"),
+            None => {}
+        }
+    }
+
+    fn element_contents(&mut self, e: &OutlineElement, in_list: bool) {
+        for c in e.contents() {
+            match c {
+                Content::RichText(rt) => self.paragraph(rt, in_list),
+                Content::Table(t) => self.table(t),
+                Content::Image(img) => self.image(img, None),
+                Content::EmbeddedFile(f) => self.file(f),
+                Content::Ink(ink) => self.inline_ink(ink),
+                Content::Unknown => self.note(
+                    "outline element of a kind the parser does not read",
+                    "not migrated",
+                ),
+            }
+        }
+    }
+
+    fn paragraph(&mut self, rt: &OneText, in_list: bool) {
+        let style = rt.paragraph_style();
+        let tag = match style.style_id().map(str::to_ascii_lowercase).as_deref() {
+            Some(h @ ("h1" | "h2" | "h3" | "h4" | "h5" | "h6")) => h.to_string(),
+            Some("blockquote") => "blockquote".into(),
+            Some("cite") => "cite".into(),
+            _ => "p".into(),
+        };
+        let tags = data_tag(rt.note_tags());
+        let mut attrs = String::new();
+        if let Some(t) = &tags {
+            let _ = write!(attrs, " data-tag=\"{}\"", attr(t));
+        }
+        let mut css = String::new();
+        if let Some(f) = style.font() {
+            let _ = write!(css, "font-family:{};", attr(f));
+        }
+        if !css.is_empty() {
+            let _ = write!(attrs, " style=\"{css}\"");
+        }
+        let (open, close) = match tag.as_str() {
+            "blockquote" => (
+                format!("<blockquote><p{attrs}>"),
+                "</p></blockquote>".to_string(),
+            ),
+            // `<cite>` is inline for the converter: a paragraph of its own around it.
+            "cite" => (format!("<p><cite{attrs}>"), "</cite></p>".to_string()),
+            // In a list item a tag goes on a span, as Graph writes it.
+            "p" if in_list => (format!("<span{attrs}>"), "</span><br />".to_string()),
+            t => (format!("<{t}{attrs}>"), format!("</{t}>")),
+        };
+        self.html.push_str(&open);
+        self.runs(rt);
+        self.html.push_str(&close);
+        if rt
+            .embedded_objects()
+            .iter()
+            .any(|o| matches!(o, onenote_parser::contents::EmbeddedObject::Ink(_)))
+        {
+            for o in rt.embedded_objects() {
+                if let onenote_parser::contents::EmbeddedObject::Ink(c) = o {
+                    self.inline_ink(c.ink());
+                }
+            }
+        }
+    }
+
+    fn runs(&mut self, rt: &OneText) {
+        let segs = segments(rt);
+        // The inline objects belong to the math-formatted runs, in order.
+        let mut objects = rt.math_inline_objects().iter();
+        let mut run_object = std::collections::HashMap::new();
+        for (i, f) in rt.text_run_formatting().iter().enumerate() {
+            if f.math_formatting() {
+                if let Some(o) = objects.next() {
+                    run_object.insert(i, o);
+                }
+            }
+        }
+        let display = !segs.is_empty() && segs.iter().all(|s| s.math);
+        let mut i = 0;
+        while i < segs.len() {
+            if segs[i].math {
+                let mut runs = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                while i < segs.len() && segs[i].math {
+                    let first = seen.insert(segs[i].run);
+                    runs.push(super::math::MathRun {
+                        text: &segs[i].text,
+                        object: if first {
+                            run_object.get(&segs[i].run).copied()
+                        } else {
+                            None
+                        },
+                    });
+                    i += 1;
+                }
+                self.html.push_str(&super::math::mathml(&runs, display));
+                continue;
+            }
+            let seg = &segs[i];
+            i += 1;
+            let mut open = String::new();
+            let mut close = String::new();
+            if let Some(href) = &seg.link {
+                let _ = write!(open, "<a href=\"{}\">", attr(href));
+                close.insert_str(0, "</a>");
+            }
+            let css = run_css(&seg.style);
+            if !css.is_empty() {
+                let _ = write!(open, "<span style=\"{css}\">");
+                close.insert_str(0, "</span>");
+            }
+            if seg.style.superscript {
+                open.push_str("<sup>");
+                close.insert_str(0, "</sup>");
+            } else if seg.style.subscript {
+                open.push_str("<sub>");
+                close.insert_str(0, "</sub>");
+            }
+            self.html.push_str(&open);
+            text_into(&mut self.html, &seg.text);
+            self.html.push_str(&close);
+        }
+    }
+
+    fn table(&mut self, t: &Table) {
+        let border = if t.borders_visible() {
+            " style=\"border:1px solid;border-collapse:collapse\""
+        } else {
+            ""
+        };
+        let _ = write!(self.html, "<table{border}>");
+        for row in t.contents() {
+            self.html.push_str("<tr>");
+            for cell in row.contents() {
+                match cell.background_color() {
+                    Some(c) => {
+                        let _ = write!(
+                            self.html,
+                            "<td style=\"background-color:#{:02x}{:02x}{:02x}\">",
+                            c.r(),
+                            c.g(),
+                            c.b()
+                        );
+                    }
+                    None => self.html.push_str("<td>"),
+                }
+                for e in cell.contents() {
+                    self.element_contents(e, false);
+                }
+                self.html.push_str("</td>");
+            }
+            self.html.push_str("</tr>");
+        }
+        self.html.push_str("</table>");
+    }
+
+    /// The next file's key, numbered within the page.
+    fn key(&self, name: &str) -> String {
+        format!("{EMBEDDED_SCHEME}{}-{name}", self.files.len() + 1)
+    }
+
+    fn image(&mut self, img: &Image, pos: Option<(f32, f32)>) {
+        let bytes = match img.data_status() {
+            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty());
+        let given = img
+            .image_filename()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        // The bytes say what the picture is; the name and extension only when they do not.
+        let ext = bytes
+            .as_deref()
+            .and_then(sniff_image)
+            .map(str::to_string)
+            .or_else(|| {
+                img.extension()
+                    .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            })
+            .or_else(|| {
+                given
+                    .as_deref()
+                    .and_then(|n| n.rsplit_once('.'))
+                    .map(|(_, e)| e.to_ascii_lowercase())
+            })
+            .filter(|e| {
+                !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())
+            });
+        let mime = ext
+            .as_deref()
+            .map(mime_of)
+            .unwrap_or("application/octet-stream");
+        let name = given.unwrap_or_else(|| {
+            format!(
+                "image-{}.{}",
+                self.files.len() + 1,
+                ext.as_deref().unwrap_or("bin")
+            )
+        });
+        let key = match bytes {
+            Some(bytes) => {
+                let key = self.key(&name);
+                self.files.push(EmbeddedFile {
+                    key: key.clone(),
+                    name,
+                    mime: mime.to_string(),
+                    bytes,
+                });
+                key
+            }
+            // A key nothing answers to: the converter makes its named placeholder.
+            None => format!("{EMBEDDED_SCHEME}missing"),
+        };
+        let mut a = String::new();
+        if let Some((top, left)) = pos {
+            let _ = write!(a, " style=\"position:absolute;left:{left}px;top:{top}px\"");
+        }
+        if let (Some(w), Some(h)) = (img.layout_max_width(), img.layout_max_height()) {
+            if w.is_finite() && h.is_finite() {
+                let _ = write!(
+                    a,
+                    " width=\"{}\" height=\"{}\"",
+                    w * PX_PER_HALF_INCH,
+                    h * PX_PER_HALF_INCH
+                );
+            }
+        }
+        let alt = img.alt_text().or(img.text()).unwrap_or("");
+        let _ = write!(
+            self.html,
+            "<img{a} alt=\"{}\" src=\"{}\" data-src-type=\"{mime}\" />",
+            attr(alt),
+            attr(&key)
+        );
+        if let Some(url) = img.hyperlink_url() {
+            if !url.is_empty() {
+                self.note(
+                    "hyperlink on a picture",
+                    "not kept (Notion images carry no link)",
+                );
+            }
+        }
+    }
+
+    fn file(&mut self, f: &OneFile) {
+        let name = f.filename().trim();
+        let name = if name.is_empty() { "file" } else { name };
+        let mime = name
+            .rsplit_once('.')
+            .map(|(_, e)| mime_of(&e.to_ascii_lowercase()))
+            .unwrap_or("application/octet-stream");
+        let bytes = match f.data_status() {
+            FileDataStatus::Available => read_all(f.read()).ok(),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty());
+        let key = match bytes {
+            Some(bytes) => {
+                let key = self.key(name);
+                self.files.push(EmbeddedFile {
+                    key: key.clone(),
+                    name: name.to_string(),
+                    mime: mime.to_string(),
+                    bytes,
+                });
+                key
+            }
+            None => format!("{EMBEDDED_SCHEME}missing"),
+        };
+        let _ = write!(
+            self.html,
+            "<object data-attachment=\"{}\" type=\"{mime}\" data=\"{}\"></object>",
+            attr(name),
+            attr(&key)
+        );
+    }
+
+    /// Ink inside an outline: its drawing in place, as a picture.
+    fn inline_ink(&mut self, ink: &OneInk) {
+        let Some(d) = drawing(ink, 0.0, 0.0) else {
+            return;
+        };
+        self.inline_ink += 1;
+        let name = format!("ink-{}.svg", self.files.len() + 1);
+        let key = self.key(&name);
+        self.files.push(EmbeddedFile {
+            key: key.clone(),
+            name,
+            mime: "image/svg+xml".into(),
+            bytes: Bytes::from(d.svg),
+        });
+        let _ = write!(
+            self.html,
+            "<img alt=\"{}\" src=\"{}\" data-src-type=\"image/svg+xml\" />",
+            attr(&d.caption),
+            attr(&key)
+        );
+    }
+
+    /// Ink on the page itself: a drawing placed by position among the outlines.
+    fn page_ink(&mut self, ink: &OneInk, top: f64, left: f64) {
+        let Some(d) = drawing(ink, top, left) else {
+            return;
+        };
+        let name = format!("ink-{}.svg", self.files.len() + 1);
+        let key = self.key(&name);
+        let file = EmbeddedFile {
+            key,
+            name,
+            mime: "image/svg+xml".into(),
+            bytes: Bytes::from(d.svg),
+        };
+        // Counted as a file so that keys stay unique, but carried in the block, not the HTML.
+        self.files.push(file.clone());
+        self.drawings.push(PositionedBlock {
+            top: d.top,
+            left: d.left,
+            block: Block::Image {
+                source: MediaSource::Embedded(file),
+                caption: vec![RichText::plain(d.caption)],
+            },
+        });
+    }
+}
+
+/// One rendered ink object.
+struct Drawn {
+    svg: String,
+    top: f64,
+    left: f64,
+    caption: String,
+}
+
+/// One stroke as the file gives it: absolute points in ink units and its pen.
+struct PenStroke {
+    points: Vec<(f32, f32)>,
+    color: Option<u32>,
+    width: f32,
+    transparency: Option<u8>,
+    /// The handwriting-recognition word it belongs to: `(id, best guess)`.
+    word: Option<(u32, String)>,
+}
+
+/// Renders an ink object's strokes (every nested group's, iteratively) with `src/ink`'s renderer;
+/// `None` when it has no stroke with points.
+fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
+    let mut strokes = Vec::new();
+    let mut stack: Vec<&OneInk> = vec![ink];
+    while let Some(i) = stack.pop() {
+        stack.extend(i.child_groups().iter().rev());
+        for s in i.ink_strokes() {
+            strokes.push(PenStroke {
+                points: s.absolute_path().iter().map(|p| (p.x(), p.y())).collect(),
+                color: s.color(),
+                width: s.width(),
+                transparency: s.transparency(),
+                word: s
+                    .recognized_word()
+                    .and_then(|w| w.text().map(|t| (w.id(), t.to_string()))),
+            });
+        }
+    }
+    draw(&strokes, top, left)
+}
+
+/// Strokes placed at `(top, left)` (CSS px) rendered as one drawing, with the recognised words (each
+/// once, in stroke order) in its caption.
+fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
+    let mut strokes: Vec<Stroke> = Vec::new();
+    let mut words: Vec<(u32, &str)> = Vec::new();
+    for s in pen {
+        let points: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| {
+                (
+                    left + f64::from(x) * PX_PER_INK_UNIT,
+                    top + f64::from(y) * PX_PER_INK_UNIT,
+                )
+            })
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        if let Some((id, t)) = &s.word {
+            if !words.iter().any(|(w, _)| w == id) {
+                words.push((*id, t));
+            }
+        }
+        strokes.push(Stroke {
+            points,
+            brush: brush(s),
+            time_ms: None,
+        });
+    }
+    if strokes.is_empty() {
+        return None;
+    }
+    let refs: Vec<&Stroke> = strokes.iter().collect();
+    let b = crate::ink::group::bounds(refs.iter().copied());
+    let svg = crate::ink::svg::render(&refs, &b);
+    let n = strokes.len();
+    let highlighter = strokes.iter().all(|s| s.brush.highlighter);
+    let kind = if highlighter {
+        "Highlighter drawing"
+    } else {
+        "Handwritten drawing"
+    };
+    let plural = if n == 1 { "stroke" } else { "strokes" };
+    let mut caption = format!("{kind}, {n} {plural}");
+    if !words.is_empty() {
+        let text: Vec<&str> = words.iter().map(|(_, t)| *t).collect();
+        let _ = write!(caption, ": “{}”", text.join(" "));
+    }
+    Some(Drawn {
+        svg,
+        top: (b.top * 100.0).round() / 100.0,
+        left: (b.left * 100.0).round() / 100.0,
+        caption,
+    })
+}
+
+fn brush(s: &PenStroke) -> Brush {
+    let mut b = Brush::default();
+    if let Some(c) = s.color {
+        // COLORREF: 0x00BBGGRR.
+        let [r, g, bl, _] = c.to_le_bytes();
+        b.color = format!("#{r:02x}{g:02x}{bl:02x}");
+    }
+    let w = f64::from(s.width) * PX_PER_INK_UNIT;
+    if w.is_finite() && w > 0.0 {
+        b.width = w.min(200.0);
+    }
+    // A translucent pen is OneNote's highlighter; a fully transparent value draws as opaque ink
+    // rather than nothing.
+    if let Some(t) = s.transparency.filter(|&t| t > 0 && t < 255) {
+        b.opacity = f64::from(255 - t) / 255.0;
+        b.highlighter = true;
+    }
+    b
+}
+
+/// A styled piece of a paragraph.
+struct Segment {
+    text: String,
+    style: RunStyle,
+    link: Option<String>,
+    /// The text run it is part of.
+    run: usize,
+    /// The run is math-formatted (part of an equation).
+    math: bool,
+}
+
+#[derive(Clone, Default)]
+struct RunStyle {
+    bold: bool,
+    italic: bool,
+    underline: bool,
+    strike: bool,
+    superscript: bool,
+    subscript: bool,
+    font: Option<String>,
+    size: Option<u16>,
+    color: Option<(u8, u8, u8)>,
+    highlight: Option<(u8, u8, u8)>,
+}
+
+fn manual(c: Option<ColorRef>) -> Option<(u8, u8, u8)> {
+    match c? {
+        ColorRef::Manual { r, g, b } => Some((r, g, b)),
+        ColorRef::Auto => None,
+    }
+}
+
+fn run_css(s: &RunStyle) -> String {
+    let mut css = String::new();
+    if s.bold {
+        css.push_str("font-weight:bold;");
+    }
+    if s.italic {
+        css.push_str("font-style:italic;");
+    }
+    match (s.underline, s.strike) {
+        (true, true) => css.push_str("text-decoration:underline line-through;"),
+        (true, false) => css.push_str("text-decoration:underline;"),
+        (false, true) => css.push_str("text-decoration:line-through;"),
+        (false, false) => {}
+    }
+    if let Some(f) = &s.font {
+        let _ = write!(css, "font-family:{};", attr(f));
+    }
+    if let Some(sz) = s.size.filter(|&s| s != DEFAULT_FONT_HALF_POINTS && s > 0) {
+        let _ = write!(css, "font-size:{}pt;", f32::from(sz) / 2.0);
+    }
+    if let Some((r, g, b)) = s.color {
+        let _ = write!(css, "color:#{r:02x}{g:02x}{b:02x};");
+    }
+    if let Some((r, g, b)) = s.highlight {
+        let _ = write!(css, "background-color:#{r:02x}{g:02x}{b:02x};");
+    }
+    css
+}
+
+/// The visible text of a paragraph cut at every run and link boundary (UTF-16 offsets, as OneNote
+/// stores them), hidden runs (the `HYPERLINK` markers) left out.
+fn segments(rt: &OneText) -> Vec<Segment> {
+    let utf16: Vec<u16> = rt.text().encode_utf16().collect();
+    let n = utf16.len();
+    let formatting = rt.text_run_formatting();
+    let base = rt.paragraph_style();
+    // Run i covers [bounds[i], bounds[i + 1]).
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(rt.text_run_indices().iter().map(|&i| (i as usize).min(n)));
+    let links = rt.hyperlinks();
+    let mut cuts: Vec<usize> = bounds.clone();
+    cuts.push(n);
+    for l in &links {
+        cuts.push((l.start() as usize).min(n));
+        cuts.push((l.end() as usize).min(n));
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut out: Vec<Segment> = Vec::new();
+    for w in cuts.windows(2) {
+        let (from, to) = (w[0], w[1]);
+        if from >= to {
+            continue;
+        }
+        // The run this piece is in: the last run starting at or before it.
+        let run = bounds.partition_point(|&b| b <= from).saturating_sub(1);
+        let fmt = formatting.get(run);
+        if fmt.is_some_and(|f| f.hidden()) {
+            continue;
+        }
+        let f = fmt.unwrap_or(base);
+        let style = RunStyle {
+            bold: f.bold() || base.bold(),
+            italic: f.italic() || base.italic(),
+            underline: f.underline() || base.underline(),
+            strike: f.strikethrough() || base.strikethrough(),
+            superscript: f.superscript(),
+            subscript: f.subscript(),
+            font: f.font().map(str::to_string).filter(|_| fmt.is_some()),
+            size: f.font_size().filter(|_| fmt.is_some()),
+            color: manual(f.font_color()),
+            highlight: manual(f.highlight()),
+        };
+        let link = links
+            .iter()
+            .find(|l| (l.start() as usize) <= from && to <= (l.end() as usize))
+            .map(|l| l.target().to_string());
+        let text = String::from_utf16_lossy(&utf16[from..to]);
+        let text = strip_markers(&text);
+        if text.is_empty() {
+            continue;
+        }
+        let math = fmt.is_some_and(|f| f.math_formatting());
+        out.push(Segment {
+            text,
+            style,
+            link,
+            run,
+            math,
+        });
+    }
+    out
+}
+
+/// Removes a `HYPERLINK "…"` field marker left in visible text (OneNote marks it hidden, but a
+/// file without run formatting shows it).
+fn strip_markers(s: &str) -> String {
+    const MARK: &str = "\u{fddf}HYPERLINK \"";
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find(MARK) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + MARK.len()..];
+        rest = match after.find('"') {
+            Some(q) => &after[q + 1..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    out.retain(|c| c != '\u{fddf}');
+    out
+}
+
+/// The list kind of an element that is a list item: numbered when the list format holds a
+/// number placeholder (OneNote writes U+FFFD where the number goes), bulleted otherwise.
+fn list_kind(e: &OutlineElement) -> Option<ListKind> {
+    let l = e.list_contents().first()?;
+    Some(kind_of_format(l.list_format()))
+}
+
+fn kind_of_format(format: &[char]) -> ListKind {
+    if format.contains(&'\u{fffd}') {
+        ListKind::Numbered
+    } else {
+        ListKind::Bulleted
+    }
+}
+
+/// The `data-tag` value Graph writes for a paragraph's note tags.
+fn data_tag(tags: &[NoteTag]) -> Option<String> {
+    let names: Vec<String> = tags
+        .iter()
+        .filter_map(|t| {
+            let d = t.definition()?;
+            Some(tag_value(
+                d.label(),
+                d.shape().is_checkable(),
+                t.item_status().completed(),
+            ))
+        })
+        .collect();
+    (!names.is_empty()).then(|| names.join(","))
+}
+
+/// One tag as `data-tag` writes it: its name, `:completed` on a ticked check box.
+fn tag_value(label: &str, checkable: bool, completed: bool) -> String {
+    let mut name = tag_name(label, checkable);
+    if checkable && completed {
+        name.push_str(":completed");
+    }
+    name
+}
+
+/// Graph's name for a tag from its label (`To Do` → `to-do`, `Discuss with <Person A>` →
+/// `discuss-with-person-a`); a label of the user's own is `to-do` when it is a check box.
+fn tag_name(label: &str, checkable: bool) -> String {
+    let slug: String = label
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join("-");
+    let known = [
+        "to-do",
+        "important",
+        "question",
+        "critical",
+        "idea",
+        "definition",
+        "highlight",
+        "contact",
+        "address",
+        "phone-number",
+        "web-site-to-visit",
+        "password",
+        "remember-for-later",
+        "remember-for-blog",
+        "project-a",
+        "project-b",
+        "movie-to-see",
+        "book-to-read",
+        "music-to-listen-to",
+        "source-for-article",
+        "discuss-with-person-a",
+        "discuss-with-person-b",
+        "discuss-with-manager",
+        "send-in-email",
+        "schedule-meeting",
+        "call-back",
+        "client-request",
+        "to-do-priority-1",
+        "to-do-priority-2",
+    ];
+    if known.contains(&slug.as_str()) {
+        slug
+    } else if checkable {
+        "to-do".into()
+    } else if slug.is_empty() {
+        "tag".into()
+    } else {
+        slug
+    }
+}
+
+/// The picture format its first bytes announce.
+fn sniff_image(b: &[u8]) -> Option<&'static str> {
+    Some(if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "png"
+    } else if b.starts_with(b"\xff\xd8\xff") {
+        "jpg"
+    } else if b.starts_with(b"GIF8") {
+        "gif"
+    } else if b.starts_with(b"BM") {
+        "bmp"
+    } else if b.starts_with(b"II*\0") || b.starts_with(b"MM\0*") {
+        "tiff"
+    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        "webp"
+    } else if b.starts_with(b"\x01\0\0\0") && b.get(40..44) == Some(b" EMF") {
+        "emf"
+    } else {
+        return None;
+    })
+}
+
+fn read_all(mut r: Box<dyn Read>) -> std::io::Result<Bytes> {
+    let mut buf = Vec::new();
+    r.read_to_end(&mut buf)?;
+    Ok(Bytes::from(buf))
+}
+
+fn mime_of(ext: &str) -> &'static str {
+    match ext {
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "bmp" => "image/bmp",
+        "tif" | "tiff" => "image/tiff",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "emf" => "image/emf",
+        "wmf" => "image/wmf",
+        "pdf" => "application/pdf",
+        "txt" => "text/plain",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "wma" => "audio/x-ms-wma",
+        "mp4" => "video/mp4",
+        "doc" => "application/msword",
+        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        "zip" => "application/zip",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Text as HTML content: escaped, line breaks (`\n`, `\r`, U+000B) as `<br />`.
+fn text_into(out: &mut String, s: &str) {
+    let mut first = true;
+    for line in s.split(['\n', '\r', '\u{b}']) {
+        if !first {
+            out.push_str("<br />");
+        }
+        first = false;
+        escape_into(out, line);
+    }
+}
+
+fn escape_into(out: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            // Control characters are not text in HTML; the converter would drop them anyway.
+            c if c.is_control() && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+}
+
+/// A value for a double-quoted attribute.
+fn attr(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_and_names() {
+        assert_eq!(
+            strip_markers("a\u{fddf}HYPERLINK \"https://x\"link b"),
+            "alink b"
+        );
+        assert_eq!(tag_name("To Do", true), "to-do");
+        assert_eq!(
+            tag_name("Discuss with <Person A>", true),
+            "discuss-with-person-a"
+        );
+        assert_eq!(tag_name("My own box", true), "to-do");
+        assert_eq!(tag_name("Web site to visit", false), "web-site-to-visit");
+        assert_eq!(tag_name("Mine", false), "mine");
+        assert_eq!(tag_value("To Do", true, true), "to-do:completed");
+        assert_eq!(tag_value("Important", false, true), "important");
+        let mut s = String::new();
+        text_into(&mut s, "a<b\nc");
+        assert_eq!(s, "a&lt;b<br />c");
+    }
+
+    #[test]
+    fn list_formats_give_the_list_kind() {
+        // OneNote writes U+FFFD where the number goes ("1.", "a)") and the bullet itself otherwise.
+        assert!(kind_of_format(&['\u{fffd}', '.']) == ListKind::Numbered);
+        assert!(kind_of_format(&['(', '\u{fffd}', ')']) == ListKind::Numbered);
+        assert!(kind_of_format(&['•']) == ListKind::Bulleted);
+        assert!(kind_of_format(&[]) == ListKind::Bulleted);
+    }
+
+    #[test]
+    fn run_styles_become_the_css_the_converter_reads() {
+        let s = RunStyle {
+            bold: true,
+            italic: true,
+            underline: true,
+            strike: true,
+            font: Some("Consolas".into()),
+            size: Some(DEFAULT_FONT_HALF_POINTS),
+            color: Some((0xff, 0, 0)),
+            highlight: Some((0xff, 0xff, 0)),
+            ..RunStyle::default()
+        };
+        assert_eq!(
+            run_css(&s),
+            "font-weight:bold;font-style:italic;text-decoration:underline line-through;\
+             font-family:Consolas;color:#ff0000;background-color:#ffff00;"
+        );
+        let big = RunStyle {
+            size: Some(28),
+            ..RunStyle::default()
+        };
+        assert_eq!(run_css(&big), "font-size:14pt;");
+    }
+
+    #[test]
+    fn pictures_are_known_by_their_bytes() {
+        assert_eq!(sniff_image(b"\x89PNG\r\n\x1a\nrest"), Some("png"));
+        assert_eq!(sniff_image(b"\xff\xd8\xff\xe0"), Some("jpg"));
+        assert_eq!(sniff_image(b"GIF89a"), Some("gif"));
+        assert_eq!(sniff_image(b"plain"), None);
+        assert_eq!(mime_of("png"), "image/png");
+    }
+
+    /// The HTML the renderer writes, converted by the one converter: each content kind becomes the
+    /// block the API route makes of the same markup.
+    #[test]
+    fn the_dialect_written_becomes_the_api_routes_blocks() {
+        use crate::convert::{convert_page_with_files, Color, ConvertOptions, Hue, RichKind};
+        let red_bold = run_css(&RunStyle {
+            bold: true,
+            color: Some((0xe0, 0x10, 0x10)),
+            ..RunStyle::default()
+        });
+        let mono = run_css(&RunStyle {
+            font: Some("Consolas".into()),
+            ..RunStyle::default()
+        });
+        let mut body = String::new();
+        text_into(&mut body, "line one\nline two");
+        let html = format!(
+            "<html><head><title>T</title><meta name=\"created\" content=\"2020-01-02T03:04:05Z\" /></head>\
+             <body data-absolute-enabled=\"true\">\
+             <div style=\"position:absolute;left:48px;top:300px\"><p>below</p></div>\
+             <div style=\"position:absolute;left:48px;top:100px\">\
+             <h1>Head</h1><h5>Small</h5>\
+             <p data-tag=\"{done}\">Done</p><p data-tag=\"{open}\">Open</p>\
+             <ul><li><span>a</span><br /><ol><li><span>n1</span><br /></li></ol></li></ul>\
+             <blockquote><p>q</p></blockquote>\
+             <p><span style=\"{mono}\">let x = 1;</span></p>\
+             <p><span style=\"{red_bold}\">red</span>x<sup>2</sup></p>\
+             <p><a href=\"onenote:#P&amp;section-id={{S}}&amp;page-id={{ABC-1}}&amp;end\">link</a></p>\
+             <p>{body}</p>\
+             <table><tr><td style=\"background-color:#ff0000\"><p>cell</p></td></tr></table>\
+             <img alt=\"gone\" src=\"embedded:missing\" data-src-type=\"image/png\" />\
+             <img alt=\"pic\" src=\"embedded:1-a.png\" data-src-type=\"image/png\" />\
+             <object data-attachment=\"d.pdf\" type=\"application/pdf\" data=\"embedded:2-d.pdf\"></object>\
+             </div></body></html>",
+            done = tag_value("To Do", true, true),
+            open = tag_value("To Do", true, false),
+        );
+        let file = |key: &str, name: &str, mime: &str| EmbeddedFile {
+            key: key.into(),
+            name: name.into(),
+            mime: mime.into(),
+            bytes: Bytes::from_static(b"bytes"),
+        };
+        let files = vec![
+            file("embedded:1-a.png", "a.png", "image/png"),
+            file("embedded:2-d.pdf", "d.pdf", "application/pdf"),
+        ];
+        let opts = ConvertOptions {
+            last_modified: Some("2020-01-03T00:00:00Z".into()),
+            ink: Ink::Drawings(Vec::new()),
+        };
+        let page = convert_page_with_files(html, &opts, files);
+        let types: Vec<&str> = page.blocks.iter().map(Block::type_name).collect();
+        assert_eq!(
+            types,
+            [
+                "paragraph",
+                "heading_1",
+                "heading_3",
+                "to_do",
+                "to_do",
+                "bulleted_list_item",
+                "quote",
+                "code",
+                "paragraph",
+                "paragraph",
+                "paragraph",
+                "table",
+                "paragraph",
+                "image",
+                "pdf",
+                "paragraph"
+            ],
+            "{:#?}",
+            page.blocks
+        );
+        let text = |b: &Block| -> String {
+            b.rich_texts()
+                .into_iter()
+                .flatten()
+                .map(|r| r.visible_text())
+                .collect()
+        };
+        assert_eq!(
+            text(&page.blocks[0]),
+            "Created 2020-01-02 03:04Z · Last modified 2020-01-03 00:00Z (OneNote)"
+        );
+        assert!(matches!(page.blocks[3], Block::ToDo { checked: true, .. }));
+        assert!(matches!(page.blocks[4], Block::ToDo { checked: false, .. }));
+        assert_eq!(
+            page.blocks[5].children()[0].type_name(),
+            "numbered_list_item"
+        );
+        assert_eq!(text(&page.blocks[5]), "a");
+        assert_eq!(text(&page.blocks[5].children()[0]), "n1");
+        let red = &page.blocks[8].rich_texts()[0][0];
+        assert!(red.annotations.bold);
+        assert_eq!(red.annotations.color, Color::Text(Hue::Red));
+        assert!(page.blocks[9].rich_texts()[0].iter().any(|r| matches!(
+            &r.kind,
+            RichKind::PageLink { onenote_page_id, .. } if onenote_page_id == "{ABC-1}"
+        )));
+        assert_eq!(text(&page.blocks[10]), "line one\nline two");
+        let Block::Table { rows, .. } = &page.blocks[11] else {
+            panic!("{:?}", page.blocks[11]);
+        };
+        assert_eq!(rows[0][0][0].annotations.color, Color::Background(Hue::Red));
+        assert!(text(&page.blocks[12]).contains("its bytes are not in the OneNote file"));
+        assert!(
+            matches!(&page.blocks[13], Block::Image { source: MediaSource::Embedded(f), .. } if f.name == "a.png")
+        );
+        assert_eq!(text(&page.blocks[15]), "below");
+        let reported: Vec<&str> = page
+            .report
+            .items
+            .iter()
+            .map(|a| a.element.as_str())
+            .collect();
+        for want in [
+            "<h5>",
+            "<sup>",
+            "CSS color",
+            "absolutely positioned outline",
+        ] {
+            assert!(reported.contains(&want), "{want} in {reported:?}");
+        }
+        assert!(reported
+            .iter()
+            .any(|r| r.contains("not carried over (its bytes are not in the OneNote file)")));
+    }
+
+    #[test]
+    fn ink_strokes_render_in_place_with_their_recognised_words() {
+        let stroke = |x: f32, word: Option<(u32, &str)>| PenStroke {
+            points: vec![(x, 0.0), (x + 500.0, 250.0), (x + 1000.0, 0.0)],
+            color: Some(0x0000_00ff),
+            width: 53.0,
+            transparency: None,
+            word: word.map(|(i, t)| (i, t.to_string())),
+        };
+        let d = draw(
+            &[
+                stroke(0.0, Some((1, "hello"))),
+                stroke(1200.0, Some((1, "hello"))),
+                stroke(2400.0, Some((2, "world"))),
+            ],
+            100.0,
+            48.0,
+        )
+        .unwrap();
+        assert_eq!(d.caption, "Handwritten drawing, 3 strokes: “hello world”");
+        assert!(d.svg.starts_with("<svg"), "{}", d.svg);
+        assert!(
+            d.svg.contains("#ff0000"),
+            "red from COLORREF 0x0000ff: {}",
+            d.svg
+        );
+        // Placed where the ink is on the page (less half the pen), in CSS px.
+        assert!(
+            (d.top - 100.0).abs() < 2.0 && (d.left - 48.0).abs() < 2.0,
+            "{} {}",
+            d.top,
+            d.left
+        );
+        let hl = PenStroke {
+            transparency: Some(128),
+            word: None,
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[hl], 0.0, 0.0)
+            .unwrap()
+            .caption
+            .starts_with("Highlighter drawing, 1 stroke"));
+        let empty = PenStroke {
+            points: Vec::new(),
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[empty], 0.0, 0.0).is_none());
+    }
+}
