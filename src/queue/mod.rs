@@ -460,7 +460,11 @@ impl Migration {
             }
         }
         let parent = self.parent_notion_id(job)?;
-        let who = self.caller(&job.account, opts)?;
+        // The page's Graph requests (content, ink, files) spend from the item's one count.
+        let already = u32::try_from(job.attempts - 1).unwrap_or(0);
+        let who = self
+            .caller(&job.account, opts)?
+            .for_item(crate::failure::Retries::new(JOB_RETRIES, already));
         let created = self
             .db
             .notion_item(&job.account, &job.item_id)?
@@ -1077,6 +1081,7 @@ mod tests {
             account: "a".into(),
             item: "page".into(),
             status: 404,
+            code: crate::graph::ServiceCode::Other,
             message: "gone".into(),
         };
         match JobError::from(gone) {
@@ -1155,6 +1160,7 @@ mod tests {
             account: "a".into(),
             item: "page".into(),
             attempts: 6,
+            retries: 5,
             last: "HTTP 503".into(),
             timed_out: false,
         };
@@ -1168,6 +1174,7 @@ mod tests {
             account: "a".into(),
             item: "file".into(),
             attempts: 3,
+            retries: 2,
             last: "HTTP 503".into(),
             timed_out: false,
         });

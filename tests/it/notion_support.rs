@@ -57,6 +57,7 @@ pub fn fetch(sizes: HashMap<String, usize>, calls: Arc<AtomicUsize>) -> Fetch {
                     account: "test".into(),
                     item: format!("file {:?}", r.file_name),
                     status: 404,
+                    code: notebridge::graph::ServiceCode::Other,
                     message: "ErrorItemNotFound".into(),
                 });
             }
