@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::cli::exit::{classify, Exit};
+use crate::cli::exit::{CliResult, Exit, Failure};
 use crate::settings::{FlagSettings, Settings};
 use output::Printer;
 
@@ -209,15 +209,14 @@ where
     crate::trace::flush();
     match result {
         Ok(exit) => exit.into(),
-        Err(err) => {
-            let exit = classify(&err);
-            printer.error(&err, exit);
-            exit.into()
+        Err(failure) => {
+            printer.error(failure.error(), failure.exit());
+            failure.exit().into()
         }
     }
 }
 
-fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
+fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
     let flags = FlagSettings {
         db: cli.global.db.clone(),
         config: cli.global.config.clone(),
@@ -242,11 +241,12 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
 }
 
 /// The async runtime for commands that talk to the network.
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()
+        .map_err(Failure::unexpected)
 }
 
 fn init_logging(g: &GlobalArgs) {

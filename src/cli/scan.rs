@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::output::Printer;
 use super::progress::{Frame, Ticker};
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::engine::plan::{record_scan_cost, store_scan};
 use crate::graph::scan::{scan, ScanProgress};
@@ -51,7 +51,7 @@ impl ScanArgs {
 }
 
 /// Runs the scan.
-pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     let db = Arc::new(Db::open(&settings.db_path)?);
     super::runtime()?.block_on(async {
         let clock = Clock::system();

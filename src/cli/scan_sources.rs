@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::output::Printer;
 use super::scan::{print_tree, ScanArgs};
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::{CliError, CliResult, Exit};
 use crate::clock::Clock;
 use crate::engine::plan::{save_result, select, Picks};
 use crate::graph::scan::{scan_at, ScanProgress, ScanResult};
@@ -33,7 +33,7 @@ pub(super) async fn run(
     args: &ScanArgs,
     progress: Arc<ScanProgress>,
     clock: &Clock,
-) -> anyhow::Result<Exit> {
+) -> CliResult<Exit> {
     let picks = Picks {
         notebooks: args.notebooks.clone(),
         groups: args.groups.clone(),

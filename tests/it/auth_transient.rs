@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use auth_support::{alice, open, seed, settings, world, World};
 use notebridge::auth::{AuthError, TokenSource};
-use notebridge::cli::exit::{classify, Exit};
+use notebridge::cli::exit::{Exit, Failure};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::net::Reachability;
 use notebridge_testkit::auth::{CodeScript, TokenFault};
@@ -84,7 +84,7 @@ async fn an_outage_past_the_deadline_means_work_remaining_not_sign_in() {
     w.auth.outage().stop();
     let e = ts.access_token("alice").await.unwrap_err();
     assert!(matches!(e, AuthError::Unavailable { .. }), "{e:?}");
-    assert_eq!(classify(&anyhow::Error::new(e)), Exit::WorkRemaining);
+    assert_eq!(Failure::from(e).exit(), Exit::WorkRemaining);
     w.auth.outage().resume();
     // The refresh token was never sent, so it still works.
     assert!(ts.access_token("alice").await.is_ok());
@@ -102,7 +102,7 @@ async fn a_refused_grant_still_means_sign_in_again_at_once() {
         .fail_next_token_requests(&[TokenFault::TemporarilyUnavailable]);
     let e = ts.access_token("alice").await.unwrap_err();
     assert!(matches!(e, AuthError::RefreshRejected { .. }), "{e:?}");
-    assert_eq!(classify(&anyhow::Error::new(e)), Exit::SignIn);
+    assert_eq!(Failure::from(e).exit(), Exit::SignIn);
 }
 
 #[tokio::test]
