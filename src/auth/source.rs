@@ -66,7 +66,7 @@ impl TokenSource {
                 clock,
                 reach,
                 jitter,
-                policy: crate::failure::ITEM_RETRIES,
+                policy: settings.retries,
                 flights: Mutex::new(HashMap::new()),
             }),
         })

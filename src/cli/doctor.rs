@@ -420,7 +420,8 @@ async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
         return;
     };
     let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-    let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy());
+    let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy())
+        .with_backoff_base(settings.retries.pause);
     let me = match client.me().await {
         Ok(me) => me,
         Err(e) => {

@@ -127,7 +127,7 @@ async fn migrate(
         retry_failed: args.retry_failed,
         update: args.update,
         dry_run: args.dry_run,
-        workers: engine::WORKERS,
+        workers: settings.workers,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();

@@ -62,7 +62,7 @@ pub struct GlobalArgs {
     pub no_progress: bool,
     /// Write every HTTP exchange, secrets redacted and page content left out, as JSON lines to FILE
     /// (NOTEBRIDGE_TRACE_BODIES=1 adds redacted bodies).
-    #[arg(long, global = true, value_name = "FILE", env = "NOTEBRIDGE_TRACE", help_heading = GLOBAL)]
+    #[arg(long, global = true, value_name = "FILE", env = crate::settings::env::TRACE, help_heading = GLOBAL)]
     pub trace: Option<PathBuf>,
 }
 
@@ -195,7 +195,11 @@ where
     init_logging(&cli.global);
     let printer = Printer::new(&cli.global);
     if let Some(path) = &cli.global.trace {
-        let bodies = std::env::var(crate::trace::BODIES_ENV).is_ok_and(|v| v == "1");
+        // Read beside the trace's path, before the other settings, so that their errors are traced.
+        let bodies = std::env::var(crate::settings::env::TRACE_BODIES)
+            .ok()
+            .and_then(|v| (crate::settings::decl::TRACE_BODIES.parse)(&v).ok())
+            .unwrap_or(false);
         if let Err(e) = crate::trace::install(path, bodies) {
             let err = anyhow::Error::new(exit::CliError::usage(format!(
                 "--trace / NOTEBRIDGE_TRACE: cannot write {}: {e}",

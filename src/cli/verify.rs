@@ -39,7 +39,8 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResul
     let accounts = planned_accounts(&db, args.account.as_deref())?;
     let report = super::runtime()?.block_on(async {
         let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-        let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy());
+        let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy())
+            .with_backoff_base(settings.retries.pause);
         // A token, sharing or network problem is that problem, never a verdict about pages.
         client
             .me()

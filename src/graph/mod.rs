@@ -358,13 +358,10 @@ impl GraphClient {
         .with_release_margin(RELEASE_MARGIN)
         .with_window_slack(WINDOW_SLACK);
         let tokens = TokenSource::with_network(db, settings, clock.clone(), reach, jitter.clone())?;
-        Ok(GraphClient::new(
-            &settings.graph_url,
-            limiter,
-            tokens,
-            clock,
-            jitter,
-        ))
+        Ok(
+            GraphClient::new(&settings.graph_url, limiter, tokens, clock, jitter)
+                .with_backoff_base(settings.retries.pause),
+        )
     }
 
     /// A client for `base` (e.g. `https://graph.microsoft.com/v1.0`).
