@@ -26,9 +26,9 @@ async fn a_single_tenant_app_through_common_says_to_set_the_tenant() {
         out.stderr
     );
     let out = w
-        .run_with(&["login"], |c| {
-            c.env("NOTEBRIDGE_TENANT", "contoso.onmicrosoft.com");
-        })
+        .bin(&["login"])
+        .env("NOTEBRIDGE_TENANT", "contoso.onmicrosoft.com")
+        .run()
         .await;
     assert_eq!(out.code, Some(0), "with the tenant set: {out:?}");
 }

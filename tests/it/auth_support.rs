@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -16,6 +15,8 @@ use axum::{Json, Router};
 use notebridge_testkit::auth::{AuthServer, AuthServerConfig};
 use notebridge_testkit::{TestUser, TokenProblem, TokenRegistry};
 use serde_json::json;
+
+use crate::bin_support::{self, Bin};
 
 /// The client id the test server knows.
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
@@ -166,44 +167,23 @@ impl World {
             ("NOTEBRIDGE_CLIENT_ID".into(), CLIENT_ID.into()),
             ("NOTEBRIDGE_AUTHORITY_URL".into(), self.auth.authority_url()),
             ("NOTEBRIDGE_GRAPH_URL".into(), self.graph.url.clone()),
+            ("NOTEBRIDGE_RETRY_PAUSE".into(), "10ms".into()),
         ]
     }
 
-    /// The binary with `args`, isolated env, no stdin, output piped.
+    /// The binary with `args`, pointed at this world.
+    pub fn bin(&self, args: &[&str]) -> Bin {
+        bin_support::notebridge(self.dir.path(), args).envs(self.env())
+    }
+
+    /// [`World::bin`] as a command, for a test that acts while it runs.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
-        c.args(args)
-            .env_clear()
-            .envs(self.env())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        c
+        self.bin(args).command()
     }
 
     /// Runs the binary to completion.
     pub async fn run(&self, args: &[&str]) -> Output {
-        self.run_with(args, |_| {}).await
-    }
-
-    /// Runs the binary after `tweak` adjusts the command (env changes).
-    pub async fn run_with(
-        &self,
-        args: &[&str],
-        tweak: impl FnOnce(&mut tokio::process::Command),
-    ) -> Output {
-        let mut c = self.command(args);
-        tweak(&mut c);
-        let out = tokio::time::timeout(std::time::Duration::from_secs(60), c.output())
-            .await
-            .expect("binary timed out")
-            .unwrap();
-        Output {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.bin(args).run().await
     }
 
     /// Asserts that no secret the sign-in server issued appears in `text`.
@@ -219,18 +199,7 @@ impl World {
     }
 }
 
-#[derive(Debug)]
-pub struct Output {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Output {
-    pub fn all(&self) -> String {
-        format!("{}\n{}", self.stdout, self.stderr)
-    }
-}
+pub use crate::bin_support::Output;
 
 // Shared by the token tests.
 
