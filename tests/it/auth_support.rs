@@ -1,6 +1,5 @@
 //! Shared set-up of the sign-in tests: the sign-in test server, a tiny `/v1.0/me` (until the Graph
 //! test server lands) and a way to run the real binary in an isolated environment.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -24,7 +23,6 @@ pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 /// A strict stand-in for Graph's `GET /v1.0/me`: bearer tokens checked against the registry.
 pub struct MeServer {
     pub url: String,
-    pub users: Arc<Mutex<HashMap<String, TestUser>>>,
     pub requests: Arc<AtomicU32>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -92,7 +90,7 @@ impl MeServer {
             .route("/v1.0/me", get(me))
             .with_state(MeState {
                 registry,
-                users: users.clone(),
+                users,
                 requests: requests.clone(),
             });
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -102,7 +100,6 @@ impl MeServer {
         });
         MeServer {
             url,
-            users,
             requests,
             task,
         }

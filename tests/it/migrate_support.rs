@@ -1,6 +1,5 @@
 //! Shared set-up of the end-to-end migration tests: the lab, the real binary, and the check that the
 //! Notion tree holds every OneNote page exactly once with exactly its converted body.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::ffi::OsStr;

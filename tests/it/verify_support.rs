@@ -1,7 +1,6 @@
 //! A migrated state built by hand for the `verify` and `status` tests: an inventory, a plan, and Notion
 //! pages created on the lab's Notion server through the real client, recorded as `migrate` records
 //! them.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;
