@@ -15,6 +15,7 @@ mod scan;
 mod scan_sources;
 mod sources;
 mod status;
+mod tree;
 mod verify;
 
 use std::path::PathBuf;
