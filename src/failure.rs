@@ -16,6 +16,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::Jitter;
+
+/// The longest pause before a request is sent again in process.
+const MAX_PAUSE: Duration = Duration::from_secs(60);
+
 /// The meaning of an error for the person or script that ran the command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Meaning {
@@ -269,6 +274,15 @@ impl RetryBudget {
     }
 }
 
+/// The pause before retry `n + 1` of a request sent again in process (`n` retries spent before it):
+/// `base` doubling, capped at a minute, spread by half either way so that requests that failed
+/// together do not come back together. The one formula of every client (Graph, `$batch`, the
+/// sign-in refresh, Notion).
+pub fn pause(base: Duration, n: u32, jitter: &Jitter) -> Duration {
+    let grown = base.saturating_mul(2u32.pow(n.min(6)));
+    jitter.spread(grown.min(MAX_PAUSE), 0.5)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -434,5 +448,22 @@ mod tests {
             assert_eq!(BUDGET.should_retry(&E(class, 0), 0), None, "{class}");
         }
         assert_eq!(BUDGET.backoff(30), Duration::from_secs(60), "capped");
+    }
+
+    #[test]
+    fn the_pause_doubles_from_its_base_within_its_spread_and_stops_at_a_minute() {
+        let j = Jitter::seeded(7);
+        let base = Duration::from_millis(500);
+        for (n, middle) in [(0, 500), (1, 1000), (3, 4000), (6, 32_000)] {
+            let p = pause(base, n, &j).as_millis();
+            assert!(
+                (middle / 2..=middle * 3 / 2).contains(&p),
+                "retry {n}: {p} ms"
+            );
+        }
+        for n in [7, 20, u32::MAX] {
+            assert!(pause(base, n, &j) <= MAX_PAUSE.mul_f64(1.5), "retry {n}");
+        }
+        assert_eq!(pause(Duration::ZERO, 3, &j), Duration::ZERO);
     }
 }

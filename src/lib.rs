@@ -24,22 +24,37 @@
 //! The test servers that stand in for Microsoft and Notion live in the `notebridge-testkit` crate,
 //! never in this one.
 
-pub mod auth;
-pub mod cli;
+// The modules in layers, lowest first: a module imports only from its own layer and those above
+// it in this list (`layering` checks it).
+
+// Foundations: time, failure meanings, reachability, the HTTP trace.
 pub mod clock;
-pub mod convert;
-pub mod engine;
 pub mod failure;
+pub mod net;
+pub mod trace;
+// What the user set.
+pub mod settings;
+// The state database.
+pub mod store;
+// Sign-in and the Graph budgets.
+pub mod auth;
+pub mod limiter;
+// Reading OneNote, and turning its pages into blocks.
+pub mod convert;
 pub mod graph;
 pub mod ink;
-pub mod limiter;
 pub mod mathml;
-pub mod net;
-pub mod notion;
 pub mod onefile;
+// Writing Notion.
+pub mod notion;
+// Runs, checks and reports over all of the above.
 pub mod queue;
 pub mod report;
-pub mod settings;
-pub mod store;
-pub mod trace;
 pub mod verify;
+// A whole `migrate`.
+pub mod engine;
+// The command line.
+pub mod cli;
+
+#[cfg(test)]
+mod layering;

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::failure::{Class, Classify, Meaning, Next, Scope};
+use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope, ITEM_RETRIES};
 
 /// Where a setting's default comes from, as the README's table shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,8 +79,6 @@ macro_rules! settings {
         /// Environment variable names, from the declarations, so docs, tests and code agree.
         pub mod env {
             $( #[doc = $doc] pub const $name: &str = $env; )*
-            /// Log filter (RUST_LOG is honoured too); read by the logger, not a resolved setting.
-            pub const LOG: &str = "NOTEBRIDGE_LOG";
         }
 
         /// Every setting's declaration with its parser.
@@ -110,94 +108,124 @@ macro_rules! settings {
 }
 
 settings! {
-    /// State database path.
+    /// The SQLite state file (accounts, tokens, inventory, jobs, limiter ledger), created on first use.
     DB: PathBuf = {
         env: "NOTEBRIDGE_DB", flag: Some("--db"), key: None, toml_number: false,
         default: DefaultValue::Platform("<data dir>/notebridge/notebridge.db"), note: "(mode 0600)",
         example: "/var/lib/notebridge/notebridge.db", parse: parse_path,
     }
-    /// Config file path.
+    /// The optional TOML config file.
     CONFIG: PathBuf = {
         env: "NOTEBRIDGE_CONFIG", flag: Some("--config"), key: None, toml_number: false,
         default: DefaultValue::Platform("<config dir>/notebridge/config.toml"), note: "if it exists",
         example: "/etc/notebridge/config.toml", parse: parse_path,
     }
-    /// Entra app (public client) id.
+    /// The Entra app (public client) id; `login` explains how to register one when it is missing.
     CLIENT_ID: String = {
         env: "NOTEBRIDGE_CLIENT_ID", flag: None, key: Some("microsoft.client_id"),
         toml_number: false, default: DefaultValue::Unset, note: "",
         example: "00000000-0000-0000-0000-000000000000", parse: parse_text,
     }
-    /// Tenant.
+    /// `common`, `organizations`, `consumers`, or a tenant id or domain.
     TENANT: String = {
         env: "NOTEBRIDGE_TENANT", flag: None, key: Some("microsoft.tenant"), toml_number: false,
         default: DefaultValue::Value("common"), note: "", example: "organizations", parse: parse_text,
     }
-    /// Authority base URL.
+    /// The sign-in service (`{authority}/{tenant}/oauth2/v2.0/...`).
     AUTHORITY_URL: String = {
         env: "NOTEBRIDGE_AUTHORITY_URL", flag: None, key: Some("microsoft.authority_url"),
         toml_number: false, default: DefaultValue::Value("https://login.microsoftonline.com"),
         note: "", example: "https://login.microsoftonline.com", parse: parse_url,
     }
-    /// Graph base URL.
+    /// Microsoft Graph (national clouds, test servers).
     GRAPH_URL: String = {
         env: "NOTEBRIDGE_GRAPH_URL", flag: None, key: Some("microsoft.graph_url"),
         toml_number: false, default: DefaultValue::Value("https://graph.microsoft.com/v1.0"),
         note: "", example: "https://graph.microsoft.com/v1.0", parse: parse_url,
     }
-    /// Delegated scopes.
+    /// Space-separated delegated scopes (team notebooks need `Notes.Read.All`).
     SCOPES: Vec<String> = {
         env: "NOTEBRIDGE_SCOPES", flag: None, key: Some("microsoft.scopes"), toml_number: false,
         default: DefaultValue::Value("offline_access User.Read Notes.Read"), note: "",
         example: "offline_access User.Read Notes.Read", parse: parse_scopes,
     }
-    /// Notion integration secret.
+    /// The Notion integration secret.
     NOTION_TOKEN: String = {
         env: "NOTION_TOKEN", flag: None, key: Some("notion.token"), toml_number: false,
         default: DefaultValue::Unset, note: "", example: "ntn_...", parse: parse_text,
     }
-    /// Notion API base URL.
+    /// The Notion API (requests go to `{base}/v1/...`).
     NOTION_URL: String = {
         env: "NOTEBRIDGE_NOTION_URL", flag: None, key: Some("notion.api_url"), toml_number: false,
         default: DefaultValue::Value("https://api.notion.com"), note: "",
         example: "https://api.notion.com", parse: parse_url,
     }
-    /// Per-user Graph windows.
+    /// Graph request windows per signed-in user.
     GRAPH_USER_LIMITS: Vec<Window> = {
         env: "NOTEBRIDGE_GRAPH_USER_LIMITS", flag: None, key: Some("graph.user_limits"),
         toml_number: false, default: DefaultValue::Value("120/60s,400/3600s"), note: "",
         example: "120/60s,400/1h", parse: parse_windows,
     }
-    /// Per-user Graph concurrency.
+    /// Graph requests in flight per user.
     GRAPH_USER_CONCURRENCY: u32 = {
         env: "NOTEBRIDGE_GRAPH_USER_CONCURRENCY", flag: None, key: Some("graph.user_concurrency"),
         toml_number: true, default: DefaultValue::Value("5"), note: "", example: "5",
         parse: parse_concurrency,
     }
-    /// App-wide Graph windows.
+    /// Optional Graph request windows for the whole app (every account in this database).
     GRAPH_APP_LIMITS: Vec<Window> = {
         env: "NOTEBRIDGE_GRAPH_APP_LIMITS", flag: None, key: Some("graph.app_limits"),
         toml_number: false, default: DefaultValue::Unset,
         note: "(Microsoft's 240/60s, 800/3600s are for app-only calls, which OneNote no longer accepts)",
         example: "120/60s,400/1h", parse: parse_windows,
     }
-    /// App-wide Graph concurrency.
+    /// Optional cap on Graph requests in flight for the whole app.
     GRAPH_APP_CONCURRENCY: u32 = {
         env: "NOTEBRIDGE_GRAPH_APP_CONCURRENCY", flag: None, key: Some("graph.app_concurrency"),
         toml_number: true, default: DefaultValue::Unset, note: "", example: "5",
         parse: parse_concurrency,
     }
-    /// Background lane share.
+    /// What background work (migration) may use of every window and cap.
     BACKGROUND_SHARE: BackgroundShare = {
         env: "NOTEBRIDGE_BACKGROUND_SHARE", flag: None, key: Some("limiter.background_share"),
         toml_number: true, default: DefaultValue::Value("auto"),
         note: "(all but a foreground reserve sized from the account's scans; or a fixed share in (0, 1])",
         example: "auto or 0.5", parse: parse_share,
     }
-    /// Notion request rate.
+    /// Notion request pace per integration token.
     NOTION_RATE: Window = {
         env: "NOTEBRIDGE_NOTION_RATE", flag: None, key: Some("notion.rate"), toml_number: false,
         default: DefaultValue::Value("3/1s"), note: "", example: "3/1s", parse: parse_one_window,
+    }
+    /// Pages worked on at once per account during `migrate`.
+    WORKERS: usize = {
+        env: "NOTEBRIDGE_WORKERS", flag: None, key: Some("migrate.workers"), toml_number: true,
+        default: DefaultValue::Value("8"), note: "", example: "8", parse: parse_workers,
+    }
+    /// The pause before a failed request is sent again within one attempt at an item, doubling for each further retry (at most a minute).
+    RETRY_PAUSE: Duration = {
+        env: "NOTEBRIDGE_RETRY_PAUSE", flag: None, key: Some("retry.pause"), toml_number: false,
+        default: DefaultValue::Value("500ms"), note: "", example: "500ms", parse: parse_duration,
+    }
+    /// The wait before an item whose attempt failed is tried again, doubling for each further attempt (at most 128 s).
+    RETRY_BACKOFF: Duration = {
+        env: "NOTEBRIDGE_RETRY_BACKOFF", flag: None, key: Some("retry.backoff"), toml_number: false,
+        default: DefaultValue::Value("4s"), note: "", example: "4s", parse: parse_duration,
+    }
+    /// Appends every HTTP exchange with the services, redacted, to this file (for a first real run).
+    TRACE: PathBuf = {
+        env: "NOTEBRIDGE_TRACE", flag: Some("--trace"), key: None, toml_number: false,
+        default: DefaultValue::Unset, note: "", example: "/tmp/notebridge-trace.txt", parse: parse_path,
+    }
+    /// `1`: the trace holds bodies too, redacted and cut short.
+    TRACE_BODIES: bool = {
+        env: "NOTEBRIDGE_TRACE_BODIES", flag: None, key: None, toml_number: false,
+        default: DefaultValue::Value("0"), note: "", example: "1", parse: parse_switch,
+    }
+    /// Which logs go to stderr (`tracing` filter syntax; `RUST_LOG` is read when it is unset; `-v`, `-vv` and `-q` when neither is set).
+    LOG: String = {
+        env: "NOTEBRIDGE_LOG", flag: None, key: None, toml_number: false,
+        default: DefaultValue::Unset, note: "", example: "notebridge=debug,info", parse: parse_text,
     }
 }
 
@@ -216,13 +244,16 @@ impl Decl {
         if !self.note.is_empty() {
             default = format!("{default} {}", self.note);
         }
-        format!("| {env} | {key} | {default} |")
+        let meaning = self.doc.trim().trim_end_matches('.');
+        format!("| {env} | {key} | {default} | {meaning} |")
     }
 }
 
 /// The README's settings table, derived from [`ALL`].
 pub fn readme_table() -> String {
-    let mut out = String::from("| env | config key (TOML) | default |\n| --- | --- | --- |\n");
+    let mut out = String::from(
+        "| env | config key (TOML) | default | meaning |\n| --- | --- | --- | --- |\n",
+    );
     for d in ALL {
         out.push_str(&d.readme_row());
         out.push('\n');
@@ -259,6 +290,23 @@ fn parse_concurrency(s: &str) -> Result<u32, String> {
         Ok(0) => Err("must be at least 1".into()),
         Ok(n) => Ok(n),
         Err(_) => Err("not a whole number".into()),
+    }
+}
+
+fn parse_workers(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) if n > 64 => Err("must be at most 64".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("not a whole number".into()),
+    }
+}
+
+fn parse_switch(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err("must be 1 or 0".into()),
     }
 }
 
@@ -477,6 +525,10 @@ pub struct Settings {
     pub graph: GraphLimits,
     /// Notion request rate (requests per window).
     pub notion_rate: Window,
+    /// Pages in flight per account during `migrate`.
+    pub workers: usize,
+    /// An item's retries: how many in all, and the pauses and backoffs between them.
+    pub retries: RetryBudget,
 }
 
 /// What the command line said about settings (the only flags the contract defines for them).
@@ -611,6 +663,12 @@ impl Settings {
                 background_share: layers.get_or_default(&decl::BACKGROUND_SHARE)?.expect(set),
             },
             notion_rate: layers.get_or_default(&decl::NOTION_RATE)?.expect(set),
+            workers: layers.get_or_default(&decl::WORKERS)?.expect(set),
+            retries: RetryBudget {
+                pause: layers.get_or_default(&decl::RETRY_PAUSE)?.expect(set),
+                base: layers.get_or_default(&decl::RETRY_BACKOFF)?.expect(set),
+                ..ITEM_RETRIES
+            },
         })
     }
 }
@@ -991,7 +1049,7 @@ mod tests {
     fn readme_rows() -> Vec<String> {
         let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
             .expect("README.md is beside Cargo.toml");
-        let header = "| env | config key (TOML) | default |";
+        let header = "| env | config key (TOML) | default | meaning |";
         let start = readme
             .lines()
             .position(|l| l.trim() == header)
@@ -1016,6 +1074,46 @@ mod tests {
     }
 
     #[test]
+    fn every_variable_the_code_names_is_declared() {
+        // A `"NOTEBRIDGE_..."` literal anywhere in the product is a variable it reads: each must be
+        // in the table (and so in the README's).
+        let mut dirs = vec![std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src"
+        ))];
+        let mut named = std::collections::BTreeSet::new();
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, _) in text.match_indices("\"NOTEBRIDGE_") {
+                    let name: String = text[i + 1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                        .collect();
+                    // This test's own pattern names no variable.
+                    if !name.ends_with('_') {
+                        named.insert(name);
+                    }
+                }
+            }
+        }
+        assert!(named.len() >= 15, "{named:?}");
+        let undeclared: Vec<&String> = named
+            .iter()
+            .filter(|n| !ALL.iter().any(|d| d.env == n.as_str()))
+            .collect();
+        assert!(
+            undeclared.is_empty(),
+            "not in the settings table: {undeclared:?}"
+        );
+    }
+
+    #[test]
     fn each_setting_is_declared_once_with_a_default_that_parses() {
         let mut envs = std::collections::HashSet::new();
         let mut keys = std::collections::HashSet::new();
@@ -1031,7 +1129,7 @@ mod tests {
                 d.env
             );
         }
-        assert_eq!(ALL.len(), 15);
+        assert_eq!(ALL.len(), 21);
         assert_eq!(env::GRAPH_USER_LIMITS, decl::GRAPH_USER_LIMITS.decl.env);
         // Each declared default is what an unset setting resolves to.
         let t = tempfile::tempdir().unwrap();
@@ -1045,6 +1143,13 @@ mod tests {
         assert_eq!(s.graph, GraphLimits::default());
         assert_eq!(decl::GRAPH_APP_CONCURRENCY.default_value(), None);
         assert_eq!(decl::CLIENT_ID.default_value(), None);
+        assert_eq!(Some(s.workers), decl::WORKERS.default_value());
+        assert_eq!(
+            s.retries, ITEM_RETRIES,
+            "the declared pauses are the policy's"
+        );
+        assert_eq!(decl::TRACE_BODIES.default_value(), Some(false));
+        assert_eq!(decl::LOG.default_value(), None);
     }
 
     #[test]

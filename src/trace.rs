@@ -24,9 +24,6 @@ pub const BODY_EXCERPT_CHARS: usize = 2_000;
 
 const REDACTED: &str = "[redacted]";
 
-/// The environment variable that turns bodies on.
-pub const BODIES_ENV: &str = "NOTEBRIDGE_TRACE_BODIES";
-
 struct Trace {
     out: Mutex<BufWriter<File>>,
     bodies: bool,

@@ -191,11 +191,6 @@ impl Classify for AuthError {
     }
 }
 
-/// The exit code an auth error in an error chain maps to, if any.
-pub fn meaning_of(e: &(dyn std::error::Error + 'static)) -> Option<Meaning> {
-    e.downcast_ref::<AuthError>().and_then(Classify::meaning)
-}
-
 /// A secret string (refresh token) that never prints itself.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
@@ -403,27 +398,20 @@ mod tests {
 
     #[test]
     fn errors_map_to_contract_exit_codes() {
-        let e: Box<dyn std::error::Error> = Box::new(AuthError::RefreshRejected {
+        let e = AuthError::RefreshRejected {
             account: "bob".into(),
             reason: "invalid_grant".into(),
-        });
-        assert_eq!(meaning_of(e.as_ref()), Some(Meaning::SignIn));
+        };
+        assert_eq!(e.meaning(), Some(Meaning::SignIn));
         let msg = e.to_string();
         assert!(msg.contains("notebridge login --account bob"), "{msg}");
-        assert_eq!(
-            meaning_of(&AuthError::NoAccount {
-                account: "x".into()
-            }),
-            Some(Meaning::SignIn)
-        );
-        assert_eq!(
-            meaning_of(&AuthError::MissingClientId),
-            Some(Meaning::Usage)
-        );
+        let none = AuthError::NoAccount {
+            account: "x".into(),
+        };
+        assert_eq!(none.meaning(), Some(Meaning::SignIn));
+        assert_eq!(AuthError::MissingClientId.meaning(), Some(Meaning::Usage));
         assert!(AuthError::MissingClientId
             .to_string()
             .contains("NOTEBRIDGE_CLIENT_ID"));
-        let other = std::io::Error::other("x");
-        assert_eq!(meaning_of(&other), None);
     }
 }

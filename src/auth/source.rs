@@ -13,6 +13,7 @@ use super::device::DEFAULT_LIFETIME;
 use super::identity::{describe, transport_detail, Identity, SignInFailure};
 use super::{AccessToken, AuthError};
 use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::failure::{pause, Classify, Next, Retries, RetryBudget};
 use crate::net::{Reachability, Service};
 use crate::settings::Settings;
 use crate::store::accounts::Account;
@@ -35,6 +36,9 @@ struct Inner {
     /// Shared with the run's other clients: the sign-in service being down is waited out there too.
     reach: Reachability,
     jitter: Jitter,
+    /// How often, and after what pause, a refresh the service could not answer for now is tried
+    /// again.
+    policy: RetryBudget,
     /// One async lock per account: whoever holds it refreshes, the rest wait and reuse the result.
     flights: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
@@ -62,6 +66,7 @@ impl TokenSource {
                 clock,
                 reach,
                 jitter,
+                policy: settings.retries,
                 flights: Mutex::new(HashMap::new()),
             }),
         })
@@ -143,13 +148,16 @@ impl TokenSource {
     }
 
     /// Refreshes `a`'s tokens. Only a refusal of the grant itself (`invalid_grant`,
-    /// `interaction_required`, consent) means "sign in again"; a service that cannot be reached or
-    /// is unavailable for now is tried again, with backoff, for as long as the run may run. Callers
-    /// hold the account's flight lock meanwhile, so every worker waits on this one refresh.
+    /// `interaction_required`, consent) means "sign in again". A service that cannot be reached is
+    /// waited for as long as the run may run (the network's wait, shared with the other clients);
+    /// one that answers "not now" is asked again while the refresh's retry count lasts, then the
+    /// work is parked ([`AuthError::Unavailable`]). Callers hold the account's flight lock
+    /// meanwhile, so every worker waits on this one refresh.
     async fn refresh(&self, a: &Account) -> Result<AccessToken, AuthError> {
-        let mut attempt = 0u32;
+        let during = "refreshing an access token";
+        let retries = Retries::new(self.inner.policy, 0);
+        let mut unreachable = 0u32;
         loop {
-            attempt += 1;
             let failure = match self.exchange(a).await {
                 Ok(resp) => {
                     self.inner.reach.answered(Service::SignIn);
@@ -161,26 +169,36 @@ impl TokenSource {
                 }
                 Err(Exchange::Again(f)) => f,
             };
-            let during = "refreshing an access token";
             match &failure {
                 SignInFailure::Unreachable(_) => {
+                    unreachable += 1;
                     self.inner
                         .reach
-                        .wait(Service::SignIn, attempt, &self.inner.jitter)
+                        .wait(Service::SignIn, unreachable, &self.inner.jitter)
                         .await
                         .map_err(|u| AuthError::Unavailable {
                             during,
                             detail: u.to_string(),
                         })?;
                 }
-                _ => {
+                SignInFailure::Broken(_)
+                | SignInFailure::Unavailable { .. }
+                | SignInFailure::Request(_) => {
                     self.inner.reach.answered(Service::SignIn);
-                    let retry_after = match &failure {
-                        SignInFailure::Unavailable { retry_after, .. } => *retry_after,
-                        _ => None,
+                    let Some((after, n)) = retries.retry_after(&failure) else {
+                        return Err(match failure.class().next {
+                            Next::Retry(_) => AuthError::Unavailable {
+                                during,
+                                detail: failure.to_string(),
+                            },
+                            Next::Never | Next::Stop | Next::Degrade => AuthError::Transport {
+                                during,
+                                detail: failure.to_string(),
+                            },
+                        });
                     };
-                    let wait = crate::net::backoff(attempt, &self.inner.jitter)
-                        .max(retry_after.unwrap_or_default());
+                    let wait = pause(self.inner.policy.pause, n, &self.inner.jitter)
+                        .max(after.unwrap_or_default());
                     let now = self.inner.clock.now_ms();
                     if self
                         .inner
@@ -193,7 +211,7 @@ impl TokenSource {
                             detail: failure.to_string(),
                         });
                     }
-                    info!(account = %a.name, attempt, wait_ms = wait.as_millis() as u64, "token refresh failed for now ({failure}); trying again");
+                    info!(account = %a.name, retry = n + 1, wait_ms = wait.as_millis() as u64, "token refresh failed for now ({failure}); trying again");
                     self.inner.clock.sleep(wait).await;
                 }
             }
@@ -237,7 +255,10 @@ impl TokenSource {
                             client_id: id.client_id.clone(),
                             reason: describe(r),
                         },
-                        _ => AuthError::Service {
+                        BasicErrorResponseType::InvalidRequest
+                        | BasicErrorResponseType::InvalidScope
+                        | BasicErrorResponseType::UnsupportedGrantType
+                        | BasicErrorResponseType::Extension(_) => AuthError::Service {
                             during: "refreshing an access token",
                             reason: describe(r),
                         },
@@ -248,7 +269,9 @@ impl TokenSource {
                         };
                         return Exchange::Again(f);
                     }
-                    _ => AuthError::Transport {
+                    RequestTokenError::Request(_)
+                    | RequestTokenError::Parse(..)
+                    | RequestTokenError::Other(_) => AuthError::Transport {
                         during: "refreshing an access token",
                         detail: transport_detail(&e),
                     },

@@ -1,11 +1,10 @@
 //! `notebridge accounts` and `notebridge logout`.
 
-use anyhow::Context;
 use clap::Args;
 use serde_json::json;
 
 use super::output::Printer;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::{CliError, CliResult, Exit, Failure};
 use crate::clock::Clock;
 use crate::settings::Settings;
 use crate::store::Db;
@@ -23,13 +22,11 @@ pub struct LogoutArgs {
 }
 
 /// Lists accounts (never their tokens).
-pub fn run_list(
-    settings: &Settings,
-    printer: &Printer,
-    _args: AccountsArgs,
-) -> anyhow::Result<Exit> {
+pub fn run_list(settings: &Settings, printer: &Printer, _args: AccountsArgs) -> CliResult<Exit> {
     let db = Db::open(&settings.db_path)?;
-    let accounts = db.accounts().context("listing accounts")?;
+    let accounts = db
+        .accounts()
+        .map_err(|e| Failure::from(e).context("listing accounts"))?;
     if printer.json {
         let list: Vec<_> = accounts
             .iter()
@@ -60,11 +57,7 @@ pub fn run_list(
 }
 
 /// Forgets an account's tokens; inventory and jobs stay.
-pub fn run_logout(
-    settings: &Settings,
-    printer: &Printer,
-    args: LogoutArgs,
-) -> anyhow::Result<Exit> {
+pub fn run_logout(settings: &Settings, printer: &Printer, args: LogoutArgs) -> CliResult<Exit> {
     let db = Db::open(&settings.db_path)?;
     let now = Clock::system().now_ms();
     if !db.forget_tokens(&args.account, now)? {

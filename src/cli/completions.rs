@@ -4,7 +4,7 @@
 use clap::{Args, ValueEnum};
 
 use super::output::Printer;
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit, Failure};
 
 /// The shells a completion script can be written for.
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -28,7 +28,7 @@ pub struct CompletionsArgs {
 }
 
 /// Prints the completion script for `args.shell` on stdout.
-pub fn run_completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
+pub fn run_completions(args: CompletionsArgs) -> CliResult<Exit> {
     let shell = match args.shell {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,
@@ -42,30 +42,36 @@ pub fn run_completions(args: CompletionsArgs) -> anyhow::Result<Exit> {
 }
 
 /// Prints the man page (roff) on stdout: the top page and one section per subcommand.
-pub fn run_man(_printer: &Printer) -> anyhow::Result<Exit> {
+pub fn run_man(_printer: &Printer) -> CliResult<Exit> {
     let cmd = super::command();
     let mut out = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut out)?;
+    render_man(&cmd, &mut out).map_err(Failure::unexpected)?;
+    write_stdout(&out)
+}
+
+/// The top page and each subcommand's page, one after the other.
+fn render_man(cmd: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
+    clap_mangen::Man::new(cmd.clone()).render(out)?;
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("notebridge-{}", sub.get_name());
         let sub = sub.clone().bin_name(name.clone()).display_name(name);
         out.extend_from_slice(b"\n");
         let man = clap_mangen::Man::new(sub);
-        man.render_title(&mut out)?;
-        man.render_name_section(&mut out)?;
-        man.render_synopsis_section(&mut out)?;
-        man.render_description_section(&mut out)?;
-        man.render_options_section(&mut out)?;
+        man.render_title(out)?;
+        man.render_name_section(out)?;
+        man.render_synopsis_section(out)?;
+        man.render_description_section(out)?;
+        man.render_options_section(out)?;
     }
-    write_stdout(&out)
+    Ok(())
 }
 
 /// Writes a generated document; a reader that closed the pipe early (`| head`) is not an error.
-fn write_stdout(bytes: &[u8]) -> anyhow::Result<Exit> {
+fn write_stdout(bytes: &[u8]) -> CliResult<Exit> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Failure::unexpected(e)),
         _ => Ok(Exit::Done),
     }
 }

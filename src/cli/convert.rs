@@ -8,7 +8,7 @@ use std::io::Write as _;
 use clap::Args;
 
 use super::output::Printer;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::{CliError, CliResult, Exit, Failure};
 use crate::convert::{convert_page, MAX_PAGE_BYTES};
 
 /// Arguments of `convert`.
@@ -75,7 +75,7 @@ fn tree_width() -> usize {
 }
 
 /// Converts the file and prints the blocks (`--json`) or the block tree and a summary.
-pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
+pub fn run(printer: &Printer, args: ConvertArgs) -> CliResult<Exit> {
     let unreadable = |e: std::io::Error| {
         CliError::usage(format!("cannot read FILE {}: {e}", args.file.display()))
     };
@@ -114,7 +114,7 @@ pub fn run(printer: &Printer, args: ConvertArgs) -> anyhow::Result<Exit> {
         if let Err(e) = written {
             // A closed pipe (`| head`) is not the page's fault.
             if e.kind() != std::io::ErrorKind::BrokenPipe {
-                return Err(anyhow::Error::new(e).context("writing the converted page"));
+                return Err(Failure::unexpected(e).context("writing the converted page"));
             }
         }
         return Ok(Exit::Done);

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::output::Printer;
 use crate::auth::{check_app, AuthError, Identity, TokenSource};
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::failure::Classify;
 use crate::graph::{Caller, GraphClient, GraphError};
@@ -99,7 +99,7 @@ pub fn exit_for(checks: &[Check]) -> Exit {
 }
 
 /// Runs `doctor`.
-pub fn run(settings: &Settings, printer: &Printer, args: DoctorArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: DoctorArgs) -> CliResult<Exit> {
     let checks = super::runtime()?.block_on(checks(settings, &args));
     if printer.json {
         printer.json_line(&json!({
@@ -420,7 +420,8 @@ async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
         return;
     };
     let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-    let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy());
+    let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy())
+        .with_backoff_base(settings.retries.pause);
     let me = match client.me().await {
         Ok(me) => me,
         Err(e) => {

@@ -1,9 +1,12 @@
 //! The exit-code contract (`shared/spec/cli.md`), in one place.
 //!
-//! Commands return `anyhow::Result`; [`classify`] walks the error chain for the typed errors that carry
-//! a [`Meaning`] and turns it into the contract's number, so no command and no library module picks
-//! its own numbers.
+//! Commands return [`CliResult`]: its error, [`Failure`], is made only from an error that says what
+//! it means ([`Classify`], every library error) or from a command's own [`CliError`] (which names
+//! its [`Exit`]), so an error type without a meaning cannot reach the command edge: it does not
+//! compile. No command and no library module picks its own numbers, and nothing is read out of an
+//! error chain by type.
 
+use std::fmt;
 use std::process::ExitCode;
 
 use crate::failure::{Classify, Meaning};
@@ -96,42 +99,76 @@ impl From<Meaning> for Exit {
     }
 }
 
-/// The exit code for an error that reached the command edge.
-pub fn classify(err: &anyhow::Error) -> Exit {
-    for cause in err.chain() {
-        if let Some(e) = cause.downcast_ref::<CliError>() {
-            return e.exit;
-        }
-        if let Some(x) = typed_class(cause) {
-            return x;
-        }
-    }
-    Exit::Unexpected
+/// What a command returns.
+pub type CliResult<T> = Result<T, Failure>;
+
+/// An error that reached the command edge, with the exit code it means, fixed when it entered.
+pub struct Failure {
+    exit: Exit,
+    error: anyhow::Error,
 }
 
-/// The exit class of one error in a chain, for every library error type that has one. Errors that
-/// wrap others transparently (no `source` of their own) answer for what they wrap.
-fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
-    fn class<E: Classify + std::error::Error + 'static>(
-        cause: &(dyn std::error::Error + 'static),
-    ) -> Option<Meaning> {
-        cause.downcast_ref::<E>().and_then(Classify::meaning)
+impl Failure {
+    /// The exit code this failure ends the process with.
+    pub fn exit(&self) -> Exit {
+        self.exit
     }
-    class::<crate::settings::SettingsError>(cause)
-        .or_else(|| class::<crate::store::StoreError>(cause))
-        .or_else(|| class::<crate::graph::GraphError>(cause))
-        .or_else(|| class::<crate::graph::sources::SourceError>(cause))
-        .or_else(|| class::<crate::limiter::LimiterError>(cause))
-        .or_else(|| class::<crate::queue::RunError>(cause))
-        .or_else(|| class::<crate::engine::SelectError>(cause))
-        .or_else(|| class::<crate::engine::MigrateError>(cause))
-        .or_else(|| class::<crate::engine::plan::PlanError>(cause))
-        .or_else(|| class::<crate::auth::AuthError>(cause))
-        .or_else(|| class::<crate::notion::client::NotionError>(cause))
-        .or_else(|| class::<crate::notion::writer::WriteError>(cause))
-        .or_else(|| class::<crate::verify::VerifyError>(cause))
-        .or_else(|| class::<crate::net::Unreachable>(cause))
-        .map(Exit::from)
+
+    /// The error, with its causes, for the message.
+    pub fn error(&self) -> &anyhow::Error {
+        &self.error
+    }
+
+    /// A failure the command does not expect (exit 1): writing its output failed, a runtime could
+    /// not be built. Named at the call, so that it is chosen, never fallen into.
+    pub fn unexpected(error: impl Into<anyhow::Error>) -> Self {
+        Self {
+            exit: Exit::Unexpected,
+            error: error.into(),
+        }
+    }
+
+    /// The same failure, saying what was being done (the exit code stays).
+    pub fn context(self, doing: impl fmt::Display + Send + Sync + 'static) -> Self {
+        Self {
+            exit: self.exit,
+            error: self.error.context(doing),
+        }
+    }
+}
+
+impl fmt::Debug for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?} (exit {})", self.error, self.exit.code())
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+/// A library error means what its class says; one without a meaning is unexpected (exit 1).
+impl<E> From<E> for Failure
+where
+    E: Classify + std::error::Error + Send + Sync + 'static,
+{
+    fn from(e: E) -> Self {
+        Self {
+            exit: e.meaning().map_or(Exit::Unexpected, Exit::from),
+            error: anyhow::Error::new(e),
+        }
+    }
+}
+
+impl From<CliError> for Failure {
+    fn from(e: CliError) -> Self {
+        Self {
+            exit: e.exit,
+            error: anyhow::Error::new(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -155,17 +192,16 @@ mod tests {
     }
 
     #[test]
-    fn classify_finds_typed_errors_in_the_chain() {
-        let e = anyhow::Error::new(CliError::sign_in("no account")).context("while scanning");
-        assert_eq!(classify(&e), Exit::SignIn);
-        let e = anyhow::anyhow!("boom");
-        assert_eq!(classify(&e), Exit::Unexpected);
-        // a sign-in error wrapped transparently by the Graph client still means "sign in"
+    fn a_failure_means_what_its_error_says() {
+        let e = Failure::from(CliError::sign_in("no account")).context("while scanning");
+        assert_eq!(e.exit(), Exit::SignIn);
+        assert!(format!("{:#}", e.error()).contains("no account"));
+        // A sign-in error wrapped transparently by the Graph client still means "sign in".
         let auth = crate::auth::AuthError::NoAccount {
             account: "bob".into(),
         };
-        let e = anyhow::Error::new(crate::graph::GraphError::Auth(auth)).context("planning");
-        assert_eq!(classify(&e), Exit::SignIn);
+        let e = Failure::from(crate::graph::GraphError::Auth(auth)).context("planning");
+        assert_eq!(e.exit(), Exit::SignIn);
         // Notion's refusals, straight or inside the verification, are the user's to fix.
         let refused = || crate::notion::client::NotionError::Refused {
             what: "reading the integration".into(),
@@ -174,22 +210,84 @@ mod tests {
             code: "unauthorized".into(),
             message: "API token is invalid.".into(),
         };
-        assert_eq!(classify(&anyhow::Error::new(refused())), Exit::Usage);
+        assert_eq!(Failure::from(refused()).exit(), Exit::Usage);
         let e = crate::verify::VerifyError::Notion {
             account: "a".into(),
             source: refused(),
         };
-        assert_eq!(classify(&anyhow::Error::new(e)), Exit::Usage);
+        assert_eq!(Failure::from(e).exit(), Exit::Usage);
         // A service that stayed down until the deadline: work remains.
         let down = crate::net::Unreachable {
             service: crate::net::Service::Notion,
             since: 0,
         };
         assert_eq!(
-            classify(&anyhow::Error::new(down).context("writing")),
+            Failure::from(down).context("writing").exit(),
             Exit::WorkRemaining
         );
         let e = crate::notion::writer::WriteError::Mismatch("edited".into());
-        assert_eq!(classify(&anyhow::Error::new(e)), Exit::Unexpected);
+        assert_eq!(Failure::from(e).exit(), Exit::Unexpected);
+    }
+
+    /// Every `.rs` file under `dir`, read.
+    fn sources(dir: &std::path::Path) -> Vec<(std::path::PathBuf, String)> {
+        let mut out = Vec::new();
+        let mut dirs = vec![dir.to_path_buf()];
+        while let Some(d) = dirs.pop() {
+            for entry in std::fs::read_dir(&d).expect("src is readable") {
+                let path = entry.expect("a directory entry").path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).expect("a source file");
+                    out.push((path, text));
+                }
+            }
+        }
+        out
+    }
+
+    /// The compiler lets into [`Failure`] only errors that implement [`Classify`] (and
+    /// [`CliError`], which names its exit): this checks that every error type the library declares
+    /// is one of them, so a new one says what it means before any command can return it.
+    #[test]
+    fn every_error_type_the_library_declares_says_what_it_means() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let files = sources(&src);
+        let all: String = files.iter().map(|(_, t)| t.as_str()).collect();
+        let mut declared = Vec::new();
+        for (path, text) in &files {
+            let mut lines = text.lines();
+            while let Some(line) = lines.next() {
+                if !(line.trim_start().starts_with("#[derive") && line.contains("thiserror::Error"))
+                {
+                    continue;
+                }
+                let decl = lines
+                    .by_ref()
+                    .find(|l| !l.trim_start().starts_with("#["))
+                    .unwrap_or_default();
+                let name = decl
+                    .split_whitespace()
+                    .skip_while(|w| *w != "enum" && *w != "struct")
+                    .nth(1)
+                    .map(|n| n.trim_end_matches(|c: char| !c.is_alphanumeric()))
+                    .unwrap_or_else(|| panic!("{}: {decl:?} declares no type", path.display()));
+                declared.push(name.to_owned());
+            }
+        }
+        assert!(declared.len() >= 15, "found {declared:?}");
+        let unclassified: Vec<&String> = declared
+            .iter()
+            .filter(|n| n.as_str() != "CliError")
+            .filter(|n| {
+                !(all.contains(&format!("Classify for {n} "))
+                    || all.contains(&format!("Classify for {n}\n")))
+            })
+            .collect();
+        assert!(
+            unclassified.is_empty(),
+            "error types without `impl Classify`: {unclassified:?}"
+        );
     }
 }

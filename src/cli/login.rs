@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::output::Printer;
 use crate::auth::{fetch_me, sign_in, AuthError, DevicePrompt, Identity};
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit, Failure};
 use crate::clock::Clock;
 use crate::settings::Settings;
 use crate::store::accounts::{Account, SignInSaved};
@@ -48,13 +48,14 @@ fn account_name(s: &str) -> Result<String, String> {
 }
 
 /// Runs the sign-in; Ctrl-C stops it cleanly with nothing stored.
-pub fn run(settings: &Settings, printer: &Printer, args: LoginArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: LoginArgs) -> CliResult<Exit> {
     // Configuration problems surface before anything touches the network or the database.
     let id = Identity::from_settings(settings)?;
     let db = Arc::new(Db::open(&settings.db_path)?);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(Failure::unexpected)?;
     rt.block_on(async {
         tokio::select! {
             r = login(&id, &db, printer, &args) => r,
@@ -63,12 +64,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: LoginArgs) -> anyhow::R
     })
 }
 
-async fn login(
-    id: &Identity,
-    db: &Db,
-    printer: &Printer,
-    args: &LoginArgs,
-) -> anyhow::Result<Exit> {
+async fn login(id: &Identity, db: &Db, printer: &Printer, args: &LoginArgs) -> CliResult<Exit> {
     let clock = Clock::system();
     let tokens = sign_in(id, &clock, |p| show_prompt(printer, p)).await?;
     let me = fetch_me(id, &tokens.access).await?;

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::output::Printer;
 use super::progress::Ticker;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::{CliError, CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::engine::plan::Picks;
 use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Services};
@@ -74,7 +74,7 @@ fn parse_max_duration(s: &str) -> Result<Duration, String> {
 }
 
 /// Runs the migration.
-pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: MigrateArgs) -> CliResult<Exit> {
     let token = settings.notion_token.clone().ok_or_else(|| {
         CliError::usage(
             "no Notion integration token: create an internal integration at \
@@ -111,7 +111,7 @@ async fn migrate(
     token: &str,
     target: Option<String>,
     started_at: i64,
-) -> anyhow::Result<Exit> {
+) -> CliResult<Exit> {
     let req = Request {
         account: args.account.clone(),
         all_accounts: args.all_accounts,
@@ -127,7 +127,7 @@ async fn migrate(
         retry_failed: args.retry_failed,
         update: args.update,
         dry_run: args.dry_run,
-        workers: engine::WORKERS,
+        workers: settings.workers,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();
@@ -296,7 +296,7 @@ impl Observer for Shown {
 }
 
 /// The Notion page id in an id or URL (the last 32 hex digits), dashed.
-pub fn parse_page_id(s: &str) -> anyhow::Result<String> {
+pub fn parse_page_id(s: &str) -> CliResult<String> {
     let path = s.split(['?', '#']).next().unwrap_or(s);
     let hex: String = path.chars().filter(|c| c.is_ascii_hexdigit()).collect();
     let compact: String = path.replace('-', "");

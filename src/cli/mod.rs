@@ -15,6 +15,7 @@ mod scan;
 mod scan_sources;
 mod sources;
 mod status;
+mod tree;
 mod verify;
 
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::cli::exit::{classify, Exit};
+use crate::cli::exit::{CliResult, Exit, Failure};
 use crate::settings::{FlagSettings, Settings};
 use output::Printer;
 
@@ -62,7 +63,7 @@ pub struct GlobalArgs {
     pub no_progress: bool,
     /// Write every HTTP exchange, secrets redacted and page content left out, as JSON lines to FILE
     /// (NOTEBRIDGE_TRACE_BODIES=1 adds redacted bodies).
-    #[arg(long, global = true, value_name = "FILE", env = "NOTEBRIDGE_TRACE", help_heading = GLOBAL)]
+    #[arg(long, global = true, value_name = "FILE", env = crate::settings::env::TRACE, help_heading = GLOBAL)]
     pub trace: Option<PathBuf>,
 }
 
@@ -195,7 +196,11 @@ where
     init_logging(&cli.global);
     let printer = Printer::new(&cli.global);
     if let Some(path) = &cli.global.trace {
-        let bodies = std::env::var(crate::trace::BODIES_ENV).is_ok_and(|v| v == "1");
+        // Read beside the trace's path, before the other settings, so that their errors are traced.
+        let bodies = std::env::var(crate::settings::env::TRACE_BODIES)
+            .ok()
+            .and_then(|v| (crate::settings::decl::TRACE_BODIES.parse)(&v).ok())
+            .unwrap_or(false);
         if let Err(e) = crate::trace::install(path, bodies) {
             let err = anyhow::Error::new(exit::CliError::usage(format!(
                 "--trace / NOTEBRIDGE_TRACE: cannot write {}: {e}",
@@ -209,15 +214,14 @@ where
     crate::trace::flush();
     match result {
         Ok(exit) => exit.into(),
-        Err(err) => {
-            let exit = classify(&err);
-            printer.error(&err, exit);
-            exit.into()
+        Err(failure) => {
+            printer.error(failure.error(), failure.exit());
+            failure.exit().into()
         }
     }
 }
 
-fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
+fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
     let flags = FlagSettings {
         db: cli.global.db.clone(),
         config: cli.global.config.clone(),
@@ -242,11 +246,12 @@ fn run(cli: Cli, printer: &Printer) -> anyhow::Result<Exit> {
 }
 
 /// The async runtime for commands that talk to the network.
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> CliResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?)
+        .build()
+        .map_err(Failure::unexpected)
 }
 
 fn init_logging(g: &GlobalArgs) {

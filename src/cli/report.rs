@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::output::Printer;
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::Clock;
 use crate::report::{gather, html};
 use crate::settings::Settings;
@@ -29,7 +29,7 @@ pub struct ReportArgs {
 }
 
 /// Writes the report.
-pub fn run(settings: &Settings, printer: &Printer, args: ReportArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: ReportArgs) -> CliResult<Exit> {
     let db = Db::open(&settings.db_path)?;
     let mut accounts = Vec::new();
     for a in super::verify::select_accounts(&db, args.account.as_deref())? {

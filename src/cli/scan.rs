@@ -10,14 +10,14 @@ use serde_json::json;
 
 use super::output::Printer;
 use super::progress::{Frame, Ticker};
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
-use crate::engine::plan::{record_scan_cost, store_scan};
+use crate::engine::plan::{record_scan_cost, store_scan, Picks};
 use crate::graph::scan::{scan, ScanProgress};
 use crate::graph::{Caller, GraphClient};
 use crate::limiter::Lane;
 use crate::settings::Settings;
-use crate::store::inventory::{totals, Notebook, Section, SectionGroup};
+use crate::store::inventory::totals;
 use crate::store::Db;
 
 /// Arguments of `scan`.
@@ -51,7 +51,7 @@ impl ScanArgs {
 }
 
 /// Runs the scan.
-pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     let db = Arc::new(Db::open(&settings.db_path)?);
     super::runtime()?.block_on(async {
         let clock = Clock::system();
@@ -86,12 +86,18 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
         };
         let meter = graph.limiter().scan_meter(&who.user_id);
         if args.team() {
+            let picks = Picks {
+                notebooks: args.notebooks.clone(),
+                groups: args.groups.clone(),
+                sites: args.sites.clone(),
+                all_sources: args.all_sources,
+            };
             let done = super::scan_sources::run(
                 printer,
                 &db,
                 &graph,
                 &who,
-                &args,
+                &picks,
                 progress,
                 &clock,
             )
@@ -116,7 +122,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             }));
         } else {
             for nb in &result.notebooks {
-                print_tree(printer, nb);
+                super::tree::print_tree(printer, nb);
             }
             printer.out(format!(
                 "{} notebooks, {} section groups, {} sections, {} pages",
@@ -143,65 +149,4 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> anyhow::Re
             Exit::SomeFailed
         })
     })
-}
-
-pub(super) fn print_tree(printer: &Printer, nb: &Notebook) {
-    let pages = count_pages(&nb.section_groups, &nb.sections);
-    printer.out(format!(
-        "{}  ({pages} pages{})",
-        nb.name,
-        modified(&nb.last_modified)
-    ));
-    print_children(printer, &nb.section_groups, &nb.sections, "");
-}
-
-fn print_children(printer: &Printer, groups: &[SectionGroup], sections: &[Section], indent: &str) {
-    let n = groups.len() + sections.len();
-    let mut i = 0;
-    for g in groups {
-        i += 1;
-        let (branch, next) = if i == n {
-            ("└── ", "    ")
-        } else {
-            ("├── ", "│   ")
-        };
-        let pages = count_pages(&g.section_groups, &g.sections);
-        printer.out(format!(
-            "{indent}{branch}{}/  ({pages} pages{})",
-            g.name,
-            modified(&g.last_modified)
-        ));
-        print_children(
-            printer,
-            &g.section_groups,
-            &g.sections,
-            &format!("{indent}{next}"),
-        );
-    }
-    for s in sections {
-        i += 1;
-        let branch = if i == n { "└── " } else { "├── " };
-        let last = s.pages.iter().filter_map(|p| p.last_modified.clone()).max();
-        printer.out(format!(
-            "{indent}{branch}{}  ({} pages{})",
-            s.name,
-            s.pages.len(),
-            modified(&last.or_else(|| s.last_modified.clone()))
-        ));
-    }
-}
-
-fn count_pages(groups: &[SectionGroup], sections: &[Section]) -> usize {
-    sections.iter().map(|s| s.pages.len()).sum::<usize>()
-        + groups
-            .iter()
-            .map(|g| count_pages(&g.section_groups, &g.sections))
-            .sum::<usize>()
-}
-
-fn modified(d: &Option<String>) -> String {
-    match d {
-        Some(d) => format!(", last modified {}", d.get(..10).unwrap_or(d)),
-        None => String::new(),
-    }
 }

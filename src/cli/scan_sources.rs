@@ -7,8 +7,8 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use super::output::Printer;
-use super::scan::{print_tree, ScanArgs};
-use crate::cli::exit::{CliError, Exit};
+use super::tree::print_tree;
+use crate::cli::exit::{CliError, CliResult, Exit};
 use crate::clock::Clock;
 use crate::engine::plan::{save_result, select, Picks};
 use crate::graph::scan::{scan_at, ScanProgress, ScanResult};
@@ -30,25 +30,19 @@ pub(super) async fn run(
     db: &Db,
     graph: &GraphClient,
     who: &Caller,
-    args: &ScanArgs,
+    picks: &Picks,
     progress: Arc<ScanProgress>,
     clock: &Clock,
-) -> anyhow::Result<Exit> {
-    let picks = Picks {
-        notebooks: args.notebooks.clone(),
-        groups: args.groups.clone(),
-        sites: args.sites.clone(),
-        all_sources: args.all_sources,
-    };
+) -> CliResult<Exit> {
     let notes = super::progress::Notes(printer);
-    let (sources, problems) = select(&notes, db, graph, who, &picks).await?;
+    let (sources, problems) = select(&notes, db, graph, who, picks).await?;
     let mut scanned = Vec::new();
     for source in sources {
         let result = scan_at(
             graph,
             who,
             &source.root(),
-            &args.notebooks,
+            &picks.notebooks,
             progress.clone(),
         )
         .await
@@ -59,7 +53,7 @@ pub(super) async fn run(
         }
     }
     // Every --notebook must be somewhere among what was scanned.
-    for w in &args.notebooks {
+    for w in &picks.notebooks {
         let found = scanned.iter().any(|s| {
             s.result
                 .as_ref()
@@ -69,7 +63,7 @@ pub(super) async fn run(
             return Err(CliError::usage(format!(
                 "account {} has no notebook named or with id {w:?} in the sources scanned (run \
                  `notebridge scan --account {} --all-sources` to list them)",
-                args.account, args.account
+                who.account, who.account
             ))
             .into());
         }
@@ -80,10 +74,10 @@ pub(super) async fn run(
     let mut doc_sites: Vec<Value> = Vec::new();
     let mut doc_own: Value = json!([]);
     for s in &scanned {
-        let key = s.source.inventory_key(&args.account);
+        let key = s.source.inventory_key(&who.account);
         match &s.result {
             Ok(r) => {
-                save_result(db, &key, !args.notebooks.is_empty(), r, clock.now_ms())?;
+                save_result(db, &key, !picks.notebooks.is_empty(), r, clock.now_ms())?;
                 let t = totals(&r.notebooks);
                 all.notebooks += t.notebooks;
                 all.section_groups += t.section_groups;
@@ -117,7 +111,7 @@ pub(super) async fn run(
         }
         if !printer.json {
             let heading = match s.source.kind {
-                SourceKind::Personal => format!("{} (own notebooks)", args.account),
+                SourceKind::Personal => format!("{} (own notebooks)", who.account),
                 _ => s.source.notion_title(),
             };
             printer.out(format!("== {heading}"));
@@ -134,7 +128,7 @@ pub(super) async fn run(
     failures += problems.len();
     if printer.json {
         printer.json_line(&json!({
-            "account": args.account,
+            "account": who.account,
             "notebooks": doc_own,
             "groups": doc_groups,
             "sites": doc_sites,
@@ -153,7 +147,7 @@ pub(super) async fn run(
     printer.note(format!(
         "scanned {} sources of {} with {} Graph requests ({} throttled)",
         scanned.len(),
-        args.account,
+        who.account,
         graph.counts().requests,
         graph.counts().throttled
     ));

@@ -7,7 +7,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::output::Printer;
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::graph::sources::{discover, SourceKind};
 use crate::graph::{Caller, GraphClient};
@@ -24,7 +24,7 @@ pub struct SourcesArgs {
 }
 
 /// Runs the discovery.
-pub fn run(settings: &Settings, printer: &Printer, args: SourcesArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: SourcesArgs) -> CliResult<Exit> {
     let db = Arc::new(Db::open(&settings.db_path)?);
     super::runtime()?.block_on(async {
         let clock = Clock::system();

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::output::Printer;
-use crate::cli::exit::Exit;
+use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
@@ -94,7 +94,7 @@ pub struct Migrating {
 }
 
 /// Runs `status`.
-pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResult<Exit> {
     let db = Arc::new(Db::open(&settings.db_path)?);
     let names = super::verify::select_accounts(&db, args.account.as_deref())?;
     let mut statuses = Vec::new();
@@ -178,7 +178,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
 }
 
 /// The process migrating with this database now, if any.
-pub(super) fn run_lock(db: &Db) -> anyhow::Result<Option<Migrating>> {
+pub(super) fn run_lock(db: &Db) -> CliResult<Option<Migrating>> {
     Ok(db
         .run_lock_record()?
         .map(|r| Migrating {

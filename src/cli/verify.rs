@@ -5,7 +5,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::output::Printer;
-use crate::cli::exit::{CliError, Exit};
+use crate::cli::exit::{CliError, CliResult, Exit, Failure};
 use crate::clock::Jitter;
 use crate::graph::sources::account_of_key;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
@@ -26,7 +26,7 @@ pub struct VerifyArgs {
 }
 
 /// Runs the verification.
-pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::Result<Exit> {
+pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResult<Exit> {
     let Some(token) = settings.notion_token.clone() else {
         return Err(CliError::usage(format!(
             "{} is not set: verify reads the migrated pages back from Notion. Set it (or \
@@ -39,7 +39,8 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
     let accounts = planned_accounts(&db, args.account.as_deref())?;
     let report = super::runtime()?.block_on(async {
         let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
-        let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy());
+        let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy())
+            .with_backoff_base(settings.retries.pause);
         // A token, sharing or network problem is that problem, never a verdict about pages.
         client
             .me()
@@ -81,22 +82,23 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
         let mut report = report?;
         // The checks above are requests of this verification too.
         report.notion_requests = client.counts().requests;
-        anyhow::Ok(report)
+        Ok::<_, Failure>(report)
     })?;
     // Kept for `report`, which shows what Notion really held at the last verification.
     let now = crate::clock::Clock::system().now_ms();
     for a in &report.accounts {
-        db.save_verify_report(&a.account, now, &serde_json::to_string(a)?)?;
+        let json = serde_json::to_string(a).map_err(Failure::unexpected)?;
+        db.save_verify_report(&a.account, now, &json)?;
     }
     if printer.json {
-        printer.json_line(&serde_json::to_value(&report)?);
+        printer.json_line(&serde_json::to_value(&report).map_err(Failure::unexpected)?);
     } else {
         // A group's or site's plan is named by the account and the source, not its key.
         let titles = report
             .accounts
             .iter()
             .map(|a| Ok((a.account.clone(), db.key_title(&a.account)?)))
-            .collect::<anyhow::Result<std::collections::HashMap<_, _>>>()?;
+            .collect::<CliResult<std::collections::HashMap<_, _>>>()?;
         print_human(printer, &report, &titles, args.detail);
     }
     Ok(if report.complete() {
@@ -109,7 +111,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> anyhow::
 /// What a Notion refusal before any page was read means: a bad token (401), a page not shared with
 /// the integration (404), a missing capability (403) are the user's to fix (exit 2); anything else
 /// (the network, Notion's own failures) stays what it is.
-fn notion_problem(e: NotionError, what: &str) -> anyhow::Error {
+fn notion_problem(e: NotionError, what: &str) -> Failure {
     match &e {
         NotionError::Refused { kind: Refusal::BadToken, .. } => CliError::usage(format!(
             "Notion rejected {}: {e}; copy the integration's secret into {} again",
@@ -126,7 +128,7 @@ fn notion_problem(e: NotionError, what: &str) -> anyhow::Error {
             "Notion refused to show {what}: {e}; give the integration the Read content capability"
         ))
         .into(),
-        _ => anyhow::Error::new(e).context(format!(
+        _ => Failure::from(e).context(format!(
             "verify could not read {what} from Notion, so it says nothing about the pages"
         )),
     }
@@ -134,7 +136,7 @@ fn notion_problem(e: NotionError, what: &str) -> anyhow::Error {
 
 /// The accounts to verify: the named one (which must exist and have a plan), or every account with a
 /// plan. Nothing to verify is a usage error (exit 2), never "complete".
-fn planned_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec<String>> {
+fn planned_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
     let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
     if known.is_empty() {
         return Err(CliError::sign_in(
@@ -183,7 +185,7 @@ pub(super) fn list_or_none(names: &[String]) -> String {
 }
 
 /// The named account, or every account; exit 3 when there is none.
-pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> anyhow::Result<Vec<String>> {
+pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
     match name {
         Some(n) => match db.account(n)? {
             Some(a) => Ok(vec![a.name]),

@@ -25,8 +25,8 @@ use crate::settings::Settings;
 use crate::store::jobs::RunToken;
 use crate::store::{Db, StoreError};
 
-/// Pages worked on at once per account: enough to keep Graph and Notion both busy, few enough to
-/// bound memory.
+/// Pages worked on at once per account unless `NOTEBRIDGE_WORKERS` says otherwise: enough to keep
+/// Graph and Notion both busy, few enough to bound memory.
 pub const WORKERS: usize = 8;
 
 /// Files up to this size are uploaded when the workspace does not say its limit (Notion's Free
@@ -281,6 +281,7 @@ async fn run(
     let reach = Reachability::new(clock.clone());
     reach.set_deadline(req.deadline);
     let notion = NotionClient::new(&settings.notion_url, notion_token, rate, jitter.clone())
+        .with_backoff_base(settings.retries.pause)
         .with_reachability(reach.clone());
 
     // Check the target before any work: a token or sharing problem is the user's to fix.
@@ -349,7 +350,8 @@ async fn run(
         clock.clone(),
         owner.clone(),
     )
-    .with_cancel(cancel.clone());
+    .with_cancel(cancel.clone())
+    .with_retries(settings.retries);
     observer.event(Event::Draining(Box::new(Progress::new(
         &migration,
         &accounts,

@@ -12,13 +12,12 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{json, Value};
 
-use super::{classify_parts, error_message, percentage, Caller, GraphClient, GraphError, Kind};
+use super::{answered, gave_up, percentage, refused, Caller, Failed, GraphClient, GraphError};
+use crate::failure::{pause, Retries};
 use crate::limiter::Permit;
 
 /// Graph's limit of inner requests per batch.
 pub const MAX_BATCH: usize = 20;
-/// Attempts per inner request at transient failures (and at failures of the whole envelope).
-const MAX_INNER_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request (the limiter paces every retry).
 const MAX_OUTER_THROTTLES: u32 = 60;
 
@@ -40,7 +39,7 @@ impl GraphClient {
         who: &Caller,
         gets: &[BatchGet],
     ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
-        self.batch_get_with(who, gets, MAX_INNER_ATTEMPTS).await
+        self.batch_get_with(who, gets, false).await
     }
 
     /// [`GraphClient::batch_get`], where a get that times out (504) gives up at once: the caller
@@ -50,19 +49,21 @@ impl GraphClient {
         who: &Caller,
         gets: &[BatchGet],
     ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
-        self.batch_get_with(who, gets, 1).await
+        self.batch_get_with(who, gets, true).await
     }
 
+    /// Each get spends its retries from its own count, or from the caller's item count when it
+    /// has one ([`Caller::retries`]); `stepping`: a get that times out gives up at once.
     async fn batch_get_with(
         &self,
         who: &Caller,
         gets: &[BatchGet],
-        timeout_attempts: u32,
+        stepping: bool,
     ) -> Result<Vec<Result<Bytes, GraphError>>, GraphError> {
         let mut results: Vec<Option<Result<Bytes, GraphError>>> =
             (0..gets.len()).map(|_| None).collect();
         let mut pending: Vec<usize> = (0..gets.len()).collect();
-        let mut attempts = vec![0u32; gets.len()];
+        let counts: Vec<Retries> = gets.iter().map(|_| who.retries()).collect();
         let mut throttles = vec![0u32; gets.len()];
         let mut outer_throttles = 0u32;
         let mut unreachable = 0u32;
@@ -108,17 +109,17 @@ impl GraphClient {
                         .await?;
                     continue;
                 }
-                Ok(a) if a.status == 401 && !refreshed => {
-                    for p in permits {
-                        p.succeeded(None);
+                Ok(a) => match answered(a.status, &a.headers, &a.body, refreshed) {
+                    Err(Failed::Unauthorized) => {
+                        for p in permits {
+                            p.succeeded(None);
+                        }
+                        refreshed = true;
+                        token = self.tokens.refresh_after_401(&who.account, &token).await?;
+                        pending.splice(0..0, take);
+                        continue;
                     }
-                    refreshed = true;
-                    token = self.tokens.refresh_after_401(&who.account, &token).await?;
-                    pending.splice(0..0, take);
-                    continue;
-                }
-                Ok(a) => match classify_parts(a.status, &a.headers, &a.body) {
-                    Kind::Throttled(scope, retry_after) => {
+                    Err(Failed::Throttled(scope, retry_after)) => {
                         // The whole envelope was throttled: every inner request counts as one.
                         self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                         for p in permits {
@@ -129,6 +130,7 @@ impl GraphClient {
                             self.give_up_all(
                                 who,
                                 gets,
+                                &counts,
                                 &mut results,
                                 take.into_iter().chain(pending.drain(..)),
                                 "the $batch request kept being throttled",
@@ -138,36 +140,39 @@ impl GraphClient {
                         pending.splice(0..0, take);
                         continue;
                     }
-                    _ => None,
+                    // An envelope answered without its inner responses: none of them is known.
+                    Ok(()) | Err(Failed::Transient { .. } | Failed::Refused) => None,
                 },
-                Err(_) => None,
+                Err(super::BodyError::TooLarge(_) | super::BodyError::Failed { .. }) => None,
             };
             let Some(answers) = answers else {
                 // The envelope failed: none of its contents is known; all go again. The failure
-                // counts against the requests it carried, not against the rest of the call, so
-                // one bad envelope never gives up requests that were never in it.
+                // spends from the counts of the requests it carried, not from the rest of the
+                // call, so one bad envelope never gives up requests that were never in it.
                 for p in permits {
                     p.failed();
                 }
-                let mut worst = 0;
+                let failed = Failed::Transient { timed_out: false };
+                let mut worst = None;
                 let mut again = Vec::new();
                 for i in take {
-                    attempts[i] += 1;
-                    worst = worst.max(attempts[i]);
-                    if attempts[i] >= MAX_INNER_ATTEMPTS {
-                        results[i] = Some(Err(self.gave_up(
-                            who,
-                            &gets[i].item,
-                            attempts[i],
-                            "the $batch request carrying it kept failing",
-                        )));
-                    } else {
-                        again.push(i);
+                    match counts[i].retry_after(&failed) {
+                        Some((_, n)) => {
+                            worst = worst.max(Some(n));
+                            again.push(i);
+                        }
+                        None => {
+                            let last = "the $batch request carrying it kept failing";
+                            results[i] =
+                                Some(Err(gave_up(who, &gets[i].item, &counts[i], last, false)));
+                        }
                     }
                 }
                 pending.splice(0..0, again);
-                self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                self.clock.sleep(self.backoff(worst)).await;
+                if let Some(n) = worst {
+                    self.stats.retries.fetch_add(1, Ordering::Relaxed);
+                    self.clock.sleep(pause(self.pause, n, &self.jitter)).await;
+                }
                 continue;
             };
             let by_id: HashMap<String, &Value> = answers
@@ -175,7 +180,7 @@ impl GraphClient {
                 .filter_map(|r| Some((r["id"].as_str()?.to_owned(), r)))
                 .collect();
             let mut retry_later = Vec::new();
-            let mut any_transient = 0;
+            let mut worst = None;
             let mut refresh_needed = false;
             for (i, permit) in take.into_iter().zip(permits) {
                 // A missing answer and a 424 (a dependency failed; we send none, so the service
@@ -188,66 +193,59 @@ impl GraphClient {
                     ),
                     None => (0, HeaderMap::new(), Bytes::new()),
                 };
-                let kind = match status {
-                    0 | 424 => Kind::Transient,
-                    _ => classify_parts(status, &headers, &body),
+                let disposition = match status {
+                    0 | 424 => Err(Failed::Transient { timed_out: false }),
+                    1..=423 | 425..=u16::MAX => answered(status, &headers, &body, refreshed),
                 };
-                match kind {
-                    Kind::Ok => {
+                match disposition {
+                    Ok(()) => {
                         permit.succeeded(percentage(&headers));
                         self.stats
                             .bytes
                             .fetch_add(body.len() as u64, Ordering::Relaxed);
                         results[i] = Some(Ok(body));
                     }
-                    Kind::Throttled(scope, ra) => {
+                    Err(Failed::Throttled(scope, ra)) => {
                         self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                         permit.throttled(scope, ra);
                         throttles[i] += 1;
                         if throttles[i] >= MAX_OUTER_THROTTLES {
                             results[i] =
-                                Some(Err(self.gave_up(who, &gets[i].item, throttles[i], "429")));
+                                Some(Err(gave_up(who, &gets[i].item, &counts[i], "429", false)));
                         } else {
                             retry_later.push(i);
                         }
                     }
-                    Kind::Unauthorized if !refreshed => {
+                    Err(Failed::Unauthorized) => {
                         permit.succeeded(None);
                         refresh_needed = true;
                         retry_later.push(i);
                     }
-                    Kind::Transient => {
+                    Err(failed @ Failed::Transient { timed_out }) => {
                         permit.failed();
-                        attempts[i] += 1;
-                        any_transient = any_transient.max(attempts[i]);
-                        let limit = if status == 504 {
-                            timeout_attempts
-                        } else {
-                            MAX_INNER_ATTEMPTS
+                        let spent = match (timed_out, stepping) {
+                            (true, true) => None,
+                            (true, false) | (false, _) => counts[i].retry_after(&failed),
                         };
-                        if attempts[i] >= limit {
-                            let last = if status == 0 {
-                                "no answer for it in the $batch response".to_owned()
-                            } else {
-                                format!("HTTP {status}")
-                            };
-                            let mut e = self.gave_up(who, &gets[i].item, attempts[i], &last);
-                            if let GraphError::GaveUp { timed_out, .. } = &mut e {
-                                *timed_out = status == 504;
+                        match spent {
+                            Some((_, n)) => {
+                                worst = worst.max(Some(n));
+                                retry_later.push(i);
                             }
-                            results[i] = Some(Err(e));
-                        } else {
-                            retry_later.push(i);
+                            None => {
+                                let last = if status == 0 {
+                                    "no answer for it in the $batch response".to_owned()
+                                } else {
+                                    format!("HTTP {status}")
+                                };
+                                let e = gave_up(who, &gets[i].item, &counts[i], &last, timed_out);
+                                results[i] = Some(Err(e));
+                            }
                         }
                     }
-                    Kind::Unauthorized | Kind::Permanent => {
+                    Err(Failed::Refused) => {
                         permit.succeeded(percentage(&headers));
-                        results[i] = Some(Err(GraphError::Item {
-                            account: who.account.clone(),
-                            item: gets[i].item.clone(),
-                            status,
-                            message: error_message(&body),
-                        }));
+                        results[i] = Some(Err(refused(who, &gets[i].item, status, &body)));
                     }
                 }
             }
@@ -256,17 +254,19 @@ impl GraphClient {
                 refreshed = true;
                 token = self.tokens.refresh_after_401(&who.account, &token).await?;
             }
-            if any_transient > 0 {
+            if let Some(n) = worst {
                 self.stats.retries.fetch_add(1, Ordering::Relaxed);
-                self.clock.sleep(self.backoff(any_transient)).await;
+                self.clock.sleep(pause(self.pause, n, &self.jitter)).await;
             }
         }
         Ok(results
             .into_iter()
             .zip(gets)
-            .map(|(r, g)| {
+            .zip(&counts)
+            .map(|((r, g), count)| {
                 r.unwrap_or_else(|| {
-                    Err(self.gave_up(who, &g.item, 0, "no answer was recorded for this request"))
+                    let last = "no answer was recorded for this request";
+                    Err(gave_up(who, &g.item, count, last, false))
                 })
             })
             .collect())
@@ -277,12 +277,13 @@ impl GraphClient {
         &self,
         who: &Caller,
         gets: &[BatchGet],
+        counts: &[Retries],
         results: &mut [Option<Result<Bytes, GraphError>>],
         which: impl Iterator<Item = usize>,
         last: &str,
     ) {
         for i in which {
-            results[i] = Some(Err(self.gave_up(who, &gets[i].item, 0, last)));
+            results[i] = Some(Err(gave_up(who, &gets[i].item, &counts[i], last, false)));
         }
     }
 
@@ -294,16 +295,6 @@ impl GraphClient {
                 .limiter
                 .acquire_up_to(&who.user_id, who.lane, want)
                 .await?),
-        }
-    }
-
-    fn gave_up(&self, who: &Caller, item: &str, attempts: u32, last: &str) -> GraphError {
-        GraphError::GaveUp {
-            account: who.account.clone(),
-            item: item.to_owned(),
-            attempts,
-            last: last.to_owned(),
-            timed_out: false,
         }
     }
 

@@ -21,7 +21,7 @@ use serde_json::Value;
 
 use crate::auth::{AccessToken, AuthError, TokenSource};
 use crate::clock::{Clock, Jitter, UnixMillis};
-use crate::failure::{Class, Classify, Next, Scope};
+use crate::failure::{pause, Class, Classify, Next, Retries, Scope, ITEM_RETRIES};
 use crate::limiter::{
     parse_limit_percentage, parse_retry_after, parse_scope_header, Lane, Limiter, LimiterError,
     Permit, ThrottleScope,
@@ -34,8 +34,6 @@ use crate::store::Db;
 const RELEASE_MARGIN: Duration = Duration::from_millis(10);
 /// How much longer than the service's each window is held (see `Limiter::with_window_slack`).
 const WINDOW_SLACK: Duration = Duration::from_millis(5);
-/// Attempts at a request that keeps failing transiently (5xx, resets, timeouts).
-const MAX_TRANSIENT_ATTEMPTS: u32 = 6;
 /// Throttled answers tolerated for one request before giving up (the limiter paces them).
 const MAX_THROTTLED_ATTEMPTS: u32 = 60;
 /// How long an answer may send nothing before the request counts as timed out.
@@ -62,6 +60,9 @@ pub struct Caller {
     pub lane: Lane,
     /// Give up instead of waiting past this time (unix ms): `migrate --max-duration`.
     pub deadline: Option<UnixMillis>,
+    /// The retries of the item these requests are for, shared with every layer working on it
+    /// (`None`: each request counts its own under [`ITEM_RETRIES`]).
+    pub retries: Option<Retries>,
 }
 
 /// Errors of Graph calls. Each names the account and the OneNote item.
@@ -76,7 +77,9 @@ pub enum GraphError {
         item: String,
         /// HTTP status.
         status: u16,
-        /// Graph's error message.
+        /// Graph's error code, where it changes what the refusal means.
+        code: ServiceCode,
+        /// Graph's error code and message, as it wrote them.
         message: String,
     },
     /// Transient failures went on past the retry limit.
@@ -88,6 +91,9 @@ pub enum GraphError {
         item: String,
         /// Attempts made.
         attempts: u32,
+        /// Retries spent from the item's count in this attempt at it, by every layer (what the
+        /// queue counts against the same budget; throttled answers spend none).
+        retries: u32,
         /// The last failure.
         last: String,
         /// Whether the last failure was no answer in time (Graph's 504, or the timeout): a
@@ -195,7 +201,7 @@ impl Classify for GraphError {
 
     fn retries(&self) -> u32 {
         match self {
-            GraphError::GaveUp { attempts, .. } => attempts.saturating_sub(1),
+            GraphError::GaveUp { retries, .. } => *retries,
             GraphError::Item { .. }
             | GraphError::ForeignHost { .. }
             | GraphError::TooLarge { .. }
@@ -203,6 +209,33 @@ impl Classify for GraphError {
             | GraphError::Auth(_)
             | GraphError::Limiter(_)
             | GraphError::Unreachable(_) => 0,
+        }
+    }
+}
+
+/// The error codes of Graph's OneNote API that change what a refusal means (Microsoft's "OneNote
+/// error codes" reference); every other code is [`ServiceCode::Other`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServiceCode {
+    /// 20166: too many requests, whatever the status it comes with.
+    Throttled,
+    /// 40004: the access token lacks a permission the request needs.
+    MissingScope,
+    /// 10008: the document library holds more than 5,000 OneNote items.
+    TooManyItems,
+    /// Any other code, or none.
+    Other,
+}
+
+impl ServiceCode {
+    /// The code of an error body (`{"error": {"code": ...}}`).
+    pub fn of(body: &[u8]) -> Self {
+        let v: Option<Value> = serde_json::from_slice(body).ok();
+        match v.as_ref().and_then(|v| v["error"]["code"].as_str()) {
+            Some("20166") => ServiceCode::Throttled,
+            Some("40004") => ServiceCode::MissingScope,
+            Some("10008") => ServiceCode::TooManyItems,
+            Some(_) | None => ServiceCode::Other,
         }
     }
 }
@@ -242,7 +275,8 @@ pub struct GraphClient {
     clock: Clock,
     jitter: Jitter,
     stats: Arc<Stats>,
-    backoff_base: Duration,
+    /// The pause before the first retry of a request ([`crate::failure::pause`]).
+    pause: Duration,
     reach: Reachability,
 }
 
@@ -273,7 +307,24 @@ impl Caller {
             user_id: a.user_id,
             lane,
             deadline: None,
+            retries: None,
         })
+    }
+
+    /// This caller's requests for one item: their retries spend from `retries`, the item's one
+    /// count, shared with the layers above.
+    pub fn for_item(self, retries: Retries) -> Caller {
+        Caller {
+            retries: Some(retries),
+            ..self
+        }
+    }
+
+    /// The count a request spends its retries from: the item's, or a new one of its own.
+    pub fn retries(&self) -> Retries {
+        self.retries
+            .clone()
+            .unwrap_or_else(|| Retries::new(ITEM_RETRIES, 0))
     }
 }
 
@@ -307,13 +358,10 @@ impl GraphClient {
         .with_release_margin(RELEASE_MARGIN)
         .with_window_slack(WINDOW_SLACK);
         let tokens = TokenSource::with_network(db, settings, clock.clone(), reach, jitter.clone())?;
-        Ok(GraphClient::new(
-            &settings.graph_url,
-            limiter,
-            tokens,
-            clock,
-            jitter,
-        ))
+        Ok(
+            GraphClient::new(&settings.graph_url, limiter, tokens, clock, jitter)
+                .with_backoff_base(settings.retries.pause),
+        )
     }
 
     /// A client for `base` (e.g. `https://graph.microsoft.com/v1.0`).
@@ -340,13 +388,13 @@ impl GraphClient {
             clock,
             jitter,
             stats: Arc::new(Stats::default()),
-            backoff_base: Duration::from_millis(500),
+            pause: ITEM_RETRIES.pause,
         }
     }
 
-    /// Shortens the transient-failure backoff (tests against the local test server).
+    /// Sets the pause before a request's first retry (doubling for each further one).
     pub fn with_backoff_base(mut self, d: Duration) -> Self {
-        self.backoff_base = d;
+        self.pause = d;
         self
     }
 
@@ -436,7 +484,7 @@ impl GraphClient {
         path: &str,
         item: &str,
     ) -> Result<T, GraphError> {
-        let a = self.get_with(who, path, item, MAX_BODY_BYTES, 1).await?;
+        let a = self.get_with(who, path, item, MAX_BODY_BYTES, true).await?;
         serde_json::from_slice(&a.body).map_err(|e| GraphError::BadAnswer {
             account: who.account.clone(),
             item: item.to_owned(),
@@ -519,18 +567,19 @@ impl GraphClient {
         item: &str,
         max: usize,
     ) -> Result<Answer, GraphError> {
-        self.get_with(who, path, item, max, MAX_TRANSIENT_ATTEMPTS)
-            .await
+        self.get_with(who, path, item, max, false).await
     }
 
-    /// GET with at most `timeout_attempts` attempts at timeouts (504, no answer in time).
+    /// GET, retrying what may be retried from the caller's count ([`Caller::retries`]). `stepping`:
+    /// a timeout (504, or no answer in time) ends the request at once, as the caller asks again
+    /// with a lighter one.
     async fn get_with(
         &self,
         who: &Caller,
         path: &str,
         item: &str,
         max: usize,
-        timeout_attempts: u32,
+        stepping: bool,
     ) -> Result<Answer, GraphError> {
         let url = self.url(path);
         if !self.may_carry_token(&url) {
@@ -540,9 +589,9 @@ impl GraphClient {
                 url: url.split('?').next().unwrap_or(&url).to_owned(),
             });
         }
+        let retries = who.retries();
         let mut token = self.tokens.access_token(&who.account).await?;
         let mut refreshed = false;
-        let mut transient = 0u32;
         let mut throttled = 0u32;
         let mut unreachable = 0u32;
         loop {
@@ -575,24 +624,24 @@ impl GraphClient {
                 }
                 Err(BodyError::Failed { detail, timed_out }) => {
                     permit.failed();
-                    transient += 1;
-                    if timed_out && transient >= timeout_attempts {
-                        return Err(self.gave_up_now(who, item, transient, &detail, true));
-                    }
-                    self.transient_backoff(who, item, transient, &detail, timed_out)
+                    let failed = Failed::Transient { timed_out };
+                    self.again(who, item, &retries, failed, &detail, stepping)
                         .await?;
                     continue;
                 }
             };
-            match classify(&answer) {
-                Kind::Ok => {
+            let failed = match answered(answer.status, &answer.headers, &answer.body, refreshed) {
+                Ok(()) => {
                     permit.succeeded(percentage(&answer.headers));
                     self.stats
                         .bytes
                         .fetch_add(answer.body.len() as u64, Ordering::Relaxed);
                     return Ok(answer);
                 }
-                Kind::Throttled(scope, retry_after) => {
+                Err(f) => f,
+            };
+            match failed {
+                Failed::Throttled(scope, retry_after) => {
                     self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                     permit.throttled(scope, retry_after);
                     throttled += 1;
@@ -601,36 +650,27 @@ impl GraphClient {
                         return Err(GraphError::GaveUp {
                             account: who.account.clone(),
                             item: item.to_owned(),
-                            attempts: throttled + transient,
+                            attempts: throttled + retries.here(),
+                            retries: retries.here(),
                             last: "429 Too Many Requests".into(),
                             timed_out: false,
                         });
                     }
                 }
-                Kind::Unauthorized if !refreshed => {
+                Failed::Unauthorized => {
                     permit.succeeded(None);
                     refreshed = true;
                     token = self.tokens.refresh_after_401(&who.account, &token).await?;
                 }
-                Kind::Transient => {
+                Failed::Transient { .. } => {
                     permit.failed();
-                    transient += 1;
                     let last = format!("HTTP {}", answer.status);
-                    let timed_out = answer.status == 504;
-                    if timed_out && transient >= timeout_attempts {
-                        return Err(self.gave_up_now(who, item, transient, &last, true));
-                    }
-                    self.transient_backoff(who, item, transient, &last, timed_out)
+                    self.again(who, item, &retries, failed, &last, stepping)
                         .await?;
                 }
-                Kind::Unauthorized | Kind::Permanent => {
+                Failed::Refused => {
                     permit.succeeded(percentage(&answer.headers));
-                    return Err(GraphError::Item {
-                        account: who.account.clone(),
-                        item: item.to_owned(),
-                        status: answer.status,
-                        message: error_message(&answer.body),
-                    });
+                    return Err(refused(who, item, answer.status, &answer.body));
                 }
             }
         }
@@ -668,54 +708,95 @@ impl GraphClient {
         a
     }
 
-    fn gave_up_now(
+    /// Spends a retry of `retries` on `failed` as its class says, and waits the pause before it;
+    /// the request gives up instead when the class says not to retry, the count is spent, or
+    /// (`stepping`) a timeout is to be met with a lighter request.
+    async fn again(
         &self,
         who: &Caller,
         item: &str,
-        attempts: u32,
+        retries: &Retries,
+        failed: Failed,
         last: &str,
-        timed_out: bool,
-    ) -> GraphError {
-        GraphError::GaveUp {
-            account: who.account.clone(),
-            item: item.to_owned(),
-            attempts,
-            last: last.to_owned(),
-            timed_out,
-        }
-    }
-
-    async fn transient_backoff(
-        &self,
-        who: &Caller,
-        item: &str,
-        attempt: u32,
-        last: &str,
-        timed_out: bool,
+        stepping: bool,
     ) -> Result<(), GraphError> {
-        if attempt >= MAX_TRANSIENT_ATTEMPTS {
-            return Err(self.gave_up_now(who, item, attempt, last, timed_out));
-        }
+        let timed_out = failed.timed_out();
+        let spent = match (timed_out, stepping) {
+            (true, true) => None,
+            (true, false) | (false, _) => retries.retry_after(&failed),
+        };
+        let Some((after, n)) = spent else {
+            return Err(gave_up(who, item, retries, last, timed_out));
+        };
         self.stats.retries.fetch_add(1, Ordering::Relaxed);
-        let wait = self.backoff(attempt);
-        tracing::debug!(account = %who.account, item, attempt, wait_ms = wait.as_millis() as u64, "retrying after {last}");
+        let wait = after.unwrap_or_else(|| pause(self.pause, n, &self.jitter));
+        tracing::debug!(account = %who.account, item, retry = n + 1, wait_ms = wait.as_millis() as u64, "retrying after {last}");
         self.clock.sleep(wait).await;
         Ok(())
     }
+}
 
-    fn backoff(&self, attempt: u32) -> Duration {
-        let exp = self.backoff_base * 2u32.pow(attempt.saturating_sub(1).min(6));
-        self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5)
+/// The failure of a request for `item` that retries could not settle: the attempts this attempt at
+/// the item made in all, so the queue counts them against the same budget.
+fn gave_up(who: &Caller, item: &str, retries: &Retries, last: &str, timed_out: bool) -> GraphError {
+    GraphError::GaveUp {
+        account: who.account.clone(),
+        item: item.to_owned(),
+        attempts: retries.here() + 1,
+        retries: retries.here(),
+        last: last.to_owned(),
+        timed_out,
     }
 }
 
-/// What an answer means for the caller.
-enum Kind {
-    Ok,
+/// Graph's refusal of a request for `item`.
+fn refused(who: &Caller, item: &str, status: u16, body: &[u8]) -> GraphError {
+    GraphError::Item {
+        account: who.account.clone(),
+        item: item.to_owned(),
+        status,
+        code: ServiceCode::of(body),
+        message: error_message(body),
+    }
+}
+
+/// Why one attempt at a request did not bring its answer: the one typed disposition the client,
+/// `$batch` and its envelope act on, its class ([`Classify`]) saying whether to retry.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Failed {
+    /// 429, or Graph's throttling code: the limiter holds the scope back; the retry count is not
+    /// spent (the limiter paces every retry, and nothing failed).
     Throttled(ThrottleScope, Option<Duration>),
+    /// 401 before the token was refreshed: refresh it once and ask again.
     Unauthorized,
-    Transient,
-    Permanent,
+    /// No answer in time, a broken connection, or an answer that says nothing about the item
+    /// (408, 5xx).
+    Transient {
+        /// No answer (or no more of it) in time: a lighter request may still succeed.
+        timed_out: bool,
+    },
+    /// Any other error answer (a 401 after a refresh included): the same request gets the same.
+    Refused,
+}
+
+impl Failed {
+    /// Whether no answer came in time.
+    fn timed_out(self) -> bool {
+        match self {
+            Failed::Transient { timed_out } => timed_out,
+            Failed::Throttled(..) | Failed::Unauthorized | Failed::Refused => false,
+        }
+    }
+}
+
+impl Classify for Failed {
+    fn class(&self) -> Class {
+        match self {
+            Failed::Throttled(_, after) => Class::retry(*after),
+            Failed::Unauthorized | Failed::Transient { .. } => Class::retry(None),
+            Failed::Refused => Class::item_fails(),
+        }
+    }
 }
 
 /// The `Content-Type` header, empty when absent or not text.
@@ -726,27 +807,21 @@ fn content_type(h: &HeaderMap) -> String {
         .to_owned()
 }
 
-fn classify(a: &Answer) -> Kind {
-    classify_parts(a.status, &a.headers, &a.body)
-}
-
-/// Classifies a status, headers and body (shared with inner `$batch` responses).
-fn classify_parts(status: u16, headers: &HeaderMap, body: &[u8]) -> Kind {
-    let throttle_code = || {
-        serde_json::from_slice::<Value>(body)
-            .ok()
-            .and_then(|v| v["error"]["code"].as_str().map(|c| c == "20166"))
-            .unwrap_or(false)
-    };
+/// What an answer's status (and, for Graph's throttling code, its body) says: every status named,
+/// so that no answer is retried or refused by a default. `refreshed`: the token was refreshed for
+/// this request already, so a 401 is a refusal.
+fn answered(status: u16, headers: &HeaderMap, body: &[u8], refreshed: bool) -> Result<(), Failed> {
+    let throttled = || Failed::Throttled(scope(headers), retry_after(headers));
     match status {
-        200..=299 => Kind::Ok,
-        429 => Kind::Throttled(scope(headers), retry_after(headers)),
-        _ if status >= 400 && throttle_code() => {
-            Kind::Throttled(scope(headers), retry_after(headers))
-        }
-        401 => Kind::Unauthorized,
-        408 | 500 | 502 | 503 | 504 => Kind::Transient,
-        _ => Kind::Permanent,
+        200..=299 => Ok(()),
+        429 => Err(throttled()),
+        // Graph's OneNote throttling code may come with another error status.
+        400..=599 if ServiceCode::of(body) == ServiceCode::Throttled => Err(throttled()),
+        401 if !refreshed => Err(Failed::Unauthorized),
+        408 | 500 | 502 | 503 | 504 => Err(Failed::Transient {
+            timed_out: status == 504,
+        }),
+        0..=199 | 300..=407 | 409..=428 | 430..=499 | 501 | 505..=u16::MAX => Err(Failed::Refused),
     }
 }
 
@@ -906,6 +981,7 @@ mod tests {
                 account: a(),
                 item: i(),
                 status: 404,
+                code: ServiceCode::Other,
                 message: "gone".into(),
             },
             GraphError::ForeignHost {
@@ -936,6 +1012,7 @@ mod tests {
             account: a(),
             item: i(),
             attempts: 6,
+            retries: 5,
             last: "HTTP 503".into(),
             timed_out: false,
         };
@@ -985,6 +1062,7 @@ mod tests {
             account: "a".into(),
             item: "section".into(),
             attempts: 3,
+            retries: 2,
             last: last.into(),
             timed_out,
         };
@@ -996,6 +1074,7 @@ mod tests {
             account: "a".into(),
             item: "section".into(),
             status: 504,
+            code: ServiceCode::Other,
             message: "timed out".into(),
         }
         .is_timeout());
@@ -1025,33 +1104,83 @@ mod tests {
 
     #[test]
     fn throttles_are_recognised_by_status_and_by_body_code() {
+        let none = HeaderMap::new();
         let mut h = HeaderMap::new();
         h.insert("x-ms-throttle-scope", "User".parse().unwrap());
-        assert!(matches!(
-            classify_parts(429, &h, b""),
-            Kind::Throttled(ThrottleScope::User, None)
-        ));
+        assert_eq!(
+            answered(429, &h, b"", false),
+            Err(Failed::Throttled(ThrottleScope::User, None))
+        );
         let body = br#"{"error":{"code":"20166","message":"too many"}}"#;
-        assert!(matches!(
-            classify_parts(503, &HeaderMap::new(), body),
-            Kind::Throttled(ThrottleScope::Unknown, None)
-        ));
+        assert_eq!(
+            answered(503, &none, body, false),
+            Err(Failed::Throttled(ThrottleScope::Unknown, None))
+        );
         h.insert("retry-after", "2.128".parse().unwrap());
-        match classify_parts(429, &h, b"") {
-            Kind::Throttled(_, Some(d)) => assert_eq!(d, Duration::from_millis(2128)),
-            _ => panic!("not a throttle"),
-        }
-        assert!(matches!(
-            classify_parts(502, &HeaderMap::new(), b""),
-            Kind::Transient
-        ));
-        assert!(matches!(
-            classify_parts(404, &HeaderMap::new(), b""),
-            Kind::Permanent
-        ));
-        assert!(matches!(
-            classify_parts(401, &HeaderMap::new(), b""),
-            Kind::Unauthorized
-        ));
+        assert_eq!(
+            answered(429, &h, b"", false),
+            Err(Failed::Throttled(
+                ThrottleScope::User,
+                Some(Duration::from_millis(2128))
+            ))
+        );
+        assert_eq!(answered(204, &none, b"", false), Ok(()));
+        assert_eq!(
+            answered(502, &none, b"", false),
+            Err(Failed::Transient { timed_out: false })
+        );
+        assert_eq!(
+            answered(504, &none, b"", false),
+            Err(Failed::Transient { timed_out: true })
+        );
+        assert_eq!(answered(404, &none, b"", false), Err(Failed::Refused));
+        assert_eq!(answered(401, &none, b"", false), Err(Failed::Unauthorized));
+        assert_eq!(
+            answered(401, &none, b"", true),
+            Err(Failed::Refused),
+            "a second 401 is the item's"
+        );
+        assert_eq!(answered(302, &none, b"", false), Err(Failed::Refused));
+    }
+
+    #[test]
+    fn only_transient_answers_spend_the_count_and_a_refusal_spends_none() {
+        let count = Retries::new(ITEM_RETRIES, 0);
+        assert_eq!(
+            count.retry_after(&Failed::Transient { timed_out: false }),
+            Some((None, 0))
+        );
+        assert_eq!(count.retry_after(&Failed::Refused), None);
+        assert_eq!(count.here(), 1);
+        let wait = Some(Duration::from_secs(2));
+        assert_eq!(
+            Failed::Throttled(ThrottleScope::Application, wait).class(),
+            Class::retry(wait)
+        );
+    }
+
+    #[test]
+    fn service_codes_are_read_from_the_error_body_not_its_message() {
+        let body = |code: &str| format!(r#"{{"error":{{"code":"{code}","message":"m"}}}}"#);
+        assert_eq!(
+            ServiceCode::of(body("40004").as_bytes()),
+            ServiceCode::MissingScope
+        );
+        assert_eq!(
+            ServiceCode::of(body("10008").as_bytes()),
+            ServiceCode::TooManyItems
+        );
+        assert_eq!(
+            ServiceCode::of(body("20166").as_bytes()),
+            ServiceCode::Throttled
+        );
+        assert_eq!(
+            ServiceCode::of(body("accessDenied").as_bytes()),
+            ServiceCode::Other
+        );
+        // A message that starts with a code is not one.
+        let msg = br#"{"error":{"code":"x","message":"40004 scopes"}}"#;
+        assert_eq!(ServiceCode::of(msg), ServiceCode::Other);
+        assert_eq!(ServiceCode::of(b"not json"), ServiceCode::Other);
     }
 }

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::model;
-use super::{Caller, GraphClient, GraphError};
+use super::{Caller, GraphClient, GraphError, ServiceCode};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 
 /// The permission groups' and sites' notebooks need.
@@ -244,31 +244,37 @@ impl SourceError {
     }
 }
 
-/// The service's error code of a refused request (`40004`, `10008`, `accessDenied`...).
-pub fn service_code(e: &GraphError) -> Option<(u16, &str)> {
+/// The status and typed error code of a refused request; `None` for every other failure.
+pub fn refusal(e: &GraphError) -> Option<(u16, ServiceCode)> {
     match e {
-        GraphError::Item {
-            status, message, ..
-        } => Some((*status, message.split_whitespace().next().unwrap_or(""))),
-        _ => None,
+        GraphError::Item { status, code, .. } => Some((*status, *code)),
+        GraphError::GaveUp { .. }
+        | GraphError::ForeignHost { .. }
+        | GraphError::BadAnswer { .. }
+        | GraphError::TooLarge { .. }
+        | GraphError::Auth(_)
+        | GraphError::Limiter(_)
+        | GraphError::Unreachable(_) => None,
     }
 }
 
-/// Turns a refused request for `source` into what it means.
+/// Turns a refused request for `source` into what it means: the permission a group's or site's
+/// notebooks need, a library over OneNote's item limit, or the refusal as it came.
 pub fn explain(account: &str, source: &Source, e: GraphError) -> SourceError {
-    match service_code(&e) {
-        Some((403, "40004")) if source.kind != SourceKind::Personal => {
-            SourceError::MissingPermission {
-                account: account.to_owned(),
-                what: source.label(),
-                permission: NOTES_READ_ALL,
-            }
-        }
-        Some((403, "10008")) => SourceError::TooManyItems {
+    let personal = source.kind == SourceKind::Personal;
+    match refusal(&e) {
+        Some((403, ServiceCode::MissingScope)) if !personal => SourceError::MissingPermission {
+            account: account.to_owned(),
+            what: source.label(),
+            permission: NOTES_READ_ALL,
+        },
+        Some((403, ServiceCode::TooManyItems)) => SourceError::TooManyItems {
             account: account.to_owned(),
             label: source.label(),
         },
-        _ => SourceError::Graph(e),
+        Some((_, ServiceCode::MissingScope | ServiceCode::TooManyItems))
+        | Some((_, ServiceCode::Throttled | ServiceCode::Other))
+        | None => SourceError::Graph(e),
     }
 }
 
@@ -345,7 +351,7 @@ pub async fn member_groups(
     {
         Ok(o) => o,
         // Graph has no directory for personal accounts: memberOf answers 404.
-        Err(e) if matches!(service_code(&e), Some((404, _))) => return Ok(None),
+        Err(e) if matches!(refusal(&e), Some((404, _))) => return Ok(None),
         Err(e) => return Err(e.into()),
     };
     Ok(Some(
@@ -377,7 +383,7 @@ pub async fn followed_sites(graph: &GraphClient, who: &Caller) -> Result<Vec<Sou
             "the account's followed sites",
         )
         .await
-        .map_err(|e| match service_code(&e) {
+        .map_err(|e| match refusal(&e) {
             Some((403, _)) => SourceError::MissingPermission {
                 account: who.account.clone(),
                 what: "the followed SharePoint sites".into(),
@@ -512,7 +518,7 @@ pub async fn find_site(
         };
         return match count_notebooks(graph, who, &source).await {
             Ok(_) => Ok(source),
-            Err(SourceError::Graph(e)) if matches!(service_code(&e), Some((403 | 404, _))) => {
+            Err(SourceError::Graph(e)) if matches!(refusal(&e), Some((403 | 404, _))) => {
                 Err(not_found(format!(" (Graph answered: {})", e.reason())))
             }
             Err(e) => Err(e),
@@ -526,7 +532,7 @@ pub async fn find_site(
         .await
     {
         Ok(s) => Ok(site_source(s)),
-        Err(e) => match service_code(&e) {
+        Err(e) => match refusal(&e) {
             Some((404, _)) => Err(not_found(String::new())),
             Some((403, _)) => Err(not_found(format!(
                 " (Graph refused the lookup: either the account may not read the site, or the \
@@ -585,27 +591,52 @@ mod tests {
             name: "Marketing".into(),
             url: None,
         };
-        let item = |status, message: &str| GraphError::Item {
+        let item = |status, code, message: &str| GraphError::Item {
             account: "alice".into(),
             item: "x".into(),
             status,
+            code,
             message: message.into(),
         };
-        let e = explain(
-            "alice",
-            &g,
-            item(403, "40004 The OAuth token doesn't have..."),
-        );
+        let scope = || {
+            item(
+                403,
+                ServiceCode::MissingScope,
+                "40004 The OAuth token doesn't have...",
+            )
+        };
+        let e = explain("alice", &g, scope());
         assert_eq!(e.meaning(), Some(Meaning::SignIn));
         assert!(e.to_string().contains("Notes.Read.All"));
         assert!(e.to_string().contains("`notebridge login --account alice`"));
-        let e = explain("alice", &g, item(403, "10008 One or more..."));
+        let e = explain(
+            "alice",
+            &g,
+            item(403, ServiceCode::TooManyItems, "10008 One or more..."),
+        );
         assert!(matches!(e, SourceError::TooManyItems { .. }));
         assert!(e.is_source_failure());
         assert!(e.to_string().contains("5,000"));
-        let e = explain("alice", &g, item(403, "accessDenied Access denied"));
+        let e = explain(
+            "alice",
+            &g,
+            item(403, ServiceCode::Other, "accessDenied Access denied"),
+        );
         assert!(matches!(e, SourceError::Graph(_)));
         assert!(e.is_source_failure());
         assert_eq!(e.meaning(), None);
+        // The code, not the message's first word, decides; a personal account's 40004 is a
+        // refusal of its own notebooks, not a group's missing permission.
+        let e = explain(
+            "alice",
+            &g,
+            item(403, ServiceCode::Other, "40004 lookalike"),
+        );
+        assert!(matches!(e, SourceError::Graph(_)), "{e}");
+        let own = Source::personal("u1", "alice");
+        assert!(matches!(
+            explain("alice", &own, scope()),
+            SourceError::Graph(_)
+        ));
     }
 }

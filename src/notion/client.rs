@@ -765,8 +765,7 @@ impl NotionClient {
     /// sends a request again in process does: the policy's pause, doubling, capped at a minute.
     pub async fn pause_before_retry(&self, n: u32) {
         self.stats.retries.fetch_add(1, Ordering::Relaxed);
-        let exp = self.backoff_base * 2u32.pow(n.min(6));
-        let wait = self.jitter.spread(exp.min(Duration::from_secs(60)), 0.5);
+        let wait = crate::failure::pause(self.backoff_base, n, &self.jitter);
         tracing::debug!(wait_ms = wait.as_millis() as u64, "pausing before a retry");
         tokio::time::sleep(wait).await;
     }

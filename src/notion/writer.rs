@@ -1390,6 +1390,7 @@ mod tests {
             account: a(),
             item: a(),
             status: 404,
+            code: crate::graph::ServiceCode::Other,
             message: "gone".into(),
         };
         assert!(graph(gone).is_some_and(|w| w.contains("404")));
@@ -1403,6 +1404,7 @@ mod tests {
             account: a(),
             item: a(),
             attempts: 6,
+            retries: 5,
             last: "503".into(),
             timed_out: false,
         };

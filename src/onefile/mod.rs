@@ -22,6 +22,7 @@ mod math;
 mod package;
 mod render;
 mod section;
+mod sniff;
 
 use std::path::{Path, PathBuf};
 

@@ -6,6 +6,8 @@ use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
+use crate::failure::{Class, Classify, Next, Scope};
+
 /// Largest entry decompressed from a package: a section is held in memory while it is parsed, so
 /// this bounds what one package section can cost. Bigger sections are read from a notebook folder.
 pub const MAX_ENTRY_BYTES: u64 = 512 * 1024 * 1024;
@@ -56,6 +58,19 @@ pub enum EntryError {
         /// What the cabinet reader said.
         source: io::Error,
     },
+}
+
+impl Classify for EntryError {
+    /// The package's section cannot be read as it is: that section fails alone (the reader turns it
+    /// into the section's problem), and trying again cannot help until the file changes.
+    fn class(&self) -> Class {
+        match self {
+            EntryError::Package(_)
+            | EntryError::NoEntry(_)
+            | EntryError::TooBig { .. }
+            | EntryError::Decompress { .. } => Class::new(Scope::Item, Next::Never),
+        }
+    }
 }
 
 fn open(path: &Path) -> io::Result<cab::Cabinet<BufReader<File>>> {

@@ -118,7 +118,7 @@ pub(super) fn parse(location: &SectionLocation) -> Result<Section, SectionProble
             }
             let typed = typed(path);
             guarded(|| Parser::new().parse_section(typed.to_path()))
-                .map_err(|why| problem(&super::inventory::prefix(path), &why))
+                .map_err(|why| problem(&super::sniff::prefix(path), &why))
         }
         SectionLocation::Package { package, entry } => {
             if !package.is_file() {
@@ -137,7 +137,7 @@ pub(super) fn parse(location: &SectionLocation) -> Result<Section, SectionProble
             guarded(|| Parser::new_with_fs(fs).parse_section(name.to_path())).map_err(|why| {
                 let scan = bytes
                     .len()
-                    .min(super::inventory::ENCRYPTION_SCAN_BYTES as usize);
+                    .min(super::sniff::ENCRYPTION_SCAN_BYTES as usize);
                 problem(&bytes[..scan], &why)
             })
         }
@@ -163,7 +163,7 @@ fn guarded(f: impl FnOnce() -> onenote_parser::errors::Result<Section>) -> Resul
 /// A failed parse's problem: a password-protected section is recognised by the encryption data in
 /// its bytes (`prefix`, the file's start), every other failure is damage.
 fn problem(prefix: &[u8], reason: &str) -> SectionProblem {
-    if super::inventory::is_encrypted(prefix) {
+    if super::sniff::is_encrypted(prefix) {
         return SectionProblem {
             kind: ProblemKind::Encrypted,
             reason: "the section is password-protected, and its pages cannot be read without the \

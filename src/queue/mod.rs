@@ -297,6 +297,8 @@ pub struct Migration {
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
     big: BigPages,
+    /// How often and after what backoff an item is tried again.
+    retries: RetryBudget,
 }
 
 impl Migration {
@@ -323,6 +325,7 @@ impl Migration {
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
             big: BigPages::default(),
+            retries: JOB_RETRIES,
         }
     }
 
@@ -334,6 +337,13 @@ impl Migration {
     /// The run lock's token this migration writes with (planning presents it too).
     pub fn owner(&self) -> &RunToken {
         &self.owner
+    }
+
+    /// The same migration retrying its items under `retries` (the settings' backoffs) instead of
+    /// [`JOB_RETRIES`].
+    pub fn with_retries(mut self, retries: RetryBudget) -> Self {
+        self.retries = retries;
+        self
     }
 
     /// The same migration stopped by `cancel` (the root a signal and the lock's heartbeat stop).
@@ -460,7 +470,11 @@ impl Migration {
             }
         }
         let parent = self.parent_notion_id(job)?;
-        let who = self.caller(&job.account, opts)?;
+        // The page's Graph requests (content, ink, files) spend from the item's one count.
+        let already = u32::try_from(job.attempts - 1).unwrap_or(0);
+        let who = self
+            .caller(&job.account, opts)?
+            .for_item(crate::failure::Retries::new(self.retries, already));
         let created = self
             .db
             .notion_item(&job.account, &job.item_id)?
@@ -896,6 +910,10 @@ impl Migration {
 }
 
 impl scheduler::Runner for Migration {
+    fn retries(&self) -> RetryBudget {
+        self.retries
+    }
+
     fn run(
         &self,
         job: &Job,
@@ -1077,6 +1095,7 @@ mod tests {
             account: "a".into(),
             item: "page".into(),
             status: 404,
+            code: crate::graph::ServiceCode::Other,
             message: "gone".into(),
         };
         match JobError::from(gone) {
@@ -1155,6 +1174,7 @@ mod tests {
             account: "a".into(),
             item: "page".into(),
             attempts: 6,
+            retries: 5,
             last: "HTTP 503".into(),
             timed_out: false,
         };
@@ -1168,6 +1188,7 @@ mod tests {
             account: "a".into(),
             item: "file".into(),
             attempts: 3,
+            retries: 2,
             last: "HTTP 503".into(),
             timed_out: false,
         });

@@ -13,7 +13,7 @@ use super::cancel::Cancel;
 use super::graph::{Ahead, JobGraph};
 use super::{JobError, RunEnd, RunError, RunOptions, RunStats, JOB_RETRIES, PER_PARENT};
 use crate::clock::{Clock, UnixMillis};
-use crate::failure::{Class, Next, Scope};
+use crate::failure::{Class, Next, RetryBudget, Scope};
 use crate::graph::sources::account_of_key;
 use crate::store::jobs::{Job, JobState, RunToken};
 use crate::store::{Db, StoreError};
@@ -33,6 +33,11 @@ pub(crate) trait Runner: Clone + Send + Sync + 'static {
         turn: &Turn,
         opts: &RunOptions,
     ) -> impl Future<Output = Result<(), JobError>> + Send;
+
+    /// How often and after what backoff a job is tried again.
+    fn retries(&self) -> RetryBudget {
+        JOB_RETRIES
+    }
 }
 
 /// The graph shared by a run's workers, and the signal of its changes.
@@ -364,7 +369,7 @@ impl<R: Runner> Worker<R> {
             // One budget with the layers below: retries the client already made count here.
             Err(JobError::Transient(f)) => {
                 let retried = u32::try_from(job.attempts - 1).unwrap_or(0);
-                match JOB_RETRIES.should_retry(&f, retried) {
+                match self.runner.retries().should_retry(&f, retried) {
                     None => {
                         self.stats.failed.fetch_add(1, Ordering::Relaxed);
                         // A client's "gave up after N attempts" already says how often.

@@ -156,6 +156,9 @@ impl Lab {
             (env::GRAPH_USER_CONCURRENCY, c.user_concurrency.to_string()),
             (env::GRAPH_APP_CONCURRENCY, c.app_concurrency.to_string()),
             (env::NOTION_RATE, format!("{}/1s", c.notion_per_second)),
+            // Retries pause and back off as in production, scaled down like the windows.
+            (env::RETRY_PAUSE, "10ms".to_owned()),
+            (env::RETRY_BACKOFF, "250ms".to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use auth_support::{alice, open, seed, world, World};
 use notebridge::auth::{AuthError, TokenSource};
-use notebridge::cli::exit::{classify, Exit};
+use notebridge::cli::exit::{Exit, Failure};
 use notebridge::clock::Clock;
 use notebridge::settings::{DefaultDirs, FlagSettings, Settings};
 use notebridge_testkit::auth::CodeScript;
@@ -26,9 +26,9 @@ async fn a_single_tenant_app_through_common_says_to_set_the_tenant() {
         out.stderr
     );
     let out = w
-        .run_with(&["login"], |c| {
-            c.env("NOTEBRIDGE_TENANT", "contoso.onmicrosoft.com");
-        })
+        .bin(&["login"])
+        .env("NOTEBRIDGE_TENANT", "contoso.onmicrosoft.com")
+        .run()
         .await;
     assert_eq!(out.code, Some(0), "with the tenant set: {out:?}");
 }
@@ -67,5 +67,5 @@ async fn a_permission_without_consent_is_named_with_the_admin_consent_fix() {
         msg.contains("Notes.Read.All") && msg.contains("admin consent") && msg.contains("alice"),
         "{msg}"
     );
-    assert_eq!(classify(&anyhow::Error::new(e)), Exit::SignIn);
+    assert_eq!(Failure::from(e).exit(), Exit::SignIn);
 }

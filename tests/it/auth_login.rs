@@ -173,9 +173,9 @@ async fn decline_exits_3_with_a_clear_message() {
 async fn missing_or_unknown_client_id_is_a_usage_error() {
     let w = World::start(|_| {}).await;
     let out = w
-        .run_with(&["login"], |c| {
-            c.env_remove("NOTEBRIDGE_CLIENT_ID");
-        })
+        .bin(&["login"])
+        .env_remove("NOTEBRIDGE_CLIENT_ID")
+        .run()
         .await;
     assert_eq!(out.code, Some(2), "{out:?}");
     for needle in [
@@ -189,9 +189,9 @@ async fn missing_or_unknown_client_id_is_a_usage_error() {
     assert_eq!(w.auth.counters().device_codes, 0);
 
     let out = w
-        .run_with(&["login"], |c| {
-            c.env("NOTEBRIDGE_CLIENT_ID", "not-registered");
-        })
+        .bin(&["login"])
+        .env("NOTEBRIDGE_CLIENT_ID", "not-registered")
+        .run()
         .await;
     assert_eq!(out.code, Some(2), "{out:?}");
     assert!(

@@ -1,10 +1,8 @@
 //! Shared set-up of the sign-in tests: the sign-in test server, a tiny `/v1.0/me` (until the Graph
 //! test server lands) and a way to run the real binary in an isolated environment.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -17,13 +15,14 @@ use notebridge_testkit::auth::{AuthServer, AuthServerConfig};
 use notebridge_testkit::{TestUser, TokenProblem, TokenRegistry};
 use serde_json::json;
 
+use crate::bin_support::{self, Bin};
+
 /// The client id the test server knows.
 pub const CLIENT_ID: &str = "11111111-2222-3333-4444-555555555555";
 
 /// A strict stand-in for Graph's `GET /v1.0/me`: bearer tokens checked against the registry.
 pub struct MeServer {
     pub url: String,
-    pub users: Arc<Mutex<HashMap<String, TestUser>>>,
     pub requests: Arc<AtomicU32>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -91,7 +90,7 @@ impl MeServer {
             .route("/v1.0/me", get(me))
             .with_state(MeState {
                 registry,
-                users: users.clone(),
+                users,
                 requests: requests.clone(),
             });
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -101,7 +100,6 @@ impl MeServer {
         });
         MeServer {
             url,
-            users,
             requests,
             task,
         }
@@ -166,44 +164,23 @@ impl World {
             ("NOTEBRIDGE_CLIENT_ID".into(), CLIENT_ID.into()),
             ("NOTEBRIDGE_AUTHORITY_URL".into(), self.auth.authority_url()),
             ("NOTEBRIDGE_GRAPH_URL".into(), self.graph.url.clone()),
+            ("NOTEBRIDGE_RETRY_PAUSE".into(), "10ms".into()),
         ]
     }
 
-    /// The binary with `args`, isolated env, no stdin, output piped.
+    /// The binary with `args`, pointed at this world.
+    pub fn bin(&self, args: &[&str]) -> Bin {
+        bin_support::notebridge(self.dir.path(), args).envs(self.env())
+    }
+
+    /// [`World::bin`] as a command, for a test that acts while it runs.
     pub fn command(&self, args: &[&str]) -> tokio::process::Command {
-        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
-        c.args(args)
-            .env_clear()
-            .envs(self.env())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        c
+        self.bin(args).command()
     }
 
     /// Runs the binary to completion.
     pub async fn run(&self, args: &[&str]) -> Output {
-        self.run_with(args, |_| {}).await
-    }
-
-    /// Runs the binary after `tweak` adjusts the command (env changes).
-    pub async fn run_with(
-        &self,
-        args: &[&str],
-        tweak: impl FnOnce(&mut tokio::process::Command),
-    ) -> Output {
-        let mut c = self.command(args);
-        tweak(&mut c);
-        let out = tokio::time::timeout(std::time::Duration::from_secs(60), c.output())
-            .await
-            .expect("binary timed out")
-            .unwrap();
-        Output {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        self.bin(args).run().await
     }
 
     /// Asserts that no secret the sign-in server issued appears in `text`.
@@ -219,18 +196,7 @@ impl World {
     }
 }
 
-#[derive(Debug)]
-pub struct Output {
-    pub code: Option<i32>,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Output {
-    pub fn all(&self) -> String {
-        format!("{}\n{}", self.stdout, self.stderr)
-    }
-}
+pub use crate::bin_support::Output;
 
 // Shared by the token tests.
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use auth_support::{alice, bob, open, seed, settings, world};
 use notebridge::auth::{AuthError, TokenSource};
-use notebridge::cli::exit::{classify, Exit};
+use notebridge::cli::exit::{Exit, Failure};
 use notebridge::clock::Clock;
 
 #[tokio::test]
@@ -152,8 +152,8 @@ async fn revoked_refresh_token_is_a_sign_in_error_naming_the_account() {
     for s in w.auth.issued_secrets() {
         assert!(!msg.contains(&s) && !format!("{err:?}").contains(&s));
     }
-    let e = anyhow::Error::new(err).context("scanning");
-    assert_eq!(classify(&e), Exit::SignIn);
+    let e = Failure::from(err).context("scanning");
+    assert_eq!(e.exit(), Exit::SignIn);
     assert_eq!(Exit::SignIn.code(), 3);
 }
 
@@ -167,7 +167,7 @@ async fn unknown_or_signed_out_account_is_a_sign_in_error() {
     for name in ["alice", "nobody"] {
         let err = ts.access_token(name).await.unwrap_err();
         assert!(matches!(err, AuthError::NoAccount { .. }), "{err:?}");
-        assert_eq!(classify(&anyhow::Error::new(err)), Exit::SignIn);
+        assert_eq!(Failure::from(err).exit(), Exit::SignIn);
     }
     assert_eq!(w.auth.counters().refreshes, 0);
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use auth_support::{alice, open, seed, settings, world, World};
 use notebridge::auth::{AuthError, TokenSource};
-use notebridge::cli::exit::{classify, Exit};
+use notebridge::cli::exit::{Exit, Failure};
 use notebridge::clock::{Clock, Jitter};
 use notebridge::net::Reachability;
 use notebridge_testkit::auth::{CodeScript, TokenFault};
@@ -84,7 +84,7 @@ async fn an_outage_past_the_deadline_means_work_remaining_not_sign_in() {
     w.auth.outage().stop();
     let e = ts.access_token("alice").await.unwrap_err();
     assert!(matches!(e, AuthError::Unavailable { .. }), "{e:?}");
-    assert_eq!(classify(&anyhow::Error::new(e)), Exit::WorkRemaining);
+    assert_eq!(Failure::from(e).exit(), Exit::WorkRemaining);
     w.auth.outage().resume();
     // The refresh token was never sent, so it still works.
     assert!(ts.access_token("alice").await.is_ok());
@@ -102,7 +102,7 @@ async fn a_refused_grant_still_means_sign_in_again_at_once() {
         .fail_next_token_requests(&[TokenFault::TemporarilyUnavailable]);
     let e = ts.access_token("alice").await.unwrap_err();
     assert!(matches!(e, AuthError::RefreshRejected { .. }), "{e:?}");
-    assert_eq!(classify(&anyhow::Error::new(e)), Exit::SignIn);
+    assert_eq!(Failure::from(e).exit(), Exit::SignIn);
 }
 
 #[tokio::test]
@@ -126,11 +126,11 @@ async fn the_proxy_variables_are_honoured() {
     let proxy = format!("http://{}", dead.local_addr().unwrap());
     drop(dead);
     let w = World::start(|c| c.scripts.push_back(CodeScript::approve(alice(), 1))).await;
-    let p = proxy.clone();
     let out = w
-        .run_with(&["login", "--account", "a"], move |c| {
-            c.env("HTTP_PROXY", &p).env("HTTPS_PROXY", &p);
-        })
+        .bin(&["login", "--account", "a"])
+        .env("HTTP_PROXY", &proxy)
+        .env("HTTPS_PROXY", &proxy)
+        .run()
         .await;
     assert_eq!(out.code, Some(1), "through the dead proxy: {out:?}");
     assert_eq!(
@@ -139,11 +139,27 @@ async fn the_proxy_variables_are_honoured() {
         "nothing reached the server"
     );
     let out = w
-        .run_with(&["login", "--account", "a"], move |c| {
-            c.env("HTTP_PROXY", &proxy)
-                .env("HTTPS_PROXY", &proxy)
-                .env("NO_PROXY", "127.0.0.1");
-        })
+        .bin(&["login", "--account", "a"])
+        .env("HTTP_PROXY", &proxy)
+        .env("HTTPS_PROXY", &proxy)
+        .env("NO_PROXY", "127.0.0.1")
+        .run()
         .await;
     assert_eq!(out.code, Some(0), "NO_PROXY bypasses it: {out:?}");
+}
+
+#[tokio::test]
+async fn a_sign_in_service_that_keeps_saying_not_now_parks_the_work_once_the_retries_are_spent() {
+    let w = world().await;
+    let db = open(&w);
+    seed(&w, &db, "alice", &alice());
+    let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
+    // The first attempt and four retries (the item's policy), each answered "not now".
+    w.auth
+        .fail_next_token_requests(&[TokenFault::ServiceUnavailable; 5]);
+    let e = ts.access_token("alice").await.unwrap_err();
+    assert!(matches!(e, AuthError::Unavailable { .. }), "{e:?}");
+    assert_eq!(Failure::from(e).exit(), Exit::WorkRemaining);
+    // Nothing was spent at the service: the next refresh works.
+    assert!(ts.access_token("alice").await.is_ok());
 }

@@ -4,15 +4,11 @@
 
 use std::process::{Command, Stdio};
 
-fn notebridge(args: &[&str]) -> std::process::Output {
-    let dir = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_notebridge"))
-        .args(args)
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", dir.path())
-        .output()
-        .unwrap()
+use crate::bin_support::{self, Output};
+
+fn notebridge(args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    bin_support::notebridge(home.path(), args).run_blocking()
 }
 
 /// Runs `shell` with `check_args` on the script; `None` when the shell is not installed.
@@ -42,8 +38,8 @@ fn each_completion_script_parses_in_its_shell() {
     ];
     for (name, shell, check) in cases {
         let out = notebridge(&["completions", name]);
-        assert!(out.status.success(), "{name}: {:?}", out);
-        let script = out.stdout;
+        assert_eq!(out.code, Some(0), "{name}: {out:?}");
+        let script = out.stdout.into_bytes();
         assert!(
             String::from_utf8_lossy(&script).contains("migrate"),
             "{name}: the script knows the subcommands"
@@ -57,23 +53,23 @@ fn each_completion_script_parses_in_its_shell() {
         }
     }
     let ps = notebridge(&["completions", "powershell"]);
-    assert!(ps.status.success());
-    assert!(String::from_utf8_lossy(&ps.stdout).contains("Register-ArgumentCompleter"));
+    assert_eq!(ps.code, Some(0), "{ps:?}");
+    assert!(ps.stdout.contains("Register-ArgumentCompleter"));
 }
 
 #[test]
 fn an_unknown_shell_is_a_usage_error_naming_the_choices() {
     let out = notebridge(&["completions", "tcsh"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.code, Some(2));
+    let err = &out.stderr;
     assert!(err.contains("tcsh") && err.contains("bash"), "{err}");
 }
 
 #[test]
 fn the_man_page_renders_with_every_subcommand() {
     let out = notebridge(&["man"]);
-    assert!(out.status.success());
-    let page = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let page = out.stdout;
     assert!(page.contains(".TH notebridge 1"));
     for sub in [
         "login",

@@ -1,21 +1,13 @@
 //! `notebridge convert FILE [--json]` as a process: output shapes (the JSON document; for people,
 //! the block tree and the report, in snapshots) and the usage error.
 
-use std::process::Command;
+use crate::bin_support::{notebridge, Output};
 
-fn convert(args: &[&str]) -> std::process::Output {
-    let dir = tempfile::tempdir().unwrap();
-    Command::new(env!("CARGO_BIN_EXE_notebridge"))
-        .arg("convert")
+fn convert(args: &[&str]) -> Output {
+    let home = tempfile::tempdir().unwrap();
+    notebridge(home.path(), &["convert"])
         .args(args)
-        // Keep the run away from the user's real state and config (none is needed offline).
-        .env("NOTEBRIDGE_DB", dir.path().join("state.db"))
-        .env_remove("NOTEBRIDGE_CONFIG")
-        .env("HOME", dir.path())
-        .env("XDG_CONFIG_HOME", dir.path())
-        .env("XDG_DATA_HOME", dir.path())
-        .output()
-        .unwrap()
+        .run_blocking()
 }
 
 fn fixture(name: &str) -> String {
@@ -25,12 +17,8 @@ fn fixture(name: &str) -> String {
 #[test]
 fn json_is_one_document_with_blocks_and_report() {
     let out = convert(&[&fixture("12-images.html"), "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(out.code == Some(0), "{}", out.stderr.clone());
+    let doc: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["title"], "Images");
     assert!(doc["created"].is_null());
     let blocks = doc["blocks"].as_array().unwrap();
@@ -50,8 +38,8 @@ fn json_is_one_document_with_blocks_and_report() {
 #[test]
 fn human_output_summarises_types_and_approximations() {
     let out = convert(&[&fixture("11-tables.html")]);
-    assert!(out.status.success());
-    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.code == Some(0));
+    let text = out.stdout;
     assert!(text.contains("title: Tables"), "{text}");
     assert!(text.contains("  table: 1"), "{text}");
     assert!(text.contains("  table_row: 4"), "{text}");
@@ -65,7 +53,7 @@ fn human_output_summarises_types_and_approximations() {
 #[test]
 fn human_output_counts_table_rows_in_the_total_like_the_type_lines() {
     let out = convert(&[&fixture("11-tables.html")]);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = out.stdout;
     // 1 table, its 4 rows, 1 image.
     assert!(text.contains("\nblocks: 6\n"), "{text}");
 }
@@ -74,12 +62,8 @@ fn human_output_counts_table_rows_in_the_total_like_the_type_lines() {
 /// terminal here, so lines are cut at the fixed width.
 fn human(name: &str) -> String {
     let out = convert(&[&fixture(name)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(out.code == Some(0), "{}", out.stderr);
+    let text = out.stdout;
     // The tree: from the blank line after the title to the one before the summary.
     let tree = text.split("\n\n").nth(1).unwrap_or("");
     assert!(!tree.is_empty(), "{text}");
@@ -105,8 +89,8 @@ fn human_output_shows_the_block_tree_then_the_report() {
 #[test]
 fn a_missing_file_is_a_usage_error_naming_it() {
     let out = convert(&["/no/such/page.html"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("/no/such/page.html"));
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.clone().contains("/no/such/page.html"));
 }
 
 #[test]
@@ -133,9 +117,9 @@ fn empty_and_binary_files_are_usage_errors_that_print_nothing() {
         let p = dir.path().join(name);
         std::fs::write(&p, bytes).unwrap();
         let out = convert(&[p.to_str().unwrap()]);
-        assert_eq!(out.status.code(), Some(2), "{name}");
+        assert_eq!(out.code, Some(2), "{name}");
         assert!(out.stdout.is_empty(), "{name}: nothing on stdout");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = out.stderr.clone();
         assert!(
             err.contains(name) && err.contains("is not OneNote page HTML") && err.contains(why),
             "{name}: {err}"
@@ -144,5 +128,5 @@ fn empty_and_binary_files_are_usage_errors_that_print_nothing() {
     // a page with a stray invalid byte still converts
     let p = dir.path().join("stray.html");
     std::fs::write(&p, b"<html><body><p>caf\xe9 au lait</p></body></html>").unwrap();
-    assert_eq!(convert(&[p.to_str().unwrap()]).status.code(), Some(0));
+    assert_eq!(convert(&[p.to_str().unwrap()]).code, Some(0));
 }

@@ -198,14 +198,11 @@ fn a_page_over_the_size_limit_is_refused_by_convert() {
         written += para.len();
     }
     drop(f);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_notebridge"))
-        .arg("convert")
-        .arg(&path)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
-    assert!(err.contains("over the limit of"), "{err}");
+    let out = crate::bin_support::notebridge(dir.path(), &["convert"])
+        .args([&path])
+        .run_blocking();
+    assert_ne!(out.code, Some(0), "{out:?}");
+    assert!(out.stderr.contains("over the limit of"), "{out:?}");
 }
 
 // Fuzz-style properties: adversarial input of every kind, never a panic, always valid blocks.

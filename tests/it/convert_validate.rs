@@ -1,12 +1,11 @@
 //! Notion's request rules for converted blocks, checked on the JSON that would be sent.
 //!
-//! Included by the other `convert_*` tests with `#[path]`. The tree is split into requests exactly as
+//! Used by the other `convert_*` tests. The tree is split into requests exactly as
 //! the writer plans it (`notebridge::notion::plan`), and every request goes through the validator
 //! the Notion test server applies (`validate_children`, `validate_table_rows_with`), so "the blocks
 //! pass" means the server would take them. On top, the converter's own rules that Notion does not
 //! enforce but that the converter promises: no empty text runs, link schemes Notion can open, a
 //! checked flag on every to-do, an emoji on every callout, a language on every code block.
-#![allow(dead_code)]
 
 use notebridge::convert::Block;
 use notebridge::notion::plan::{self, Items, Planner};
@@ -116,11 +115,6 @@ fn requests_pass(list: &[Block]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Checks one block and its children.
-pub fn block(b: &Block) -> Result<(), String> {
-    blocks(std::slice::from_ref(b))
 }
 
 /// Checks a page body: Notion's rules on every request the writer would send, then the converter's.

@@ -206,8 +206,9 @@ async fn a_failing_envelope_spends_only_its_own_requests_budget() {
             item: sec.id.clone(),
         })
         .collect();
-    // The first six envelopes fail: one envelope's requests use up their attempts, no others.
-    s.lab.graph.faults().fail_next(6, 502);
+    // The first five envelopes fail: one envelope's requests spend their retries (four each, as
+    // every request's), no others.
+    s.lab.graph.faults().fail_next(5, 502);
     let results = s.graph.batch_get(&s.who, &gets).await.unwrap();
     let failed = results.iter().filter(|r| r.is_err()).count();
     assert!(
@@ -306,4 +307,34 @@ async fn without_hint_headers_scans_keep_within_the_limits_and_ride_out_a_thrott
         s.lab.graph.counters().throttled >= 1,
         "the second scan met the throttle and still completed"
     );
+}
+
+#[tokio::test]
+async fn requests_for_one_item_spend_its_one_retry_count() {
+    use notebridge::failure::{Classify, Retries, ITEM_RETRIES};
+    use notebridge::graph::GraphError;
+    let s = setup(big_section(1)).await;
+    let path = "me/onenote/notebooks";
+    // The item's earlier attempts spent three of its four retries: one is left for its requests.
+    let item = Retries::new(ITEM_RETRIES, 3);
+    let who = s.who.clone().for_item(item.clone());
+    s.lab.graph.faults().fail_next(3, 503);
+    let e = s
+        .graph
+        .get_json::<serde_json::Value>(&who, path, "the notebooks")
+        .await
+        .unwrap_err();
+    match &e {
+        GraphError::GaveUp {
+            attempts, retries, ..
+        } => assert_eq!((*attempts, *retries), (2, 1), "{e}"),
+        other => panic!("gave up, not {other:?}"),
+    }
+    assert_eq!(e.retries(), 1, "what the queue adds to its own");
+    assert_eq!((item.here(), item.spent()), (1, 4));
+    // The third failure is still due; a request of its own has the whole count for it.
+    s.graph
+        .get_json::<serde_json::Value>(&s.who, path, "the notebooks")
+        .await
+        .unwrap();
 }

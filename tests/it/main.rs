@@ -9,6 +9,7 @@ mod auth_logs;
 mod auth_support;
 mod auth_tokens;
 mod auth_transient;
+mod bin_support;
 mod completions_cli;
 mod convert_cli;
 mod convert_fidelity;

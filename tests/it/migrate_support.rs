@@ -1,11 +1,11 @@
 //! Shared set-up of the end-to-end migration tests: the lab, the real binary, and the check that the
 //! Notion tree holds every OneNote page exactly once with exactly its converted body.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
+use crate::bin_support::{self, Bin};
 use notebridge::convert::convert_page_with;
 use notebridge::convert::{ConvertOptions, Ink};
 use notebridge::store::inventory::{Notebook, Page, Section, SectionGroup};
@@ -32,29 +32,21 @@ impl State {
 
 /// Runs the real binary against the lab; returns (exit code, stdout, stderr).
 pub async fn notebridge(lab: &Lab, state: &State, args: &[&str]) -> (i32, String, String) {
-    let out = command(lab, state, args).output().await.unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = bin(lab, state, args).run().await;
+    (out.code.unwrap_or(-1), out.stdout, out.stderr)
 }
 
-/// The binary as a command, with a clean environment pointing at the lab.
-pub fn command(lab: &Lab, state: &State, args: &[&str]) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
-    c.env_clear()
-        .env("HOME", state.dir.path())
-        .envs(lab.env())
-        .arg("--db")
-        .arg(&state.db)
-        .arg("--no-progress")
+/// The binary pointed at the lab and `state`'s database, without progress lines.
+pub fn bin(lab: &Lab, state: &State, args: &[&str]) -> Bin {
+    bin_support::notebridge(state.dir.path(), &["--no-progress"])
+        .args([OsStr::new("--db"), state.db.as_os_str()])
         .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    c
+        .envs(lab.env())
+}
+
+/// [`bin`] as a command, for a test that acts while it runs.
+pub fn command(lab: &Lab, state: &State, args: &[&str]) -> tokio::process::Command {
+    bin(lab, state, args).command()
 }
 
 /// The Notion kind tree of converted blocks: (type, children).

@@ -1,6 +1,5 @@
 //! Shared helpers of the Notion writer tests: a server and a writer that talk over loopback, block
 //! builders, and the dump a body must leave on the server.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,7 +16,7 @@ use notebridge::notion::split;
 use notebridge::notion::writer::{upload_name, Fetch, Resource, Writer};
 use notebridge::settings::Window;
 use notebridge_testkit::notion::{DumpNode, NotionServer, NotionServerConfig, RateConfig};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// A server far faster than the client, so pacing never shows in the counts.
 pub async fn fast_server(seed: u64) -> NotionServer {
@@ -57,6 +56,7 @@ pub fn fetch(sizes: HashMap<String, usize>, calls: Arc<AtomicUsize>) -> Fetch {
                     account: "test".into(),
                     item: format!("file {:?}", r.file_name),
                     status: 404,
+                    code: notebridge::graph::ServiceCode::Other,
                     message: "ErrorItemNotFound".into(),
                 });
             }
@@ -94,11 +94,6 @@ pub fn writer(s: &NotionServer) -> Writer {
         fetch(HashMap::new(), Arc::new(AtomicUsize::new(0))),
         5 * 1024 * 1024 * 1024,
     )
-}
-
-/// Rich text of one run.
-pub fn rt(t: &str) -> Value {
-    json!([{"type": "text", "text": {"content": t}}])
 }
 
 /// A paragraph.

@@ -433,6 +433,7 @@ async fn a_full_resolution_download_that_is_not_the_files_fault_never_falls_back
                 account: "test".into(),
                 item: format!("file {:?}", r.file_name),
                 attempts: 8,
+                retries: 7,
                 last: "503".into(),
                 timed_out: false,
             })

@@ -4,28 +4,25 @@
 
 use std::process::Command;
 
+use crate::bin_support::{notebridge, Output};
 use crate::migrate_support::State;
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use serde_json::Value;
 
-fn bin(state: &State, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_notebridge"))
-        .args(args)
-        .env_clear()
-        .env("HOME", state.dir.path())
+fn bin(state: &State, args: &[&str]) -> Output {
+    notebridge(state.dir.path(), args)
         .env("NOTEBRIDGE_DB", &state.db)
-        .output()
-        .unwrap()
+        .run_blocking()
 }
 
 #[test]
 fn errors_under_json_are_one_document_on_stdout_with_the_exit_code() {
     let state = State::new();
     let out = bin(&state, &["--json", "status"]);
-    assert_eq!(out.status.code(), Some(3));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, Some(3));
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["exit"], 3);
     assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
     assert!(doc["error"]["message"]
@@ -33,12 +30,12 @@ fn errors_under_json_are_one_document_on_stdout_with_the_exit_code() {
         .unwrap()
         .contains("no accounts"));
     // and the person still reads it on stderr
-    assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: no accounts"));
+    assert!(out.stderr.starts_with("error: no accounts"));
 
     // a flag the parser refuses, too
     let out = bin(&state, &["scan", "--json", "--bogus"]);
-    assert_eq!(out.status.code(), Some(2));
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.code, Some(2));
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(doc["exit"], 2);
     assert!(doc["error"]["causes"][0]
         .as_str()
@@ -54,8 +51,8 @@ fn json_documents_carry_the_version_first() {
     let state = State::new();
     let page = format!("{}/fixtures/12-images.html", env!("CARGO_MANIFEST_DIR"));
     let out = bin(&state, &["convert", &page, "--json"]);
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.code, Some(0), "{out:?}");
+    let text = &out.stdout;
     assert!(
         text.starts_with(&format!("{{\"version\":\"{}\"", env!("CARGO_PKG_VERSION"))),
         "{text}"
@@ -167,8 +164,8 @@ fn help_lists_a_commands_own_flags_first_real_paths_and_examples() {
         "login", "scan", "migrate", "status", "verify", "doctor", "report", "convert",
     ] {
         let out = bin(&state, &[sub, "--help"]);
-        assert!(out.status.success(), "{sub}");
-        let help = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.code, Some(0), "{sub}");
+        let help = &out.stdout;
         let own = help
             .find("Options:")
             .unwrap_or_else(|| panic!("{sub}: {help}"));
@@ -185,7 +182,7 @@ fn help_lists_a_commands_own_flags_first_real_paths_and_examples() {
         );
     }
     // the default paths are this machine's (HOME here is the test's folder), not placeholders
-    let help = String::from_utf8_lossy(&bin(&state, &["--help"]).stdout).into_owned();
+    let help = bin(&state, &["--help"]).stdout;
     let unwrapped = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(!help.contains("<data dir>"), "{help}");
     let home = state.dir.path().display().to_string();

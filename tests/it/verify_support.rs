@@ -1,13 +1,13 @@
 //! A migrated state built by hand for the `verify` and `status` tests: an inventory, a plan, and Notion
 //! pages created on the lab's Notion server through the real client, recorded as `migrate` records
 //! them.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::bin_support::notebridge;
 use notebridge::clock::Jitter;
 use notebridge::notion::client::NotionClient;
 use notebridge::notion::rate::NotionRate;
@@ -283,27 +283,19 @@ pub async fn migrate(
     created
 }
 
-/// Runs the real binary against the lab with `args`; returns (exit code, stdout, stderr).
+/// Runs the real binary against the lab with `args`, the lab's variables changed by `env` (`None`:
+/// unset); returns (exit code, stdout, stderr).
 pub fn run_bin(w: &World, args: &[&str], env: &[(&str, Option<&str>)]) -> (i32, String, String) {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
-    cmd.arg("--db")
-        .arg(&w.db_path)
+    let db = w.db_path.display().to_string();
+    let mut bin = notebridge(w.dir.path(), &["--db", &db])
         .args(args)
-        .env_remove("NOTEBRIDGE_CONFIG")
-        .env("HOME", w.dir.path())
-        .env("XDG_CONFIG_HOME", w.dir.path())
-        .env("XDG_DATA_HOME", w.dir.path())
         .envs(w.lab.env());
     for (k, v) in env {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
+        bin = match v {
+            Some(v) => bin.env(k, v),
+            None => bin.env_remove(k),
         };
     }
-    let out = cmd.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let out = bin.run_blocking();
+    (out.code.unwrap_or(-1), out.stdout, out.stderr)
 }

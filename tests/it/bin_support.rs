@@ -1,0 +1,120 @@
+//! The one way tests run the `notebridge` binary: a clean environment (nothing of the developer's:
+//! `PATH`, and a `HOME` the test owns, which also holds the default config and data folders), no
+//! stdin, output captured, and a time limit so that a hung binary fails its test instead of the
+//! suite.
+//!
+//! ```ignore
+//! let out = notebridge(home, &["--json", "status"]).envs(lab.env()).run().await;
+//! assert_eq!(out.code, Some(0), "{out:?}");
+//! ```
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// The longest a run of the binary may take in a test.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One run of the binary, set up but not started.
+pub struct Bin {
+    cmd: tokio::process::Command,
+}
+
+/// What a run printed, and how it ended.
+#[derive(Debug)]
+pub struct Output {
+    /// The exit code (`None`: ended by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Output {
+    /// Both streams, for a failure's message.
+    pub fn all(&self) -> String {
+        format!("{}\n{}", self.stdout, self.stderr)
+    }
+}
+
+/// The binary with `args`, in a clean environment whose home is `home`.
+pub fn notebridge(home: &Path, args: &[&str]) -> Bin {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_notebridge"));
+    cmd.args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    Bin { cmd }
+}
+
+impl Bin {
+    /// Adds arguments after those given.
+    pub fn args<A: AsRef<OsStr>>(mut self, args: impl IntoIterator<Item = A>) -> Self {
+        self.cmd.args(args);
+        self
+    }
+
+    /// Sets one variable.
+    pub fn env(mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> Self {
+        self.cmd.env(key, value);
+        self
+    }
+
+    /// Sets these variables (a lab's, say).
+    pub fn envs<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        self.cmd.envs(vars);
+        self
+    }
+
+    /// Leaves a variable unset (one the lab sets, for a test of its absence).
+    pub fn env_remove(mut self, key: impl AsRef<OsStr>) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// The command itself, for a test that spawns it and acts while it runs (signals, a second
+    /// process).
+    pub fn command(self) -> tokio::process::Command {
+        self.cmd
+    }
+
+    /// Runs it to the end.
+    pub async fn run(mut self) -> Output {
+        let out = tokio::time::timeout(LIMIT, self.cmd.output())
+            .await
+            .expect("the binary did not end in time")
+            .expect("the binary runs");
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// [`Bin::run`] on this thread, blocking it: for a test that is not async, or a helper called
+    /// from inside a runtime that cannot await.
+    pub fn run_blocking(self) -> Output {
+        let mut cmd = self.cmd.into_std();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(cmd.output()));
+        let out = rx
+            .recv_timeout(LIMIT)
+            .expect("the binary did not end in time")
+            .expect("the binary runs");
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
