@@ -34,4 +34,3 @@ pub(super) fn prefix(path: &Path) -> Vec<u8> {
     }
     buf
 }
-
