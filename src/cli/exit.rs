@@ -131,6 +131,8 @@ fn typed_class(cause: &(dyn std::error::Error + 'static)) -> Option<Exit> {
         .or_else(|| class::<crate::notion::writer::WriteError>(cause))
         .or_else(|| class::<crate::verify::VerifyError>(cause))
         .or_else(|| class::<crate::net::Unreachable>(cause))
+        .or_else(|| class::<crate::imports::ImportError>(cause))
+        .or_else(|| class::<crate::onefile::FilesError>(cause))
         .map(Exit::from)
 }
 

@@ -6,6 +6,7 @@
 
 pub mod big_page;
 pub mod cancel;
+mod file_pages;
 pub mod graph;
 pub mod links;
 pub mod lock;
@@ -36,6 +37,7 @@ use crate::notion::plan;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
+use crate::store::imports::is_files_key;
 use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
@@ -297,6 +299,8 @@ pub struct Migration {
     stats: Arc<RunStats>,
     callers: Arc<Mutex<HashMap<String, Caller>>>,
     big: BigPages,
+    /// Section files opened for imports from files.
+    sections: file_pages::OpenSections,
 }
 
 impl Migration {
@@ -323,6 +327,7 @@ impl Migration {
             stats: Arc::new(RunStats::default()),
             callers: Arc::new(Mutex::new(HashMap::new())),
             big: BigPages::default(),
+            sections: file_pages::OpenSections::default(),
         }
     }
 
@@ -367,6 +372,16 @@ impl Migration {
     /// or site's items are read as the signed-in account, with its token and its budget (Graph's
     /// limits are the user's).
     fn caller(&self, key: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+        if is_files_key(key) {
+            // An import from files reads nothing from Graph: no user, no budget. Its pages'
+            // files are embedded in them and served from memory.
+            return Ok(Caller {
+                account: key.to_owned(),
+                user_id: String::new(),
+                lane: Lane::Background,
+                deadline: opts.deadline,
+            });
+        }
         let account = account_of_key(key);
         if let Some(c) = self.callers.lock().expect("callers poisoned").get(account) {
             return Ok(c.clone());
@@ -571,6 +586,10 @@ impl Migration {
         item: &str,
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>, Option<BigPermit>), JobError> {
+        if is_files_key(key) {
+            let page = self.sections.convert(&self.db, key, item_id, item).await?;
+            return Ok((page, HashMap::new(), None));
+        }
         let mut permit = None;
         loop {
             if let Some(got) = self

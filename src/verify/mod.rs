@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::writer::display_title;
+use crate::store::imports::is_files_key;
 use crate::store::notion_items::BodyState;
 use crate::store::{Db, StoreError};
 
@@ -163,6 +164,10 @@ async fn verify_account(
     let mut containers = Vec::new();
     let mut account_foreign = Vec::new();
     for (kind, id, path) in &flat.containers {
+        if is_files_key(account) && *id == crate::imports::LOOSE_NOTEBOOK {
+            // Sections imported on their own have no notebook page: theirs is the target.
+            continue;
+        }
         let (check, _) = ctx.locate(id);
         account_foreign.extend(foreign_under(&check.notion_page_id, path));
         containers.push(ContainerReport {

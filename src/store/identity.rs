@@ -1,0 +1,183 @@
+//! One OneNote page, one Notion page, whichever way it was read. Graph's route and the route from
+//! files key their inventories differently (Graph ids under an account, file GUIDs under an
+//! import), but both know each page's OneNote GUID (`pages.onenote_guid`). Before a plan is made,
+//! every page whose GUID another key already migrated is *adopted*: the other key's Notion record
+//! is copied under this key, so the page's job finds its page written and `--update` rewrites that
+//! same page in place. A section (or group, or notebook) whose every child was adopted under one
+//! Notion parent of its kind is adopted as that parent, so the layout is not made twice either.
+
+use std::collections::HashSet;
+
+use rusqlite::{params, OptionalExtension, Transaction};
+
+use super::inventory::{Notebook, Section, SectionGroup};
+use super::jobs::RunToken;
+use super::notion_items::BodyState;
+use super::{Db, Result};
+use crate::clock::UnixMillis;
+
+/// What adoption found: items whose Notion page another key made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Adopted {
+    /// OneNote pages.
+    pub pages: usize,
+    /// Notebook, section group and section pages.
+    pub containers: usize,
+}
+
+impl Db {
+    /// Adopts under `key` what other keys migrated of `notebooks` (see the module's doc), by the
+    /// run lock's holder `token`, in one transaction. Items this key has a record of already are
+    /// left as they are.
+    pub fn adopt_migrated(
+        &self,
+        token: &RunToken,
+        key: &str,
+        notebooks: &[Notebook],
+        now: UnixMillis,
+    ) -> Result<Adopted> {
+        self.write_holding(token, "adopting pages migrated another way", |tx| {
+            let mut a = Adopter {
+                tx,
+                key,
+                now,
+                found: Adopted::default(),
+            };
+            for nb in notebooks {
+                let parents = a.children(&nb.section_groups, &nb.sections)?;
+                a.container(&nb.id, "notebook", parents)?;
+            }
+            Ok(a.found)
+        })
+    }
+}
+
+struct Adopter<'a, 't> {
+    tx: &'a Transaction<'t>,
+    key: &'a str,
+    now: UnixMillis,
+    found: Adopted,
+}
+
+/// A child's Notion page as adoption sees it: its parent's Notion id, when the child has a written
+/// page (adopted or this key's own).
+type ChildParent = Option<String>;
+
+impl Adopter<'_, '_> {
+    /// Adopts what it can of these children; returns each child's Notion parent (none when it has
+    /// no page).
+    fn children(
+        &mut self,
+        groups: &[SectionGroup],
+        sections: &[Section],
+    ) -> rusqlite::Result<Vec<ChildParent>> {
+        let mut out = Vec::new();
+        for s in sections {
+            let mut parents = Vec::new();
+            for p in &s.pages {
+                let parent = self.page(&p.id)?;
+                // Only top-level pages sit under the section's page (subpages under their page).
+                if p.level == 0 {
+                    parents.push(parent);
+                }
+            }
+            out.push(self.container(&s.id, "section", parents)?);
+        }
+        for g in groups {
+            let parents = self.children(&g.section_groups, &g.sections)?;
+            out.push(self.container(&g.id, "section_group", parents)?);
+        }
+        Ok(out)
+    }
+
+    /// This key's record of `item`: its Notion parent, if it has a page.
+    fn own(&self, item: &str) -> rusqlite::Result<Option<ChildParent>> {
+        self.tx
+            .query_row(
+                "SELECT parent_notion_id, notion_page_id FROM notion_items
+                 WHERE account = ?1 AND item_id = ?2",
+                params![self.key, item],
+                |r| {
+                    let parent: String = r.get(0)?;
+                    let page: Option<String> = r.get(1)?;
+                    Ok(page.map(|_| parent))
+                },
+            )
+            .optional()
+    }
+
+    /// Adopts page `id` when another key wrote its GUID's page; returns its Notion parent.
+    fn page(&mut self, id: &str) -> rusqlite::Result<ChildParent> {
+        if let Some(own) = self.own(id)? {
+            return Ok(own);
+        }
+        // The other key's record of the same GUID, fully written (a page another route is still
+        // writing is left to it).
+        let other: Option<(String, String)> = self
+            .tx
+            .query_row(
+                "SELECT n.account, n.item_id FROM pages mine
+                 JOIN pages p ON p.onenote_guid = mine.onenote_guid AND p.account <> mine.account
+                 JOIN notion_items n ON n.account = p.account AND n.item_id = p.id
+                 WHERE mine.account = ?1 AND mine.id = ?2 AND mine.onenote_guid IS NOT NULL
+                   AND n.kind = 'page' AND n.notion_page_id IS NOT NULL AND n.body_state = ?3
+                 ORDER BY n.updated_at DESC LIMIT 1",
+                params![self.key, id, BodyState::Done],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((account, item)) = other else {
+            return Ok(None);
+        };
+        self.copy(&account, &item, id)?;
+        self.found.pages += 1;
+        self.own(id).map(Option::flatten)
+    }
+
+    /// Adopts a container whose children all have pages under one Notion page that another key
+    /// made for an item of the same kind; returns its Notion parent.
+    fn container(
+        &mut self,
+        id: &str,
+        kind: &str,
+        children: Vec<ChildParent>,
+    ) -> rusqlite::Result<ChildParent> {
+        if let Some(own) = self.own(id)? {
+            return Ok(own);
+        }
+        let parents: HashSet<&Option<String>> = children.iter().collect();
+        let [Some(parent)] = parents.into_iter().collect::<Vec<_>>()[..] else {
+            return Ok(None);
+        };
+        let other: Option<(String, String)> = self
+            .tx
+            .query_row(
+                "SELECT account, item_id FROM notion_items
+                 WHERE notion_page_id = ?1 AND kind = ?2 AND account <> ?3",
+                params![parent, kind, self.key],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let Some((account, item)) = other else {
+            return Ok(None);
+        };
+        self.copy(&account, &item, id)?;
+        self.found.containers += 1;
+        self.own(id).map(Option::flatten)
+    }
+
+    /// Copies the Notion record of `item` of `account` as this key's record of `id`. Its pending
+    /// links stay with the record that wrote them (its link pass rewrites them).
+    fn copy(&self, account: &str, item: &str, id: &str) -> rusqlite::Result<()> {
+        self.tx.execute(
+            "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, sibling_index, title,
+                 notion_page_id, body_state, onenote_last_modified, blocks, files, report,
+                 pending_links, updated_at, body_shape, links_recorded)
+             SELECT ?3, ?4, kind, parent_notion_id, sibling_index, title, notion_page_id,
+                 body_state, onenote_last_modified, blocks, files, report, 0, ?5, body_shape, 0
+             FROM notion_items WHERE account = ?1 AND item_id = ?2",
+            params![account, item, self.key, id, self.now],
+        )?;
+        Ok(())
+    }
+}
