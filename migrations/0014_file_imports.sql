@@ -3,10 +3,8 @@
 -- inventory tables' `account` column, so its items never mix with an account's. `path` is the path
 -- as given, made absolute.
 CREATE TABLE file_imports (
-    id          INTEGER PRIMARY KEY,
-    path        TEXT NOT NULL UNIQUE,
-    created_at  INTEGER NOT NULL,   -- unix ms
-    scanned_at  INTEGER             -- unix ms of the last read of the files
+    id    INTEGER PRIMARY KEY,
+    path  TEXT NOT NULL UNIQUE
 );
 
 -- Where each section of an import is read from (`SectionLocation::to_stored`), kept with the plan so a

@@ -315,7 +315,7 @@ async fn run(
             },
         )?
     } else {
-        import_keys(db, &req.from, req.resume, clock.now_ms())?
+        import_keys(db, &req.from, req.resume)?
     };
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
@@ -428,7 +428,6 @@ fn import_keys(
     db: &Db,
     paths: &[std::path::PathBuf],
     resume: bool,
-    now: UnixMillis,
 ) -> Result<Vec<String>, MigrateError> {
     let mut keys = Vec::new();
     for p in paths {
@@ -438,7 +437,7 @@ fn import_keys(
             db.import_key(&shown)?
                 .ok_or_else(|| MigrateError::NotImported(shown.clone()))?
         } else {
-            db.register_import(&shown, now)?
+            db.register_import(&shown)?
         };
         if !keys.contains(&key) {
             keys.push(key);

@@ -360,7 +360,7 @@ impl Planner<'_> {
         // created again.
         let adopted = self
             .db
-            .adopt_migrated(owner, key, result.notebooks, now)
+            .adopt_migrated(owner, key, result.notebooks)
             .map_err(PlanError::Planning)?;
         if adopted.pages > 0 {
             self.observer.event(Event::Note(format!(

@@ -237,7 +237,7 @@ impl Inventory {
 pub fn store(db: &Db, key: &str, inv: &Inventory, now: UnixMillis) -> Result<(), StoreError> {
     db.save_scan(key, &inv.notebooks, &ScanScope::All, now)?;
     db.save_page_guids(key, &inv.guids)?;
-    db.save_file_sections(key, &inv.sections, now)
+    db.save_file_sections(key, &inv.sections)
 }
 
 /// Records the notebook that stands for sections imported on their own as written, its page the

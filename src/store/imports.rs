@@ -6,7 +6,6 @@ use rusqlite::{params, OptionalExtension};
 
 use super::jobs::{JobKind, JobState};
 use super::{Db, Result};
-use crate::clock::UnixMillis;
 
 /// How an import's inventory key starts. No account key can: an account name is one word without
 /// `:` (see [`is_files_key`]), and groups' and sites' keys start with their account's name.
@@ -45,12 +44,11 @@ pub struct StoredSection {
 
 impl Db {
     /// The inventory key of the import of `path` (absolute), made on first use.
-    pub fn register_import(&self, path: &str, now: UnixMillis) -> Result<String> {
+    pub fn register_import(&self, path: &str) -> Result<String> {
         self.write("recording an import from files", |tx| {
             tx.execute(
-                "INSERT INTO file_imports(path, created_at) VALUES (?1, ?2)
-                 ON CONFLICT(path) DO NOTHING",
-                params![path, now],
+                "INSERT INTO file_imports(path) VALUES (?1) ON CONFLICT(path) DO NOTHING",
+                [path],
             )?;
             let id: i64 =
                 tx.query_row("SELECT id FROM file_imports WHERE path = ?1", [path], |r| {
@@ -99,13 +97,8 @@ impl Db {
     }
 
     /// Replaces what is known of where the sections of import `key` are read from (after a read of
-    /// its files), and records the read's time.
-    pub fn save_file_sections(
-        &self,
-        key: &str,
-        sections: &[StoredSection],
-        now: UnixMillis,
-    ) -> Result<()> {
+    /// its files).
+    pub fn save_file_sections(&self, key: &str, sections: &[StoredSection]) -> Result<()> {
         self.write("storing where an import's sections are", |tx| {
             tx.execute("DELETE FROM file_sections WHERE account = ?1", [key])?;
             let mut st = tx.prepare(
@@ -114,12 +107,6 @@ impl Db {
             )?;
             for s in sections {
                 st.execute(params![key, s.section_id, s.location, s.problem])?;
-            }
-            if let Some(id) = key.strip_prefix(PREFIX).and_then(|i| i.parse::<i64>().ok()) {
-                tx.execute(
-                    "UPDATE file_imports SET scanned_at = ?2 WHERE id = ?1",
-                    params![id, now],
-                )?;
             }
             Ok(())
         })
@@ -186,12 +173,12 @@ mod tests {
     fn an_import_keeps_its_key_and_its_sections_locations() {
         let t = tempfile::tempdir().unwrap();
         let db = Db::open(&t.path().join("s.db")).unwrap();
-        let a = db.register_import("/notes/Work", 1).unwrap();
-        let b = db.register_import("/notes/Home.one", 2).unwrap();
+        let a = db.register_import("/notes/Work").unwrap();
+        let b = db.register_import("/notes/Home.one").unwrap();
         assert_ne!(a, b);
         assert!(is_files_key(&a) && is_files_key(&b));
         assert!(!is_files_key("alice") && !is_files_key("alice/group:g"));
-        assert_eq!(db.register_import("/notes/Work", 3).unwrap(), a);
+        assert_eq!(db.register_import("/notes/Work").unwrap(), a);
         assert_eq!(db.import_key("/notes/Work").unwrap(), Some(a.clone()));
         assert_eq!(db.import_key("/elsewhere").unwrap(), None);
         assert_eq!(
@@ -205,12 +192,11 @@ mod tests {
             location: "file:/notes/Work/A.one".into(),
             problem: None,
         };
-        db.save_file_sections(&a, std::slice::from_ref(&s), 4)
-            .unwrap();
+        db.save_file_sections(&a, std::slice::from_ref(&s)).unwrap();
         assert_eq!(db.file_section(&a, "s1").unwrap(), Some(s));
         assert_eq!(db.file_section(&b, "s1").unwrap(), None);
         // A new read replaces what the last one found.
-        db.save_file_sections(&a, &[], 5).unwrap();
+        db.save_file_sections(&a, &[]).unwrap();
         assert_eq!(db.file_section(&a, "s1").unwrap(), None);
     }
 }
