@@ -10,6 +10,8 @@
 //! - [`limiter`]: the Graph budgets of every user (and of the app, when set), lanes and breakers.
 //! - [`graph`]: the OneNote client, `$batch`, and the scan that fills the inventory.
 //! - [`convert`] (with [`ink`] and [`mathml`]): OneNote HTML to Notion blocks, within Notion's limits.
+//! - [`onefile`]: OneNote's own files (`.one`, `.onetoc2`, folders, `.onepkg`) read into the same
+//!   inventory and the same blocks, with no account.
 //! - [`notion`]: the Notion client, request splitting and the exactly-once writer.
 //! - [`queue`]: the persistent job runner that drains the plan through all of the above;
 //!   [`engine`]: a `migrate` run around it (accounts, retries, planning and draining, summary).

@@ -92,7 +92,7 @@ pub fn convert_page(html: &str) -> ConvertedPage {
 
 /// Converts a page.
 pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
-    convert_document(&parse(html), opts)
+    convert_document(&parse(html), opts, Vec::new())
 }
 
 /// Converts a page, taking its HTML: the text is freed as soon as it is parsed, so a big page's
@@ -100,7 +100,21 @@ pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
 pub fn convert_page_owned(html: String, opts: &ConvertOptions) -> ConvertedPage {
     let doc = parse(&html);
     drop(html);
-    convert_document(&doc, opts)
+    convert_document(&doc, opts, Vec::new())
+}
+
+/// Converts a page whose files came beside its HTML (OneNote's own files, [`crate::onefile`]):
+/// an `<img>` or `<object>` whose source is the [`EmbeddedFile::key`] of one of `files` gets those
+/// bytes ([`MediaSource::Embedded`]); an `embedded:` source that none answers to becomes the named
+/// placeholder of a file that cannot be carried over.
+pub fn convert_page_with_files(
+    html: String,
+    opts: &ConvertOptions,
+    files: Vec<EmbeddedFile>,
+) -> ConvertedPage {
+    let doc = parse(&html);
+    drop(html);
+    convert_document(&doc, opts, files)
 }
 
 /// The page's DOM, its nesting capped first.
@@ -108,11 +122,12 @@ fn parse(html: &str) -> Html {
     Html::parse_document(&depth::cap_depth(html))
 }
 
-fn convert_document(doc: &Html, opts: &ConvertOptions) -> ConvertedPage {
+fn convert_document(doc: &Html, opts: &ConvertOptions, files: Vec<EmbeddedFile>) -> ConvertedPage {
     let root = doc.root_element();
     let (title, created) = head_info(root);
     let mut report = Report::default();
     let mut w = Walker::new(&mut report);
+    w.carried = files;
     let mut sink = Sink::new(Kind::Paragraph, false);
     if let Some(body) = root.child_elements().find(|e| e.value().name() == "body") {
         let st = w.style_of(body, &Style::default());

@@ -5,6 +5,7 @@ use scraper::{ElementRef, Html, Node};
 
 use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText, TextBlock, PLAIN};
 use super::css;
+use super::embedded::EMBEDDED_SCHEME;
 use super::report::Report;
 use super::rich_text::{merge_plain, split_text, Inline, LinkTarget, MAX_TEXT};
 use super::tags::{self, Tag};
@@ -266,6 +267,8 @@ pub struct Walker<'r> {
     pub embedded: usize,
     /// Self-closed `<iframe/>`s whose swallowed markup is being parsed again around this point.
     reparsing: usize,
+    /// Files that came beside the HTML, by their `embedded:` key.
+    pub carried: Vec<super::embedded::EmbeddedFile>,
 }
 
 /// Elements whose content is never shown.
@@ -296,6 +299,7 @@ impl<'r> Walker<'r> {
             list_depth: 0,
             embedded: 0,
             reparsing: 0,
+            carried: Vec::new(),
         }
     }
 
@@ -792,6 +796,14 @@ impl<'r> Walker<'r> {
             self.report
                 .add(format!("{what} in a data: URL"), "uploaded from its bytes");
             return Ok(MediaSource::Embedded(file));
+        }
+        if url.len() > EMBEDDED_SCHEME.len()
+            && url[..EMBEDDED_SCHEME.len()].eq_ignore_ascii_case(EMBEDDED_SCHEME)
+        {
+            return match self.carried.iter().find(|f| f.key == url) {
+                Some(f) => Ok(MediaSource::Embedded(f.clone())),
+                None => Err("its bytes are not in the OneNote file"),
+            };
         }
         if url.is_empty() {
             return Err("no source");
