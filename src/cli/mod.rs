@@ -256,8 +256,10 @@ fn init_logging(g: &GlobalArgs) {
     use tracing_subscriber::EnvFilter;
     let default = match (g.quiet, g.verbose) {
         (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "notebridge=info,warn",
+        // The OneNote file parser's warnings are about a file's internals, which the reader
+        // reports as a section's reason when they matter.
+        (false, 0) => "warn,onenote_parser=error",
+        (false, 1) => "notebridge=info,warn,onenote_parser=error",
         (false, _) => "notebridge=debug,info",
     };
     let filter = std::env::var(crate::settings::env::LOG)

@@ -70,12 +70,18 @@ impl Adopter<'_, '_> {
         let mut out = Vec::new();
         for s in sections {
             let mut parents = Vec::new();
+            // Only the pages planning puts under the section's page count (a subpage sits under
+            // the nearest page before it with a lower level), by the same rule as planning.
+            let mut levels: Vec<i64> = Vec::new();
             for p in &s.pages {
                 let parent = self.page(&p.id)?;
-                // Only top-level pages sit under the section's page (subpages under their page).
-                if p.level == 0 {
+                while levels.last().is_some_and(|l| *l >= p.level) {
+                    levels.pop();
+                }
+                if levels.is_empty() {
                     parents.push(parent);
                 }
+                levels.push(p.level);
             }
             out.push(self.container(&s.id, "section", parents)?);
         }

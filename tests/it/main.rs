@@ -19,6 +19,8 @@ mod convert_props;
 mod convert_validate;
 mod doctor_cli;
 mod engine_migrate;
+mod files_migrate;
+mod files_support;
 mod graph_bodies;
 mod graph_listings;
 mod graph_proxy;
