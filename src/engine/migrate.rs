@@ -434,7 +434,9 @@ fn import_keys(
         let path = imports::absolute(p).map_err(PlanError::from)?;
         let shown = path.display().to_string();
         let key = if resume {
+            // Recorded by a `--from` that could not read it, it was never planned either.
             db.import_key(&shown)?
+                .filter(|k| db.plan_targets(k).is_ok_and(|t| !t.is_empty()))
                 .ok_or_else(|| MigrateError::NotImported(shown.clone()))?
         } else {
             db.register_import(&shown)?
