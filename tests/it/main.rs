@@ -19,6 +19,7 @@ mod convert_props;
 mod convert_validate;
 mod doctor_cli;
 mod engine_migrate;
+mod files_identity;
 mod files_inputs;
 mod files_migrate;
 mod files_resume;
