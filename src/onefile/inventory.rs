@@ -61,13 +61,34 @@ pub(super) fn is_onenote(head: &[u8]) -> bool {
         || matches!(at(48), Some(g) if g == REVISION_STORE || g == PACKAGED_STORE)
 }
 
-/// Whether a revision store's header says its data is encrypted: a password-protected section
-/// keeps its pages in an encrypted object space, and OneNote marks the file with
-/// `ObjectDataEncryptionKeyV2FNDX` (MS-ONESTORE 2.5.19), whose node id 0x07C appears in the first
-/// file node list. The header alone does not say it, so this looks for the node in the bytes read.
-pub(super) fn is_encrypted(head: &[u8]) -> bool {
-    let _ = head;
-    false
+/// `EncryptionData.Header` (MS-ONESTORE 2.5.19, stored little-endian): the start of the key data a
+/// password-protected section's `ObjectDataEncryptionKeyV2FNDX` node points at.
+const ENCRYPTION_HEADER: [u8; 8] = 0xFB6B_A385_DAD1_A067u64.to_le_bytes();
+/// `EncryptionData.Footer`, which closes it.
+const ENCRYPTION_FOOTER: [u8; 8] = 0x2649_294F_8E19_8B3Cu64.to_le_bytes();
+/// How much of a section is searched for its encryption data (it is written near the start).
+pub(super) const ENCRYPTION_SCAN_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Whether the bytes hold a password-protected section's encryption data (its header, then its
+/// footer): the structure the format defines for it, not a guess from a parser message.
+pub(super) fn is_encrypted(bytes: &[u8]) -> bool {
+    let find = |from: usize, pat: &[u8; 8]| {
+        bytes
+            .get(from..)?
+            .windows(8)
+            .position(|w| w == pat)
+            .map(|i| from + i)
+    };
+    find(0, &ENCRYPTION_HEADER).is_some_and(|h| find(h + 8, &ENCRYPTION_FOOTER).is_some())
+}
+
+/// The first [`ENCRYPTION_SCAN_BYTES`] of a file, to look for encryption data in.
+pub(super) fn prefix(path: &Path) -> Vec<u8> {
+    let mut buf = Vec::new();
+    if let Ok(f) = File::open(path) {
+        let _ = f.take(ENCRYPTION_SCAN_BYTES).read_to_end(&mut buf);
+    }
+    buf
 }
 
 /// A GUID-shaped id for something with no GUID of its own (a missing or unreadable section, a

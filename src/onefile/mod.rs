@@ -18,6 +18,7 @@
 //! written to disk, so nothing is left behind).
 
 mod inventory;
+mod math;
 mod package;
 mod render;
 mod section;
@@ -211,8 +212,8 @@ impl SectionLocation {
 }
 
 impl FileImport {
-    /// Every section, depth first in OneNote's order (notebooks' groups before their sections, as
-    /// Graph lists them), with the names of the notebook and groups it is in.
+    /// Every section, depth first in OneNote's order (a notebook's or group's own sections before
+    /// those of its groups), with the names of the notebook and groups it is in.
     pub fn all_sections(&self) -> Vec<(Vec<&str>, &FileSection)> {
         let mut out: Vec<(Vec<&str>, &FileSection)> = Vec::new();
         for s in &self.sections {

@@ -289,12 +289,6 @@ impl Renderer {
         self.html.push_str(&open);
         self.runs(rt);
         self.html.push_str(&close);
-        if !rt.math_inline_objects().is_empty() {
-            self.note(
-                "math (OneNote equation)",
-                "its characters kept as text (the parser gives no equation structure to convert)",
-            );
-        }
         if rt
             .embedded_objects()
             .iter()
@@ -309,7 +303,40 @@ impl Renderer {
     }
 
     fn runs(&mut self, rt: &OneText) {
-        for seg in segments(rt) {
+        let segs = segments(rt);
+        // The inline objects belong to the math-formatted runs, in order.
+        let mut objects = rt.math_inline_objects().iter();
+        let mut run_object = std::collections::HashMap::new();
+        for (i, f) in rt.text_run_formatting().iter().enumerate() {
+            if f.math_formatting() {
+                if let Some(o) = objects.next() {
+                    run_object.insert(i, o);
+                }
+            }
+        }
+        let display = !segs.is_empty() && segs.iter().all(|s| s.math);
+        let mut i = 0;
+        while i < segs.len() {
+            if segs[i].math {
+                let mut runs = Vec::new();
+                let mut seen = std::collections::HashSet::new();
+                while i < segs.len() && segs[i].math {
+                    let first = seen.insert(segs[i].run);
+                    runs.push(super::math::MathRun {
+                        text: &segs[i].text,
+                        object: if first {
+                            run_object.get(&segs[i].run).copied()
+                        } else {
+                            None
+                        },
+                    });
+                    i += 1;
+                }
+                self.html.push_str(&super::math::mathml(&runs, display));
+                continue;
+            }
+            let seg = &segs[i];
+            i += 1;
             let mut open = String::new();
             let mut close = String::new();
             if let Some(href) = &seg.link {
@@ -372,9 +399,31 @@ impl Renderer {
     }
 
     fn image(&mut self, img: &Image, pos: Option<(f32, f32)>) {
-        let ext = img
-            .extension()
-            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+        let bytes = match img.data_status() {
+            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty());
+        let given = img
+            .image_filename()
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string);
+        // The bytes say what the picture is; the name and extension only when they do not.
+        let ext = bytes
+            .as_deref()
+            .and_then(sniff_image)
+            .map(str::to_string)
+            .or_else(|| {
+                img.extension()
+                    .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            })
+            .or_else(|| {
+                given
+                    .as_deref()
+                    .and_then(|n| n.rsplit_once('.'))
+                    .map(|(_, e)| e.to_ascii_lowercase())
+            })
             .filter(|e| {
                 !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())
             });
@@ -382,23 +431,13 @@ impl Renderer {
             .as_deref()
             .map(mime_of)
             .unwrap_or("application/octet-stream");
-        let name = img
-            .image_filename()
-            .map(str::trim)
-            .filter(|n| !n.is_empty())
-            .map(str::to_string)
-            .unwrap_or_else(|| {
-                format!(
-                    "image-{}.{}",
-                    self.files.len() + 1,
-                    ext.as_deref().unwrap_or("bin")
-                )
-            });
-        let bytes = match img.data_status() {
-            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
-            _ => None,
-        }
-        .filter(|b| !b.is_empty());
+        let name = given.unwrap_or_else(|| {
+            format!(
+                "image-{}.{}",
+                self.files.len() + 1,
+                ext.as_deref().unwrap_or("bin")
+            )
+        });
         let key = match bytes {
             Some(bytes) => {
                 let key = self.key(&name);
@@ -533,42 +572,68 @@ struct Drawn {
     caption: String,
 }
 
+/// One stroke as the file gives it: absolute points in ink units and its pen.
+struct PenStroke {
+    points: Vec<(f32, f32)>,
+    color: Option<u32>,
+    width: f32,
+    transparency: Option<u8>,
+    /// The handwriting-recognition word it belongs to: `(id, best guess)`.
+    word: Option<(u32, String)>,
+}
+
 /// Renders an ink object's strokes (every nested group's, iteratively) with `src/ink`'s renderer;
 /// `None` when it has no stroke with points.
 fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
-    let mut strokes: Vec<Stroke> = Vec::new();
-    let mut words: Vec<(u32, String)> = Vec::new();
+    let mut strokes = Vec::new();
     let mut stack: Vec<&OneInk> = vec![ink];
     while let Some(i) = stack.pop() {
         stack.extend(i.child_groups().iter().rev());
         for s in i.ink_strokes() {
-            let points: Vec<(f64, f64)> = s
-                .absolute_path()
-                .iter()
-                .map(|p| {
-                    (
-                        left + f64::from(p.x()) * PX_PER_INK_UNIT,
-                        top + f64::from(p.y()) * PX_PER_INK_UNIT,
-                    )
-                })
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .collect();
-            if points.is_empty() {
-                continue;
-            }
-            if let Some(w) = s.recognized_word() {
-                if let Some(t) = w.text() {
-                    if !words.iter().any(|(id, _)| *id == w.id()) {
-                        words.push((w.id(), t.to_string()));
-                    }
-                }
-            }
-            strokes.push(Stroke {
-                points,
-                brush: brush(s),
-                time_ms: None,
+            strokes.push(PenStroke {
+                points: s.absolute_path().iter().map(|p| (p.x(), p.y())).collect(),
+                color: s.color(),
+                width: s.width(),
+                transparency: s.transparency(),
+                word: s
+                    .recognized_word()
+                    .and_then(|w| w.text().map(|t| (w.id(), t.to_string()))),
             });
         }
+    }
+    draw(&strokes, top, left)
+}
+
+/// Strokes placed at `(top, left)` (CSS px) rendered as one drawing, with the recognised words (each
+/// once, in stroke order) in its caption.
+fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
+    let mut strokes: Vec<Stroke> = Vec::new();
+    let mut words: Vec<(u32, &str)> = Vec::new();
+    for s in pen {
+        let points: Vec<(f64, f64)> = s
+            .points
+            .iter()
+            .map(|&(x, y)| {
+                (
+                    left + f64::from(x) * PX_PER_INK_UNIT,
+                    top + f64::from(y) * PX_PER_INK_UNIT,
+                )
+            })
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        if points.is_empty() {
+            continue;
+        }
+        if let Some((id, t)) = &s.word {
+            if !words.iter().any(|(w, _)| w == id) {
+                words.push((*id, t));
+            }
+        }
+        strokes.push(Stroke {
+            points,
+            brush: brush(s),
+            time_ms: None,
+        });
     }
     if strokes.is_empty() {
         return None;
@@ -586,7 +651,7 @@ fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
     let plural = if n == 1 { "stroke" } else { "strokes" };
     let mut caption = format!("{kind}, {n} {plural}");
     if !words.is_empty() {
-        let text: Vec<&str> = words.iter().map(|(_, t)| t.as_str()).collect();
+        let text: Vec<&str> = words.iter().map(|(_, t)| *t).collect();
         let _ = write!(caption, ": “{}”", text.join(" "));
     }
     Some(Drawn {
@@ -597,20 +662,22 @@ fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
     })
 }
 
-fn brush(s: &onenote_parser::contents::InkStroke) -> Brush {
+fn brush(s: &PenStroke) -> Brush {
     let mut b = Brush::default();
-    if let Some(c) = s.color() {
+    if let Some(c) = s.color {
         // COLORREF: 0x00BBGGRR.
         let [r, g, bl, _] = c.to_le_bytes();
         b.color = format!("#{r:02x}{g:02x}{bl:02x}");
     }
-    let w = f64::from(s.width()) * PX_PER_INK_UNIT;
+    let w = f64::from(s.width) * PX_PER_INK_UNIT;
     if w.is_finite() && w > 0.0 {
         b.width = w.min(200.0);
     }
-    if let Some(t) = s.transparency() {
+    // A translucent pen is OneNote's highlighter; a fully transparent value draws as opaque ink
+    // rather than nothing.
+    if let Some(t) = s.transparency.filter(|&t| t > 0 && t < 255) {
         b.opacity = f64::from(255 - t) / 255.0;
-        b.highlighter = t > 0 && t < 255;
+        b.highlighter = true;
     }
     b
 }
@@ -620,6 +687,10 @@ struct Segment {
     text: String,
     style: RunStyle,
     link: Option<String>,
+    /// The text run it is part of.
+    run: usize,
+    /// The run is math-formatted (part of an equation).
+    math: bool,
 }
 
 #[derive(Clone, Default)]
@@ -725,7 +796,14 @@ fn segments(rt: &OneText) -> Vec<Segment> {
         if text.is_empty() {
             continue;
         }
-        out.push(Segment { text, style, link });
+        let math = fmt.is_some_and(|f| f.math_formatting());
+        out.push(Segment {
+            text,
+            style,
+            link,
+            run,
+            math,
+        });
     }
     out
 }
@@ -753,11 +831,15 @@ fn strip_markers(s: &str) -> String {
 /// number placeholder (OneNote writes U+FFFD where the number goes), bulleted otherwise.
 fn list_kind(e: &OutlineElement) -> Option<ListKind> {
     let l = e.list_contents().first()?;
-    Some(if l.list_format().contains(&'\u{fffd}') {
+    Some(kind_of_format(l.list_format()))
+}
+
+fn kind_of_format(format: &[char]) -> ListKind {
+    if format.contains(&'\u{fffd}') {
         ListKind::Numbered
     } else {
         ListKind::Bulleted
-    })
+    }
 }
 
 /// The `data-tag` value Graph writes for a paragraph's note tags.
@@ -766,15 +848,23 @@ fn data_tag(tags: &[NoteTag]) -> Option<String> {
         .iter()
         .filter_map(|t| {
             let d = t.definition()?;
-            let checkable = d.shape().is_checkable();
-            let mut name = tag_name(d.label(), checkable);
-            if checkable && t.item_status().completed() {
-                name.push_str(":completed");
-            }
-            Some(name)
+            Some(tag_value(
+                d.label(),
+                d.shape().is_checkable(),
+                t.item_status().completed(),
+            ))
         })
         .collect();
     (!names.is_empty()).then(|| names.join(","))
+}
+
+/// One tag as `data-tag` writes it: its name, `:completed` on a ticked check box.
+fn tag_value(label: &str, checkable: bool, completed: bool) -> String {
+    let mut name = tag_name(label, checkable);
+    if checkable && completed {
+        name.push_str(":completed");
+    }
+    name
 }
 
 /// Graph's name for a tag from its label (`To Do` → `to-do`, `Discuss with <Person A>` →
@@ -828,6 +918,27 @@ fn tag_name(label: &str, checkable: bool) -> String {
     } else {
         slug
     }
+}
+
+/// The picture format its first bytes announce.
+fn sniff_image(b: &[u8]) -> Option<&'static str> {
+    Some(if b.starts_with(b"\x89PNG\r\n\x1a\n") {
+        "png"
+    } else if b.starts_with(b"\xff\xd8\xff") {
+        "jpg"
+    } else if b.starts_with(b"GIF8") {
+        "gif"
+    } else if b.starts_with(b"BM") {
+        "bmp"
+    } else if b.starts_with(b"II*\0") || b.starts_with(b"MM\0*") {
+        "tiff"
+    } else if b.len() >= 12 && &b[..4] == b"RIFF" && &b[8..12] == b"WEBP" {
+        "webp"
+    } else if b.starts_with(b"\x01\0\0\0") && b.get(40..44) == Some(b" EMF") {
+        "emf"
+    } else {
+        return None;
+    })
 }
 
 fn read_all(mut r: Box<dyn Read>) -> std::io::Result<Bytes> {
@@ -921,8 +1032,231 @@ mod tests {
         assert_eq!(tag_name("My own box", true), "to-do");
         assert_eq!(tag_name("Web site to visit", false), "web-site-to-visit");
         assert_eq!(tag_name("Mine", false), "mine");
+        assert_eq!(tag_value("To Do", true, true), "to-do:completed");
+        assert_eq!(tag_value("Important", false, true), "important");
         let mut s = String::new();
         text_into(&mut s, "a<b\nc");
         assert_eq!(s, "a&lt;b<br />c");
+    }
+
+    #[test]
+    fn list_formats_give_the_list_kind() {
+        // OneNote writes U+FFFD where the number goes ("1.", "a)") and the bullet itself otherwise.
+        assert!(kind_of_format(&['\u{fffd}', '.']) == ListKind::Numbered);
+        assert!(kind_of_format(&['(', '\u{fffd}', ')']) == ListKind::Numbered);
+        assert!(kind_of_format(&['•']) == ListKind::Bulleted);
+        assert!(kind_of_format(&[]) == ListKind::Bulleted);
+    }
+
+    #[test]
+    fn run_styles_become_the_css_the_converter_reads() {
+        let s = RunStyle {
+            bold: true,
+            italic: true,
+            underline: true,
+            strike: true,
+            font: Some("Consolas".into()),
+            size: Some(DEFAULT_FONT_HALF_POINTS),
+            color: Some((0xff, 0, 0)),
+            highlight: Some((0xff, 0xff, 0)),
+            ..RunStyle::default()
+        };
+        assert_eq!(
+            run_css(&s),
+            "font-weight:bold;font-style:italic;text-decoration:underline line-through;\
+             font-family:Consolas;color:#ff0000;background-color:#ffff00;"
+        );
+        let big = RunStyle {
+            size: Some(28),
+            ..RunStyle::default()
+        };
+        assert_eq!(run_css(&big), "font-size:14pt;");
+    }
+
+    #[test]
+    fn pictures_are_known_by_their_bytes() {
+        assert_eq!(sniff_image(b"\x89PNG\r\n\x1a\nrest"), Some("png"));
+        assert_eq!(sniff_image(b"\xff\xd8\xff\xe0"), Some("jpg"));
+        assert_eq!(sniff_image(b"GIF89a"), Some("gif"));
+        assert_eq!(sniff_image(b"plain"), None);
+        assert_eq!(mime_of("png"), "image/png");
+    }
+
+    /// The HTML the renderer writes, converted by the one converter: each content kind becomes the
+    /// block the API route makes of the same markup.
+    #[test]
+    fn the_dialect_written_becomes_the_api_routes_blocks() {
+        use crate::convert::{convert_page_with_files, Color, ConvertOptions, Hue, RichKind};
+        let red_bold = run_css(&RunStyle {
+            bold: true,
+            color: Some((0xe0, 0x10, 0x10)),
+            ..RunStyle::default()
+        });
+        let mono = run_css(&RunStyle {
+            font: Some("Consolas".into()),
+            ..RunStyle::default()
+        });
+        let mut body = String::new();
+        text_into(&mut body, "line one\nline two");
+        let html = format!(
+            "<html><head><title>T</title><meta name=\"created\" content=\"2020-01-02T03:04:05Z\" /></head>\
+             <body data-absolute-enabled=\"true\">\
+             <div style=\"position:absolute;left:48px;top:300px\"><p>below</p></div>\
+             <div style=\"position:absolute;left:48px;top:100px\">\
+             <h1>Head</h1><h5>Small</h5>\
+             <p data-tag=\"{done}\">Done</p><p data-tag=\"{open}\">Open</p>\
+             <ul><li><span>a</span><br /><ol><li><span>n1</span><br /></li></ol></li></ul>\
+             <blockquote><p>q</p></blockquote>\
+             <p><span style=\"{mono}\">let x = 1;</span></p>\
+             <p><span style=\"{red_bold}\">red</span>x<sup>2</sup></p>\
+             <p><a href=\"onenote:#P&amp;section-id={{S}}&amp;page-id={{ABC-1}}&amp;end\">link</a></p>\
+             <p>{body}</p>\
+             <table><tr><td style=\"background-color:#ff0000\"><p>cell</p></td></tr></table>\
+             <img alt=\"gone\" src=\"embedded:missing\" data-src-type=\"image/png\" />\
+             <img alt=\"pic\" src=\"embedded:1-a.png\" data-src-type=\"image/png\" />\
+             <object data-attachment=\"d.pdf\" type=\"application/pdf\" data=\"embedded:2-d.pdf\"></object>\
+             </div></body></html>",
+            done = tag_value("To Do", true, true),
+            open = tag_value("To Do", true, false),
+        );
+        let file = |key: &str, name: &str, mime: &str| EmbeddedFile {
+            key: key.into(),
+            name: name.into(),
+            mime: mime.into(),
+            bytes: Bytes::from_static(b"bytes"),
+        };
+        let files = vec![
+            file("embedded:1-a.png", "a.png", "image/png"),
+            file("embedded:2-d.pdf", "d.pdf", "application/pdf"),
+        ];
+        let opts = ConvertOptions {
+            last_modified: Some("2020-01-03T00:00:00Z".into()),
+            ink: Ink::Drawings(Vec::new()),
+        };
+        let page = convert_page_with_files(html, &opts, files);
+        let types: Vec<&str> = page.blocks.iter().map(Block::type_name).collect();
+        assert_eq!(
+            types,
+            [
+                "paragraph",
+                "heading_1",
+                "heading_3",
+                "to_do",
+                "to_do",
+                "bulleted_list_item",
+                "quote",
+                "code",
+                "paragraph",
+                "paragraph",
+                "paragraph",
+                "table",
+                "paragraph",
+                "image",
+                "pdf",
+                "paragraph"
+            ],
+            "{:#?}",
+            page.blocks
+        );
+        let text = |b: &Block| -> String {
+            b.rich_texts()
+                .into_iter()
+                .flatten()
+                .map(|r| r.visible_text())
+                .collect()
+        };
+        assert_eq!(
+            text(&page.blocks[0]),
+            "Created 2020-01-02 03:04Z · Last modified 2020-01-03 00:00Z (OneNote)"
+        );
+        assert!(matches!(page.blocks[3], Block::ToDo { checked: true, .. }));
+        assert!(matches!(page.blocks[4], Block::ToDo { checked: false, .. }));
+        assert_eq!(
+            page.blocks[5].children()[0].type_name(),
+            "numbered_list_item"
+        );
+        let red = &page.blocks[8].rich_texts()[0][0];
+        assert!(red.annotations.bold);
+        assert_eq!(red.annotations.color, Color::Text(Hue::Red));
+        assert!(page.blocks[9].rich_texts()[0].iter().any(|r| matches!(
+            &r.kind,
+            RichKind::PageLink { onenote_page_id, .. } if onenote_page_id == "{ABC-1}"
+        )));
+        assert_eq!(text(&page.blocks[10]), "line one\nline two");
+        let Block::Table { rows, .. } = &page.blocks[11] else {
+            panic!("{:?}", page.blocks[11]);
+        };
+        assert_eq!(rows[0][0][0].annotations.color, Color::Background(Hue::Red));
+        assert!(text(&page.blocks[12]).contains("its bytes are not in the OneNote file"));
+        assert!(
+            matches!(&page.blocks[13], Block::Image { source: MediaSource::Embedded(f), .. } if f.name == "a.png")
+        );
+        assert_eq!(text(&page.blocks[15]), "below");
+        let reported: Vec<&str> = page
+            .report
+            .items
+            .iter()
+            .map(|a| a.element.as_str())
+            .collect();
+        for want in [
+            "<h5>",
+            "<sup>",
+            "CSS color",
+            "absolutely positioned outline",
+        ] {
+            assert!(reported.contains(&want), "{want} in {reported:?}");
+        }
+        assert!(reported
+            .iter()
+            .any(|r| r.contains("not carried over (its bytes are not in the OneNote file)")));
+    }
+
+    #[test]
+    fn ink_strokes_render_in_place_with_their_recognised_words() {
+        let stroke = |x: f32, word: Option<(u32, &str)>| PenStroke {
+            points: vec![(x, 0.0), (x + 500.0, 250.0), (x + 1000.0, 0.0)],
+            color: Some(0x0000_00ff),
+            width: 53.0,
+            transparency: None,
+            word: word.map(|(i, t)| (i, t.to_string())),
+        };
+        let d = draw(
+            &[
+                stroke(0.0, Some((1, "hello"))),
+                stroke(1200.0, Some((1, "hello"))),
+                stroke(2400.0, Some((2, "world"))),
+            ],
+            100.0,
+            48.0,
+        )
+        .unwrap();
+        assert_eq!(d.caption, "Handwritten drawing, 3 strokes: “hello world”");
+        assert!(d.svg.starts_with("<svg"), "{}", d.svg);
+        assert!(
+            d.svg.contains("#ff0000"),
+            "red from COLORREF 0x0000ff: {}",
+            d.svg
+        );
+        // Placed where the ink is on the page (less half the pen), in CSS px.
+        assert!(
+            (d.top - 100.0).abs() < 2.0 && (d.left - 48.0).abs() < 2.0,
+            "{} {}",
+            d.top,
+            d.left
+        );
+        let hl = PenStroke {
+            transparency: Some(128),
+            word: None,
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[hl], 0.0, 0.0)
+            .unwrap()
+            .caption
+            .starts_with("Highlighter drawing, 1 stroke"));
+        let empty = PenStroke {
+            points: Vec::new(),
+            ..stroke(0.0, None)
+        };
+        assert!(draw(&[empty], 0.0, 0.0).is_none());
     }
 }

@@ -75,7 +75,10 @@ pub(super) fn page_meta(p: &Page, order: usize) -> FilePage {
     FilePage {
         id: bare_guid(p.link_target_id()),
         title: render::title(p),
-        level: u32::try_from(p.level()).unwrap_or(0).min(2),
+        // OneNote counts levels from 1, Graph's `level` from 0.
+        level: u32::try_from(p.level().saturating_sub(1))
+            .unwrap_or(0)
+            .min(2),
         order: u32::try_from(order).unwrap_or(u32::MAX),
         created: rfc3339(p.created_time().unix_timestamp()),
         last_modified: rfc3339(p.updated_time().unix_timestamp()),
@@ -113,9 +116,9 @@ pub(super) fn parse(location: &SectionLocation) -> Result<Section, SectionProble
             if !path.is_file() {
                 return Err(missing(path));
             }
-            let head = super::inventory::head(path).map_err(|e| damaged(&e.to_string()))?;
             let typed = typed(path);
-            guarded(&head, || Parser::new().parse_section(typed.to_path()))
+            guarded(|| Parser::new().parse_section(typed.to_path()))
+                .map_err(|why| problem(&super::inventory::prefix(path), &why))
         }
         SectionLocation::Package { package, entry } => {
             if !package.is_file() {
@@ -128,41 +131,39 @@ pub(super) fn parse(location: &SectionLocation) -> Result<Section, SectionProble
                 },
                 e => damaged(&e.to_string()),
             })?;
-            let head = bytes[..bytes.len().min(64)].to_vec();
-            let fs = EntryFs {
-                bytes: &Bytes::from(bytes),
-            };
+            let bytes = Bytes::from(bytes);
+            let fs = EntryFs { bytes: &bytes };
             let name = TypedPathBuf::from_unix(entry.rsplit('/').next().unwrap_or(entry));
-            guarded(&head, || {
-                Parser::new_with_fs(fs).parse_section(name.to_path())
+            guarded(|| Parser::new_with_fs(fs).parse_section(name.to_path())).map_err(|why| {
+                let scan = bytes
+                    .len()
+                    .min(super::inventory::ENCRYPTION_SCAN_BYTES as usize);
+                problem(&bytes[..scan], &why)
             })
         }
     }
 }
 
-/// Runs the parser with its panics caught: either is the section's problem.
-fn guarded(
-    head: &[u8],
-    f: impl FnOnce() -> onenote_parser::errors::Result<Section>,
-) -> Result<Section, SectionProblem> {
+/// Runs the parser with its panics caught; either failure is the parser's reason.
+fn guarded(f: impl FnOnce() -> onenote_parser::errors::Result<Section>) -> Result<Section, String> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(s)) => Ok(s),
-        Ok(Err(e)) => Err(problem(head, &e.to_string())),
+        Ok(Err(e)) => Err(e.to_string()),
         Err(panic) => {
             let what = panic
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "it failed on this file".into());
-            Err(problem(head, &format!("parser failure: {what}")))
+            Err(format!("parser failure: {what}"))
         }
     }
 }
 
-/// Classifies a failed parse from the file's own bytes: a password-protected section is
-/// recognised by its header, every other failure is damage.
-fn problem(head: &[u8], reason: &str) -> SectionProblem {
-    if super::inventory::is_encrypted(head) {
+/// A failed parse's problem: a password-protected section is recognised by the encryption data in
+/// its bytes (`prefix`, the file's start), every other failure is damage.
+fn problem(prefix: &[u8], reason: &str) -> SectionProblem {
+    if super::inventory::is_encrypted(prefix) {
         return SectionProblem {
             kind: ProblemKind::Encrypted,
             reason: "the section is password-protected, and its pages cannot be read without the \

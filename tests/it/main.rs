@@ -56,6 +56,8 @@ mod notion_support;
 mod notion_uploads_once;
 mod notion_uploads_rate;
 mod notion_writer;
+mod onefile_hostile;
+mod onefile_samples;
 mod output_cli;
 mod peak_rss;
 mod public_samples;
