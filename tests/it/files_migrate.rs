@@ -4,7 +4,7 @@
 
 use crate::files_support::{
     body_kinds, body_text, expected_tree, fast, notion_tree, notion_writes, page_id, run, sample,
-    scanned,
+    scanned, uploads_of,
 };
 use crate::migrate_support::State;
 use notebridge_testkit::lab::Lab;
@@ -157,4 +157,88 @@ async fn the_notebook_folder_carries_its_pages_texts_and_attachments() {
             .any(|k| k == "pdf" || k == "file" || k == "image"),
         "files are carried over: {kinds:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_facts_the_samples_hold_reach_notion() {
+    let (Some(desktop), Some(doc), Some(picture), Some(samples)) = (
+        sample("apache-tika/testOneNote2016.one"),
+        sample("apache-tika/testOneNoteEmbeddedWordDoc.one"),
+        sample("interop-testsuites/SUT/FileSyncWOPI_OneNoteWithODB.one"),
+        sample("onenote.rs/samples"),
+    ) else {
+        return;
+    };
+    let lab = Lab::start(fast()).await;
+
+    // A desktop section: its page's title and text.
+    let state = State::new();
+    let (target, _, _) = migrate_one(&lab, &state, &desktop).await;
+    let page = page_id(&lab, &target, "So good").unwrap();
+    assert!(
+        body_text(&lab, &page).contains("This is one note 2016"),
+        "{}",
+        body_text(&lab, &page)
+    );
+
+    // An attachment: a file block with its name and exactly its bytes.
+    let state = State::new();
+    let (target, _, _) = migrate_one(&lab, &state, &doc).await;
+    let page = page_id(&lab, &target, "Embedded doc sheet").unwrap();
+    let files = uploads_of(&lab, &page);
+    let docx = files
+        .iter()
+        .find(|u| u.filename.as_deref() == Some("Dude this is a super cool embedded doc.docx"))
+        .unwrap_or_else(|| panic!("the attachment: {files:?}"));
+    assert_eq!(docx.content_length, Some(11_791));
+    assert_eq!(docx.hash.as_deref(), Some("d60be7a691e250e1"));
+    assert!(body_kinds(&lab, &page).iter().any(|k| k == "file"));
+
+    // A picture: an image block with the picture's bytes.
+    let state = State::new();
+    let (target, _, _) = migrate_one(&lab, &state, &picture).await;
+    // The lone section's page, then its one page.
+    let section = &lab.notion.pages_under(&target)[0].0;
+    let page = lab.notion.pages_under(section)[0].0.clone();
+    let jpg = uploads_of(&lab, &page);
+    assert!(
+        jpg.iter()
+            .any(|u| u.filename.as_deref() == Some("Chrysanthemum.jpg")
+                && u.content_length == Some(879_394)),
+        "{jpg:?}"
+    );
+    assert!(body_kinds(&lab, &page).iter().any(|k| k == "image"));
+
+    // A folder with a section group and a recycle bin: the bin is left out, and says so.
+    let state = State::new();
+    let target = lab.notion.add_shared_page("Samples");
+    let s = samples.to_str().unwrap();
+    let (code, out, err) = run(&lab, &state, &["migrate", "--from", s, "--to", &target]).await;
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    assert!(err.contains("recycle bin"), "the plan says so: {err}");
+    let tree = notion_tree(&lab, &target);
+    assert!(
+        !tree.iter().any(|(_, t)| t.contains("Deleted")),
+        "nothing of the recycle bin: {tree:?}"
+    );
+    assert_eq!(
+        tree,
+        [
+            (0, "samples".to_owned()),
+            (1, "New Section Group".to_owned()),
+            (2, "New Section 1".to_owned()),
+            (3, "Test Page 2".to_owned()),
+            (2, "New Section 2".to_owned()),
+            (3, "Test Page 3".to_owned()),
+            (3, "Test Page 4".to_owned()),
+        ]
+    );
+    let sizes: Vec<Option<u64>> = ["Test Page 3", "Test Page 4"]
+        .iter()
+        .flat_map(|t| uploads_of(&lab, &page_id(&lab, &target, t).unwrap()))
+        .map(|u| u.content_length)
+        .collect();
+    assert!(sizes.contains(&Some(27_146)), "the picture: {sizes:?}");
+    assert!(sizes.contains(&Some(77_279)), "the mp3: {sizes:?}");
+    assert_eq!(lab.graph.counters().total, 0);
 }

@@ -194,3 +194,29 @@ pub fn notion_writes(lab: &Lab) -> u64 {
         .map(|(_, n)| n)
         .sum()
 }
+
+/// The files uploaded for a page's body (subpages left out), in body order, as the test server
+/// recorded them.
+pub fn uploads_of(lab: &Lab, page: &str) -> Vec<notebridge_testkit::notion::UploadInfo> {
+    let mut out = Vec::new();
+    let Some(d) = lab.notion.dump(page) else {
+        return out;
+    };
+    let mut stack: Vec<&notebridge_testkit::notion::DumpNode> = d
+        .children
+        .iter()
+        .rev()
+        .filter(|c| c.kind != "page")
+        .collect();
+    while let Some(n) = stack.pop() {
+        if let Some(id) = n
+            .file
+            .as_deref()
+            .and_then(|f| f.strip_prefix("file_upload:"))
+        {
+            out.extend(lab.notion.upload(id));
+        }
+        stack.extend(n.children.iter().rev().filter(|c| c.kind != "page"));
+    }
+    out
+}

@@ -46,7 +46,10 @@ fn survive(name: &str, bytes: &[u8]) -> Result<(), String> {
         for (_, s) in imp.all_sections() {
             if let Some(p) = &s.problem {
                 if p.kind == ProblemKind::Damaged && !p.reason.contains("a section as a whole") {
-                    return Err(format!("reason without the whole-section note: {}", p.reason));
+                    return Err(format!(
+                        "reason without the whole-section note: {}",
+                        p.reason
+                    ));
                 }
                 continue;
             }
