@@ -208,6 +208,7 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                 "workers": r.workers,
                 "most_pages_ahead": s.ahead_peak.load(Ordering::Relaxed),
                 "prefetched_bytes": s.prefetched_bytes.load(Ordering::Relaxed),
+                "sections_opened": s.sections_opened.load(Ordering::Relaxed),
                 "approximations": s.approximations.load(Ordering::Relaxed),
                 "placeholders": s.placeholders.load(Ordering::Relaxed),
                 "seconds": r.seconds,

@@ -5,6 +5,7 @@
 //! its pages with the reader's reason (the path, when the file is gone since it was planned).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::convert::ConvertedPage;
@@ -42,6 +43,7 @@ impl OpenSections {
         key: &str,
         page_id: &str,
         item: &str,
+        opened: &AtomicU64,
     ) -> Result<ConvertedPage, JobError> {
         let section = db.page_section(key, page_id)?.ok_or_else(|| {
             JobError::permanent(format!("{item} is not in the inventory of its import"))
@@ -54,12 +56,13 @@ impl OpenSections {
             slot
         };
         let converted = self
-            .convert_in(db, &slot, key, &section, page_id, item)
+            .convert_in(db, &slot, key, &section, page_id, item, opened)
             .await;
         self.release(db, &id, &slot);
         converted
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn convert_in(
         &self,
         db: &Arc<Db>,
@@ -68,10 +71,14 @@ impl OpenSections {
         section: &str,
         page_id: &str,
         item: &str,
+        opened: &AtomicU64,
     ) -> Result<ConvertedPage, JobError> {
         let parsed = slot
             .parsed
-            .get_or_try_init(|| open(db, key, section))
+            .get_or_try_init(|| async {
+                opened.fetch_add(1, Ordering::Relaxed);
+                open(db, key, section).await
+            })
             .await?;
         let parsed = match parsed {
             Ok(p) => p.clone(),

@@ -131,6 +131,9 @@ pub struct RunStats {
     pub ahead_peak: AtomicU64,
     /// Bytes of files fetched before their page's turn.
     pub prefetched_bytes: AtomicU64,
+    /// Section files parsed for imports from files (once per section while its pages are
+    /// converted, not once per page).
+    pub sections_opened: AtomicU64,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.
@@ -587,7 +590,10 @@ impl Migration {
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>, Option<BigPermit>), JobError> {
         if is_files_key(key) {
-            let page = self.sections.convert(&self.db, key, item_id, item).await?;
+            let page = self
+                .sections
+                .convert(&self.db, key, item_id, item, &self.stats.sections_opened)
+                .await?;
             return Ok((page, HashMap::new(), None));
         }
         let mut permit = None;

@@ -57,7 +57,10 @@ async fn an_unreadable_section_fails_alone_with_its_reason_and_the_rest_migrates
     assert_eq!(unreadable[0]["name"], "Encryption");
     let reason = unreadable[0]["reason"].as_str().unwrap().to_owned();
     assert!(reason.contains("password-protected"), "says why: {reason}");
-    assert!(reason.contains("unlock it in OneNote"), "and how to fix it: {reason}");
+    assert!(
+        reason.contains("unlock it in OneNote"),
+        "and how to fix it: {reason}"
+    );
     assert!(err.contains("Encryption"), "the section is listed: {err}");
 
     let target = lab.notion.add_shared_page("Import");

@@ -130,7 +130,25 @@ async fn the_notebook_folder_carries_its_pages_texts_and_attachments() {
     };
     let lab = Lab::start(fast()).await;
     let state = State::new();
-    let (target, _, _) = migrate_one(&lab, &state, &path).await;
+    let target = lab.notion.add_shared_page("Import");
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "--json",
+            "migrate",
+            "--from",
+            path.to_str().unwrap(),
+            "--to",
+            &target,
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    // Each section file is parsed once for all its pages, not once per page.
+    assert_eq!(summary["this_run"]["sections_opened"], 2, "{summary}");
+    assert_eq!(summary["graph"]["requests"], 0);
     let tree = notion_tree(&lab, &target);
     let titles: Vec<&str> = tree.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(
