@@ -92,7 +92,7 @@ pub fn convert_page(html: &str) -> ConvertedPage {
 
 /// Converts a page.
 pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
-    convert_document(&parse(html), opts, Vec::new())
+    convert_document(&parse(html), opts, None)
 }
 
 /// Converts a page, taking its HTML: the text is freed as soon as it is parsed, so a big page's
@@ -100,7 +100,7 @@ pub fn convert_page_with(html: &str, opts: &ConvertOptions) -> ConvertedPage {
 pub fn convert_page_owned(html: String, opts: &ConvertOptions) -> ConvertedPage {
     let doc = parse(&html);
     drop(html);
-    convert_document(&doc, opts, Vec::new())
+    convert_document(&doc, opts, None)
 }
 
 /// Converts a page whose files came beside its HTML (OneNote's own files, [`crate::onefile`]):
@@ -114,7 +114,7 @@ pub fn convert_page_with_files(
 ) -> ConvertedPage {
     let doc = parse(&html);
     drop(html);
-    convert_document(&doc, opts, files)
+    convert_document(&doc, opts, Some(files))
 }
 
 /// The page's DOM, its nesting capped first.
@@ -122,7 +122,11 @@ fn parse(html: &str) -> Html {
     Html::parse_document(&depth::cap_depth(html))
 }
 
-fn convert_document(doc: &Html, opts: &ConvertOptions, files: Vec<EmbeddedFile>) -> ConvertedPage {
+fn convert_document(
+    doc: &Html,
+    opts: &ConvertOptions,
+    files: Option<Vec<EmbeddedFile>>,
+) -> ConvertedPage {
     let root = doc.root_element();
     let (title, created) = head_info(root);
     let mut report = Report::default();

@@ -267,8 +267,9 @@ pub struct Walker<'r> {
     pub embedded: usize,
     /// Self-closed `<iframe/>`s whose swallowed markup is being parsed again around this point.
     reparsing: usize,
-    /// Files that came beside the HTML, by their `embedded:` key.
-    pub carried: Vec<super::embedded::EmbeddedFile>,
+    /// Files that came beside the HTML, by their `embedded:` key (`None`: Graph's HTML, where an
+    /// `embedded:` source is no source at all).
+    pub carried: Option<Vec<super::embedded::EmbeddedFile>>,
 }
 
 /// Elements whose content is never shown.
@@ -299,7 +300,7 @@ impl<'r> Walker<'r> {
             list_depth: 0,
             embedded: 0,
             reparsing: 0,
-            carried: Vec::new(),
+            carried: None,
         }
     }
 
@@ -797,13 +798,15 @@ impl<'r> Walker<'r> {
                 .add(format!("{what} in a data: URL"), "uploaded from its bytes");
             return Ok(MediaSource::Embedded(file));
         }
-        if url.len() > EMBEDDED_SCHEME.len()
-            && url[..EMBEDDED_SCHEME.len()].eq_ignore_ascii_case(EMBEDDED_SCHEME)
-        {
-            return match self.carried.iter().find(|f| f.key == url) {
-                Some(f) => Ok(MediaSource::Embedded(f.clone())),
-                None => Err("its bytes are not in the OneNote file"),
-            };
+        if let Some(carried) = &self.carried {
+            if url.len() > EMBEDDED_SCHEME.len()
+                && url[..EMBEDDED_SCHEME.len()].eq_ignore_ascii_case(EMBEDDED_SCHEME)
+            {
+                return match carried.iter().find(|f| f.key == url) {
+                    Some(f) => Ok(MediaSource::Embedded(f.clone())),
+                    None => Err("its bytes are not in the OneNote file"),
+                };
+            }
         }
         if url.is_empty() {
             return Err("no source");

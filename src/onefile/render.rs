@@ -1175,6 +1175,8 @@ mod tests {
             page.blocks[5].children()[0].type_name(),
             "numbered_list_item"
         );
+        assert_eq!(text(&page.blocks[5]), "a");
+        assert_eq!(text(&page.blocks[5].children()[0]), "n1");
         let red = &page.blocks[8].rich_texts()[0][0];
         assert!(red.annotations.bold);
         assert_eq!(red.annotations.color, Color::Text(Hue::Red));

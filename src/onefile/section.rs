@@ -75,7 +75,7 @@ pub(super) fn page_meta(p: &Page, order: usize) -> FilePage {
     FilePage {
         id: bare_guid(p.link_target_id()),
         title: render::title(p),
-        // OneNote counts levels from 1, Graph's `level` from 0.
+        // The file counts levels 1 to 3 (MS-ONE 2.3.74 PageLevel), Graph 0 to 2.
         level: u32::try_from(p.level().saturating_sub(1))
             .unwrap_or(0)
             .min(2),

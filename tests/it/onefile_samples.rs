@@ -460,3 +460,86 @@ fn every_readable_sample_page_converts_to_blocks_notion_takes() {
     }
     assert!(pages >= 15, "{pages} pages");
 }
+
+/// A `.onepkg` made like OneNote's export: a cabinet (MSZIP) holding a notebook's `.onetoc2` and
+/// section files, here the `onenote.rs` group's, one of them in a sub-folder of the cabinet.
+fn package_of(dir: &Path, files: &[(&str, PathBuf)]) -> PathBuf {
+    let mut builder = cab::CabinetBuilder::new();
+    let folder = builder.add_folder(cab::CompressionType::MsZip);
+    for (name, _) in files {
+        folder.add_file(*name);
+    }
+    let path = dir.join("Exported.onepkg");
+    let mut w = builder
+        .build(std::fs::File::create(&path).unwrap())
+        .unwrap();
+    let mut i = 0;
+    while let Some(mut f) = w.next_file().unwrap() {
+        std::io::Write::write_all(&mut f, &std::fs::read(&files[i].1).unwrap()).unwrap();
+        i += 1;
+    }
+    w.finish().unwrap();
+    path
+}
+
+#[test]
+fn a_package_export_gives_its_sections_read_from_the_cabinet() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = "onenote.rs/samples/New Section Group";
+    let pkg = package_of(
+        dir.path(),
+        &[
+            (
+                "Open Notebook.onetoc2",
+                sample(&format!("{g}/Open Notebook.onetoc2")),
+            ),
+            (
+                "New Section 1.one",
+                sample(&format!("{g}/New Section 1.one")),
+            ),
+            (
+                "New Section 2.one",
+                sample(&format!("{g}/New Section 2.one")),
+            ),
+            (
+                r"OneNote_RecycleBin\OneNote_DeletedPages.one",
+                sample("onenote.rs/samples/OneNote_RecycleBin/OneNote_DeletedPages.one"),
+            ),
+        ],
+    );
+    let imp = onefile::scan(&pkg).unwrap();
+    let nb = &imp.notebooks[0];
+    assert_eq!(nb.name, "Exported");
+    // The same sections, ids and pages as from the folder, read from the package's entries.
+    let folder = scan(&format!("{g}/Open Notebook.onetoc2"));
+    let want = &folder.notebooks[0].sections;
+    assert_eq!(nb.sections.len(), 2, "{nb:#?}");
+    for (got, want) in nb.sections.iter().zip(want) {
+        assert_eq!(
+            (&got.id, &got.name, &got.pages),
+            (&want.id, &want.name, &want.pages)
+        );
+        assert!(
+            matches!(&got.location, SectionLocation::Package { entry, .. } if entry.ends_with(".one"))
+        );
+    }
+    assert_eq!(
+        nb.id, folder.notebooks[0].id,
+        "the table of contents' own GUID"
+    );
+    assert!(imp
+        .recycle_bin
+        .as_ref()
+        .is_some_and(|p| p.to_string_lossy().ends_with("OneNote_RecycleBin")));
+    // A page converted from the package carries its picture's bytes, as from the folder.
+    let s2 = &nb.sections[1];
+    let stored = s2.location.to_stored();
+    let again = SectionLocation::from_stored(&stored).unwrap();
+    let page = onefile::open_section(&again)
+        .unwrap()
+        .convert(&s2.pages[0].id)
+        .unwrap();
+    let pic = embedded(&page);
+    assert_eq!(pic[0].bytes.len(), 27_146);
+    assert_eq!(fnv(&pic[0].bytes), 0x7565_9e1c_3bee_1d44);
+}
