@@ -65,7 +65,14 @@ pub async fn scanned(lab: &Lab, state: &State, path: &Path) -> Value {
         code == 0 || code == 4,
         "scan --from {path:?}: {code}\n{err}"
     );
-    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+    let doc: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(doc["source"]["kind"], "files", "{doc}");
+    assert!(doc.get("account").is_none(), "{doc}");
+    assert!(
+        !state.db.exists(),
+        "scan --from is offline and stores nothing"
+    );
+    doc
 }
 
 /// The page titles a scan document holds, in order and with their depth as planned: a notebook's
