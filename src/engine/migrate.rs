@@ -344,7 +344,7 @@ async fn run(
                 Some(t) => planner(t).plan(account).await?.left,
                 None => db.account_remaining(account)?,
             };
-            work.push((account.clone(), graph_user(db, account)?, left));
+            work.push((plan_label(db, account)?, graph_user(db, account)?, left));
         }
         let files = estimate::files_per_page(db)?;
         let plan = estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
@@ -387,7 +387,7 @@ async fn run(
                 graph.limiter(),
                 settings.notion_rate,
                 files_per_page,
-                &[(account.clone(), user_id, left)],
+                &[(plan_label(db, &account)?, user_id, left)],
             )?;
             plans.lock().expect("plans poisoned").push(p.clone());
             observer.event(Event::Plan(p));
@@ -409,6 +409,14 @@ async fn run(
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
     }))
+}
+
+/// How the plan names an inventory key's work: the account, or an import's path.
+fn plan_label(db: &Db, key: &str) -> Result<String, StoreError> {
+    if is_files_key(key) {
+        return Ok(db.import_path(key)?.unwrap_or_else(|| key.to_owned()));
+    }
+    Ok(key.to_owned())
 }
 
 /// The Graph user an inventory key's work is read as: the signed-in account's; none for an
