@@ -17,7 +17,13 @@
 //! many (target <= 1.1x), with the most pages the run held ahead of their turn. It runs twice, with
 //! the default `auto` lanes and with `NOTEBRIDGE_BACKGROUND_SHARE=1` (the whole budget), one line
 //! each, unless a share is set.
-//! `NOTEBRIDGE_BENCH_ONLY=full|pipeline` runs one of the two; the share setting applies to both.
+//! The import from files (issue 29): every readable sample in `fixtures/onenote-files/` migrated
+//! with `migrate --from` (no account, no Graph request) into the Notion test server at
+//! `NOTEBRIDGE_BENCH_FILES_RATE` (default 10/s, client and server alike). The figure is the Notion
+//! requests' rate from the first to the last against that rate (target >= 0.9: Notion alone
+//! binds), with the run's wall time and its Graph requests (target 0).
+//! `NOTEBRIDGE_BENCH_ONLY=full|pipeline|files` runs one of the three; the share setting applies to
+//! the first two.
 //! `NOTEBRIDGE_BENCH_VERBOSE=1`: the pipelined run's OneNote requests per second on stderr.
 
 mod common;
@@ -76,6 +82,9 @@ fn main() {
     let only = std::env::var("NOTEBRIDGE_BENCH_ONLY").unwrap_or_default();
     if only.is_empty() || only == "full" {
         full();
+    }
+    if only.is_empty() || only == "files" {
+        files();
     }
     if only.is_empty() || only == "pipeline" {
         match std::env::var("NOTEBRIDGE_BENCH_BACKGROUND_SHARE").ok() {
@@ -364,6 +373,112 @@ fn full() {
                 .collect::<Vec<_>>()
                 .join(", "),
             n.rate_limited
+        );
+    });
+}
+
+/// The samples the import-from-files run migrates: every one the reader reads whole (those in
+/// `fixtures/onenote-files/`).
+const FILE_SAMPLES: &[&str] = &[
+    "onenote.rs/samples",
+    "apache-tika/testOneNote.one",
+    "apache-tika/testOneNote1.one",
+    "apache-tika/testOneNote2.one",
+    "apache-tika/testOneNote4.one",
+    "apache-tika/testOneNote2016.one",
+    "apache-tika/testOneNote2007OrEarlier.one",
+    "apache-tika/testOneNoteEmbeddedWordDoc.one",
+    "apache-tika/testOneNoteFromOffice365-2.one",
+    "apache-tika/test-tika-3970-dupetext.one",
+    "interop-testsuites/SUT/OneWithoutFileData.one",
+    "interop-testsuites/SUT/FileSyncWOPI_OneNoteWithODB.one",
+    "interop-testsuites/SUT/InvalidData.one",
+    "interop-testsuites/MS-ONESTORE-Resources/AlternativePackaging.one",
+];
+
+/// `migrate --from` every sample: its Notion request rate against the configured one.
+fn files() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let rate: u32 = std::env::var("NOTEBRIDGE_BENCH_FILES_RATE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10);
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/onenote-files");
+    rt.block_on(async {
+        let lab = Lab::start(LabConfig {
+            notion_per_second: rate,
+            notion_burst: rate.max(5),
+            ..LabConfig::default()
+        })
+        .await;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("state.db");
+        let target = lab.notion.add_shared_page("Files");
+        let mut args: Vec<String> = vec!["--no-progress".into(), "--json".into(), "migrate".into()];
+        let mut imports = 0;
+        for s in FILE_SAMPLES.iter().map(|s| root.join(s)).filter(|p| p.exists()) {
+            args.push("--from".into());
+            args.push(s.display().to_string());
+            imports += 1;
+        }
+        args.extend(["--to".into(), target.clone(), "--db".into(), db.display().to_string()]);
+        let notion_requests = |lab: &Lab| -> u64 {
+            lab.notion.counters().per_endpoint.values().sum::<u64>()
+        };
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_notebridge"))
+            .env_clear()
+            .env("HOME", dir.path())
+            .envs(lab.env())
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the notebridge binary starts");
+        // The Notion requests' first and last moments, polled every 2 ms.
+        let (mut first, mut last, mut seen) = (None, None, 0u64);
+        let status = loop {
+            tokio::select! {
+                s = child.wait() => break s.expect("the binary ran"),
+                _ = tokio::time::sleep(Duration::from_millis(2)) => {
+                    let n = notion_requests(&lab);
+                    if n > seen {
+                        let now = started.elapsed();
+                        first.get_or_insert(now);
+                        last = Some(now);
+                        seen = n;
+                    }
+                }
+            }
+        };
+        let wall = started.elapsed();
+        let total = notion_requests(&lab);
+        assert!(status.code().is_some_and(|c| c == 0), "migrate --from failed: {status}");
+        let span = last.unwrap_or_default().saturating_sub(first.unwrap_or_default());
+        // Requests after the first, over the time they took: the pace the run held.
+        let achieved = seen.saturating_sub(1) as f64 / span.as_secs_f64().max(1e-9);
+        let pages: usize = notebridge::store::Db::open(&db)
+            .ok()
+            .and_then(|d| d.file_imports().ok().map(|i| (d, i)))
+            .map(|(d, i)| {
+                i.iter()
+                    .map(|x| d.job_counts(&x.key).map(|c| c.pages_done as usize).unwrap_or(0))
+                    .sum()
+            })
+            .unwrap_or(0);
+        println!(
+            "migrate files: {} imports, {pages} pages in {:.1} s wall; {total} Notion requests, first to last {:.1} s = {achieved:.2}/s against NOTEBRIDGE_NOTION_RATE {rate}/1s: ratio {:.3} (target >= 0.9: Notion alone binds); Graph requests {} (target 0); 429s from the server {}",
+            imports,
+            wall.as_secs_f64(),
+            span.as_secs_f64(),
+            achieved / f64::from(rate),
+            lab.graph.counters().total,
+            lab.notion.counters().rate_limited,
         );
     });
 }

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["auth", "limiter"],
     &["convert", "graph", "ink", "mathml", "onefile"],
     &["notion"],
-    &["queue", "report", "verify"],
+    &["imports", "queue", "report", "verify"],
     &["engine"],
     &["cli"],
 ];

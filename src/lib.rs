@@ -48,6 +48,7 @@ pub mod onefile;
 // Writing Notion.
 pub mod notion;
 // Runs, checks and reports over all of the above.
+pub mod imports;
 pub mod queue;
 pub mod report;
 pub mod verify;

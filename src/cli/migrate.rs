@@ -48,6 +48,15 @@ pub struct MigrateArgs {
     /// The account's own notebooks and those of every group and followed site that holds any.
     #[arg(long, conflicts_with = "resume")]
     pub all_sources: bool,
+    /// OneNote's own files instead of an account: a section file (.one), a notebook's table of
+    /// contents (.onetoc2) or its folder, or a notebook package (.onepkg); repeat for several.
+    /// Needs no Microsoft account, only NOTION_TOKEN.
+    #[arg(
+        long = "from",
+        value_name = "PATH",
+        conflicts_with_all = ["account", "all_accounts", "notebooks", "groups", "sites", "all_sources"]
+    )]
+    pub from: Vec<std::path::PathBuf>,
     /// Drain what is queued without planning anew.
     #[arg(long)]
     pub resume: bool,
@@ -128,6 +137,7 @@ async fn migrate(
         update: args.update,
         dry_run: args.dry_run,
         workers: settings.workers,
+        from: args.from.clone(),
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();
@@ -198,6 +208,7 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                 "workers": r.workers,
                 "most_pages_ahead": s.ahead_peak.load(Ordering::Relaxed),
                 "prefetched_bytes": s.prefetched_bytes.load(Ordering::Relaxed),
+                "sections_opened": s.sections_opened.load(Ordering::Relaxed),
                 "approximations": s.approximations.load(Ordering::Relaxed),
                 "placeholders": s.placeholders.load(Ordering::Relaxed),
                 "seconds": r.seconds,
@@ -285,6 +296,7 @@ impl Observer for Shown {
             }
             Event::Problem(_) => self.printer.problem(event.to_string()),
             Event::Scanning { .. }
+            | Event::Note(_)
             | Event::NoTeams { .. }
             | Event::SitesNeedPermission { .. }
             | Event::EarlierTarget { .. }

@@ -12,6 +12,7 @@ pub mod output;
 mod progress;
 mod report;
 mod scan;
+mod scan_files;
 mod scan_sources;
 mod sources;
 mod status;
@@ -88,12 +89,12 @@ enum Command {
     Sources(sources::SourcesArgs),
     /// Read the account's notebooks, section groups, sections and pages into the inventory.
     #[command(
-        after_help = "Examples:\n  notebridge scan\n  notebridge scan --account work --notebook \"Team notes\"\n  notebridge --json scan > inventory.json"
+        after_help = "Examples:\n  notebridge scan\n  notebridge scan --account work --notebook \"Team notes\"\n  notebridge --json scan > inventory.json\n  notebridge scan --from Work.onepkg   # OneNote's own files, offline"
     )]
     Scan(scan::ScanArgs),
     /// Migrate notebooks into Notion (or `--resume` what is queued).
     #[command(
-        after_help = "Examples:\n  notebridge migrate --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef\n  notebridge migrate --resume --max-duration 50m   # from cron: exit 75 means more to do\n  notebridge migrate --resume --retry-failed"
+        after_help = "Examples:\n  notebridge migrate --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef\n  notebridge migrate --resume --max-duration 50m   # from cron: exit 75 means more to do\n  notebridge migrate --resume --retry-failed\n  notebridge migrate --from Work.onepkg --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef"
     )]
     Migrate(migrate::MigrateArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
@@ -235,6 +236,8 @@ fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
         Command::Login(a) => login::run(&settings()?, printer, a),
         Command::Accounts(a) => accounts::run_list(&settings()?, printer, a),
         Command::Logout(a) => accounts::run_logout(&settings()?, printer, a),
+        // Offline: no settings, no database, no network.
+        Command::Scan(a) if a.from.is_some() => scan_files::run(printer, a),
         Command::Scan(a) => scan::run(&settings()?, printer, a),
         Command::Sources(a) => sources::run(&settings()?, printer, a),
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
@@ -258,8 +261,10 @@ fn init_logging(g: &GlobalArgs) {
     use tracing_subscriber::EnvFilter;
     let default = match (g.quiet, g.verbose) {
         (true, _) => "error",
-        (false, 0) => "warn",
-        (false, 1) => "notebridge=info,warn",
+        // The OneNote file parser's warnings are about a file's internals, which the reader
+        // reports as a section's reason when they matter.
+        (false, 0) => "warn,onenote_parser=error",
+        (false, 1) => "notebridge=info,warn,onenote_parser=error",
         (false, _) => "notebridge=debug,info",
     };
     let filter = std::env::var(crate::settings::env::LOG)

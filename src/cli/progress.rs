@@ -229,6 +229,7 @@ impl Observer for Notes<'_> {
             Event::Problem(_) => self.0.problem(event.to_string()),
             Event::Plan(_) | Event::Draining(_) => {}
             Event::Scanning { .. }
+            | Event::Note(_)
             | Event::NoTeams { .. }
             | Event::SitesNeedPermission { .. }
             | Event::EarlierTarget { .. }

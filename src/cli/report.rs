@@ -42,6 +42,10 @@ pub fn run(settings: &Settings, printer: &Printer, args: ReportArgs) -> CliResul
         accounts.push(a);
         accounts.extend(sources);
     }
+    if args.account.is_none() {
+        // Imports from OneNote's own files are sources of their own, named by their paths.
+        accounts.extend(super::verify::planned_imports(&db)?);
+    }
     let report = gather(
         &db,
         &accounts,

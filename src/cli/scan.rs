@@ -41,6 +41,14 @@ pub struct ScanArgs {
     /// The account's own notebooks and those of every group and followed site that holds any.
     #[arg(long)]
     pub all_sources: bool,
+    /// OneNote's own files instead of an account, offline: a section file (.one), a notebook's
+    /// table of contents (.onetoc2) or its folder, or a notebook package (.onepkg).
+    #[arg(
+        long = "from",
+        value_name = "PATH",
+        conflicts_with_all = ["account", "notebooks", "groups", "sites", "all_sources"]
+    )]
+    pub from: Option<std::path::PathBuf>,
 }
 
 impl ScanArgs {

@@ -80,6 +80,23 @@ pub struct SourceStatus {
     pub onenote_pages: usize,
 }
 
+/// One import from OneNote's own files, as `status` shows it.
+#[derive(Debug, Serialize)]
+pub struct ImportStatus {
+    /// The path imported.
+    pub path: String,
+    /// Its inventory key.
+    pub key: String,
+    /// Jobs by state, with page counts.
+    pub jobs: JobCounts,
+    /// Pages in its inventory (the last read of the files).
+    pub onenote_pages: usize,
+    /// Permanently failed items.
+    pub failures: Vec<FailedJob>,
+    /// Pages changed in the files since migration.
+    pub changed_since_migration: Vec<ChangedPage>,
+}
+
 /// Who holds the migration lock.
 #[derive(Debug, Serialize)]
 pub struct Migrating {
@@ -108,14 +125,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
         let (mut changed, mut failures, mut sources) = (Vec::new(), Vec::new(), Vec::new());
         let mut onenote_pages = 0;
         for key in &keys {
-            changed.extend(db.changed_since_migration(key)?.into_iter().map(
-                |(id, title, migrated, now)| ChangedPage {
-                    id,
-                    title,
-                    migrated,
-                    now,
-                },
-            ));
+            changed.extend(self::changed(&db, key)?);
             failures.extend(db.failed_jobs(key)?);
             let pages = totals(&db.inventory(key)?).pages;
             onenote_pages += pages;
@@ -143,6 +153,19 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             sources,
         });
     }
+    let mut imports = Vec::new();
+    if args.account.is_none() {
+        for key in super::verify::planned_imports(&db)? {
+            imports.push(ImportStatus {
+                path: db.import_path(&key)?.unwrap_or_else(|| key.clone()),
+                jobs: db.job_counts(&key)?,
+                onenote_pages: totals(&db.inventory(&key)?).pages,
+                failures: db.failed_jobs(&key)?,
+                changed_since_migration: changed(&db, &key)?,
+                key,
+            });
+        }
+    }
     // The limiter's clock is anchored on tokio's; read it inside a runtime.
     let limiter = super::runtime()?.block_on(async {
         let limiter = Limiter::open(
@@ -159,6 +182,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             "database": settings.db_path,
             "config": settings.config_path,
             "accounts": statuses,
+            "imports": imports,
             "limiter": limiter,
             "migrating": migrating,
         }));
@@ -173,8 +197,79 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 .map_or("none".to_owned(), |p| p.display().to_string())
         ));
         print_human(printer, &statuses, &limiter, migrating.as_ref());
+        for i in &imports {
+            print_import(printer, i);
+        }
     }
     Ok(Exit::Done)
+}
+
+/// The pages of `key` changed in OneNote since they were migrated.
+fn changed(db: &Db, key: &str) -> Result<Vec<ChangedPage>, crate::store::StoreError> {
+    Ok(db
+        .changed_since_migration(key)?
+        .into_iter()
+        .map(|(id, title, migrated, now)| ChangedPage {
+            id,
+            title,
+            migrated,
+            now,
+        })
+        .collect())
+}
+
+fn print_import(printer: &Printer, i: &ImportStatus) {
+    let j = &i.jobs;
+    printer.out("");
+    printer.out(format!("OneNote files {} (no account needed)", i.path));
+    printer.out(format!(
+        "  pages migrated: {} of {} planned ({} in the files at the last read)",
+        j.pages_done, j.pages_total, i.onenote_pages
+    ));
+    printer.out(format!(
+        "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
+        j.queued, j.blocked, j.running, j.done, j.failed
+    ));
+    print_failures(printer, &i.failures);
+    print_changed(printer, &i.changed_since_migration);
+}
+
+fn print_failures(printer: &Printer, failures: &[FailedJob]) {
+    if failures.is_empty() {
+        return;
+    }
+    printer.out("  failed permanently (`migrate --retry-failed` queues them again):");
+    for f in failures {
+        printer.out(format!(
+            "    {} {}: {} (after {} attempt{})",
+            serde_json::to_value(f.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_default(),
+            f.name
+                .as_deref()
+                .map_or_else(|| f.item_id.clone(), |n| format!("{n:?}")),
+            f.error,
+            f.attempts,
+            if f.attempts == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+fn print_changed(printer: &Printer, changed: &[ChangedPage]) {
+    if changed.is_empty() {
+        return;
+    }
+    printer.out(format!(
+        "  changed in OneNote since migrated ({}; `migrate --update` rewrites them):",
+        changed.len()
+    ));
+    for c in changed {
+        printer.out(format!(
+            "    {:?}: migrated {}, now {}",
+            c.title, c.migrated, c.now
+        ));
+    }
 }
 
 /// The process migrating with this database now, if any.
@@ -249,36 +344,8 @@ fn print_human(
                 src.jobs.failed
             ));
         }
-        if !s.failures.is_empty() {
-            printer.out("  failed permanently (`migrate --retry-failed` queues them again):");
-            for f in &s.failures {
-                printer.out(format!(
-                    "    {} {}: {} (after {} attempt{})",
-                    serde_json::to_value(f.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
-                        .unwrap_or_default(),
-                    f.name
-                        .as_deref()
-                        .map_or_else(|| f.item_id.clone(), |n| format!("{n:?}")),
-                    f.error,
-                    f.attempts,
-                    if f.attempts == 1 { "" } else { "s" }
-                ));
-            }
-        }
-        if !s.changed_since_migration.is_empty() {
-            printer.out(format!(
-                "  changed in OneNote since migrated ({}; `migrate --update` rewrites them):",
-                s.changed_since_migration.len()
-            ));
-            for c in &s.changed_since_migration {
-                printer.out(format!(
-                    "    {:?}: migrated {}, now {}",
-                    c.title, c.migrated, c.now
-                ));
-            }
-        }
+        print_failures(printer, &s.failures);
+        print_changed(printer, &s.changed_since_migration);
         if let Some(scope) = limiter
             .scopes
             .iter()

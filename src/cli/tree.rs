@@ -15,7 +15,12 @@ pub(super) fn print_tree(printer: &Printer, nb: &Notebook) {
     print_children(printer, &nb.section_groups, &nb.sections, "");
 }
 
-fn print_children(printer: &Printer, groups: &[SectionGroup], sections: &[Section], indent: &str) {
+pub(super) fn print_children(
+    printer: &Printer,
+    groups: &[SectionGroup],
+    sections: &[Section],
+    indent: &str,
+) {
     let n = groups.len() + sections.len();
     let mut i = 0;
     for g in groups {

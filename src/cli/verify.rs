@@ -23,6 +23,9 @@ pub struct VerifyArgs {
     /// List every page's approximations (the summary counts them by kind).
     #[arg(long)]
     pub detail: bool,
+    /// Only the import from OneNote's own files at this path (as given to `migrate --from`).
+    #[arg(long = "from", value_name = "PATH", conflicts_with = "account")]
+    pub from: Option<std::path::PathBuf>,
 }
 
 /// Runs the verification.
@@ -36,7 +39,10 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResul
         .into());
     };
     let db = Db::open(&settings.db_path)?;
-    let accounts = planned_accounts(&db, args.account.as_deref())?;
+    let accounts = match &args.from {
+        Some(path) => vec![planned_import(&db, path)?],
+        None => planned_accounts(&db, args.account.as_deref())?,
+    };
     let report = super::runtime()?.block_on(async {
         let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
         let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy())
@@ -138,6 +144,13 @@ fn notion_problem(e: NotionError, what: &str) -> Failure {
 /// plan. Nothing to verify is a usage error (exit 2), never "complete".
 fn planned_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
     let known: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
+    if known.is_empty() && name.is_none() {
+        // With nobody signed in, what there is to verify is what was imported from files.
+        let imports = planned_imports(db)?;
+        if !imports.is_empty() {
+            return Ok(imports);
+        }
+    }
     if known.is_empty() {
         return Err(CliError::sign_in(
             "no accounts in this database; sign in with `notebridge login`, then migrate",
@@ -175,6 +188,30 @@ fn planned_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
     }
 }
 
+/// The inventory key of the import of `path`, which must have a plan.
+fn planned_import(db: &Db, path: &std::path::Path) -> CliResult<String> {
+    let shown = crate::imports::absolute(path)?.display().to_string();
+    match db.import_key(&shown)? {
+        Some(key) if db.plan_targets(&key).is_ok_and(|t| !t.is_empty()) => Ok(key),
+        _ => Err(CliError::usage(format!(
+            "nothing to verify for {shown}: no migration from it was planned; plan one with \
+             `notebridge migrate --from PATH --to PAGE`"
+        ))
+        .into()),
+    }
+}
+
+/// The inventory keys of the imports from files that have a plan, in the order they were made.
+pub(super) fn planned_imports(db: &Db) -> Result<Vec<String>, crate::store::StoreError> {
+    let mut out = Vec::new();
+    for i in db.file_imports()? {
+        if !db.plan_targets(&i.key)?.is_empty() {
+            out.push(i.key);
+        }
+    }
+    Ok(out)
+}
+
 /// Names for a message, or "none".
 pub(super) fn list_or_none(names: &[String]) -> String {
     if names.is_empty() {
@@ -184,7 +221,8 @@ pub(super) fn list_or_none(names: &[String]) -> String {
     }
 }
 
-/// The named account, or every account; exit 3 when there is none.
+/// The named account, or every account; exit 3 when there is none and nothing was imported from
+/// files either.
 pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
     match name {
         Some(n) => match db.account(n)? {
@@ -196,7 +234,8 @@ pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<Stri
         },
         None => {
             let all: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
-            if all.is_empty() {
+            // With nobody signed in, imports from files are still reported (by the caller).
+            if all.is_empty() && planned_imports(db)?.is_empty() {
                 return Err(CliError::sign_in(
                     "no accounts in this database; sign in with `notebridge login`",
                 )

@@ -41,6 +41,9 @@ pub struct AccountPlan {
     pub window: String,
     /// The time this account's windows imply.
     pub seconds: u64,
+    /// Read from OneNote's own files: no Graph request, only Notion's pace binds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub from_files: bool,
 }
 
 /// The whole plan and its time.
@@ -75,12 +78,13 @@ pub fn files_per_page(db: &Db) -> Result<(f64, bool), StoreError> {
 }
 
 /// The plan for `work` (account, its Graph user id, what is left), timed by the limiter's budgets
-/// as they stand now and by Notion's rate.
+/// as they stand now and by Notion's rate. An import from files has no Graph user: it sends no
+/// Graph request and only Notion's rate times it.
 pub fn plan(
     limiter: &Limiter,
     notion_rate: Window,
     files_per_page: (f64, bool),
-    work: &[(String, String, Remaining)],
+    work: &[(String, Option<String>, Remaining)],
 ) -> Result<Plan, LimiterError> {
     let now = limiter.now_ms();
     let (fpp, measured) = files_per_page;
@@ -89,6 +93,23 @@ pub fn plan(
     let (mut all_graph, mut notion) = (0i64, 0f64);
     for (account, user_id, left) in work {
         let files = (left.pages as f64 * fpp).round() as i64;
+        notion += left.containers as f64 * NOTION_PER_CONTAINER
+            + left.pages as f64 * NOTION_PER_PAGE
+            + files as f64 * NOTION_PER_FILE;
+        let Some(user_id) = user_id else {
+            accounts.push(AccountPlan {
+                account: account.clone(),
+                pages: left.pages,
+                containers: left.containers,
+                files,
+                graph_requests: 0,
+                requests_per_hour: f64::INFINITY,
+                window: String::new(),
+                seconds: 0,
+                from_files: true,
+            });
+            continue;
+        };
         let graph_requests = left.pages + files;
         let (user, app_windows) = limiter.background_budget(user_id)?;
         app.get_or_insert(app_windows);
@@ -104,11 +125,9 @@ pub fn plan(
             requests_per_hour: bind.map(|b| b.per_hour()).unwrap_or(f64::INFINITY),
             window: bind.map(|b| b.window.to_string()).unwrap_or_default(),
             seconds: t.as_secs(),
+            from_files: false,
         });
         all_graph += graph_requests;
-        notion += left.containers as f64 * NOTION_PER_CONTAINER
-            + left.pages as f64 * NOTION_PER_PAGE
-            + files as f64 * NOTION_PER_FILE;
     }
     let app_seconds = app
         .filter(|a| !a.is_empty())
@@ -171,6 +190,14 @@ impl Plan {
     pub fn lines(&self) -> Vec<String> {
         let mut out = Vec::new();
         for a in &self.accounts {
+            if a.from_files {
+                out.push(format!(
+                    "{}: {} pages, {} notebook/section pages, about {} files, read from OneNote's \
+                     own files (no Graph requests: Notion's rate alone binds)",
+                    a.account, a.pages, a.containers, a.files
+                ));
+                continue;
+            }
             out.push(format!(
                 "{}: {} pages, {} notebook/section pages, about {} files, {} Graph requests: {} at \
                  {:.0} requests/hour (background's part of {})",
@@ -225,6 +252,7 @@ mod tests {
                 requests_per_hour: 380.0,
                 window: "400/1h".into(),
                 seconds,
+                from_files: false,
             }],
             files_per_page: 1.0,
             files_per_page_measured: false,

@@ -11,6 +11,7 @@ use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
 use crate::queue::Migration;
 use crate::settings::Window;
+use crate::store::imports::is_files_key;
 
 /// Receives a run's events, in the order they happen; called on the run's tasks, so it must not
 /// block for long.
@@ -27,6 +28,9 @@ pub enum Event {
         /// What is scanned.
         label: String,
     },
+    /// Something worth knowing about the plan (what an import from files leaves out, what was
+    /// migrated another way); the message says what.
+    Note(String),
     /// Something could not be read or planned and the rest goes on; the message says what.
     Problem(String),
     /// `--all-sources` for a personal Microsoft account, which has no groups or sites.
@@ -81,6 +85,7 @@ impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Event::Scanning { label } => write!(f, "scanning {label}..."),
+            Event::Note(m) => f.write_str(m),
             Event::Problem(p) => f.write_str(p),
             Event::NoTeams { account } => write!(
                 f,
@@ -153,7 +158,7 @@ impl fmt::Debug for Event {
 pub struct Progress {
     migration: Migration,
     /// Account name and Graph user id of each account the run covers.
-    users: Arc<Vec<(String, String)>>,
+    users: Arc<Vec<(String, Option<String>)>>,
     /// Files per page before this run has read enough pages to tell.
     assumed: (f64, bool),
     notion_rate: Window,
@@ -183,9 +188,15 @@ pub struct Snapshot {
 impl Progress {
     pub(super) fn new(migration: &Migration, accounts: &[String], notion_rate: Window) -> Self {
         let db = migration.db();
+        // An import from files has no Graph user; an account that is gone is left out.
         let users = accounts
             .iter()
-            .filter_map(|a| Some((a.clone(), db.account(a).ok().flatten()?.user_id)))
+            .filter_map(|a| {
+                if is_files_key(a) {
+                    return Some((a.clone(), None));
+                }
+                Some((a.clone(), Some(db.account(a).ok().flatten()?.user_id)))
+            })
             .collect();
         let assumed =
             estimate::files_per_page(db).unwrap_or((estimate::ASSUMED_FILES_PER_PAGE, false));

@@ -14,6 +14,7 @@ use super::{drain, retry_failed, select_accounts, summarise, SelectError, Select
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
+use crate::imports;
 use crate::limiter::{Lane, LimiterError};
 use crate::net::Reachability;
 use crate::notion::client::{NotionClient, NotionCounts, NotionError};
@@ -22,6 +23,7 @@ use crate::queue::cancel::Cancel;
 use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunError, RunStats};
 use crate::settings::Settings;
+use crate::store::imports::is_files_key;
 use crate::store::jobs::RunToken;
 use crate::store::{Db, StoreError};
 
@@ -56,6 +58,9 @@ pub struct Request {
     pub dry_run: bool,
     /// Pages in flight per account.
     pub workers: usize,
+    /// Paths of OneNote's own files to migrate instead of accounts (`--from`): each is a source
+    /// of its own, read with no account and no Graph request.
+    pub from: Vec<std::path::PathBuf>,
 }
 
 impl Default for Request {
@@ -71,6 +76,7 @@ impl Default for Request {
             update: false,
             dry_run: false,
             workers: WORKERS,
+            from: Vec::new(),
         }
     }
 }
@@ -128,6 +134,11 @@ pub enum MigrateError {
     /// The limiter's budgets could not be read for the plan's time.
     #[error(transparent)]
     Limiter(#[from] LimiterError),
+    /// `--resume --from PATH` for a path never planned.
+    #[error(
+        "nothing was planned from {0}; plan it with `notebridge migrate --from PATH --to PAGE`"
+    )]
+    NotImported(String),
     /// Planning without a Notion page to plan under.
     #[error("a migration that plans needs the Notion page to migrate under (--to)")]
     NoTarget,
@@ -172,7 +183,9 @@ impl Classify for MigrateError {
             MigrateError::Store(e) => e.class(),
             MigrateError::Graph(e) => e.class(),
             MigrateError::Limiter(e) => e.class(),
-            MigrateError::NoTarget => Class::new(Scope::Run, Next::Never).means(Meaning::Usage),
+            MigrateError::NoTarget | MigrateError::NotImported(_) => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
+            }
             MigrateError::Busy { .. } | MigrateError::LockLost => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Busy)
             }
@@ -293,14 +306,18 @@ async fn run(
         notion.page(t).await.map_err(MigrateError::Target)?;
     }
 
-    let accounts = select_accounts(
-        db,
-        Selection {
-            account: req.account.as_deref(),
-            all_accounts: req.all_accounts,
-            resume: req.resume,
-        },
-    )?;
+    let accounts = if req.from.is_empty() {
+        select_accounts(
+            db,
+            Selection {
+                account: req.account.as_deref(),
+                all_accounts: req.all_accounts,
+                resume: req.resume,
+            },
+        )?
+    } else {
+        import_keys(db, &req.from, req.resume)?
+    };
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
     let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
@@ -328,8 +345,7 @@ async fn run(
                 Some(t) => planner(t).plan(account).await?.left,
                 None => db.account_remaining(account)?,
             };
-            let user_id = Caller::for_account(db, account, Lane::Background)?.user_id;
-            work.push((account.clone(), user_id, left));
+            work.push((plan_label(db, account)?, graph_user(db, account)?, left));
         }
         let files = estimate::files_per_page(db)?;
         let plan = estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
@@ -368,12 +384,12 @@ async fn run(
             }
             let left = db.account_remaining(&account)?;
             // Before this account's work: what it is and the time its budget implies.
-            let user_id = Caller::for_account(db, &account, Lane::Background)?.user_id;
+            let user_id = graph_user(db, &account)?;
             let p = estimate::plan(
                 graph.limiter(),
                 settings.notion_rate,
                 files_per_page,
-                &[(account.clone(), user_id, left)],
+                &[(plan_label(db, &account)?, user_id, left)],
             )?;
             plans.lock().expect("plans poisoned").push(p.clone());
             observer.event(Event::Plan(p));
@@ -395,6 +411,51 @@ async fn run(
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
     }))
+}
+
+/// How the plan names an inventory key's work: the account, or an import's path.
+fn plan_label(db: &Db, key: &str) -> Result<String, StoreError> {
+    if is_files_key(key) {
+        return Ok(db.import_path(key)?.unwrap_or_else(|| key.to_owned()));
+    }
+    Ok(key.to_owned())
+}
+
+/// The Graph user an inventory key's work is read as: the signed-in account's; none for an
+/// import from files, which reads nothing from Graph.
+fn graph_user(db: &Db, key: &str) -> Result<Option<String>, GraphError> {
+    if is_files_key(key) {
+        return Ok(None);
+    }
+    Ok(Some(
+        Caller::for_account(db, key, Lane::Background)?.user_id,
+    ))
+}
+
+/// The inventory keys of the imports of `paths` (`--from`), recorded on first use; with `resume`
+/// only imports planned before, in the order given.
+fn import_keys(
+    db: &Db,
+    paths: &[std::path::PathBuf],
+    resume: bool,
+) -> Result<Vec<String>, MigrateError> {
+    let mut keys = Vec::new();
+    for p in paths {
+        let path = imports::absolute(p).map_err(PlanError::from)?;
+        let shown = path.display().to_string();
+        let key = if resume {
+            // Recorded by a `--from` that could not read it, it was never planned either.
+            db.import_key(&shown)?
+                .filter(|k| db.plan_targets(k).is_ok_and(|t| !t.is_empty()))
+                .ok_or_else(|| MigrateError::NotImported(shown.clone()))?
+        } else {
+            db.register_import(&shown)?
+        };
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    Ok(keys)
 }
 
 /// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when

@@ -14,9 +14,11 @@ use crate::graph::sources::{
     discover, explain, find_group, find_site, Source, SourceError, SourceKind,
 };
 use crate::graph::{Caller, GraphClient, GraphError};
+use crate::imports;
 use crate::limiter::{Lane, ScanMeter};
 use crate::notion::client::NotionClient;
 use crate::queue::{source_page, RunError};
+use crate::store::imports::is_files_key;
 use crate::store::inventory::{ScanDiff, ScanScope};
 use crate::store::jobs::Remaining;
 use crate::store::jobs::RunToken;
@@ -60,6 +62,12 @@ pub enum PlanError {
     /// The plan could not be written.
     #[error("planning")]
     Planning(#[source] StoreError),
+    /// OneNote's own files could not be read at all (not OneNote, none in a folder, gone).
+    #[error(transparent)]
+    Files(#[from] imports::ImportError),
+    /// An import key with no path recorded (a database edited by hand).
+    #[error("no path is recorded for the import {0}; run `notebridge migrate --from PATH` again")]
+    UnknownImport(String),
     /// A `--notebook` that the account does not have.
     #[error(
         "account {account} has no notebook named or with id {name:?} (run `notebridge scan \
@@ -91,6 +99,10 @@ impl Classify for PlanError {
             PlanError::Graph(e) => e.class(),
             PlanError::Source(e) => e.class(),
             PlanError::SourcePage(e) => e.class(),
+            PlanError::Files(e) => e.class(),
+            PlanError::UnknownImport(_) => {
+                Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
+            }
             PlanError::NoNotebook { .. } | PlanError::NoNotebookInSources { .. } => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
@@ -128,6 +140,9 @@ impl Planner<'_> {
     /// Scans `account` (foreground), stores the inventory and plans its selected notebooks, or
     /// its sources'.
     pub(super) async fn plan(&self, account: &str) -> Result<Planned, PlanError> {
+        if is_files_key(account) {
+            return self.plan_files(account).await;
+        }
         let who = Caller::for_account(self.db, account, Lane::Foreground)?;
         if self.picks.team() {
             return self.plan_sources(&who).await;
@@ -146,7 +161,46 @@ impl Planner<'_> {
         .await?;
         record_scan_cost(meter);
         store_scan(self.db, account, notebooks, &result, self.clock.now_ms())?;
-        let left = self.plan_key(account, account, &self.target, &result)?;
+        let left = self.plan_key(account, account, &self.target, &Found::of_scan(&result))?;
+        Ok(Planned {
+            left,
+            unreadable_sources: 0,
+        })
+    }
+
+    /// Reads the files of the import with inventory key `key` again (no account, no network),
+    /// stores what they hold with where each section is, and plans it under the target. A section
+    /// that cannot be read is planned and failed with the reader's reason; the rest goes on.
+    async fn plan_files(&self, key: &str) -> Result<Planned, PlanError> {
+        let path = self
+            .db
+            .import_path(key)?
+            .ok_or_else(|| PlanError::UnknownImport(key.to_owned()))?;
+        self.observer.event(Event::Scanning {
+            label: path.clone(),
+        });
+        let read = imports::read(std::path::Path::new(&path)).await?;
+        let inv = imports::Inventory::of(&read);
+        imports::store(self.db, key, &inv, self.clock.now_ms())?;
+        if let Some(bin) = &read.recycle_bin {
+            self.observer
+                .event(Event::Note(imports::recycle_bin_note(bin)));
+        }
+        let found = Found {
+            notebooks: &inv.notebooks,
+            unread: inv
+                .problems
+                .iter()
+                .map(|p| Unread {
+                    kind: "section",
+                    id: p.section_id.clone(),
+                    message: p.to_string(),
+                    reason: p.to_string(),
+                })
+                .collect(),
+            loose: inv.loose.then_some(imports::LOOSE_NOTEBOOK),
+        };
+        let left = self.plan_key(key, &path, &self.target, &found)?;
         Ok(Planned {
             left,
             unreadable_sources: 0,
@@ -217,7 +271,12 @@ impl Planner<'_> {
                 continue;
             }
             let under = self.page_of(source, &key).await?;
-            let left = self.plan_key(&key, &label(&account, source), &under, result)?;
+            let left = self.plan_key(
+                &key,
+                &label(&account, source),
+                &under,
+                &Found::of_scan(result),
+            )?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
         }
@@ -258,14 +317,15 @@ impl Planner<'_> {
         key: &str,
         label: &str,
         target: &str,
-        result: &ScanResult,
+        result: &Found<'_>,
     ) -> Result<Remaining, PlanError> {
         let now = self.clock.now_ms();
         let Some(owner) = self.owner else {
-            let (planned, left) = self.db.preview_plan(key, target, &result.notebooks, now)?;
-            for f in &result.failures {
+            let (planned, left) = self.db.preview_plan(key, target, result.notebooks, now)?;
+            for f in &result.unread {
                 self.observer.event(Event::Problem(format!(
-                    "{label}: {f} (what is in it would not be planned)"
+                    "{label}: {} (what is in it would not be planned)",
+                    f.message
                 )));
             }
             self.observer.event(Event::Planned {
@@ -291,22 +351,37 @@ impl Planner<'_> {
                 target: target.to_owned(),
             });
         }
+        if let Some(loose) = result.loose {
+            // Sections imported on their own go straight under the target: their notebook's
+            // page is the target itself.
+            imports::record_loose_notebook(self.db, owner, key, loose, target)?;
+        }
+        // A page migrated another way (by Graph, or from files) is the same page: adopted, not
+        // created again.
+        let adopted = self
+            .db
+            .adopt_migrated(owner, key, result.notebooks)
+            .map_err(PlanError::Planning)?;
+        if adopted.pages > 0 {
+            self.observer.event(Event::Note(format!(
+                "{label}: {} pages ({} notebook/section pages) were migrated before from the same \
+                 OneNote pages read another way; they are kept, not created again",
+                adopted.pages, adopted.containers
+            )));
+        }
         let planned = self
             .db
-            .create_plan(owner, key, target, &result.notebooks, now)
+            .create_plan(owner, key, target, result.notebooks, now)
             .map_err(PlanError::Planning)?;
         // What could not be listed is not silently left out: its job fails with the reason, so the
         // run ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
-        for f in &result.failures {
-            self.observer.event(Event::Problem(format!("{label}: {f}")));
-            let reason = format!(
-                "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` again to \
-                 re-scan)"
-            );
+        for f in &result.unread {
+            self.observer
+                .event(Event::Problem(format!("{label}: {}", f.message)));
             // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
             let class = Class::item_fails().code();
             self.db
-                .fail_planned_item(owner, key, f.kind, &f.id, &reason, &class, now)?;
+                .fail_planned_item(owner, key, f.kind, &f.id, &f.reason, &class, now)?;
         }
         let rewrites = if self.update {
             Some(self.db.plan_rewrites(owner, key, now)?)
@@ -321,6 +396,50 @@ impl Planner<'_> {
             preview: false,
         });
         Ok(self.db.remaining_work(key)?)
+    }
+}
+
+/// What a read of one inventory key found, as planning takes it: the notebooks, the containers
+/// whose contents could not be read, and the notebook that stands for sections imported on their
+/// own (whose page is the target).
+struct Found<'a> {
+    notebooks: &'a [crate::store::inventory::Notebook],
+    unread: Vec<Unread>,
+    loose: Option<&'static str>,
+}
+
+/// A container whose contents could not be read: planned, and its job failed with the reason.
+struct Unread {
+    /// The job kind.
+    kind: &'static str,
+    /// Its inventory id.
+    id: String,
+    /// What the plan shows.
+    message: String,
+    /// What its job's failure says.
+    reason: String,
+}
+
+impl<'a> Found<'a> {
+    /// What a Graph scan found.
+    fn of_scan(result: &'a ScanResult) -> Self {
+        Found {
+            notebooks: &result.notebooks,
+            unread: result
+                .failures
+                .iter()
+                .map(|f| Unread {
+                    kind: f.kind,
+                    id: f.id.clone(),
+                    message: f.to_string(),
+                    reason: format!(
+                        "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` \
+                         again to re-scan)"
+                    ),
+                })
+                .collect(),
+            loose: None,
+        }
     }
 }
 

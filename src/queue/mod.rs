@@ -6,6 +6,7 @@
 
 pub mod big_page;
 pub mod cancel;
+mod file_pages;
 pub mod graph;
 pub mod links;
 pub mod lock;
@@ -36,6 +37,7 @@ use crate::notion::plan;
 use crate::notion::writer::{
     display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
 };
+use crate::store::imports::is_files_key;
 use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{BodyState, Written};
 use crate::store::{Db, StoreError};
@@ -129,6 +131,9 @@ pub struct RunStats {
     pub ahead_peak: AtomicU64,
     /// Bytes of files fetched before their page's turn.
     pub prefetched_bytes: AtomicU64,
+    /// Section files parsed for imports from files (once per section while its pages are
+    /// converted, not once per page).
+    pub sections_opened: AtomicU64,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.
@@ -299,6 +304,8 @@ pub struct Migration {
     big: BigPages,
     /// How often and after what backoff an item is tried again.
     retries: RetryBudget,
+    /// Section files opened for imports from files.
+    sections: file_pages::OpenSections,
 }
 
 impl Migration {
@@ -326,6 +333,7 @@ impl Migration {
             callers: Arc::new(Mutex::new(HashMap::new())),
             big: BigPages::default(),
             retries: JOB_RETRIES,
+            sections: file_pages::OpenSections::default(),
         }
     }
 
@@ -377,6 +385,17 @@ impl Migration {
     /// or site's items are read as the signed-in account, with its token and its budget (Graph's
     /// limits are the user's).
     fn caller(&self, key: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+        if is_files_key(key) {
+            // An import from files reads nothing from Graph: no user, no budget. Its pages'
+            // files are embedded in them and served from memory.
+            return Ok(Caller {
+                account: key.to_owned(),
+                user_id: String::new(),
+                lane: Lane::Background,
+                deadline: opts.deadline,
+                retries: None,
+            });
+        }
         let account = account_of_key(key);
         if let Some(c) = self.callers.lock().expect("callers poisoned").get(account) {
             return Ok(c.clone());
@@ -585,6 +604,13 @@ impl Migration {
         item: &str,
         last_modified: Option<String>,
     ) -> Result<(ConvertedPage, HashMap<String, Bytes>, Option<BigPermit>), JobError> {
+        if is_files_key(key) {
+            let page = self
+                .sections
+                .convert(&self.db, key, item_id, item, &self.stats.sections_opened)
+                .await?;
+            return Ok((page, HashMap::new(), None));
+        }
         let mut permit = None;
         loop {
             if let Some(got) = self

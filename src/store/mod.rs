@@ -6,6 +6,9 @@
 
 pub mod accounts;
 pub mod history;
+pub mod identity;
+pub mod import_key;
+pub mod imports;
 pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
@@ -72,6 +75,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0013_write_journal",
         include_str!("../../migrations/0013_write_journal.sql"),
+    ),
+    (
+        "0014_file_imports",
+        include_str!("../../migrations/0014_file_imports.sql"),
     ),
 ];
 

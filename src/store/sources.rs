@@ -125,9 +125,15 @@ impl Db {
     }
 
     /// How reports name an inventory key: the account itself, or the account and its group's or
-    /// site's Notion title (`alice · Marketing (Microsoft 365 group)`); the key when the source is
-    /// no longer stored.
+    /// site's Notion title (`alice · Marketing (Microsoft 365 group)`), or an import's path
+    /// (`OneNote files /home/me/Work`); the key when the source is no longer stored.
     pub fn key_title(&self, key: &str) -> Result<String> {
+        if super::import_key::is_files_key(key) {
+            return Ok(match self.import_path(key)? {
+                Some(path) => format!("OneNote files {path}"),
+                None => key.to_owned(),
+            });
+        }
         Ok(match self.source_of_key(key)? {
             Some(s) => format!(
                 "{} · {}",

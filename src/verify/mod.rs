@@ -136,9 +136,17 @@ async fn verify_account(
         jobs_by_id: jobs.iter().map(|j| (j.id, j)).collect(),
         names,
         matches,
+        // Items adopted from another route (see `store::identity`) sit under that route's pages,
+        // which that route's own verification reaches from its target.
         reachable: RefCell::new(
             targets
                 .iter()
+                .chain(
+                    items
+                        .iter()
+                        .map(|i| &i.parent_notion_id)
+                        .filter(|p| others.contains(&norm(p))),
+                )
                 .filter(|t| matches!(reader.listing(t), Some(Ok(_))))
                 .map(|t| norm(t))
                 .collect(),
@@ -163,6 +171,16 @@ async fn verify_account(
     let mut containers = Vec::new();
     let mut account_foreign = Vec::new();
     for (kind, id, path) in &flat.containers {
+        // Sections imported on their own have no notebook page: their notebook's page is the
+        // target itself (so is that of a notebook adopted from them, see `store::identity`).
+        let is_target = ctx.items.get(id).is_some_and(|i| {
+            i.notion_page_id
+                .as_deref()
+                .is_some_and(|p| norm(p) == norm(&i.parent_notion_id))
+        });
+        if is_target {
+            continue;
+        }
         let (check, _) = ctx.locate(id);
         account_foreign.extend(foreign_under(&check.notion_page_id, path));
         containers.push(ContainerReport {

@@ -1,0 +1,167 @@
+//! A page's content for an import from files: its section file is opened once (parsed on the
+//! blocking pool, never on a runtime thread) and kept while its pages are converted as their jobs
+//! come, then released, so a run holds the data of the sections being worked on, not of the whole
+//! import, and never parses a section once per page. A section that cannot be opened fails each of
+//! its pages with the reader's reason (the path, when the file is gone since it was planned).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::convert::ConvertedPage;
+use crate::onefile::{self, ParsedSection, SectionLocation};
+use crate::store::Db;
+
+use super::JobError;
+
+/// Sections parsed and kept although no page is converting from them (their next pages may come
+/// soon); beyond these, an idle section is released at once.
+const IDLE_KEPT: usize = 1;
+
+/// A section of an import: (inventory key, section id).
+type SectionKey = (String, String);
+
+/// The sections opened by one run.
+#[derive(Clone, Default)]
+pub(super) struct OpenSections {
+    open: Arc<Mutex<HashMap<SectionKey, Arc<Slot>>>>,
+}
+
+/// One section: opened at most once (the first page to need it parses it; the others wait for
+/// that), with the number of pages converting from it now.
+#[derive(Default)]
+struct Slot {
+    parsed: tokio::sync::OnceCell<Result<Arc<ParsedSection>, String>>,
+    users: Mutex<usize>,
+}
+
+impl OpenSections {
+    /// Converts page `page_id` of import `key`; `item` names the page in messages.
+    pub(super) async fn convert(
+        &self,
+        db: &Arc<Db>,
+        key: &str,
+        page_id: &str,
+        item: &str,
+        opened: &AtomicU64,
+    ) -> Result<ConvertedPage, JobError> {
+        let section = db.page_section(key, page_id)?.ok_or_else(|| {
+            JobError::permanent(format!("{item} is not in the inventory of its import"))
+        })?;
+        let id = (key.to_owned(), section.clone());
+        let slot = {
+            let mut open = self.open.lock().expect("open sections poisoned");
+            let slot = open.entry(id.clone()).or_default().clone();
+            *slot.users.lock().expect("slot poisoned") += 1;
+            slot
+        };
+        let converted = self
+            .convert_in(db, &slot, key, &section, page_id, item, opened)
+            .await;
+        self.release(db, &id, &slot);
+        converted
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn convert_in(
+        &self,
+        db: &Arc<Db>,
+        slot: &Slot,
+        key: &str,
+        section: &str,
+        page_id: &str,
+        item: &str,
+        opened: &AtomicU64,
+    ) -> Result<ConvertedPage, JobError> {
+        let parsed = slot
+            .parsed
+            .get_or_try_init(|| async {
+                opened.fetch_add(1, Ordering::Relaxed);
+                open(db, key, section).await
+            })
+            .await?;
+        let parsed = match parsed {
+            Ok(p) => p.clone(),
+            Err(reason) => return Err(JobError::permanent(format!("{item}: {reason}"))),
+        };
+        let wanted = page_id.to_owned();
+        let converted = tokio::task::spawn_blocking(move || parsed.convert(&wanted))
+            .await
+            .map_err(|e| JobError::permanent(format!("{item}: failed while converting it: {e}")))?;
+        converted.ok_or_else(|| {
+            JobError::permanent(format!(
+                "{item} is no longer in its section file (deleted in OneNote since it was \
+                 planned; run `notebridge migrate --from PATH` again to plan what the file holds \
+                 now)"
+            ))
+        })
+    }
+
+    /// One page is done with the section; it is released when nothing more of it is to be
+    /// converted in this run, or when it is idle and others are kept idle already.
+    fn release(&self, db: &Db, id: &SectionKey, slot: &Arc<Slot>) {
+        let mut open = self.open.lock().expect("open sections poisoned");
+        let users = {
+            let mut u = slot.users.lock().expect("slot poisoned");
+            *u -= 1;
+            *u
+        };
+        if users > 0 {
+            return;
+        }
+        // This page's own job is still running: anything beyond it is another page to come.
+        let left = db.pages_left_in_section(&id.0, &id.1).unwrap_or(0);
+        let idle = open
+            .values()
+            .filter(|s| *s.users.lock().expect("slot poisoned") == 0)
+            .count();
+        if left <= 1 || idle > IDLE_KEPT {
+            open.remove(id);
+            tracing::debug!(section = %id.1, "section file released");
+        }
+    }
+}
+
+/// Opens section `section` of import `key` from where it was planned, on the blocking pool. The
+/// outer error ends the attempt (the state database); the inner one is the section's, and fails
+/// each of its pages with the reason.
+async fn open(
+    db: &Db,
+    key: &str,
+    section: &str,
+) -> Result<Result<Arc<ParsedSection>, String>, JobError> {
+    let Some(stored) = db.file_section(key, section)? else {
+        return Ok(Err(format!(
+            "no file is recorded for its section {section}; run `notebridge migrate --from PATH` \
+             again"
+        )));
+    };
+    let Some(location) = SectionLocation::from_stored(&stored.location) else {
+        return Ok(Err(format!(
+            "its section's recorded location {:?} cannot be read",
+            stored.location
+        )));
+    };
+    let shown = describe(&location);
+    let opened = tokio::task::spawn_blocking(move || onefile::open_section(&location)).await;
+    Ok(match opened {
+        Ok(Ok(parsed)) => Ok(Arc::new(parsed)),
+        Ok(Err(problem)) => Err(format!(
+            "its section file {shown} could not be read: {}",
+            problem.reason
+        )),
+        Err(e) => Err(format!(
+            "reading its section file {shown} stopped unexpectedly: {e}"
+        )),
+    })
+}
+
+/// Where a section is, for messages.
+fn describe(location: &SectionLocation) -> String {
+    match location {
+        SectionLocation::File(p) => p.display().to_string(),
+        SectionLocation::Package { package, entry } => {
+            format!("{entry} in {}", package.display())
+        }
+    }
+}
