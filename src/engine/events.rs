@@ -10,7 +10,7 @@ use super::estimate::{self, Plan};
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
 use crate::queue::Migration;
-use crate::settings::Window;
+use crate::notion::rate::PaceView;
 
 /// Receives a run's events, in the order they happen; called on the run's tasks, so it must not
 /// block for long.
@@ -156,7 +156,6 @@ pub struct Progress {
     users: Arc<Vec<(String, String)>>,
     /// Files per page before this run has read enough pages to tell.
     assumed: (f64, bool),
-    notion_rate: Window,
 }
 
 /// The progress of a run at one moment.
@@ -178,10 +177,12 @@ pub struct Snapshot {
     pub graph: GraphCounts,
     /// Notion requests of this run.
     pub notion: NotionCounts,
+    /// Notion's pace (shared with every process on the database), when it could be read.
+    pub notion_pace: Option<PaceView>,
 }
 
 impl Progress {
-    pub(super) fn new(migration: &Migration, accounts: &[String], notion_rate: Window) -> Self {
+    pub(super) fn new(migration: &Migration, accounts: &[String]) -> Self {
         let db = migration.db();
         let users = accounts
             .iter()
@@ -193,7 +194,6 @@ impl Progress {
             migration: migration.clone(),
             users: Arc::new(users),
             assumed,
-            notion_rate,
         }
     }
 
@@ -237,7 +237,8 @@ impl Progress {
         } else {
             self.assumed
         };
-        let eta_seconds = estimate::plan(m.graph().limiter(), self.notion_rate, fpp, &work)
+        let rate = m.notion().rate();
+        let eta_seconds = estimate::plan(m.graph().limiter(), rate.window(), fpp, &work)
             .ok()
             .map(|p| p.seconds);
         Snapshot {
@@ -249,6 +250,7 @@ impl Progress {
             files,
             graph: m.graph().counts(),
             notion: m.notion().counts(),
+            notion_pace: rate.view().ok(),
         }
     }
 }
