@@ -112,7 +112,8 @@ impl NotionRate {
                 if pace.window_passed(self.mode, now) {
                     let since_raise = ledger::granted_since(tx, &self.key, pace.raised_at)?;
                     pace.watch(self.mode, now, Counts { since_raise });
-                    ledger::prune(tx, &self.key, now - 2 * pace.window_ms)?;
+                    // Kept for the longer of two windows and the minute `status` shows.
+                    ledger::prune(tx, &self.key, now - (2 * pace.window_ms).max(60_000))?;
                 }
                 let out = match pace.grant(self.mode, now) {
                     Ok(()) => Ok(ledger::insert_grant(tx, &self.key, now)?),
