@@ -14,6 +14,7 @@ use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
 use crate::limiter::Limiter;
+use crate::notion::rate::{all_views, NotionRate, PaceView};
 use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
@@ -153,6 +154,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
         )?;
         limiter.snapshot()
     })?;
+    let notion = notion_pace(&db, settings)?;
     let migrating = run_lock(&db)?;
     if printer.json {
         printer.json_line(&json!({
@@ -160,6 +162,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
             "config": settings.config_path,
             "accounts": statuses,
             "limiter": limiter,
+            "notion_pace": notion,
             "migrating": migrating,
         }));
     } else {
@@ -173,8 +176,28 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> anyhow::
                 .map_or("none".to_owned(), |p| p.display().to_string())
         ));
         print_human(printer, &statuses, &limiter, migrating.as_ref());
+        for p in &notion {
+            printer.out(p.to_string());
+        }
     }
     Ok(Exit::Done)
+}
+
+/// Notion's pace as the state database holds it: the configured token's when one is set and it
+/// has sent requests, else every token's (their hashes are all the database knows of them).
+fn notion_pace(db: &Arc<Db>, settings: &Settings) -> anyhow::Result<Vec<PaceView>> {
+    // The pace's clock is anchored on tokio's; read it inside a runtime.
+    let views = super::runtime()?.block_on(async {
+        let clock = Clock::system();
+        match &settings.notion_token {
+            Some(t) => NotionRate::open(db.clone(), t, settings.notion_rate, clock)
+                .view()
+                .map(|v| vec![v])
+                .map(|v| v.into_iter().filter(|v| v.known()).collect()),
+            None => all_views(db, &clock).map(|v| v.into_iter().filter(PaceView::known).collect()),
+        }
+    })?;
+    Ok(views)
 }
 
 /// The process migrating with this database now, if any.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::estimate::{self, Plan};
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
-use crate::queue::Migration;
 use crate::notion::rate::PaceView;
+use crate::queue::Migration;
 
 /// Receives a run's events, in the order they happen; called on the run's tasks, so it must not
 /// block for long.

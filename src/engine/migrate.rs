@@ -355,7 +355,9 @@ async fn run(
         owner.clone(),
     )
     .with_cancel(cancel.clone());
-    observer.event(Event::Draining(Box::new(Progress::new(&migration, &accounts))));
+    observer.event(Event::Draining(Box::new(Progress::new(
+        &migration, &accounts,
+    ))));
     // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = AtomicUsize::new(0);
     let prepare = |account: String| {

@@ -288,9 +288,9 @@ impl Pace {
             } else {
                 let up = self.per_window + mode.step(self.per_window);
                 match self.budget {
-                    Some(b) if self.per_window < f64::from(b) => {
-                        (self.per_window * 1.1).max(up).min(f64::from(b) + mode.step(f64::from(b)))
-                    }
+                    Some(b) if self.per_window < f64::from(b) => (self.per_window * 1.1)
+                        .max(up)
+                        .min(f64::from(b) + mode.step(f64::from(b))),
                     _ => up,
                 }
             };
@@ -396,7 +396,12 @@ mod tests {
         assert_eq!(Limit::of(429, Some("a_new_limit")), Limit::Other);
         assert_eq!(Limit::of(429, None), Limit::Other);
         assert_eq!(Limit::of(529, Some(CONNECTION_REASON)), Limit::Overload);
-        for l in [Limit::Connection, Limit::Workspace, Limit::Other, Limit::Overload] {
+        for l in [
+            Limit::Connection,
+            Limit::Workspace,
+            Limit::Other,
+            Limit::Overload,
+        ] {
             assert_eq!(Limit::from_code(l.code()), Some(l));
         }
     }
@@ -419,23 +424,43 @@ mod tests {
         let mut p = Pace::fresh(auto(), 0);
         p.per_window = 720.0;
         let mut asked = None;
-        let wait = p.throttled(auto(), throttle(Limit::Connection, 12), 100_000, 99_990, |from| {
-            asked = Some(from);
-            500
-        });
+        let wait = p.throttled(
+            auto(),
+            throttle(Limit::Connection, 12),
+            100_000,
+            99_990,
+            |from| {
+                asked = Some(from);
+                500
+            },
+        );
         assert_eq!(wait, Duration::from_secs(12));
-        assert_eq!(asked, Some(100_000 + 12_000 - W), "the window ending at the reset");
+        assert_eq!(
+            asked,
+            Some(100_000 + 12_000 - W),
+            "the window ending at the reset"
+        );
         assert_eq!(p.budget, Some(500));
-        assert!(p.per_window > 500.0 && p.per_window < 520.0, "{}", p.per_window);
+        assert!(
+            p.per_window > 500.0 && p.per_window < 520.0,
+            "{}",
+            p.per_window
+        );
         assert!(!p.ramping);
         assert_eq!(p.next_reset(100_000), Some(112_000));
         assert_eq!(p.next_reset(113_000), Some(112_000 + W));
         // the next window's 429 counts from the end of the pause: nothing was granted before it
         let mut asked = None;
-        p.throttled(auto(), throttle(Limit::Connection, 1), 112_000 + W - 500, 112_000 + W - 600, |from| {
-            asked = Some(from);
-            500
-        });
+        p.throttled(
+            auto(),
+            throttle(Limit::Connection, 1),
+            112_000 + W - 500,
+            112_000 + W - 600,
+            |from| {
+                asked = Some(from);
+                500
+            },
+        );
         assert_eq!(asked, Some(112_000));
     }
 
@@ -443,9 +468,13 @@ mod tests {
     fn a_per_workspace_429_pauses_and_lowers_the_pace_but_is_never_the_budget() {
         let mut p = Pace::fresh(auto(), 0);
         p.per_window = 400.0;
-        let wait = p.throttled(auto(), throttle(Limit::Workspace, 90), 10_000, 9_000, |_| {
-            panic!("a workspace 429 counts nothing")
-        });
+        let wait = p.throttled(
+            auto(),
+            throttle(Limit::Workspace, 90),
+            10_000,
+            9_000,
+            |_| panic!("a workspace 429 counts nothing"),
+        );
         assert_eq!(wait, Duration::from_secs(90), "uncapped");
         assert_eq!(p.budget, None);
         assert_eq!(p.per_window, 200.0);
@@ -453,7 +482,10 @@ mod tests {
         // the requests already in flight when it came meet the same limit: lowered once
         p.throttled(auto(), throttle(Limit::Workspace, 89), 10_500, 9_500, |_| 0);
         assert_eq!(p.per_window, 200.0);
-        assert_eq!(p.paused_until, 100_000, "a shorter pause never shortens a longer one");
+        assert_eq!(
+            p.paused_until, 100_000,
+            "a shorter pause never shortens a longer one"
+        );
     }
 
     #[test]

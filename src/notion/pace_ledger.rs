@@ -77,7 +77,11 @@ pub fn insert_grant(c: &Connection, key: &str, now: UnixMillis) -> rusqlite::Res
 
 /// Records what became of request `id`: answered (Notion counted it) or refused (429/529).
 /// Returns when it was granted (`None`: pruned already).
-pub fn set_outcome(c: &Connection, id: i64, answered: bool) -> rusqlite::Result<Option<UnixMillis>> {
+pub fn set_outcome(
+    c: &Connection,
+    id: i64,
+    answered: bool,
+) -> rusqlite::Result<Option<UnixMillis>> {
     c.prepare_cached("UPDATE notion_grants SET outcome = ?2 WHERE id = ?1 RETURNING granted_at")?
         .query_row(params![id, answered], |r| r.get(0))
         .optional()

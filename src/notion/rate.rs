@@ -117,7 +117,10 @@ impl NotionRate {
                 }
                 let out = match pace.grant(self.mode, now) {
                     Ok(()) => Ok(ledger::insert_grant(tx, &self.key, now)?),
-                    Err(until) => Err((until, pace.pause_reason.filter(|_| until <= pace.paused_until))),
+                    Err(until) => Err((
+                        until,
+                        pace.pause_reason.filter(|_| until <= pace.paused_until),
+                    )),
                 };
                 ledger::save(tx, &self.key, &pace)?;
                 Ok(out)
@@ -225,7 +228,10 @@ impl NotionRate {
                 let per_window = self
                     .view()
                     .ok()
-                    .map(|v| v.budget.map_or(v.pace_per_minute * v.window_ms as f64 / 60_000.0, f64::from))
+                    .map(|v| {
+                        v.budget
+                            .map_or(v.pace_per_minute * v.window_ms as f64 / 60_000.0, f64::from)
+                    })
                     .unwrap_or(DOCUMENTED_PER_SECOND * window.as_secs_f64());
                 Window {
                     count: (per_window.round() as u32).max(1),
@@ -263,7 +269,7 @@ pub struct PaceView {
     /// `auto`, or the fixed window (empty when read without a setting, as `status` does).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub mode: String,
-    /// Requests granted in the last minute.
+    /// Requests granted in the last minute that Notion did not refuse.
     pub requests_last_minute: u32,
     /// The pace now, in requests per minute.
     pub pace_per_minute: f64,
@@ -296,6 +302,11 @@ impl PaceView {
 }
 
 impl PaceView {
+    /// Whether the database knows anything of this pace (requests, a budget, a pause).
+    pub fn known(&self) -> bool {
+        self.requests_last_minute > 0 || self.budget.is_some() || self.paused_ms.is_some()
+    }
+
     /// The short form a progress line has room for: "180/min budget", "3.0/s learning", "wait 75 s: workspace".
     pub fn short(&self) -> String {
         let mut s = match self.budget {
@@ -317,7 +328,11 @@ impl std::fmt::Display for PaceView {
         } else {
             format!("{} s", self.window_ms as f64 / 1_000.0)
         };
-        write!(f, "Notion: {} requests in the last minute", self.requests_last_minute)?;
+        write!(
+            f,
+            "Notion: {} requests in the last minute",
+            self.requests_last_minute
+        )?;
         match self.budget {
             Some(b) => write!(f, ", connection budget {b}/{window}")?,
             None if self.mode.is_empty() || self.mode == "auto" => write!(

@@ -60,8 +60,12 @@ async fn drive(
     let mut tasks = Vec::new();
     for (rate, token) in paces {
         for _ in 0..workers {
-            let (rate, server, seen, token) =
-                (rate.clone(), server.clone(), seen.clone(), token.to_string());
+            let (rate, server, seen, token) = (
+                rate.clone(),
+                server.clone(),
+                seen.clone(),
+                token.to_string(),
+            );
             tasks.push(tokio::spawn(async move {
                 while start.elapsed() < run {
                     let g = rate.acquire().await.unwrap();
@@ -132,7 +136,10 @@ async fn auto_learns_the_connection_budget_per_window_and_spends_each_window_who
     let windows = seen.per_window(w, settled, w * 12);
     assert!(!windows.is_empty());
     for n in &windows {
-        assert!(*n >= 1_620, "each later window spent at least 0.9 of it: {windows:?}");
+        assert!(
+            *n >= 1_620,
+            "each later window spent at least 0.9 of it: {windows:?}"
+        );
     }
     assert!(
         seen.most_refused_per_window(w, settled) <= 1,
@@ -219,7 +226,9 @@ async fn a_per_workspace_429_pauses_everyone_and_is_never_taken_for_the_connecti
         .accepted
         .iter()
         .chain(seen.refused.iter().skip(1).map(|(t, _)| t))
-        .filter(|t| **t > first + Duration::from_millis(10) && **t < first + Duration::from_secs(90))
+        .filter(|t| {
+            **t > first + Duration::from_millis(10) && **t < first + Duration::from_secs(90)
+        })
         .count();
     assert_eq!(during, 0, "requests during the workspace's pause");
     // it came at 720 a minute (the third window's doubled pace): halved, below the workspace's 500
@@ -301,11 +310,12 @@ async fn an_unknown_rate_limit_reason_is_a_plain_429() {
         .filter(|(_, r)| r.as_deref() == Some("a_limit_nobody_knows"))
         .collect();
     // its Retry-After (5 s) paused every worker: the four in flight at the start, then nobody
-    assert!(!unknown.is_empty() && unknown.len() <= 4, "{}", unknown.len());
-    assert!(seen
-        .accepted
-        .iter()
-        .all(|t| *t >= Duration::from_secs(5)));
+    assert!(
+        !unknown.is_empty() && unknown.len() <= 4,
+        "{}",
+        unknown.len()
+    );
+    assert!(seen.accepted.iter().all(|t| *t >= Duration::from_secs(5)));
     assert!(view.pace_per_minute < 180.0, "slowed like any 429");
 }
 
@@ -374,8 +384,15 @@ async fn the_client_reads_the_reason_from_notions_answer() {
         "waited out the workspace's pause"
     );
     let v = other.rate().view().unwrap();
-    assert_eq!(v.budget, None, "a workspace 429 is not the connection's budget");
-    assert_eq!(c.rate().view().unwrap().budget, Some(budget), "each token its own pace");
+    assert_eq!(
+        v.budget, None,
+        "a workspace 429 is not the connection's budget"
+    );
+    assert_eq!(
+        c.rate().view().unwrap().budget,
+        Some(budget),
+        "each token its own pace"
+    );
 
     // a reason nobody knows: a plain 429, waited out
     s.set_workspace_limit(None);
@@ -383,5 +400,9 @@ async fn the_client_reads_the_reason_from_notions_answer() {
     let before = c.counts().throttled;
     c.me().await.unwrap();
     assert_eq!(c.counts().throttled, before + 1);
-    assert_eq!(c.rate().view().unwrap().budget, Some(budget), "unchanged by it");
+    assert_eq!(
+        c.rate().view().unwrap().budget,
+        Some(budget),
+        "unchanged by it"
+    );
 }

@@ -277,7 +277,10 @@ mod tests {
             assert_eq!(r.acquire("t"), Ok(()), "a burst of the whole budget");
         }
         let refused = r.acquire("t").unwrap_err();
-        assert_eq!(refused.retry_after, 2, "1.5 s to the reset, in whole seconds");
+        assert_eq!(
+            refused.retry_after, 2,
+            "1.5 s to the reset, in whole seconds"
+        );
         assert_eq!(refused.reason.as_deref(), Some(CONNECTION_REASON));
         assert_eq!(r.acquire("u"), Ok(()), "budgets are per token");
         tokio::time::sleep(Duration::from_millis(1_500)).await;
@@ -302,7 +305,11 @@ mod tests {
         assert_eq!(refused.retry_after, 90);
         assert_eq!(refused.reason.as_deref(), Some(WORKSPACE_REASON));
         tokio::time::sleep(Duration::from_secs(60)).await;
-        assert_eq!(r.acquire("a").unwrap_err().retry_after, 30, "refused until its end");
+        assert_eq!(
+            r.acquire("a").unwrap_err().retry_after,
+            30,
+            "refused until its end"
+        );
         tokio::time::sleep(Duration::from_secs(30)).await;
         assert_eq!(r.acquire("a"), Ok(()));
         r.block_with_reason(Duration::from_secs(3), "a_limit_nobody_knows");
