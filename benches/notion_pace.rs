@@ -79,6 +79,10 @@ async fn run(factor: u32, window: Duration, windows: u32) {
     // Measured from the first whole server window after the one that taught the budget.
     let learned_window = (learned_at - started).as_nanos() / window.as_nanos();
     let from_k = learned_window as u32 + 1;
+    if from_k >= windows {
+        println!("notion pace {factor}x: the first 429 came in the last window: run more windows");
+        return;
+    }
     let from = started + window * from_k;
     let to = started + window * windows;
     let accepted = done
@@ -91,8 +95,7 @@ async fn run(factor: u32, window: Duration, windows: u32) {
     let seconds = (to - from).as_secs_f64();
     let per_second = accepted as f64 / seconds;
     let budget_per_second = f64::from(budget) / window.as_secs_f64();
-    let refused = refused_at_window[windows as usize - 1]
-        - refused_at_window[from_k as usize - 1];
+    let refused = refused_at_window[windows as usize - 1] - refused_at_window[from_k as usize - 1];
     println!(
         "notion pace {factor}x: budget {budget}/{} s ({budget_per_second:.1}/s); first 429 at {:.1} s (window {}), learned budget {}; over the {settled_windows} windows after it {per_second:.2} requests/s = {:.3} of the budget (target >= 0.9), {refused} 429s = {:.2} per window (target <= 1)",
         window.as_secs_f64(),
