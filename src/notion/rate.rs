@@ -104,8 +104,10 @@ impl NotionRate {
     /// Waits until one request may go, then takes its slot.
     pub async fn acquire(&self) -> Result<Grant, RateError> {
         loop {
-            let now = self.clock.now_ms();
             let decision = self.db.write("granting a Notion request", |tx| {
+                // Read inside the transaction: another task's write may have held the database,
+                // and a grant stamped before that wait would let the next ones bunch.
+                let now = self.clock.now_ms();
                 let mut pace = ledger::load(tx, &self.key)?
                     .unwrap_or_else(|| Pace::fresh(self.mode, now))
                     .for_mode(self.mode, now);
@@ -123,11 +125,11 @@ impl NotionRate {
                     )),
                 };
                 ledger::save(tx, &self.key, &pace)?;
-                Ok(out)
+                Ok((out, now))
             })?;
             match decision {
-                Ok(id) => return Ok(Grant { id }),
-                Err((until, pause)) => {
+                (Ok(id), _) => return Ok(Grant { id }),
+                (Err((until, pause)), now) => {
                     let wait = (until - now).max(1);
                     self.waited_ms.fetch_add(wait as u64, Ordering::Relaxed);
                     if let Some(limit) = pause.filter(|_| wait >= 1_000) {
