@@ -13,8 +13,9 @@
 //! - a per-connection 429 gives the budget: what this token was granted in the window that ended
 //!   in it (counted from the end of the previous per-connection pause when that pause began the
 //!   window, which is exact; else from `now + Retry-After - window`, which misses at most the
-//!   second `Retry-After` rounds away). The pace is then a little above the budget, so each window
-//!   is spent whole and ends in one 429 and a pause to its reset;
+//!   second `Retry-After` rounds away; a count within that of the known budget keeps the larger).
+//!   The pace is then a little above the budget, so each window is spent whole and ends in one 429
+//!   and a pause to its reset;
 //! - a per-workspace 429 pauses every request for its `Retry-After` and halves the pace; it never
 //!   sets the budget;
 //! - a plain 429 (no reason, an unknown one) or a 529 pauses for its `Retry-After` and slows the
@@ -146,10 +147,18 @@ impl Mode {
         (d.as_millis() as i64).max(1)
     }
 
-    /// How much the pace rises after a clean window: what one grain of `Retry-After` may have hidden
-    /// from the last count, at least one request.
+    /// How much the pace goes above a budget (and rises after a clean window): enough to spend the
+    /// budget in what is left of a window once a pause that ended up to one grain of `Retry-After`
+    /// late, at least one request.
     fn step(self, per_window: f64) -> f64 {
-        (per_window * RETRY_AFTER_GRAIN_MS as f64 / self.window_ms() as f64).max(1.0)
+        let left = (self.window_ms() - RETRY_AFTER_GRAIN_MS).max(RETRY_AFTER_GRAIN_MS);
+        (per_window * RETRY_AFTER_GRAIN_MS as f64 / left as f64).max(1.0)
+    }
+
+    /// The share of a window one grain of `Retry-After` is: how much a count from a reset read
+    /// from it may miss.
+    fn grain_share(self) -> f64 {
+        (RETRY_AFTER_GRAIN_MS as f64 / self.window_ms() as f64).min(1.0)
     }
 }
 
@@ -329,7 +338,19 @@ impl Pace {
                         _ => None,
                     };
                     let from = resumed.unwrap_or(by_retry_after);
-                    let budget = accepted_since(from).max(1);
+                    let counted = accepted_since(from).max(1);
+                    // A count never exceeds the budget (it starts at or after the window's reset)
+                    // but may miss up to a grain of it: one within that of the known budget keeps
+                    // the larger; one well below says the budget fell.
+                    let budget = match self.budget {
+                        Some(b)
+                            if f64::from(counted)
+                                >= f64::from(b) * (1.0 - mode.grain_share()) - 1.0 =>
+                        {
+                            counted.max(b)
+                        }
+                        _ => counted,
+                    };
                     self.budget = Some(budget);
                     self.reset_at = Some(until);
                     // A little over the budget: the window is spent whole, and its one 429 starts
@@ -462,6 +483,23 @@ mod tests {
             },
         );
         assert_eq!(asked, Some(112_000));
+        // a count a grain of the window short keeps the budget; one far below replaces it
+        p.throttled(
+            auto(),
+            throttle(Limit::Connection, 1),
+            300_000,
+            299_000,
+            |_| 495,
+        );
+        assert_eq!(p.budget, Some(500));
+        p.throttled(
+            auto(),
+            throttle(Limit::Connection, 1),
+            400_000,
+            399_000,
+            |_| 200,
+        );
+        assert_eq!(p.budget, Some(200));
     }
 
     #[test]
