@@ -168,7 +168,20 @@ async fn a_short_window_budget_is_learned_too() {
         "spent {spent} in {} windows of 120",
         windows.len()
     );
-    assert!(seen.most_refused_per_window(w, settled) <= 1);
+    // One 429 ends each window; a request already in flight when it came may meet it too (a grain
+    // of `Retry-After` is half this window, so the pace runs well above the budget).
+    let refused: Vec<_> = seen
+        .refused
+        .iter()
+        .map(|r| r.0)
+        .filter(|t| *t >= settled)
+        .collect();
+    assert!(
+        refused.len() <= windows.len(),
+        "{refused:?} in {} windows",
+        windows.len()
+    );
+    assert!(seen.most_refused_per_window(w, settled) <= 2, "{refused:?}");
 }
 
 #[tokio::test(start_paused = true)]
