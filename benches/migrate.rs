@@ -38,6 +38,7 @@ use notebridge::settings::{parse_windows, GraphLimits};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::notion::{DumpNode, Endpoint};
 
 /// The documented per-user counts (120/60s, 400/3600s) in windows short enough for a bench.
 const USER_WINDOWS: &str = "120/600ms,400/6s";
@@ -374,6 +375,36 @@ fn full() {
                 .join(", "),
             n.rate_limited
         );
+        let dump = lab.notion.dump(&lab.target_page).expect("the target page");
+        let bound = LowerBound::of(&dump);
+        let kind = |e: &[Endpoint]| -> u64 { e.iter().map(|e| n.per_endpoint.get(e).copied().unwrap_or(0)).sum() };
+        let (creates, appends) = (kind(&[Endpoint::CreatePage]), kind(&[Endpoint::AppendChildren]));
+        let (up_create, up_send, up_complete) = (
+            kind(&[Endpoint::CreateUpload]),
+            kind(&[Endpoint::SendUpload]),
+            kind(&[Endpoint::CompleteUpload]),
+        );
+        let links = kind(&[Endpoint::UpdateBlock]);
+        let looks = kind(&[Endpoint::GetPage, Endpoint::GetBlock, Endpoint::ListChildren, Endpoint::GetUpload]);
+        let writes = creates + appends + up_create + up_send + up_complete;
+        let per = |x: u64| x as f64 / bound.pages.max(1) as f64;
+        println!(
+            "migrate notion per page ({} Notion pages, notebook and sections included; {} files): create {:.2}, append {:.2}, upload create {:.2}, upload send {:.2}, upload complete {:.2}, link pass {:.2}, look-ups {:.2}, /users/me {}; lower bound {:.2} (create 1, append {:.2}, uploads {:.2}); the writes against it: {:.3}x",
+            bound.pages,
+            bound.files,
+            per(creates),
+            per(appends),
+            per(up_create),
+            per(up_send),
+            per(up_complete),
+            per(links),
+            per(looks),
+            kind(&[Endpoint::UsersMe]),
+            per(bound.total()),
+            per(bound.appends),
+            per(2 * bound.files),
+            writes as f64 / bound.total().max(1) as f64,
+        );
     });
 }
 
@@ -481,4 +512,58 @@ fn files() {
             lab.notion.counters().rate_limited,
         );
     });
+}
+
+/// The fewest write requests Notion's rules allow for what the server holds: one create per page
+/// (its first 100 blocks ride along), one append per further 100 children of any parent, one per
+/// top-level block with grandchildren (a request carries two levels: the third needs a request of
+/// its own in that block's subtree), and two per file of 20 MB or less (create, send).
+struct LowerBound {
+    pages: u64,
+    appends: u64,
+    files: u64,
+}
+
+impl LowerBound {
+    fn of(root: &DumpNode) -> LowerBound {
+        let mut b = LowerBound {
+            pages: 0,
+            appends: 0,
+            files: 0,
+        };
+        // (node, depth below its page: 0 for the page itself)
+        let mut stack = vec![(root, 0usize)];
+        while let Some((node, depth)) = stack.pop() {
+            let page = node.kind == "page";
+            let depth = if page { 0 } else { depth };
+            if page {
+                b.pages += 1;
+            }
+            if node
+                .file
+                .as_deref()
+                .is_some_and(|f| f.starts_with("file_upload:"))
+            {
+                b.files += 1;
+            }
+            let blocks: Vec<&DumpNode> =
+                node.children.iter().filter(|c| c.kind != "page").collect();
+            b.appends += (blocks.len().saturating_sub(100) as u64).div_ceil(100);
+            if depth == 1
+                && blocks
+                    .iter()
+                    .any(|c| c.children.iter().any(|g| g.kind != "page"))
+            {
+                b.appends += 1;
+            }
+            for c in &node.children {
+                stack.push((c, depth + 1));
+            }
+        }
+        b
+    }
+
+    fn total(&self) -> u64 {
+        self.pages + self.appends + 2 * self.files
+    }
 }

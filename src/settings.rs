@@ -193,9 +193,11 @@ settings! {
         example: "auto or 0.5", parse: parse_share,
     }
     /// Notion request pace per integration token.
-    NOTION_RATE: Window = {
+    NOTION_RATE: NotionPace = {
         env: "NOTEBRIDGE_NOTION_RATE", flag: None, key: Some("notion.rate"), toml_number: false,
-        default: DefaultValue::Value("3/1s"), note: "", example: "3/1s", parse: parse_one_window,
+        default: DefaultValue::Value("auto"),
+        note: "(starts at the documented 3/s and learns the connection's budget; a window fixes it)",
+        example: "auto or 3/1s", parse: parse_notion_pace,
     }
     /// Pages worked on at once per account during `migrate`.
     WORKERS: usize = {
@@ -324,6 +326,13 @@ fn parse_share(s: &str) -> Result<BackgroundShare, String> {
     Ok(BackgroundShare::Fixed(v))
 }
 
+fn parse_notion_pace(s: &str) -> Result<NotionPace, String> {
+    if s.trim().eq_ignore_ascii_case("auto") {
+        return Ok(NotionPace::Auto);
+    }
+    parse_one_window(s).map(NotionPace::Fixed)
+}
+
 fn parse_one_window(s: &str) -> Result<Window, String> {
     match parse_windows(s)?.as_slice() {
         [w] => Ok(*w),
@@ -449,6 +458,24 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_millis(ms.round() as u64))
 }
 
+/// How fast Notion requests go, per integration token.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NotionPace {
+    /// Start at Notion's documented average and learn the connection's budget from its answers.
+    Auto,
+    /// Exactly this many requests per window, whatever Notion answers (429s still pause).
+    Fixed(Window),
+}
+
+impl fmt::Display for NotionPace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotionPace::Auto => f.write_str("auto"),
+            NotionPace::Fixed(w) => w.fmt(f),
+        }
+    }
+}
+
 /// How much of every window and cap background work (migration) may use.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum BackgroundShare {
@@ -523,8 +550,8 @@ pub struct Settings {
     pub notion_url: String,
     /// Graph limits.
     pub graph: GraphLimits,
-    /// Notion request rate (requests per window).
-    pub notion_rate: Window,
+    /// Notion request pace per integration token.
+    pub notion_rate: NotionPace,
     /// Pages in flight per account during `migrate`.
     pub workers: usize,
     /// An item's retries: how many in all, and the pauses and backoffs between them.
@@ -858,7 +885,7 @@ mod tests {
         assert_eq!(s.graph, GraphLimits::default());
         assert_eq!(s.graph.user_windows[1].count, 400);
         assert_eq!(s.scopes, vec!["offline_access", "User.Read", "Notes.Read"]);
-        assert_eq!(s.notion_rate.count, 3);
+        assert_eq!(s.notion_rate, NotionPace::Auto);
         assert!(s.client_id.is_none() && s.notion_token.is_none());
         assert_eq!(s.graph_url, "https://graph.microsoft.com/v1.0");
     }
@@ -916,7 +943,13 @@ mod tests {
         )
         .unwrap();
         let s = Settings::resolve(&FlagSettings::default(), &env(&[]), d).unwrap();
-        assert_eq!(s.notion_rate.count, 2);
+        assert_eq!(
+            s.notion_rate,
+            NotionPace::Fixed(Window {
+                count: 2,
+                length: Duration::from_secs(1)
+            })
+        );
     }
 
     #[test]
@@ -1159,6 +1192,7 @@ mod tests {
             (env::AUTHORITY_URL, "::", decl::AUTHORITY_URL.decl.example),
             (env::NOTION_URL, "ftp://x", decl::NOTION_URL.decl.example),
             (env::NOTION_RATE, "3", decl::NOTION_RATE.decl.example),
+            (env::NOTION_RATE, "fast", decl::NOTION_RATE.decl.example),
         ] {
             let e = Settings::resolve(
                 &FlagSettings::default(),

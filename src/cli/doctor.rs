@@ -131,7 +131,7 @@ async fn checks(settings: &Settings, args: &DoctorArgs) -> Vec<Check> {
         None => return out,
     };
     microsoft(settings, &db, args, &mut out).await;
-    notion(settings, args, &mut out).await;
+    notion(settings, &db, args, &mut out).await;
     out.push(migration_lock(&db));
     out
 }
@@ -409,7 +409,7 @@ fn auth_failure(name: &str, e: &AuthError) -> Check {
 }
 
 /// The Notion token, what the integration can do, the target page, and the upload limit.
-async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
+async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut Vec<Check>) {
     let Some(token) = settings.notion_token.as_deref() else {
         out.push(Check::fail(
             "notion_token",
@@ -419,7 +419,12 @@ async fn notion(settings: &Settings, args: &DoctorArgs, out: &mut Vec<Check>) {
         ));
         return;
     };
-    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    let rate = Arc::new(NotionRate::open(
+        db.clone(),
+        token,
+        settings.notion_rate,
+        Clock::system(),
+    ));
     let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy())
         .with_backoff_base(settings.retries.pause);
     let me = match client.me().await {

@@ -202,7 +202,10 @@ pub fn migration(printer: &Printer, progress: Progress) -> Ticker {
                         "Graph {} req, {} throttled",
                         s.graph.requests, s.graph.throttled
                     ),
-                    format!("Notion {} req", s.notion.requests),
+                    match &s.notion_pace {
+                        Some(p) => format!("Notion {} req ({})", s.notion.requests, p.short()),
+                        None => format!("Notion {} req", s.notion.requests),
+                    },
                 ],
             }
         }),

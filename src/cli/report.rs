@@ -46,12 +46,17 @@ pub fn run(settings: &Settings, printer: &Printer, args: ReportArgs) -> CliResul
         // Imports from OneNote's own files are sources of their own, named by their paths.
         accounts.extend(super::verify::planned_imports(&db)?);
     }
-    let report = gather(
+    let mut report = gather(
         &db,
         &accounts,
         &settings.graph.user_windows,
         Clock::system().now_ms(),
     )?;
+    // The pace's clock is anchored on tokio's; read it inside a runtime.
+    report.notion_pace = super::runtime()?.block_on(async {
+        crate::notion::rate::all_views(&db, &Clock::system())
+            .map(|v| v.into_iter().filter(|p| p.known()).collect::<Vec<_>>())
+    })?;
     let page = html::render(&report);
     std::fs::write(&args.output, page.as_bytes()).map_err(|e| {
         super::exit::CliError::usage(format!(

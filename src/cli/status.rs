@@ -14,6 +14,7 @@ use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
 use crate::limiter::Limiter;
+use crate::notion::rate::{all_views, NotionRate, PaceView};
 use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
@@ -176,6 +177,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
         )?;
         limiter.snapshot()
     })?;
+    let notion = notion_pace(&db, settings)?;
     let migrating = run_lock(&db)?;
     if printer.json {
         printer.json_line(&json!({
@@ -184,6 +186,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             "accounts": statuses,
             "imports": imports,
             "limiter": limiter,
+            "notion_pace": notion,
             "migrating": migrating,
         }));
     } else {
@@ -199,6 +202,9 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
         print_human(printer, &statuses, &limiter, migrating.as_ref());
         for i in &imports {
             print_import(printer, i);
+        }
+        for p in &notion {
+            printer.out(p.to_string());
         }
     }
     Ok(Exit::Done)
@@ -270,6 +276,23 @@ fn print_changed(printer: &Printer, changed: &[ChangedPage]) {
             c.title, c.migrated, c.now
         ));
     }
+}
+
+/// Notion's pace as the state database holds it: the configured token's when one is set and it
+/// has sent requests, else every token's (their hashes are all the database knows of them).
+fn notion_pace(db: &Arc<Db>, settings: &Settings) -> CliResult<Vec<PaceView>> {
+    // The pace's clock is anchored on tokio's; read it inside a runtime.
+    let views = super::runtime()?.block_on(async {
+        let clock = Clock::system();
+        match &settings.notion_token {
+            Some(t) => NotionRate::open(db.clone(), t, settings.notion_rate, clock)
+                .view()
+                .map(|v| vec![v])
+                .map(|v| v.into_iter().filter(|v| v.known()).collect()),
+            None => all_views(db, &clock).map(|v| v.into_iter().filter(PaceView::known).collect()),
+        }
+    })?;
+    Ok(views)
 }
 
 /// The process migrating with this database now, if any.

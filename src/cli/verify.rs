@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::output::Printer;
 use crate::cli::exit::{CliError, CliResult, Exit, Failure};
-use crate::clock::Jitter;
+use crate::clock::{Clock, Jitter};
 use crate::graph::sources::account_of_key;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::rate::NotionRate;
@@ -38,13 +38,18 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResul
         ))
         .into());
     };
-    let db = Db::open(&settings.db_path)?;
+    let db = Arc::new(Db::open(&settings.db_path)?);
     let accounts = match &args.from {
         Some(path) => vec![planned_import(&db, path)?],
         None => planned_accounts(&db, args.account.as_deref())?,
     };
     let report = super::runtime()?.block_on(async {
-        let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+        let rate = Arc::new(NotionRate::open(
+            db.clone(),
+            &token,
+            settings.notion_rate,
+            Clock::system(),
+        ));
         let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy())
             .with_backoff_base(settings.retries.pause);
         // A token, sharing or network problem is that problem, never a verdict about pages.

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::estimate::{self, Plan};
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
+use crate::notion::rate::PaceView;
 use crate::queue::Migration;
-use crate::settings::Window;
 use crate::store::imports::is_files_key;
 
 /// Receives a run's events, in the order they happen; called on the run's tasks, so it must not
@@ -161,7 +161,6 @@ pub struct Progress {
     users: Arc<Vec<(String, Option<String>)>>,
     /// Files per page before this run has read enough pages to tell.
     assumed: (f64, bool),
-    notion_rate: Window,
 }
 
 /// The progress of a run at one moment.
@@ -183,10 +182,12 @@ pub struct Snapshot {
     pub graph: GraphCounts,
     /// Notion requests of this run.
     pub notion: NotionCounts,
+    /// Notion's pace (shared with every process on the database), when it could be read.
+    pub notion_pace: Option<PaceView>,
 }
 
 impl Progress {
-    pub(super) fn new(migration: &Migration, accounts: &[String], notion_rate: Window) -> Self {
+    pub(super) fn new(migration: &Migration, accounts: &[String]) -> Self {
         let db = migration.db();
         // An import from files has no Graph user; an account that is gone is left out.
         let users = accounts
@@ -204,7 +205,6 @@ impl Progress {
             migration: migration.clone(),
             users: Arc::new(users),
             assumed,
-            notion_rate,
         }
     }
 
@@ -248,7 +248,8 @@ impl Progress {
         } else {
             self.assumed
         };
-        let eta_seconds = estimate::plan(m.graph().limiter(), self.notion_rate, fpp, &work)
+        let rate = m.notion().rate();
+        let eta_seconds = estimate::plan(m.graph().limiter(), rate.window(), fpp, &work)
             .ok()
             .map(|p| p.seconds);
         Snapshot {
@@ -260,6 +261,7 @@ impl Progress {
             files,
             graph: m.graph().counts(),
             notion: m.notion().counts(),
+            notion_pace: rate.view().ok(),
         }
     }
 }

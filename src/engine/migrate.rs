@@ -289,7 +289,12 @@ async fn run(
         process: _,
     } = svc;
     let started = clock.now_ms();
-    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    let rate = Arc::new(NotionRate::open(
+        db.clone(),
+        notion_token,
+        settings.notion_rate,
+        clock.clone(),
+    ));
     // One record of unreachable services (Graph, sign-in, Notion), waited out until the deadline.
     let reach = Reachability::new(clock.clone());
     reach.set_deadline(req.deadline);
@@ -348,7 +353,7 @@ async fn run(
             work.push((plan_label(db, account)?, graph_user(db, account)?, left));
         }
         let files = estimate::files_per_page(db)?;
-        let plan = estimate::plan(graph.limiter(), settings.notion_rate, files, &work)?;
+        let plan = estimate::plan(graph.limiter(), notion.rate().window(), files, &work)?;
         return Ok(Outcome::DryRun { accounts, plan });
     }
     let owner = owner.expect("only a dry run runs without the run lock");
@@ -369,14 +374,13 @@ async fn run(
     .with_cancel(cancel.clone())
     .with_retries(settings.retries);
     observer.event(Event::Draining(Box::new(Progress::new(
-        &migration,
-        &accounts,
-        settings.notion_rate,
+        &migration, &accounts,
     ))));
     // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = AtomicUsize::new(0);
     let prepare = |account: String| {
-        let (graph, plans, unreadable, planner) = (&graph, &plans, &unreadable, &planner);
+        let (graph, plans, unreadable, planner, notion) =
+            (&graph, &plans, &unreadable, &planner, &notion);
         async move {
             if let Some(t) = target {
                 let p = planner(t).plan(&account).await?;
@@ -387,7 +391,7 @@ async fn run(
             let user_id = graph_user(db, &account)?;
             let p = estimate::plan(
                 graph.limiter(),
-                settings.notion_rate,
+                notion.rate().window(),
                 files_per_page,
                 &[(plan_label(db, &account)?, user_id, left)],
             )?;
@@ -407,7 +411,7 @@ async fn run(
         stats: migration.stats().clone(),
         graph: graph.counts(),
         notion: notion.counts(),
-        notion_waited: notion.rate().waited().await,
+        notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
     }))

@@ -12,7 +12,8 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::rate::NotionRate;
+use super::pace::{Limit, Throttle};
+use super::rate::{NotionRate, RateError};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
 use crate::net::{Reachability, Service, Unreachable};
@@ -77,6 +78,9 @@ pub enum NotionError {
     /// Notion could not be reached until the run's deadline: the work is parked, nothing failed.
     #[error(transparent)]
     Unreachable(#[from] Unreachable),
+    /// The shared pace (the state database) failed.
+    #[error(transparent)]
+    Pace(#[from] RateError),
     /// The answer was not the JSON we expected.
     #[error("Notion's answer to {what} was not understood: {problem}")]
     BadAnswer {
@@ -205,6 +209,7 @@ impl Classify for NotionError {
             // The client spent its retries ([`Classify::retries`]); the item's budget decides.
             NotionError::GaveUp { .. } => Class::new(Scope::Item, Next::Retry(None)),
             NotionError::Unreachable(e) => e.class(),
+            NotionError::Pace(e) => e.class(),
             // The same request would be answered the same way.
             NotionError::BadAnswer { .. } => Class::item_fails(),
         }
@@ -217,6 +222,7 @@ impl Classify for NotionError {
             | NotionError::Refused { .. }
             | NotionError::Ambiguous { .. }
             | NotionError::Unreachable(_)
+            | NotionError::Pace(_)
             | NotionError::BadAnswer { .. } => 0,
         }
     }
@@ -618,7 +624,7 @@ impl NotionClient {
         let mut throttled = 0u32;
         let mut unreachable = 0u32;
         loop {
-            self.rate.acquire().await;
+            let grant = self.rate.acquire().await?;
             self.stats.requests.fetch_add(1, Ordering::Relaxed);
             let mut req = self
                 .http
@@ -677,6 +683,13 @@ impl NotionClient {
                             continue;
                         }
                     };
+                    let refused = matches!(status.as_u16(), 429 | 529);
+                    let mut grant = Some(grant);
+                    if !refused {
+                        if let Some(g) = grant.take() {
+                            self.rate.answered(g)?;
+                        }
+                    }
                     if status.is_success() {
                         return serde_json::from_str(&text).map_err(|e| NotionError::BadAnswer {
                             what: what.to_owned(),
@@ -690,13 +703,15 @@ impl NotionClient {
                         429 | 529 => {
                             // Not applied: safe to repeat any request after the shared pause.
                             self.stats.throttled.fetch_add(1, Ordering::Relaxed);
-                            let wait = retry_after.unwrap_or(Duration::from_secs(1));
-                            tracing::info!(
-                                status = status.as_u16(),
-                                wait_s = wait.as_secs_f64(),
-                                "Notion asked us to wait"
-                            );
-                            self.rate.pause_for(wait).await;
+                            let reason = err["additional_data"]["rate_limit_reason"].as_str();
+                            let grant = grant.take().expect("a refused request keeps its grant");
+                            self.rate.throttled(
+                                grant,
+                                Throttle {
+                                    limit: Limit::of(status.as_u16(), reason),
+                                    retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                                },
+                            )?;
                             throttled += 1;
                             if throttled >= THROTTLED_ATTEMPTS {
                                 return Err(NotionError::GaveUp {

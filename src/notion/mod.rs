@@ -5,6 +5,8 @@ pub mod client;
 pub mod degrade;
 pub mod journal;
 pub mod listed;
+pub mod pace;
+pub mod pace_ledger;
 pub mod plan;
 pub mod rate;
 pub mod split;

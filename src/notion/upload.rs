@@ -91,6 +91,7 @@ fn look_after(e: &NotionError) -> bool {
         NotionError::Refused { .. }
         | NotionError::GaveUp { .. }
         | NotionError::Unreachable(_)
+        | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,
     }
 }

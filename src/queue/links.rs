@@ -308,6 +308,7 @@ fn degrade_one(body: &mut [Value], e: &NotionError, degraded: &mut Vec<Degraded>
         | NotionError::Ambiguous { .. }
         | NotionError::GaveUp { .. }
         | NotionError::Unreachable(_)
+        | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,
     }
 }

@@ -47,6 +47,9 @@ pub fn render(report: &MigrationReport) -> String {
         env!("CARGO_PKG_VERSION"),
         esc(&when(report.generated_at))
     );
+    for p in &report.notion_pace {
+        let _ = writeln!(h, "<p class=\"notion-pace\">{}</p>", esc(&p.to_string()));
+    }
     if report.accounts.is_empty() {
         h.push_str("<p>No account in this database.</p>\n");
     }
@@ -362,6 +365,7 @@ mod tests {
 
     fn sample(done: usize) -> MigrationReport {
         MigrationReport {
+            notion_pace: Vec::new(),
             generated_at: 1_700_000_000_000,
             accounts: vec![AccountSection {
                 account: "alice".into(),

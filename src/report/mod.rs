@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde::Deserialize;
 
 use crate::clock::UnixMillis;
+use crate::notion::rate::PaceView;
 use crate::settings::Window;
 use crate::store::history::HourCount;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
@@ -102,6 +103,8 @@ pub struct MigrationReport {
     pub generated_at: UnixMillis,
     /// Per account.
     pub accounts: Vec<AccountSection>,
+    /// Notion's pace per integration token when the report was made (what `status` shows).
+    pub notion_pace: Vec<PaceView>,
 }
 
 /// The part of a stored `verify` document the report reads (its other fields are ignored).
@@ -163,6 +166,7 @@ pub fn gather(
     Ok(MigrationReport {
         generated_at: now,
         accounts: out,
+        notion_pace: Vec::new(),
     })
 }
 

@@ -80,6 +80,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0014_file_imports",
         include_str!("../../migrations/0014_file_imports.sql"),
     ),
+    (
+        "0015_notion_pace",
+        include_str!("../../migrations/0015_notion_pace.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
@@ -174,6 +178,21 @@ impl Db {
     /// database at `path`. A database from a newer notebridge is refused and left untouched.
     pub fn open(path: &Path) -> Result<Db> {
         Self::open_to(path, MIGRATIONS.len())
+    }
+
+    /// A private database in memory, migrated: for a client of one process that keeps nothing
+    /// (a Notion pace nobody else shares, in tests and one-off checks).
+    pub fn open_in_memory() -> Result<Db> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(sql(&path, "opening"))?;
+        conn.pragma_update(None, "foreign_keys", "ON")
+            .map_err(sql(&path, "enabling foreign keys"))?;
+        let mut db = Db {
+            path,
+            conn: Mutex::new(conn),
+        };
+        db.migrate(MIGRATIONS.len())?;
+        Ok(db)
     }
 
     /// Opens and migrates only up to `version` (tests use it to write databases of earlier versions).

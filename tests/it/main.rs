@@ -52,6 +52,7 @@ mod migrate_support;
 mod migrate_teams;
 mod notion_accepted_values;
 mod notion_journal;
+mod notion_pace;
 mod notion_plan_limits;
 mod notion_refusals;
 mod notion_support;

@@ -48,7 +48,12 @@ fn migration(lab: &Lab, db: &Arc<Db>, path: &std::path::Path) -> Migration {
         reach,
     )
     .unwrap();
-    let rate = Arc::new(NotionRate::new(settings.notion_rate, 3));
+    let rate = Arc::new(NotionRate::open(
+        db.clone(),
+        settings.notion_token.as_deref().unwrap(),
+        settings.notion_rate,
+        clock.clone(),
+    ));
     let notion = NotionClient::new(
         &settings.notion_url,
         settings.notion_token.as_deref().unwrap(),

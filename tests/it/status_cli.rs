@@ -129,3 +129,56 @@ async fn status_without_accounts_exits_3() {
     assert_eq!(code, 0, "status needs no Notion token: {err}");
     assert!(out.contains("pages migrated: 0 of 0 planned"), "{out}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_and_report_show_notions_pace_and_what_it_waits_for() {
+    use notebridge::notion::pace::{Limit, Mode, Throttle};
+    use notebridge::notion::rate::NotionRate;
+    let w = world().await;
+    add_account(&w.db, "alice");
+    let settings = w.lab.settings(&w.db_path);
+    // Another process's pace on the same token: 4 answered, then Notion's per-connection 429.
+    let rate = NotionRate::with_mode(
+        w.db.clone(),
+        settings.notion_token.as_deref().unwrap(),
+        Mode::Auto {
+            window: Duration::from_secs(60),
+        },
+        Clock::system(),
+    );
+    for _ in 0..4 {
+        rate.answered(rate.acquire().await.unwrap()).unwrap();
+    }
+    let g = rate.acquire().await.unwrap();
+    rate.throttled(
+        g,
+        Throttle {
+            limit: Limit::Connection,
+            retry_after: Duration::from_secs(40),
+        },
+    )
+    .unwrap();
+    let (code, out, err) = run_bin(&w, &["status"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("Notion:"))
+        .unwrap_or_else(|| panic!("no Notion line: {out}"));
+    assert!(line.contains("4 requests in the last minute"), "{line}");
+    assert!(line.contains("connection budget 4/min"), "{line}");
+    assert!(line.contains("window resets in"), "{line}");
+    assert!(line.contains("for the connection's budget"), "{line}");
+    let (code, out, err) = run_bin(&w, &["status", "--json"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["notion_pace"][0]["budget"], 4);
+    assert_eq!(v["notion_pace"][0]["pause_reason"], "connection");
+    let report = w.db_path.with_file_name("report.html");
+    let (code, _, err) = run_bin(&w, &["report", "--output", report.to_str().unwrap()], &[]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains("connection budget 4/min"),
+        "the report shows it too"
+    );
+}

@@ -25,7 +25,7 @@ use tokio::task::JoinHandle;
 
 pub use faults::{FaultKind, FaultRule};
 use notebridge::clock::Clock;
-pub use rate::RateConfig;
+pub use rate::{RateConfig, WindowBudget, WorkspaceLimit};
 pub use store::DumpNode;
 
 /// The Notion version our client pins.
@@ -169,6 +169,8 @@ pub(crate) struct Inner {
     pub(crate) log: Vec<LoggedRequest>,
     pub(crate) counters: Counters,
     pub(crate) switches: switches::Switches,
+    /// Tokens of the workspace's other connections, accepted beside the configured one.
+    pub(crate) tokens: Vec<String>,
 }
 
 pub(crate) struct Shared {
@@ -212,6 +214,7 @@ impl NotionServer {
             log: Vec::new(),
             counters: Counters::default(),
             switches: switches::Switches::default(),
+            tokens: Vec::new(),
         };
         let shared = Arc::new(Shared {
             inner: Mutex::new(inner),
@@ -339,6 +342,28 @@ impl NotionServer {
     /// workspace-level wait longer than any client cap.
     pub fn force_rate_limit_for(&self, d: Duration) {
         self.shared.lock().rate.block_for(d);
+    }
+
+    /// Like [`NotionServer::force_rate_limit_for`], the answers naming `reason` in
+    /// `additional_data.rate_limit_reason` (e.g. a limit clients do not know yet).
+    pub fn force_rate_limit_with_reason(&self, d: Duration, reason: &str) {
+        self.shared.lock().rate.block_with_reason(d, reason);
+    }
+
+    /// Each token gets a fixed budget per window instead of the token bucket (today's
+    /// per-connection limit); `None` goes back to the bucket.
+    pub fn set_window_budget(&self, budget: Option<WindowBudget>) {
+        self.shared.lock().rate.set_window_budget(budget);
+    }
+
+    /// A per-workspace limit shared by every token the server accepts; `None` removes it.
+    pub fn set_workspace_limit(&self, limit: Option<WorkspaceLimit>) {
+        self.shared.lock().rate.set_workspace_limit(limit);
+    }
+
+    /// Accepts `token` too: another connection of the same workspace (same pages, own limits).
+    pub fn add_token(&self, token: &str) {
+        self.shared.lock().tokens.push(token.to_owned());
     }
 
     /// Every request handled so far, in order.

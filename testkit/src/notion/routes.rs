@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::error::ApiError;
 use super::faults::FaultKind;
+use super::rate::Refused;
 use super::store::model::{normalise_payload, normalise_rich_text_item, NodeKind};
 use super::store::Position;
 use super::uploads::Uploads;
@@ -32,7 +33,7 @@ pub(super) fn router(shared: Arc<Shared>) -> Router {
 enum Reply {
     Ok(Value),
     Err(ApiError),
-    RateLimited(u64),
+    RateLimited(Refused),
     Drop(Value),
 }
 
@@ -82,15 +83,30 @@ fn respond(reply: Reply, request_id: &str) -> Response {
             r
         }
         Reply::Err(e) => error_response(&e, request_id, None),
-        Reply::RateLimited(secs) => error_response(
-            &ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limited",
-                "You have been rate limited. Please try again in a few minutes.",
-            ),
-            request_id,
-            Some(secs),
-        ),
+        Reply::RateLimited(r) => {
+            let mut resp = error_response(
+                &ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limited",
+                    "You have been rate limited. Please try again in a few minutes.",
+                ),
+                request_id,
+                Some(r.retry_after),
+            );
+            if let Some(reason) = r.reason {
+                // Today's answers say which limit: `additional_data.rate_limit_reason`.
+                let body = json!({
+                    "object": "error",
+                    "status": 429,
+                    "code": "rate_limited",
+                    "message": "You have been rate limited. Please try again in a few minutes.",
+                    "request_id": request_id,
+                    "additional_data": { "rate_limit_reason": reason },
+                });
+                *resp.body_mut() = Body::from(body.to_string());
+            }
+            resp
+        }
         Reply::Drop(v) => {
             // Half the answer, then a broken stream: the connection dies mid-response.
             let text = v.to_string();
@@ -163,13 +179,16 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    if token != Some(sh.config.token.as_str()) {
+    let Some(token) = token
+        .filter(|t| *t == sh.config.token || sh.lock().tokens.iter().any(|k| k == t))
+        .map(str::to_owned)
+    else {
         return Reply::Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "API token is invalid.",
         ));
-    }
+    };
     let version = match req.headers().get("notion-version").map(|v| v.to_str()) {
         None => {
             return Reply::Err(ApiError::new(
@@ -188,8 +207,8 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
     };
     let fault = {
         let mut g = sh.lock();
-        if let Err(secs) = g.rate.acquire(&sh.config.token) {
-            return Reply::RateLimited(secs);
+        if let Err(r) = g.rate.acquire(&token) {
+            return Reply::RateLimited(r);
         }
         if endpoint == Endpoint::Unknown {
             return Reply::Err(ApiError::new(

@@ -1,0 +1,421 @@
+//! Notion's pace against the test server's limit models, on tokio's paused clock: the client's
+//! grants meet the server's own rate model in process (the same code the HTTP server answers
+//! with), each request taking a few milliseconds each way.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use notebridge::clock::Clock;
+use notebridge::notion::pace::{Limit, Mode, Throttle};
+use notebridge::notion::rate::NotionRate;
+use notebridge::settings::{NotionPace, Window};
+use notebridge::store::Db;
+use notebridge_testkit::notion::rate::{
+    RateConfig, RateLimiter, WindowBudget, WorkspaceLimit, CONNECTION_REASON,
+};
+use tokio::time::Instant;
+
+const T0: i64 = 1_700_000_000_000;
+const TOKEN: &str = "secret_pace";
+
+/// What the server saw: when it accepted each request, and each refusal with its reason.
+#[derive(Default)]
+struct Seen {
+    accepted: Vec<Duration>,
+    refused: Vec<(Duration, Option<String>)>,
+}
+
+impl Seen {
+    /// Accepted requests per server window of `w` after `from`, whole windows only.
+    fn per_window(&self, w: Duration, from: Duration, to: Duration) -> Vec<usize> {
+        let first = from.as_nanos().div_ceil(w.as_nanos()) as u64;
+        let last = (to.as_nanos() / w.as_nanos()) as u64;
+        (first..last)
+            .map(|k| {
+                let (a, b) = (w * k as u32, w * (k as u32 + 1));
+                self.accepted.iter().filter(|t| **t >= a && **t < b).count()
+            })
+            .collect()
+    }
+
+    /// The most refusals in any one server window of `w` after `from`.
+    fn most_refused_per_window(&self, w: Duration, from: Duration) -> usize {
+        let mut per = std::collections::BTreeMap::new();
+        for (t, _) in self.refused.iter().filter(|(t, _)| *t >= from) {
+            *per.entry(t.as_nanos() / w.as_nanos()).or_insert(0) += 1;
+        }
+        per.values().copied().max().unwrap_or(0)
+    }
+}
+
+/// `workers` tasks on each pace send requests to `server` (as `token`) until `run` has passed.
+async fn drive(
+    paces: &[(Arc<NotionRate>, &str)],
+    server: Arc<Mutex<RateLimiter>>,
+    workers: usize,
+    run: Duration,
+) -> Seen {
+    let start = Instant::now();
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let mut tasks = Vec::new();
+    for (rate, token) in paces {
+        for _ in 0..workers {
+            let (rate, server, seen, token) = (
+                rate.clone(),
+                server.clone(),
+                seen.clone(),
+                token.to_string(),
+            );
+            tasks.push(tokio::spawn(async move {
+                while start.elapsed() < run {
+                    let g = rate.acquire().await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(3)).await;
+                    let answer = server.lock().unwrap().acquire(&token);
+                    let at = start.elapsed();
+                    tokio::time::sleep(Duration::from_millis(3)).await;
+                    match answer {
+                        Ok(()) => {
+                            seen.lock().unwrap().accepted.push(at);
+                            rate.answered(g).unwrap();
+                        }
+                        Err(r) => {
+                            let limit = Limit::of(429, r.reason.as_deref());
+                            seen.lock().unwrap().refused.push((at, r.reason));
+                            rate.throttled(
+                                g,
+                                Throttle {
+                                    limit,
+                                    retry_after: Duration::from_secs(r.retry_after),
+                                },
+                            )
+                            .unwrap();
+                        }
+                    }
+                }
+            }));
+        }
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    Arc::try_unwrap(seen).ok().unwrap().into_inner().unwrap()
+}
+
+fn window_server(count: u32, length: Duration) -> Arc<Mutex<RateLimiter>> {
+    let mut s = RateLimiter::new(RateConfig::default());
+    s.set_window_budget(Some(WindowBudget { count, length }));
+    Arc::new(Mutex::new(s))
+}
+
+fn auto(db: Arc<Db>, window: Duration, clock: &Clock) -> Arc<NotionRate> {
+    Arc::new(NotionRate::with_mode(
+        db,
+        TOKEN,
+        Mode::Auto { window },
+        clock.clone(),
+    ))
+}
+
+fn open_db(dir: &tempfile::TempDir) -> Arc<Db> {
+    Arc::new(Db::open(&dir.path().join("state.db")).unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn auto_learns_the_connection_budget_per_window_and_spends_each_window_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(60);
+    // 10x the documented average: 1,800 per minute
+    let rate = auto(open_db(&dir), w, &clock);
+    let seen = drive(&[(rate.clone(), TOKEN)], window_server(1_800, w), 8, w * 12).await;
+    let view = rate.view().unwrap();
+    let budget = view.budget.expect("a per-connection 429 told the budget");
+    assert!((1_750..=1_800).contains(&budget), "learned {budget}");
+    // ramping: 180, 360, 720, 1440, 2880 per minute: the fifth window meets the budget
+    let settled = w * 6;
+    let windows = seen.per_window(w, settled, w * 12);
+    assert!(!windows.is_empty());
+    for n in &windows {
+        assert!(
+            *n >= 1_620,
+            "each later window spent at least 0.9 of it: {windows:?}"
+        );
+    }
+    assert!(
+        seen.most_refused_per_window(w, settled) <= 1,
+        "at most one 429 per window once learned"
+    );
+    assert!(seen
+        .refused
+        .iter()
+        .all(|(_, r)| r.as_deref() == Some(CONNECTION_REASON)));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_short_window_budget_is_learned_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(2);
+    let rate = auto(open_db(&dir), w, &clock);
+    let seen = drive(&[(rate.clone(), TOKEN)], window_server(120, w), 4, w * 40).await;
+    let budget = rate.view().unwrap().budget.expect("learned");
+    assert!(budget <= 120, "never above the server's: {budget}");
+    let settled = w * 10;
+    let windows = seen.per_window(w, settled, w * 40);
+    let spent: usize = windows.iter().sum();
+    assert!(
+        spent as f64 >= 0.9 * 120.0 * windows.len() as f64,
+        "spent {spent} in {} windows of 120",
+        windows.len()
+    );
+    // One 429 ends each window; a request already in flight when it came may meet it too (a grain
+    // of `Retry-After` is half this window, so the pace runs well above the budget).
+    let refused: Vec<_> = seen
+        .refused
+        .iter()
+        .map(|r| r.0)
+        .filter(|t| *t >= settled)
+        .collect();
+    assert!(
+        refused.len() <= windows.len(),
+        "{refused:?} in {} windows",
+        windows.len()
+    );
+    assert!(seen.most_refused_per_window(w, settled) <= 2, "{refused:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn under_the_older_token_bucket_auto_settles_near_its_average() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(60);
+    let server = Arc::new(Mutex::new(RateLimiter::new(RateConfig::default())));
+    let rate = auto(open_db(&dir), w, &clock);
+    let run = w * 10;
+    let seen = drive(&[(rate.clone(), TOKEN)], server, 4, run).await;
+    // the bucket's 429s carry no reason: a plain 429 never sets a connection budget
+    assert_eq!(rate.view().unwrap().budget, None);
+    assert!(seen.refused.iter().all(|(_, r)| r.is_none()));
+    let per_second = seen.accepted.len() as f64 / run.as_secs_f64();
+    assert!(
+        (2.5..=3.1).contains(&per_second),
+        "{per_second}/s against 3/s"
+    );
+    // bounded: a few 429s per minute, never a storm
+    assert!(
+        seen.refused.len() <= 10 * 4,
+        "{} 429s in 10 minutes",
+        seen.refused.len()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_per_workspace_429_pauses_everyone_and_is_never_taken_for_the_connection_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(60);
+    let mut s = RateLimiter::new(RateConfig::default());
+    s.set_window_budget(Some(WindowBudget {
+        count: 1_800,
+        length: w,
+    }));
+    // the workspace allows 500 a minute in all; past it, 90 s for everyone
+    s.set_workspace_limit(Some(WorkspaceLimit {
+        count: 500,
+        length: w,
+        retry_after: Duration::from_secs(90),
+    }));
+    let server = Arc::new(Mutex::new(s));
+    let rate = auto(open_db(&dir), w, &clock);
+    let seen = drive(&[(rate.clone(), TOKEN)], server, 4, w * 4).await;
+    let view = rate.view().unwrap();
+    assert_eq!(
+        view.budget, None,
+        "the workspace's limit is not the connection's budget"
+    );
+    let first = seen.refused.first().expect("the workspace limit was met").0;
+    // the pause holds every request: nothing reaches the server for the 90 s
+    let during = seen
+        .accepted
+        .iter()
+        .chain(seen.refused.iter().skip(1).map(|(t, _)| t))
+        .filter(|t| {
+            **t > first + Duration::from_millis(10) && **t < first + Duration::from_secs(90)
+        })
+        .count();
+    assert_eq!(during, 0, "requests during the workspace's pause");
+    // it came at 720 a minute (the third window's doubled pace): halved, below the workspace's 500
+    assert_eq!(view.pace_per_minute, 360.0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn two_processes_on_one_database_share_the_budget_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(60);
+    // two `migrate` runs on one integration token: one database, two handles, two paces
+    let a = auto(open_db(&dir), w, &clock);
+    let b = auto(open_db(&dir), w, &clock);
+    let seen = drive(
+        &[(a.clone(), TOKEN), (b.clone(), TOKEN)],
+        window_server(600, w),
+        3,
+        w * 10,
+    )
+    .await;
+    let (va, vb) = (a.view().unwrap(), b.view().unwrap());
+    assert_eq!(va.budget, vb.budget, "one learned budget");
+    let budget = va.budget.expect("learned");
+    assert!((580..=600).contains(&budget), "learned {budget}");
+    let settled = w * 4;
+    for n in seen.per_window(w, settled, w * 10) {
+        assert!(n >= 540, "both together spend the window: {n}");
+    }
+    assert!(seen.most_refused_per_window(w, settled) <= 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_fixed_number_holds_whatever_the_budget_and_auto_finds_it() {
+    let w = Duration::from_secs(60);
+    let run = w * 8;
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let fixed = Arc::new(NotionRate::open(
+        open_db(&dir),
+        TOKEN,
+        NotionPace::Fixed(Window {
+            count: 3,
+            length: Duration::from_secs(1),
+        }),
+        clock.clone(),
+    ));
+    let seen = drive(&[(fixed.clone(), TOKEN)], window_server(900, w), 4, run).await;
+    let per_second = seen.accepted.len() as f64 / run.as_secs_f64();
+    assert!((2.9..=3.1).contains(&per_second), "fixed: {per_second}/s");
+    assert!(seen.refused.is_empty());
+    assert_eq!(fixed.view().unwrap().budget, None);
+
+    let dir = tempfile::tempdir().unwrap();
+    let auto = auto(open_db(&dir), w, &clock);
+    let seen = drive(&[(auto.clone(), TOKEN)], window_server(900, w), 4, run).await;
+    let per_second = seen.accepted.len() as f64 / run.as_secs_f64();
+    assert!(per_second > 11.0, "auto: {per_second}/s against 15/s");
+    assert!(auto.view().unwrap().budget.is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unknown_rate_limit_reason_is_a_plain_429() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let w = Duration::from_secs(60);
+    let server = window_server(600, w);
+    server
+        .lock()
+        .unwrap()
+        .block_with_reason(Duration::from_secs(5), "a_limit_nobody_knows");
+    let rate = auto(open_db(&dir), w, &clock);
+    let seen = drive(&[(rate.clone(), TOKEN)], server, 4, Duration::from_secs(20)).await;
+    let view = rate.view().unwrap();
+    assert_eq!(view.budget, None, "an unknown reason tells no budget");
+    let unknown: Vec<_> = seen
+        .refused
+        .iter()
+        .filter(|(_, r)| r.as_deref() == Some("a_limit_nobody_knows"))
+        .collect();
+    // its Retry-After (5 s) paused every worker: the four in flight at the start, then nobody
+    assert!(
+        !unknown.is_empty() && unknown.len() <= 4,
+        "{}",
+        unknown.len()
+    );
+    assert!(seen.accepted.iter().all(|t| *t >= Duration::from_secs(5)));
+    assert!(view.pace_per_minute < 180.0, "slowed like any 429");
+}
+
+/// A client of the HTTP test server as `token`, paced `auto` for `window` on `db`.
+fn http_client(
+    s: &notebridge_testkit::notion::NotionServer,
+    db: Arc<Db>,
+    token: &str,
+    window: Duration,
+) -> notebridge::notion::client::NotionClient {
+    let rate = NotionRate::with_mode(db, token, Mode::Auto { window }, Clock::system());
+    notebridge::notion::client::NotionClient::new(
+        s.base_url(),
+        token,
+        Arc::new(rate),
+        notebridge::clock::Jitter::seeded(3),
+    )
+}
+
+#[tokio::test]
+async fn the_client_reads_the_reason_from_notions_answer() {
+    use notebridge_testkit::notion::{NotionServer, NotionServerConfig};
+    let s = NotionServer::start(NotionServerConfig::default()).await;
+    let w = Duration::from_secs(2);
+    s.set_window_budget(Some(WindowBudget {
+        count: 10,
+        length: w,
+    }));
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_db(&dir);
+    let c = http_client(&s, db.clone(), s.token(), w);
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let c = c.clone();
+        tasks.push(tokio::spawn(async move {
+            // the pace doubles each window until the server's budget answers
+            while c.counts().throttled == 0 {
+                c.me().await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let view = c.rate().view().unwrap();
+    let budget = view.budget.expect("the 429 named the per-connection limit");
+    assert!(budget <= 10, "{budget}");
+    assert!(s.counters().rate_limited >= 1);
+
+    // another connection of the workspace: its own budget, the workspace's limit shared
+    s.add_token("secret_other");
+    s.set_window_budget(None);
+    s.set_workspace_limit(Some(WorkspaceLimit {
+        count: 3,
+        length: Duration::from_secs(2),
+        retry_after: Duration::from_secs(3),
+    }));
+    let other = http_client(&s, db, "secret_other", w);
+    for _ in 0..3 {
+        other.me().await.unwrap();
+    }
+    let started = Instant::now();
+    other.me().await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "waited out the workspace's pause"
+    );
+    let v = other.rate().view().unwrap();
+    assert_eq!(
+        v.budget, None,
+        "a workspace 429 is not the connection's budget"
+    );
+    assert_eq!(
+        c.rate().view().unwrap().budget,
+        Some(budget),
+        "each token its own pace"
+    );
+
+    // a reason nobody knows: a plain 429, waited out
+    s.set_workspace_limit(None);
+    s.force_rate_limit_with_reason(Duration::from_secs(1), "a_limit_nobody_knows");
+    let before = c.counts().throttled;
+    c.me().await.unwrap();
+    assert_eq!(c.counts().throttled, before + 1);
+    assert_eq!(
+        c.rate().view().unwrap().budget,
+        Some(budget),
+        "unchanged by it"
+    );
+}
