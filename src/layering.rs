@@ -74,26 +74,12 @@ fn lib_declares_the_modules_in_their_layers_order() {
 fn no_module_imports_from_a_layer_above_its_own() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut found = BTreeSet::new();
-    let mut dirs = vec![src.clone()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let path = e.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-                continue;
-            }
-            let rel = path
-                .strip_prefix(&src)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let top = rel.split(['/', '.']).next().unwrap_or_default().to_owned();
-            let Some(own) = layer(&top) else { continue };
-            let text = code(&std::fs::read_to_string(&path).unwrap());
-            for m in imports(&text) {
-                if layer(&m).is_some_and(|l| l > own) {
-                    found.insert((rel.clone(), m));
-                }
+    for m in modules(&src) {
+        let top = m.path.split("::").next().unwrap_or_default();
+        let Some(own) = layer(top) else { continue };
+        for i in imports(&m.code) {
+            if layer(&i).is_some_and(|l| l > own) {
+                found.insert((m.file.clone(), i));
             }
         }
     }
@@ -117,8 +103,18 @@ const KNOWN_CIRCLES: &[&[&str]] = &[
     &["store::jobs", "store::notion_items", "store::sources"],
 ];
 
-/// Every source file's module path (`graph::batch`, `graph` for `graph/mod.rs`) with its code.
-fn modules(src: &Path) -> Vec<(String, String)> {
+/// A source file of the crate.
+struct Module {
+    /// Its path under `src/` (`graph/batch.rs`).
+    file: String,
+    /// Its module path (`graph::batch`, `graph` for `graph/mod.rs`).
+    path: String,
+    /// Its code (see [`code`]).
+    code: String,
+}
+
+/// Every source file of the crate but `lib.rs` and `main.rs`.
+fn modules(src: &Path) -> Vec<Module> {
     let mut out = Vec::new();
     let mut dirs = vec![src.to_path_buf()];
     while let Some(d) = dirs.pop() {
@@ -128,8 +124,9 @@ fn modules(src: &Path) -> Vec<(String, String)> {
                 dirs.push(path);
                 continue;
             }
-            let rel = path.strip_prefix(src).unwrap().with_extension("");
-            let mut parts: Vec<String> = rel
+            let file = path.strip_prefix(src).unwrap();
+            let mut parts: Vec<String> = file
+                .with_extension("")
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())
                 .collect();
@@ -139,10 +136,11 @@ fn modules(src: &Path) -> Vec<(String, String)> {
             if parts == ["lib"] || parts == ["main"] {
                 continue;
             }
-            out.push((
-                parts.join("::"),
-                code(&std::fs::read_to_string(&path).unwrap()),
-            ));
+            out.push(Module {
+                file: file.to_string_lossy().into_owned(),
+                path: parts.join("::"),
+                code: code(&std::fs::read_to_string(&path).unwrap()),
+            });
         }
     }
     out
@@ -198,19 +196,19 @@ fn references(module: &str, text: &str, known: &BTreeSet<String>) -> BTreeSet<St
 fn no_two_sibling_modules_import_each_other_round_a_circle() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mods = modules(&src);
-    let known: BTreeSet<String> = mods.iter().map(|(m, _)| m.clone()).collect();
+    let known: BTreeSet<String> = mods.iter().map(|m| m.path.clone()).collect();
     // A module and its ancestors or descendants are one unit: their mutual use is no circle.
     let related = |a: &str, b: &str| {
         a == b || a.starts_with(&format!("{b}::")) || b.starts_with(&format!("{a}::"))
     };
     let edges: Vec<(String, BTreeSet<String>)> = mods
         .iter()
-        .map(|(m, text)| {
-            let to = references(m, text, &known)
+        .map(|m| {
+            let to = references(&m.path, &m.code, &known)
                 .into_iter()
-                .filter(|t| !related(m, t))
+                .filter(|t| !related(&m.path, t))
                 .collect();
-            (m.clone(), to)
+            (m.path.clone(), to)
         })
         .collect();
     let next = |m: &str| -> Vec<String> {

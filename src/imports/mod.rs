@@ -254,15 +254,8 @@ pub fn record_loose_notebook(
     }
     db.record_intent(owner, key, item, "notebook", target, "")?;
     db.record_created(owner, key, item, target)?;
-    let written = crate::store::notion_items::Written {
-        blocks: 0,
-        files: 0,
-        report: None,
-        onenote_last_modified: None,
-        pending_links: false,
-        shape: None,
-        links_recorded: false,
-    };
+    // Nothing but the page: no body, no files, no report.
+    let written = crate::store::notion_items::Written::default();
     db.record_written(owner, key, item, &written)
 }
 

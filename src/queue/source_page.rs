@@ -71,15 +71,8 @@ pub async fn ensure(
         WriteError::Mismatch(m) => RunError::Worker(m),
         WriteError::Store(s) => RunError::Store(s),
     })?;
-    let written = Written {
-        blocks: 0,
-        files: 0,
-        report: None,
-        onenote_last_modified: None,
-        pending_links: false,
-        shape: None,
-        links_recorded: false,
-    };
+    // Nothing but the page: no body, no files, no report.
+    let written = Written::default();
     db.record_written(owner, key, SOURCE_ITEM, &written)?;
     Ok(id)
 }

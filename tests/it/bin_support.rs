@@ -32,6 +32,16 @@ pub struct Output {
     pub stderr: String,
 }
 
+impl From<std::process::Output> for Output {
+    fn from(out: std::process::Output) -> Self {
+        Output {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 impl Output {
     /// Both streams, for a failure's message.
     pub fn all(&self) -> String {
@@ -94,11 +104,7 @@ impl Bin {
             .await
             .expect("the binary did not end in time")
             .expect("the binary runs");
-        Output {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Output::from(out)
     }
 
     /// [`Bin::run`] on this thread, blocking it: for a test that is not async, or a helper called
@@ -111,10 +117,6 @@ impl Bin {
             .recv_timeout(LIMIT)
             .expect("the binary did not end in time")
             .expect("the binary runs");
-        Output {
-            code: out.status.code(),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        }
+        Output::from(out)
     }
 }

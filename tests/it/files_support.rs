@@ -155,12 +155,14 @@ pub fn page_id(lab: &Lab, root: &str, title: &str) -> Option<String> {
     None
 }
 
-/// All the text of a page's body (subpages left out), one block a line, as the test server
-/// summarises each block.
-pub fn body_text(lab: &Lab, page: &str) -> String {
-    let mut out = String::new();
+/// Calls `f` with each block of a page's body in body order, at any depth (subpages left out).
+fn each_body_block(
+    lab: &Lab,
+    page: &str,
+    mut f: impl FnMut(&notebridge_testkit::notion::DumpNode),
+) {
     let Some(d) = lab.notion.dump(page) else {
-        return out;
+        return;
     };
     let mut stack: Vec<&notebridge_testkit::notion::DumpNode> = d
         .children
@@ -169,25 +171,26 @@ pub fn body_text(lab: &Lab, page: &str) -> String {
         .filter(|c| c.kind != "page")
         .collect();
     while let Some(n) = stack.pop() {
-        out.push_str(&n.text);
-        out.push('\n');
+        f(n);
         stack.extend(n.children.iter().rev().filter(|c| c.kind != "page"));
     }
+}
+
+/// All the text of a page's body (subpages left out), one block a line, as the test server
+/// summarises each block.
+pub fn body_text(lab: &Lab, page: &str) -> String {
+    let mut out = String::new();
+    each_body_block(lab, page, |n| {
+        out.push_str(&n.text);
+        out.push('\n');
+    });
     out
 }
 
 /// The block kinds of a page's body at any depth (subpages left out).
 pub fn body_kinds(lab: &Lab, page: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let Some(d) = lab.notion.dump(page) else {
-        return out;
-    };
-    let mut stack: Vec<&notebridge_testkit::notion::DumpNode> =
-        d.children.iter().filter(|c| c.kind != "page").collect();
-    while let Some(n) = stack.pop() {
-        out.push(n.kind.clone());
-        stack.extend(n.children.iter().filter(|c| c.kind != "page"));
-    }
+    each_body_block(lab, page, |n| out.push(n.kind.clone()));
     out
 }
 
@@ -206,16 +209,7 @@ pub fn notion_writes(lab: &Lab) -> u64 {
 /// recorded them.
 pub fn uploads_of(lab: &Lab, page: &str) -> Vec<notebridge_testkit::notion::UploadInfo> {
     let mut out = Vec::new();
-    let Some(d) = lab.notion.dump(page) else {
-        return out;
-    };
-    let mut stack: Vec<&notebridge_testkit::notion::DumpNode> = d
-        .children
-        .iter()
-        .rev()
-        .filter(|c| c.kind != "page")
-        .collect();
-    while let Some(n) = stack.pop() {
+    each_body_block(lab, page, |n| {
         if let Some(id) = n
             .file
             .as_deref()
@@ -223,7 +217,6 @@ pub fn uploads_of(lab: &Lab, page: &str) -> Vec<notebridge_testkit::notion::Uplo
         {
             out.extend(lab.notion.upload(id));
         }
-        stack.extend(n.children.iter().rev().filter(|c| c.kind != "page"));
-    }
+    });
     out
 }
