@@ -15,6 +15,7 @@ use super::routes::served_bytes;
 use super::{ItemKind, Kind};
 use crate::graph::routes::{Body, Reply};
 use crate::graph::Shared;
+use crate::net::KillSwitch;
 
 /// The size of each chunk a download body is sent in.
 const CHUNK: usize = 64 * 1024;
@@ -72,6 +73,7 @@ pub(crate) async fn serve(
     headers: &HeaderMap,
     path: &str,
     token: &str,
+    kill: KillSwitch,
 ) -> Response {
     let svc = &sh.drive;
     if headers.contains_key(header::AUTHORIZATION) {
@@ -157,13 +159,19 @@ pub(crate) async fn serve(
     let stream = futures::stream::unfold(0usize, move |at| {
         let body = body.clone();
         let sent = Arc::clone(&sent);
+        let kill = kill.clone();
         async move {
             if at >= body.len() {
                 return None;
             }
             let limit = cut.map_or(body.len(), |k| (k as usize).min(body.len()));
             if at >= limit {
-                // The transfer breaks: the client has fewer bytes than `Content-Length` says.
+                // The transfer breaks: the client has fewer bytes than `Content-Length` says, and
+                // the connection is gone (no client may reuse it). Pending once first, so the
+                // server writes out the headers and the bytes before the cut, as a real transfer
+                // broken midway has delivered them.
+                tokio::task::yield_now().await;
+                kill.kill();
                 return Some((
                     Err(std::io::Error::new(
                         std::io::ErrorKind::ConnectionReset,
