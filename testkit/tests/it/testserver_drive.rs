@@ -465,18 +465,20 @@ async fn the_api_view_carries_the_files_guids_titles_order_and_text() {
     let (mut texts, mut media) = (0, 0);
     for section in &env.nb.sections {
         let file = onefile::open_section(&SectionLocation::File(section.source.clone())).unwrap();
-        assert_eq!(
-            secs["value"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["id"] == section.section_id.as_str())
-                .unwrap()["links"]["oneNoteClientUrl"]["href"]
-                .as_str()
-                .unwrap()
-                .contains(&format!("section-id={{{}}}", section.guid)),
-            true
+        let listed = secs["value"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["id"] == section.section_id.as_str())
+            .unwrap();
+        let href = listed["links"]["oneNoteClientUrl"]["href"]
+            .as_str()
+            .unwrap();
+        assert!(
+            href.contains(&format!("section-id={{{}}}", section.guid)),
+            "{href}"
         );
+        assert_eq!(file.id(), section.guid);
         let (s, pages) = env
             .get(&format!(
                 "/me/onenote/sections/{}/pages?pagelevel=true&$orderby=order",

@@ -78,6 +78,18 @@ pub struct FilesPage {
     pub order: u32,
 }
 
+/// A notebook or section group still to be put into the server.
+struct Container {
+    /// The group names from the notebook down to it.
+    trail: Vec<String>,
+    /// Its OneNote API id (`None`: the notebook).
+    group_id: Option<String>,
+    /// Its folder's (or the package's) item id.
+    folder: String,
+    groups: Vec<FileSectionGroup>,
+    sections: Vec<FileSection>,
+}
+
 pub(super) enum Source<'a> {
     Folder(&'a Path),
     Files(&'a [PathBuf]),
@@ -208,24 +220,25 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
             },
         ));
     }
-    // Depth first with an explicit stack: (group trail, its API id, its folder item, groups, sections).
-    let mut stack: Vec<(
-        Vec<String>,
-        Option<String>,
-        String,
-        Vec<FileSectionGroup>,
-        Vec<FileSection>,
-    )> = vec![(Vec::new(), None, package.clone(), groups, sections)];
-    while let Some((trail, group_id, folder, groups, sections)) = stack.pop() {
-        for s in sections {
+    // Depth first with an explicit stack: group nesting is bounded by the reader, but stays off
+    // the call stack.
+    let mut stack = vec![Container {
+        trail: Vec::new(),
+        group_id: None,
+        folder: package.clone(),
+        groups,
+        sections,
+    }];
+    while let Some(c) = stack.pop() {
+        for s in c.sections {
             let section = add_section(
                 &mut st,
                 drive_no,
-                &folder,
+                &c.folder,
                 &mut ids,
                 &mut notes,
                 &mut content,
-                (user, &notebook_id, group_id.as_deref(), &trail),
+                (user, &notebook_id, c.group_id.as_deref(), &c.trail),
                 s,
             );
             for p in &section.pages {
@@ -235,21 +248,27 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
             }
             out.sections.push(section);
         }
-        for g in groups.into_iter().rev() {
+        for g in c.groups.into_iter().rev() {
             let id = ids.onenote(&g.id);
-            let item = new_item(&mut st, drive_no, &g.name, &folder, ItemKind::Folder);
-            let mut t = trail.clone();
-            t.push(g.name.clone());
+            let item = new_item(&mut st, drive_no, &g.name, &c.folder, ItemKind::Folder);
+            let mut trail = c.trail.clone();
+            trail.push(g.name.clone());
             notes.section_groups.push(SectionGroup {
                 id: id.clone(),
                 display_name: g.name.clone(),
                 created: fallback_time(),
                 modified: fallback_time(),
                 notebook_id: notebook_id.clone(),
-                parent_group: group_id.clone(),
+                parent_group: c.group_id.clone(),
             });
-            out.groups.push((t.clone(), id.clone(), item.clone()));
-            stack.push((t, Some(id), item, g.section_groups, g.sections));
+            out.groups.push((trail.clone(), id.clone(), item.clone()));
+            stack.push(Container {
+                trail,
+                group_id: Some(id),
+                folder: item,
+                groups: g.section_groups,
+                sections: g.sections,
+            });
         }
     }
     notes.notebooks.push(Notebook {
