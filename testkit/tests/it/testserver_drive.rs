@@ -783,3 +783,104 @@ async fn loose_section_files_make_a_notebook_of_top_level_sections() {
         nb.sections.iter().map(|s| s.pages.len()).sum::<usize>()
     );
 }
+
+#[tokio::test]
+async fn section_groups_are_sub_folders_in_both_views() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("Trips");
+    std::fs::create_dir_all(root.join("Group A")).unwrap();
+    let samples = "onenote.rs/samples/New Section Group";
+    std::fs::copy(
+        onenote_fixture(&format!("{samples}/New Section 1.one")),
+        root.join("Packing.one"),
+    )
+    .unwrap();
+    std::fs::copy(
+        onenote_fixture(&format!("{samples}/New Section 2.one")),
+        root.join("Group A/Routes.one"),
+    )
+    .unwrap();
+    let reg = Arc::new(TokenRegistry::default());
+    reg.insert_scoped(
+        "tok-alice",
+        ALICE,
+        Duration::from_secs(3600),
+        &["Notes.Read".to_string(), "Files.Read".to_string()],
+    );
+    let srv = GraphServer::start(GraphServerConfig::new(reg)).await;
+    let nb = srv.add_files_notebook(ALICE, "Trips", &root);
+    let http = reqwest::Client::new();
+    let get = |path: String| {
+        let http = http.clone();
+        let url = format!("{}{path}", srv.base_url());
+        async move {
+            let r = http.get(url).bearer_auth("tok-alice").send().await.unwrap();
+            assert_eq!(r.status(), StatusCode::OK);
+            r.json::<Value>().await.unwrap()
+        }
+    };
+
+    assert_eq!(nb.groups.len(), 1);
+    let (trail, group_id, folder) = &nb.groups[0];
+    assert_eq!(trail, &["Group A".to_string()]);
+    let groups = get(format!(
+        "/me/onenote/notebooks/{}/sectionGroups",
+        nb.notebook_id
+    ))
+    .await;
+    assert_eq!(groups["value"][0]["id"], group_id.as_str());
+    assert_eq!(groups["value"][0]["displayName"], "Group A");
+    let inner = get(format!("/me/onenote/sectionGroups/{group_id}/sections")).await;
+    assert_eq!(inner["value"][0]["displayName"], "Routes");
+    let top = get(format!("/me/onenote/notebooks/{}/sections", nb.notebook_id)).await;
+    assert_eq!(top["value"][0]["displayName"], "Packing");
+    assert_eq!(nb.sections[1].groups, ["Group A".to_string()]);
+
+    let kids = get(format!(
+        "/drives/{}/items/{}/children",
+        nb.drive_id, nb.item_id
+    ))
+    .await;
+    let kids = kids["value"].as_array().unwrap();
+    assert_eq!(names(kids), ["Group A", "Packing.one"]);
+    assert_eq!(kids[0]["id"], folder.as_str());
+    assert_eq!(kids[0]["folder"]["childCount"], 1);
+    let routes = get(format!("/drives/{}/items/{folder}/children", nb.drive_id)).await;
+    let routes = &routes["value"][0];
+    assert_eq!(routes["name"], "Routes.one");
+    assert_eq!(
+        routes["parentReference"]["path"],
+        format!("/drives/{}/root:/Notebooks/Trips/Group%20A", nb.drive_id).as_str()
+    );
+    // From the drive's root down: the folder notebooks are kept in.
+    let root = get("/me/drive/root/children".to_string()).await;
+    assert_eq!(root["value"][0]["name"], "Notebooks");
+    assert_eq!(root["value"][0]["folder"]["childCount"], 1);
+}
+
+#[tokio::test]
+async fn the_lab_adds_a_files_user_whose_sign_in_reads_their_files() {
+    use notebridge_testkit::lab::{Lab, LabConfig, DEFAULT_SCOPES};
+    let lab = Lab::start(LabConfig::default()).await;
+    let (user, nb) = lab.add_files_user("carol", "Field notes", &onenote_fixture(NOTEBOOK));
+    assert!(DEFAULT_SCOPES.contains(&"Files.Read"));
+    let scopes: Vec<String> = DEFAULT_SCOPES
+        .iter()
+        .filter(|s| **s != "offline_access")
+        .map(|s| s.to_string())
+        .collect();
+    lab.registry
+        .insert_scoped("tok-carol", &user.id, Duration::from_secs(60), &scopes);
+    let r = reqwest::Client::new()
+        .get(format!(
+            "{}/shares/{}/driveItem",
+            lab.graph.base_url(),
+            nb.share_id
+        ))
+        .bearer_auth("tok-carol")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert_eq!(lab.graph.notes(&user.id).notebooks.len(), 1);
+}
