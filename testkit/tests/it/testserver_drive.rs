@@ -730,6 +730,7 @@ async fn a_file_over_2_gb_is_announced_so_and_its_download_answers_503() {
     for _ in 0..2 {
         let r = env.http.get(&url).send().await.unwrap();
         assert_eq!(r.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(env.srv.drive_counters().throttled, 0, "no throttling");
         assert!(r.headers().get("retry-after").is_none());
         assert!(r.headers()["content-type"]
             .to_str()

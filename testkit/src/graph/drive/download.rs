@@ -103,6 +103,7 @@ pub(crate) async fn serve(
     let user = Some(ticket.user.as_str());
     if let Err(t) = svc.faults.admit(&ticket.user) {
         svc.stats.record(Kind::Download, path, user, t.status);
+        svc.stats.throttled();
         return super::throttled(t);
     }
     let file = {

@@ -218,9 +218,6 @@ impl DriveStats {
                 Kind::Api => c.api_requests += 1,
                 Kind::Download => c.downloads += 1,
             }
-            if status == 429 || status == 503 {
-                c.throttled += 1;
-            }
             if let Some(u) = user {
                 *c.per_user.entry(u.to_owned()).or_default() += 1;
             }
@@ -236,6 +233,14 @@ impl DriveStats {
                 at: Instant::now(),
                 inner_batch: false,
             });
+    }
+
+    /// One answer of the throttling switches (a 503 for a file over 2 GB is not one).
+    pub(crate) fn throttled(&self) {
+        self.counters
+            .lock()
+            .expect("drive stats poisoned")
+            .throttled += 1;
     }
 
     pub(crate) fn bearer_refused(&self) {
@@ -380,6 +385,7 @@ pub(crate) fn api(
     let svc = &sh.drive;
     if let Err(t) = svc.faults.admit(who.user) {
         svc.stats.record(Kind::Api, full, Some(who.user), t.status);
+        svc.stats.throttled();
         return throttled(t);
     }
     let origin = sh.base.trim_end_matches("/v1.0");
