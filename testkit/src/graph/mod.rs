@@ -356,7 +356,15 @@ async fn handle(
         .unwrap_or_else(|| req.uri().path().to_owned());
     if let Some(ticket) = req.uri().path().strip_prefix(drive::DOWNLOAD_PREFIX) {
         let ticket = ticket.to_owned();
-        return drive::download::serve(Arc::clone(&sh), req.headers(), &full, &ticket, kill).await;
+        return drive::download::serve(
+            Arc::clone(&sh),
+            &method,
+            req.headers(),
+            &full,
+            &ticket,
+            kill,
+        )
+        .await;
     }
     let token = req
         .headers()

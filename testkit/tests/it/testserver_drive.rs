@@ -345,6 +345,8 @@ async fn content_redirects_to_a_url_that_serves_the_files_exact_bytes_and_refuse
         .unwrap();
     assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(env.srv.drive_counters().bearer_refused, 1);
+    let r = env.http.post(&url).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
 
     let r = env.http.get(&url).send().await.unwrap();
     assert_eq!(r.status(), StatusCode::OK);
@@ -363,7 +365,16 @@ async fn content_redirects_to_a_url_that_serves_the_files_exact_bytes_and_refuse
     assert_eq!(guids, listed);
 
     let c = env.srv.drive_counters();
-    assert_eq!((c.downloads, c.bytes_sent), (2, want.len() as u64));
+    assert_eq!((c.downloads, c.bytes_sent), (3, want.len() as u64));
+
+    // The same through the share: its children by the share's own path.
+    let (s, kids) = env
+        .get(&format!("/shares/{}/driveItem/children", env.nb.share_id))
+        .await;
+    assert_eq!(
+        (s, kids["value"].as_array().map(Vec::len)),
+        (StatusCode::OK, Some(3))
+    );
 }
 
 #[tokio::test]

@@ -70,12 +70,17 @@ fn range(headers: &HeaderMap, len: u64) -> Result<Option<(u64, u64)>, ()> {
 /// Serves one request to a download URL (`token` is the part after the prefix).
 pub(crate) async fn serve(
     sh: Arc<Shared>,
+    method: &str,
     headers: &HeaderMap,
     path: &str,
     token: &str,
     kill: KillSwitch,
 ) -> Response {
     let svc = &sh.drive;
+    if method != "GET" {
+        svc.stats.record(Kind::Download, path, None, 405);
+        return reply(405, "invalidRequest", "A download URL is read with GET.");
+    }
     if headers.contains_key(header::AUTHORIZATION) {
         svc.stats.bearer_refused();
         svc.stats.record(Kind::Download, path, None, 401);

@@ -18,7 +18,7 @@
 //! and throttling (429 and 503 with `Retry-After`,
 //! <https://learn.microsoft.com/en-us/sharepoint/dev/general-development/how-to-avoid-getting-throttled-or-blocked-in-sharepoint-online>).
 
-pub mod download;
+pub(crate) mod download;
 pub mod faults;
 pub mod files;
 mod html;
