@@ -896,3 +896,55 @@ async fn the_lab_adds_a_files_user_whose_sign_in_reads_their_files() {
     assert_eq!(r.status(), StatusCode::OK);
     assert_eq!(lab.graph.notes(&user.id).notebooks.len(), 1);
 }
+
+#[tokio::test]
+async fn drive_requests_in_a_batch_are_the_drives_and_spend_no_onenote_budget() {
+    let env = Env::start().await;
+    let s1 = &env.nb.sections[0];
+    let body = serde_json::json!({ "requests": [
+        { "id": "1", "method": "GET", "url": format!("/shares/{}/driveItem", env.nb.share_id) },
+        { "id": "2", "method": "GET", "url": format!("/drives/{}/items/{}/children?$top=1", env.nb.drive_id, env.nb.item_id) },
+        { "id": "3", "method": "GET", "url": format!("/drives/{}/items/{}/content", env.nb.drive_id, s1.item_id) },
+        { "id": "4", "method": "GET", "url": "/me/onenote/notebooks" },
+    ]});
+    let r = env
+        .http
+        .post(env.url("/$batch"))
+        .bearer_auth("tok-alice")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    let v: Value = r.json().await.unwrap();
+    let by_id = |id: &str| {
+        v["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_id("1")["status"], 200);
+    assert_eq!(by_id("1")["body"]["package"]["type"], "oneNote");
+    assert_eq!(by_id("2")["status"], 200);
+    assert!(by_id("2")["body"]["@odata.nextLink"].is_string());
+    let content = by_id("3");
+    assert_eq!(content["status"], 302);
+    let url = content["headers"]["Location"].as_str().unwrap();
+    let got = env
+        .http
+        .get(url)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(got, s1.bytes);
+    assert_eq!(by_id("4")["status"], 200);
+    let (c, d) = (env.srv.counters(), env.srv.drive_counters());
+    assert_eq!((c.inner_requests, c.batches), (1, 1));
+    assert_eq!((d.api_requests, d.downloads), (3, 1));
+}

@@ -356,6 +356,11 @@ impl super::GraphServer {
 
 /// The answer to a throttled drive request, with its `Retry-After` in whole seconds (rounded up).
 pub(crate) fn throttled(t: faults::DriveThrottle) -> axum::response::Response {
+    super::into_response(throttled_reply(t), None)
+}
+
+/// [`throttled`] before it is put on the wire (or into a `$batch` response).
+pub(crate) fn throttled_reply(t: faults::DriveThrottle) -> Reply {
     let mut r = match t.status {
         429 => Reply::error(
             429,
@@ -370,7 +375,7 @@ pub(crate) fn throttled(t: faults::DriveThrottle) -> axum::response::Response {
     };
     let secs = t.retry_after.as_secs() + u64::from(t.retry_after.subsec_nanos() > 0);
     r.headers.push(("Retry-After".into(), secs.to_string()));
-    super::into_response(r, None)
+    r
 }
 
 /// Serves one drive API request of an authenticated user (`path` and `query` below `/v1.0`).
@@ -382,15 +387,28 @@ pub(crate) fn api(
     path: &str,
     query: &str,
 ) -> axum::response::Response {
+    super::into_response(api_reply(sh, who, method, full, path, query), None)
+}
+
+/// [`api`] before it is put on the wire: a plain request's answer, or an inner `$batch` request's
+/// (the drive API is served in batches too, with the drive's throttling, not OneNote's).
+pub(crate) fn api_reply(
+    sh: &super::Shared,
+    who: &super::teams::Who,
+    method: &str,
+    full: &str,
+    path: &str,
+    query: &str,
+) -> Reply {
     let svc = &sh.drive;
     if let Err(t) = svc.faults.admit(who.user) {
         svc.stats.record(Kind::Api, full, Some(who.user), t.status);
         svc.stats.throttled();
-        return throttled(t);
+        return throttled_reply(t);
     }
     let origin = sh.base.trim_end_matches("/v1.0");
     let reply = routes::dispatch(svc, origin, who, method, path, query);
     svc.stats
         .record(Kind::Api, full, Some(who.user), reply.status);
-    super::into_response(reply, None)
+    reply
 }
