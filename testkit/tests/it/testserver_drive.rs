@@ -948,3 +948,60 @@ async fn drive_requests_in_a_batch_are_the_drives_and_spend_no_onenote_budget() 
     assert_eq!((c.inner_requests, c.batches), (1, 1));
     assert_eq!((d.api_requests, d.downloads), (3, 1));
 }
+
+#[tokio::test]
+async fn a_groups_library_is_read_by_its_members_with_an_all_scope() {
+    use notebridge_testkit::graph::teams::{group_key, TeamGroup};
+    let env = Env::start_with("1000/60s").await;
+    let gid = "0a1b2c3d-0000-4000-8000-00000000beef";
+    env.srv.add_group(
+        TeamGroup::new(gid, "Marketing", &[ALICE]),
+        Default::default(),
+    );
+    let nb = env
+        .srv
+        .add_files_notebook(&group_key(gid), "Campaigns", &onenote_fixture(NOTEBOOK));
+    // `Files.Read` reads alice's own drive only; `Sites.Read.All` reads her group's library.
+    let (s, _, v) = env
+        .get_as("tok-alice", &format!("/groups/{gid}/drive/root/children"))
+        .await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("accessDenied"))
+    );
+    let (s, _, kids) = env
+        .get_as(
+            "tok-alice-sites",
+            &format!("/groups/{gid}/drive/root/children"),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{kids}");
+    assert_eq!(kids["value"][0]["name"], "Notebooks");
+    let (s, _, item) = env
+        .get_as(
+            "tok-alice-sites",
+            &format!("/shares/{}/driveItem", nb.share_id),
+        )
+        .await;
+    assert_eq!(
+        (s, item["package"]["type"].as_str()),
+        (StatusCode::OK, Some("oneNote"))
+    );
+    let (s, _, d) = env
+        .get_as("tok-alice-sites", &format!("/groups/{gid}/drive"))
+        .await;
+    assert_eq!(
+        (s, d["driveType"].as_str()),
+        (StatusCode::OK, Some("documentLibrary"))
+    );
+    // Bob is no member.
+    let (s, _, _) = env
+        .get_as(
+            "tok-bob",
+            &format!("/drives/{}/items/{}", nb.drive_id, nb.item_id),
+        )
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    // Alice's own drive is another drive.
+    assert_ne!(nb.drive_id, env.nb.drive_id);
+}

@@ -283,10 +283,13 @@ impl DriveService {
 
 /// Whether a path below `/v1.0` belongs to the drive API.
 pub(crate) fn is_drive_path(path: &str) -> bool {
-    path.starts_with("/shares/")
-        || path.starts_with("/drives/")
-        || path == "/me/drive"
-        || path.starts_with("/me/drive/")
+    let mut segs = path.trim_start_matches('/').split('/');
+    match (segs.next(), segs.next(), segs.next()) {
+        (Some("shares" | "drives"), Some(_), _) => true,
+        (Some("me"), Some("drive"), _) => true,
+        (Some("groups" | "sites"), Some(_), Some("drive")) => true,
+        _ => false,
+    }
 }
 
 /// The path prefix of download URLs (outside `/v1.0`: another host in the real service).
@@ -294,33 +297,35 @@ pub(crate) const DOWNLOAD_PREFIX: &str = "/_dl/";
 
 impl super::GraphServer {
     /// Adds a notebook read from OneNote's own files at `path` (a notebook folder with its
-    /// `.onetoc2`, or a folder of `.one` files and section-group sub-folders) to `user_id`'s
-    /// notebooks and drive, named `name`: the OneNote API serves it with the files' page GUIDs,
-    /// titles, levels, order and content, and the drive API serves its files' real bytes.
+    /// `.onetoc2`, or a folder of `.one` files and section-group sub-folders) to the notebooks and
+    /// drive of `owner` (a user id, or the key [`super::teams::group_key`] /
+    /// [`super::teams::site_key`] gives for a group's or site's library), named `name`: the
+    /// OneNote API serves it with the files' page GUIDs, titles, levels, order and content, and
+    /// the drive API serves its files' real bytes.
     ///
     /// # Panics
     /// When `path` holds no OneNote notebook (a test setup error).
     pub fn add_files_notebook(
         &self,
-        user_id: &str,
+        owner: &str,
         name: &str,
         path: &std::path::Path,
     ) -> FilesNotebook {
-        files::add(self, user_id, name, files::Source::Folder(path))
+        files::add(self, owner, name, files::Source::Folder(path))
     }
 
     /// Adds a notebook made of the section files `files` (top-level sections, in this order) to
-    /// `user_id`'s notebooks and drive, named `name`; see [`GraphServer::add_files_notebook`].
+    /// `owner`'s notebooks and drive, named `name`; see [`GraphServer::add_files_notebook`].
     ///
     /// # Panics
     /// When a file is not a readable `.one` file (a test setup error).
     pub fn add_files_notebook_of(
         &self,
-        user_id: &str,
+        owner: &str,
         name: &str,
         files: &[std::path::PathBuf],
     ) -> FilesNotebook {
-        files::add(self, user_id, name, files::Source::Files(files))
+        files::add(self, owner, name, files::Source::Files(files))
     }
 
     /// The drive fault switchboard.
@@ -407,7 +412,9 @@ pub(crate) fn api_reply(
         return throttled_reply(t);
     }
     let origin = sh.base.trim_end_matches("/v1.0");
-    let reply = routes::dispatch(svc, origin, who, method, path, query);
+    let teams = sh.teams.lock().expect("graph teams poisoned");
+    let may_read = |owner: &str| teams.may_read(who.user, owner);
+    let reply = routes::dispatch(svc, origin, who, method, path, query, &may_read);
     svc.stats
         .record(Kind::Api, full, Some(who.user), reply.status);
     reply

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::{DriveService, DriveState, ItemKind, Ticket};
 use crate::graph::routes::{pct_decode, Body, Reply};
-use crate::graph::teams::Who;
+use crate::graph::teams::{group_key, site_key, Who};
 
 /// The bytes a file is announced with when it is switched "too large": 2 GiB more than it has.
 pub const TOO_LARGE_EXTRA: u64 = 2 << 30;
@@ -16,6 +16,14 @@ pub const TOO_LARGE_EXTRA: u64 = 2 << 30;
 const READ_SCOPES: &[&str] = &[
     "Files.Read",
     "Files.ReadWrite",
+    "Files.Read.All",
+    "Files.ReadWrite.All",
+    "Sites.Read.All",
+    "Sites.ReadWrite.All",
+];
+
+/// The delegated scopes that read a group's or a site's document library.
+const ALL_SCOPES: &[&str] = &[
     "Files.Read.All",
     "Files.ReadWrite.All",
     "Sites.Read.All",
@@ -147,24 +155,39 @@ fn resolve(
     user: &str,
     segs: &[&str],
 ) -> Result<Target, Reply> {
-    let own = || {
-        st.drive_of(user)
-            .map(|d| d.id.clone())
-            .ok_or_else(not_found)
+    // `/me/drive`, `/groups/{id}/drive` and `/sites/{id}/drive`: the drive of an owner.
+    let (owner, segs): (Option<String>, &[&str]) = match segs {
+        ["me", "drive", rest @ ..] => (Some(user.to_owned()), rest),
+        ["groups", g, "drive", rest @ ..] => (Some(group_key(g)), rest),
+        ["sites", s, "drive", rest @ ..] => (Some(site_key(s)), rest),
+        _ => (None, segs),
     };
     let bad = || invalid("Invalid request path for the drive API.");
-    match segs {
-        ["me", "drive"] => Ok(Target::Drive(own()?)),
-        ["drives", d] => Ok(Target::Drive((*d).to_owned())),
-        ["me", "drive", "root", rest @ ..] => {
-            let d = own()?;
-            let root = st.drive(&d).ok_or_else(not_found)?.root().id.clone();
-            Ok(Target::Item {
+    if let Some(owner) = owner {
+        let d = st
+            .drive_of(&owner)
+            .map(|d| d.id.clone())
+            .ok_or_else(not_found)?;
+        return match segs {
+            [] => Ok(Target::Drive(d)),
+            ["root", rest @ ..] => {
+                let root = st.drive(&d).ok_or_else(not_found)?.root().id.clone();
+                Ok(Target::Item {
+                    drive: d,
+                    item: root,
+                    tail: tail(rest).ok_or_else(bad)?,
+                })
+            }
+            ["items", i, rest @ ..] => Ok(Target::Item {
                 drive: d,
-                item: root,
+                item: (*i).to_owned(),
                 tail: tail(rest).ok_or_else(bad)?,
-            })
-        }
+            }),
+            _ => Err(bad()),
+        };
+    }
+    match segs {
+        ["drives", d] => Ok(Target::Drive((*d).to_owned())),
         ["drives", d, "root", rest @ ..] => {
             let root = st.drive(d).ok_or_else(not_found)?.root().id.clone();
             Ok(Target::Item {
@@ -173,11 +196,6 @@ fn resolve(
                 tail: tail(rest).ok_or_else(bad)?,
             })
         }
-        ["me", "drive", "items", i, rest @ ..] => Ok(Target::Item {
-            drive: own()?,
-            item: (*i).to_owned(),
-            tail: tail(rest).ok_or_else(bad)?,
-        }),
         ["drives", d, "items", i, rest @ ..] => Ok(Target::Item {
             drive: (*d).to_owned(),
             item: (*i).to_owned(),
@@ -209,8 +227,13 @@ pub(crate) fn dispatch(
     method: &str,
     path: &str,
     query: &str,
+    may_read: &dyn Fn(&str) -> bool,
 ) -> Reply {
     let has = |s: &str| who.scopes.iter().any(|x| x.eq_ignore_ascii_case(s));
+    // The user's own drive takes any read scope; a group's or site's needs a `.All` one and
+    // membership (<https://learn.microsoft.com/en-us/graph/api/drive-get#permissions>).
+    let allowed =
+        |owner: &str| owner == who.user || (ALL_SCOPES.iter().any(|s| has(s)) && may_read(owner));
     if !READ_SCOPES.iter().any(|s| has(s)) {
         return access_denied();
     }
@@ -237,16 +260,17 @@ pub(crate) fn dispatch(
             let Some(drive) = st.drive(&d) else {
                 return not_found();
             };
-            if drive.owner != who.user {
+            if !allowed(&drive.owner) {
                 return access_denied();
             }
+            let own = drive.owner == who.user;
             return Reply::json(
                 200,
                 json!({
                     "@odata.context": format!("{origin}/v1.0/$metadata#drives/$entity"),
                     "id": drive.id,
-                    "driveType": "business",
-                    "name": "OneDrive",
+                    "driveType": if own { "business" } else { "documentLibrary" },
+                    "name": if own { "OneDrive" } else { "Documents" },
                     "owner": { "user": { "id": drive.owner, "displayName": drive.owner } },
                 }),
             );
@@ -256,7 +280,7 @@ pub(crate) fn dispatch(
     let Some(drive) = st.drive(&drive_id) else {
         return not_found();
     };
-    if drive.owner != who.user {
+    if !allowed(&drive.owner) {
         return access_denied();
     }
     let Some(item) = drive
