@@ -284,12 +284,12 @@ impl DriveService {
 /// Whether a path below `/v1.0` belongs to the drive API.
 pub(crate) fn is_drive_path(path: &str) -> bool {
     let mut segs = path.trim_start_matches('/').split('/');
-    match (segs.next(), segs.next(), segs.next()) {
-        (Some("shares" | "drives"), Some(_), _) => true,
-        (Some("me"), Some("drive"), _) => true,
-        (Some("groups" | "sites"), Some(_), Some("drive")) => true,
-        _ => false,
-    }
+    matches!(
+        (segs.next(), segs.next(), segs.next()),
+        (Some("shares" | "drives"), Some(_), _)
+            | (Some("me"), Some("drive"), _)
+            | (Some("groups" | "sites"), Some(_), Some("drive"))
+    )
 }
 
 /// The path prefix of download URLs (outside `/v1.0`: another host in the real service).
