@@ -31,7 +31,7 @@ pub const TEAM_SCOPES: &[&str] = &[
 
 /// The scopes [`Lab::sign_in`] grants: OneNote and the user's own files (`Files.Read`, for
 /// notebooks read from their section files through the drive API).
-pub const DEFAULT_SCOPES: &[&str] = &["offline_access", "User.Read", "Notes.Read", "Files.Read"];
+pub const SIGN_IN_SCOPES: &[&str] = &["offline_access", "User.Read", "Notes.Read", "Files.Read"];
 
 /// A sample OneNote file or folder of the repository's `fixtures/onenote-files/` (`rel` is relative
 /// to it, e.g. `"onenote.rs/samples/New Section Group"`).
@@ -206,7 +206,7 @@ impl Lab {
     /// Stores `user` as the signed-in account `name` without the device-code dance (a refresh token
     /// minted by the sign-in server; the first Graph call refreshes it like a real one).
     pub fn sign_in(&self, db: &Db, name: &str, user: &TestUser) {
-        self.sign_in_with(db, name, user, DEFAULT_SCOPES);
+        self.sign_in_with(db, name, user, SIGN_IN_SCOPES);
     }
 
     /// [`Lab::sign_in`] with the scopes the grant carries (e.g. [`TEAM_SCOPES`]).

@@ -872,11 +872,11 @@ async fn section_groups_are_sub_folders_in_both_views() {
 
 #[tokio::test]
 async fn the_lab_adds_a_files_user_whose_sign_in_reads_their_files() {
-    use notebridge_testkit::lab::{Lab, LabConfig, DEFAULT_SCOPES};
+    use notebridge_testkit::lab::{Lab, LabConfig, SIGN_IN_SCOPES};
     let lab = Lab::start(LabConfig::default()).await;
     let (user, nb) = lab.add_files_user("carol", "Field notes", &onenote_fixture(NOTEBOOK));
-    assert!(DEFAULT_SCOPES.contains(&"Files.Read"));
-    let scopes: Vec<String> = DEFAULT_SCOPES
+    assert!(SIGN_IN_SCOPES.contains(&"Files.Read"));
+    let scopes: Vec<String> = SIGN_IN_SCOPES
         .iter()
         .filter(|s| **s != "offline_access")
         .map(|s| s.to_string())

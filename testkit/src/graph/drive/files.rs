@@ -326,7 +326,7 @@ fn add_section(
         &file_name,
         folder,
         ItemKind::File {
-            mime: super::files::ONENOTE_MIME.into(),
+            mime: ONENOTE_MIME.into(),
             bytes: bytes.clone(),
         },
     );
