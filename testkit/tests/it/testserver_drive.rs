@@ -473,15 +473,22 @@ async fn the_api_view_carries_the_files_guids_titles_order_and_text() {
     names.sort();
     assert_eq!(names, ["New Section 1", "New Section 2"]);
 
+    let (texts, media) = api_matches_files(&env, &env.nb).await;
+    assert!(texts > 0, "the sample pages hold text");
+    assert_eq!(media, 2, "a picture and an attachment");
+}
+
+/// Checks that the OneNote API serves `nb` as its files hold it: section and page GUIDs, titles,
+/// levels, order, and content converting to the same text, block kinds and file bytes. Returns how
+/// many texts and files were compared.
+async fn api_matches_files(env: &Env, nb: &FilesNotebook) -> (usize, usize) {
     let (mut texts, mut media) = (0, 0);
-    for section in &env.nb.sections {
+    for section in &nb.sections {
         let file = onefile::open_section(&SectionLocation::File(section.source.clone())).unwrap();
-        let listed = secs["value"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|s| s["id"] == section.section_id.as_str())
-            .unwrap();
+        let (s, listed) = env
+            .get(&format!("/me/onenote/sections/{}", section.section_id))
+            .await;
+        assert_eq!(s, StatusCode::OK);
         let href = listed["links"]["oneNoteClientUrl"]["href"]
             .as_str()
             .unwrap();
@@ -550,23 +557,44 @@ async fn the_api_view_carries_the_files_guids_titles_order_and_text() {
             }
         }
     }
-    assert!(texts > 0, "the sample pages hold text");
-    assert_eq!(media, 2, "a picture and an attachment");
+    (texts, media)
 }
 
-/// Every visible text of blocks and their children, in order.
+#[tokio::test]
+async fn the_api_view_of_richer_sections_converts_as_their_files_do() {
+    let env = Env::start_with("1000/60s").await;
+    let files: Vec<_> = [
+        "apache-tika/testOneNote1.one",
+        "apache-tika/testOneNote2.one",
+        "apache-tika/testOneNote4.one",
+        "apache-tika/testOneNote2016.one",
+        "apache-tika/testOneNoteEmbeddedWordDoc.one",
+    ]
+    .into_iter()
+    .map(onenote_fixture)
+    .collect();
+    let nb = env.srv.add_files_notebook_of(ALICE, "Tika", &files);
+    let (texts, _) = api_matches_files(&env, &nb).await;
+    assert!(texts > 10, "{texts}");
+}
+
+/// Every visible text of blocks and their children, in order, with spaces around it trimmed (HTML
+/// drops the spaces a table cell starts with, which a file may hold).
 fn text_of(blocks: &[notebridge::convert::Block]) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack: Vec<&notebridge::convert::Block> = blocks.iter().rev().collect();
     while let Some(b) = stack.pop() {
-        let t: String = b
+        // Each rich-text array (a block's text, a caption, a table cell) on its own.
+        let t: Vec<String> = b
             .rich_texts()
             .into_iter()
-            .flatten()
-            .map(|r| r.visible_text())
+            .map(|rich| {
+                let t: String = rich.iter().map(|r| r.visible_text()).collect();
+                t.trim().to_owned()
+            })
             .collect();
-        if !t.trim().is_empty() {
-            out.push(t);
+        if t.iter().any(|t| !t.is_empty()) {
+            out.push(t.join(" / "));
         }
         stack.extend(b.children().iter().rev());
     }
