@@ -861,8 +861,9 @@ async fn section_groups_are_sub_folders_in_both_views() {
     };
 
     assert_eq!(nb.groups.len(), 1);
-    let (trail, group_id, folder) = &nb.groups[0];
-    assert_eq!(trail, &["Group A".to_string()]);
+    let g = &nb.groups[0];
+    let (group_id, folder) = (&g.group_id, &g.item_id);
+    assert_eq!(g.trail, ["Group A".to_string()]);
     let groups = get(format!(
         "/me/onenote/notebooks/{}/sectionGroups",
         nb.notebook_id

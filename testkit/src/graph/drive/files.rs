@@ -35,11 +35,21 @@ pub struct FilesNotebook {
     pub item_id: String,
     /// The `Open Notebook.onetoc2` item, when the folder had one.
     pub toc_item_id: Option<String>,
-    /// Section groups, depth first: the names from the notebook down, the OneNote API id and the
-    /// folder's item id.
-    pub groups: Vec<(Vec<String>, String, String)>,
+    /// Section groups, depth first.
+    pub groups: Vec<FilesGroup>,
     /// Sections, depth first in the files' order (a container's own sections before its groups').
     pub sections: Vec<FilesSection>,
+}
+
+/// A section group of a files notebook: a folder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FilesGroup {
+    /// The group names from the notebook down to this one (its own last).
+    pub trail: Vec<String>,
+    /// The OneNote API section group id.
+    pub group_id: String,
+    /// The folder's drive item id.
+    pub item_id: String,
 }
 
 /// A section file of a files notebook.
@@ -261,7 +271,11 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
                 notebook_id: notebook_id.clone(),
                 parent_group: c.group_id.clone(),
             });
-            out.groups.push((trail.clone(), id.clone(), item.clone()));
+            out.groups.push(FilesGroup {
+                trail: trail.clone(),
+                group_id: id.clone(),
+                item_id: item.clone(),
+            });
             stack.push(Container {
                 trail,
                 group_id: Some(id),

@@ -36,7 +36,7 @@ use super::routes::{Body, Reply};
 use super::stats::LogEntry;
 
 pub use faults::DriveFaults;
-pub use files::{FilesNotebook, FilesPage, FilesSection};
+pub use files::{FilesGroup, FilesNotebook, FilesPage, FilesSection};
 
 /// What a drive item is.
 #[derive(Clone, Debug, PartialEq)]
