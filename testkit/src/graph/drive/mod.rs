@@ -4,7 +4,7 @@
 //! and each file's content through a redirect to a pre-authenticated download URL that refuses a
 //! bearer token, with the faults the real services show ([`DriveFaults`]).
 //!
-//! The same notebook is served by the OneNote routes too ([`GraphServer::add_files_notebook`]),
+//! The same notebook is served by the OneNote routes too ([`super::GraphServer::add_files_notebook`]),
 //! consistent with its files: page GUIDs, titles, levels and order come from the files, and page
 //! content is rendered from them. Drive requests are counted apart ([`DriveCounters`]) and never
 //! spend the OneNote throttling windows: they are another service, with its own throttling.
@@ -315,7 +315,7 @@ impl super::GraphServer {
     }
 
     /// Adds a notebook made of the section files `files` (top-level sections, in this order) to
-    /// `owner`'s notebooks and drive, named `name`; see [`GraphServer::add_files_notebook`].
+    /// `owner`'s notebooks and drive, named `name`; see [`super::GraphServer::add_files_notebook`].
     ///
     /// # Panics
     /// When a file is not a readable `.one` file (a test setup error).
