@@ -457,3 +457,22 @@ async fn an_unreachable_graph_stops_the_run_at_its_deadline() {
     assert!(matches!(err, DriveError::Unreachable(_)), "{err}");
     assert_eq!(err.class(), crate::failure::Class::stop_run());
 }
+
+#[tokio::test]
+async fn a_file_the_service_keeps_refusing_with_503_falls_back() {
+    let mut m = notebook();
+    // As the download of a OneNote file over 2 GB answers, however often it is asked.
+    m.faults = vec![(503, Some("0")); 20].into();
+    let w = world(m).await;
+    let err = w
+        .client
+        .download(&w.who, &w.section("s-math"), &w.dest("m.one"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, DriveError::TransferFailed { retries: 0, .. }),
+        "{err}"
+    );
+    assert!(err.falls_back());
+    assert_eq!(w.client.counters().throttled, u64::from(MAX_THROTTLED));
+}
