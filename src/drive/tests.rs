@@ -201,6 +201,18 @@ async fn a_notebooks_sections_are_found_through_paged_nested_listings() {
         .iter()
         .all(|s| s.auth.as_deref() == Some("Bearer tok-1")));
     assert_eq!(w.client.counters().requests, 6);
+    // None of them spent the OneNote limiter's windows.
+    let spent: i64 = w
+        .db
+        .read("counting", |c| {
+            c.query_row(
+                "SELECT (SELECT count(*) FROM limiter_ledger) + (SELECT count(*) FROM limiter_inflight)",
+                [],
+                |r| r.get(0),
+            )
+        })
+        .unwrap();
+    assert_eq!(spent, 0);
 }
 
 #[tokio::test]
