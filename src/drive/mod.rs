@@ -510,11 +510,19 @@ fn http_client(idle: Duration) -> reqwest::Client {
         .expect("reqwest client builds")
 }
 
-/// A path segment, percent-encoded (ids are the service's, but never trusted).
+/// An id as one path segment: what would end or leave the segment is percent-encoded (ids are
+/// the service's, but never trusted), and the rest, `!` of drive ids included, kept as Graph
+/// writes it.
 fn enc(s: &str) -> String {
-    url::form_urlencoded::byte_serialize(s.as_bytes())
-        .collect::<String>()
-        .replace('+', "%20")
+    // The URL library drops these segments rather than encode them.
+    if s == "." || s == ".." {
+        return s.replace('.', "%2E");
+    }
+    let mut u = url::Url::parse("http://segment/").expect("a fixed URL parses");
+    u.path_segments_mut()
+        .expect("an http URL has a path")
+        .push(s);
+    u.path()[1..].to_owned()
 }
 
 /// Why a body was not read whole.

@@ -488,3 +488,10 @@ async fn a_file_the_service_keeps_refusing_with_503_falls_back() {
     assert!(err.falls_back());
     assert_eq!(w.client.counters().throttled, u64::from(MAX_THROTTLED));
 }
+
+#[test]
+fn ids_stay_one_path_segment() {
+    assert_eq!(enc("b!x-Y_z"), "b!x-Y_z");
+    assert_eq!(enc("a/b c?d#e"), "a%2Fb%20c%3Fd%23e");
+    assert_eq!(enc(".."), "%2E%2E");
+}
