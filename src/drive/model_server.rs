@@ -65,6 +65,9 @@ pub struct Model {
     pub faults: VecDeque<(u16, Option<&'static str>)>,
     /// Download bodies cut off after this many bytes, this many times.
     pub cut_after: Option<(usize, u32)>,
+    /// Download bodies that stop sending after this many bytes (the connection stays open), this
+    /// many times.
+    pub stall_after: Option<(usize, u32)>,
     /// Range requests answered with the whole file (`200`), as a server without range support.
     pub ignore_range: bool,
     /// Bytes appended to every download body (the file grew since it was listed).
@@ -257,6 +260,23 @@ async fn download(State(s): State<Shared>, Path(item): Path<String>, h: HeaderMa
         }
         Some(_) | None => None,
     };
+    let stall = match &mut m.stall_after {
+        Some((n, times)) if *times > 0 && *n < len => {
+            *times -= 1;
+            Some(*n)
+        }
+        Some(_) | None => None,
+    };
+    if let Some(n) = stall {
+        use futures::StreamExt;
+        let sent = futures::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(
+            body[..n].to_vec(),
+        ))]);
+        let mut r = Response::new(Body::from_stream(sent.chain(futures::stream::pending())));
+        r.headers_mut()
+            .insert("content-length", len.to_string().parse().unwrap());
+        return r;
+    }
     let stream_body = match cut {
         // The connection drops after `n` bytes of the announced length.
         Some(n) => {

@@ -495,3 +495,22 @@ fn ids_stay_one_path_segment() {
     assert_eq!(enc("a/b c?d#e"), "a%2Fb%20c%3Fd%23e");
     assert_eq!(enc(".."), "%2E%2E");
 }
+
+#[tokio::test]
+async fn an_answer_that_goes_quiet_times_out_and_goes_on_with_a_range() {
+    let mut m = notebook();
+    m.stall_after = Some((1000, 1));
+    let w = world(m).await;
+    let client = w
+        .client
+        .clone()
+        .with_timeout(std::time::Duration::from_millis(50));
+    let dest = w.dest("math.one");
+    client
+        .download(&w.who, &w.section("s-math"), &dest)
+        .await
+        .unwrap();
+    assert_eq!(read(&dest), w.file("s-math"));
+    assert_eq!(w.seen()[2].range.as_deref(), Some("bytes=1000-"));
+    assert_eq!(client.counters().retries, 1);
+}
