@@ -5,6 +5,7 @@
 //! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
 
 pub mod accounts;
+pub mod drive_ledger;
 pub mod history;
 pub mod identity;
 pub mod import_key;
@@ -83,6 +84,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0015_notion_pace",
         include_str!("../../migrations/0015_notion_pace.sql"),
+    ),
+    (
+        "0016_drive",
+        include_str!("../../migrations/0016_drive.sql"),
     ),
 ];
 
