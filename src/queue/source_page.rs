@@ -10,7 +10,7 @@ use super::RunError;
 use crate::notion::client::NotionClient;
 use crate::notion::writer::{NewPage, WriteError, Writer};
 use crate::store::jobs::RunToken;
-use crate::store::notion_items::Written;
+use crate::store::notion_items::{ItemKind, ItemState, Written};
 use crate::store::Db;
 
 /// The `item_id` of a source's own page in `notion_items`, under the source's inventory key (the
@@ -28,24 +28,36 @@ pub async fn ensure(
     title: &str,
 ) -> Result<String, RunError> {
     let existing = db.notion_item(key, SOURCE_ITEM)?;
-    if let Some(id) = existing.as_ref().and_then(|i| i.notion_page_id.clone()) {
-        return Ok(id);
-    }
     // Recorded intent without an id: an earlier run's creation may have reached Notion.
     let recover = existing.is_some();
-    if !recover {
-        db.record_intent(owner, key, SOURCE_ITEM, "source", target, title)?;
-    }
-    let parent = match &existing {
-        Some(i) => i.parent_notion_id.clone(),
-        None => target.to_owned(),
+    let (intent, parent) = match existing {
+        None => (
+            db.record_intent(owner, key, SOURCE_ITEM, ItemKind::Source, target, title)?,
+            target.to_owned(),
+        ),
+        Some(i) => match i.state {
+            ItemState::Intended(intent) => (intent, i.parent_notion_id),
+            // Created, and killed before it was recorded complete: a page without a body is
+            // complete once created.
+            ItemState::Writing(page) => {
+                return Ok(page
+                    .written(db, owner, &Written::default())?
+                    .page_id()
+                    .to_owned())
+            }
+            ItemState::Rewriting(page) => return Ok(page.page_id().to_owned()),
+            ItemState::Complete(page) => return Ok(page.page_id().to_owned()),
+        },
     };
     let ours = db.notion_children_of(&parent)?;
-    let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let intent = std::sync::Mutex::new(Some(intent));
+    let recorded: std::sync::Mutex<Option<Result<_, String>>> = std::sync::Mutex::new(None);
     let record = |id: &str| {
-        if let Err(e) = db.record_created(owner, key, SOURCE_ITEM, id) {
-            *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
-        }
+        let r = match intent.lock().expect("not poisoned").take() {
+            Some(i) => i.created(db, owner, id).map_err(|e| e.to_string()),
+            None => Err(format!("the page of {key} was created twice")),
+        };
+        *recorded.lock().expect("not poisoned") = Some(r);
     };
     let writer = Writer::new(notion.clone(), super::no_fetch(), 0);
     let created = writer
@@ -61,9 +73,11 @@ pub async fn ensure(
             &record,
         )
         .await;
-    if let Some(e) = unrecorded.lock().expect("not poisoned").take() {
-        return Err(RunError::Unrecorded(e));
-    }
+    let page = match recorded.lock().expect("not poisoned").take() {
+        Some(Ok(page)) => Some(page),
+        Some(Err(e)) => return Err(RunError::Unrecorded(e)),
+        None => None,
+    };
     let (id, _) = created.map_err(|e| match e {
         WriteError::Notion(n) => RunError::Notion(n),
         WriteError::Fetch(g) => RunError::Graph(g),
@@ -72,7 +86,9 @@ pub async fn ensure(
         WriteError::Store(s) => RunError::Store(s),
     })?;
     // Nothing but the page: no body, no files, no report.
-    let written = Written::default();
-    db.record_written(owner, key, SOURCE_ITEM, &written)?;
+    let page = page.ok_or_else(|| {
+        RunError::Unrecorded(format!("the page of {key} was created without its record"))
+    })?;
+    page.written(db, owner, &Written::default())?;
     Ok(id)
 }

@@ -189,7 +189,7 @@ async fn a_creation_never_confirmed_is_found_by_title() {
     migrate(&w, "alice", &target, &HashMap::new()).await;
     // A later page whose answer was lost: the intent is recorded and the page exists, no id.
     let s1 = w.db.notion_item("alice", "s1").unwrap().unwrap();
-    let sid = s1.notion_page_id.unwrap();
+    let sid = s1.into_page_id().unwrap();
     w.db.write("test", |tx| {
         tx.execute(
             "UPDATE notion_items SET notion_page_id = NULL, body_state = 'none' WHERE item_id = 'p2'",

@@ -18,6 +18,7 @@ use notebridge::settings::Window;
 use notebridge::store::accounts::Account;
 use notebridge::store::inventory::{Notebook, Page, ScanScope, Section, SectionGroup};
 use notebridge::store::jobs::{JobKind, JobState};
+use notebridge::store::notion_items::ItemKind;
 use notebridge::store::Db;
 use notebridge_testkit::lab::{Lab, LabConfig};
 use serde_json::{json, Value};
@@ -235,15 +236,10 @@ pub async fn migrate(
             Some(p) => created[&item_of_job[&p]].clone(),
         };
         let title = display_title(&titles[&job.item_id]);
-        w.db.record_intent(
-            &lock,
-            account,
-            &job.item_id,
-            job.kind.as_str(),
-            &parent,
-            &title,
-        )
-        .unwrap();
+        let kind = ItemKind::of_job(job.kind).unwrap();
+        let intent =
+            w.db.record_intent(&lock, account, &job.item_id, kind, &parent, &title)
+                .unwrap();
         let blocks = if job.kind == JobKind::Page {
             body(&job.item_id)
         } else {
@@ -255,8 +251,7 @@ pub async fn migrate(
             .await
             .unwrap();
         let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(&lock, account, &job.item_id, &id)
-            .unwrap();
+        let writing = intent.created(&w.db, &lock, &id).unwrap();
         created.insert(job.item_id.clone(), id);
         if fate == Fate::Interrupted {
             // Killed while writing: the job stays claimed, the body unconfirmed.
@@ -273,8 +268,7 @@ pub async fn migrate(
                 shape: Some(&notebridge::notion::split::shape(&blocks)),
                 links_recorded: false,
             };
-            w.db.record_written(&lock, account, &job.item_id, &written)
-                .unwrap();
+            writing.written(&w.db, &lock, &written).unwrap();
         }
         w.db.complete_job(job.id, &lock, now).unwrap();
         graph.finish(job.id, JobState::Done, 0, true);
