@@ -32,11 +32,10 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::plan;
-use crate::notion::writer::{
-    display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
-};
+use crate::notion::writer::{mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer};
 use crate::store::imports::is_files_key;
 use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
@@ -790,24 +789,29 @@ impl Migration {
             );
             writer = writer.with_journal(journal);
         }
+        let kind = ItemKind::of_job(job.kind).ok_or_else(|| {
+            JobError::permanent(format!("a {} job has no page", job.kind.as_str()))
+        })?;
+        let record = ItemRecord {
+            db: &self.db,
+            token: &self.owner,
+            account,
+            item_id,
+            kind,
+        };
+        let new = NewPage {
+            parent,
+            title,
+            blocks,
+            resources,
+        };
+        // The next sibling's turn.
+        let created = || turn.created();
         let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
             Some((ItemState::Complete(_), _)) => return Ok(false),
+            // `--update`: the page exists; its old body goes, the new one is written.
             Some((ItemState::Rewriting(page), old_title)) => {
-                // `--update`: the page exists; its old body goes, the new one is written, and a
-                // title renamed in OneNote follows.
-                let title = display_title(title);
-                if title != old_title {
-                    self.notion
-                        .set_title(page.page_id(), &title)
-                        .await
-                        .map_err(WriteError::from)?;
-                    page.retitled(&self.db, &self.owner, &title)?;
-                }
-                // The old body's blocks go: nothing recorded of them holds any more.
-                self.db.forget_journal(&self.owner, account, item_id)?;
-                let stats = writer
-                    .replace_body(page.page_id(), blocks, resources)
-                    .await?;
+                let stats = item::rewrite(&writer, record, &page, &old_title, new).await?;
                 (stats, Unfinished::Rewriting(page))
             }
             Some((ItemState::Writing(page), _)) => {
@@ -816,66 +820,17 @@ impl Migration {
                     .await?;
                 (stats, Unfinished::Writing(page))
             }
-            other => {
+            // An earlier attempt's creation may have reached Notion: its page is looked for.
+            Some((ItemState::Intended(intent), _)) => {
                 turn.wait().await?;
-                let recover = other.is_some();
-                let intent = match other {
-                    Some((ItemState::Intended(intent), _)) => intent,
-                    _ => {
-                        let kind = ItemKind::of_job(job.kind).ok_or_else(|| {
-                            JobError::permanent(format!("a {} job has no page", job.kind.as_str()))
-                        })?;
-                        let title = display_title(title);
-                        self.db.record_intent(
-                            &self.owner,
-                            account,
-                            item_id,
-                            kind,
-                            parent,
-                            &title,
-                        )?
-                    }
-                };
-                let ours = self.db.notion_children_of(parent)?;
-                let db = self.db.clone();
-                let intent = std::sync::Mutex::new(Some(intent));
-                let recorded: std::sync::Mutex<Option<Result<_, String>>> =
-                    std::sync::Mutex::new(None);
-                let record = |id: &str| {
-                    let held = intent.lock().expect("not poisoned").take();
-                    let r = match held {
-                        Some(i) => i.created(&db, &self.owner, id).map_err(|e| e.to_string()),
-                        None => Err(format!("{item_id} was created twice in one attempt")),
-                    };
-                    *recorded.lock().expect("not poisoned") = Some(r);
-                    // The next sibling's turn.
-                    turn.created();
-                };
-                let stats = writer
-                    .create_page(
-                        NewPage {
-                            parent,
-                            title,
-                            blocks,
-                            resources,
-                        },
-                        &ours,
-                        recover,
-                        &record,
-                    )
-                    .await;
-                let page = match recorded.lock().expect("not poisoned").take() {
-                    Some(Ok(page)) => page,
-                    Some(Err(e)) => return Err(JobError::Fatal(RunError::Unrecorded(e))),
-                    // Nothing was created: the write's own failure says why.
-                    None => {
-                        stats?;
-                        return Err(JobError::Fatal(RunError::Unrecorded(format!(
-                            "{item_id} was written without its page"
-                        ))));
-                    }
-                };
-                (stats?.1, Unfinished::Writing(page))
+                let (page, stats) =
+                    item::create(&writer, record, Some(intent), new, &created).await?;
+                (stats, Unfinished::Writing(page))
+            }
+            None => {
+                turn.wait().await?;
+                let (page, stats) = item::create(&writer, record, None, new, &created).await?;
+                (stats, Unfinished::Writing(page))
             }
         };
         self.stats

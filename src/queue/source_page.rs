@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use super::RunError;
 use crate::notion::client::NotionClient;
+use crate::notion::item::{self, ItemRecord};
 use crate::notion::writer::{NewPage, WriteError, Writer};
 use crate::store::jobs::RunToken;
 use crate::store::notion_items::{ItemKind, ItemState, Written};
@@ -28,67 +29,46 @@ pub async fn ensure(
     title: &str,
 ) -> Result<String, RunError> {
     let existing = db.notion_item(key, SOURCE_ITEM)?;
-    // Recorded intent without an id: an earlier run's creation may have reached Notion.
-    let recover = existing.is_some();
     let (intent, parent) = match existing {
-        None => (
-            db.record_intent(owner, key, SOURCE_ITEM, ItemKind::Source, target, title)?,
-            target.to_owned(),
-        ),
+        None => (None, target.to_owned()),
+        // Recorded intent without an id: an earlier run's creation may have reached Notion.
         Some(i) => match i.state {
-            ItemState::Intended(intent) => (intent, i.parent_notion_id),
-            // Created, and killed before it was recorded complete: a page without a body is
+            ItemState::Intended(intent) => (Some(intent), i.parent_notion_id),
+            // Created, and stopped before it was recorded complete: a page without a body is
             // complete once created.
             ItemState::Writing(page) => {
-                return Ok(page
-                    .written(db, owner, &Written::default())?
-                    .page_id()
-                    .to_owned())
+                let done = page.written(db, owner, &Written::default())?;
+                return Ok(done.page_id().to_owned());
             }
             ItemState::Rewriting(page) => return Ok(page.page_id().to_owned()),
             ItemState::Complete(page) => return Ok(page.page_id().to_owned()),
         },
     };
-    let ours = db.notion_children_of(&parent)?;
-    let intent = std::sync::Mutex::new(Some(intent));
-    let recorded: std::sync::Mutex<Option<Result<_, String>>> = std::sync::Mutex::new(None);
-    let record = |id: &str| {
-        let r = match intent.lock().expect("not poisoned").take() {
-            Some(i) => i.created(db, owner, id).map_err(|e| e.to_string()),
-            None => Err(format!("the page of {key} was created twice")),
-        };
-        *recorded.lock().expect("not poisoned") = Some(r);
+    let record = ItemRecord {
+        db,
+        token: owner,
+        account: key,
+        item_id: SOURCE_ITEM,
+        kind: ItemKind::Source,
     };
     let writer = Writer::new(notion.clone(), super::no_fetch(), 0);
-    let created = writer
-        .create_page(
-            NewPage {
-                parent: &parent,
-                title,
-                blocks: &[],
-                resources: &HashMap::new(),
-            },
-            &ours,
-            recover,
-            &record,
-        )
-        .await;
-    let page = match recorded.lock().expect("not poisoned").take() {
-        Some(Ok(page)) => Some(page),
-        Some(Err(e)) => return Err(RunError::Unrecorded(e)),
-        None => None,
+    let new = NewPage {
+        parent: &parent,
+        title,
+        blocks: &[],
+        resources: &HashMap::new(),
     };
-    let (id, _) = created.map_err(|e| match e {
-        WriteError::Notion(n) => RunError::Notion(n),
-        WriteError::Fetch(g) => RunError::Graph(g),
-        // A page without a body has nothing to mismatch; should it happen, it is a bug.
-        WriteError::Mismatch(m) => RunError::Worker(m),
-        WriteError::Store(s) => RunError::Store(s),
-    })?;
+    let (page, _) = item::create(&writer, record, intent, new, &|| {})
+        .await
+        .map_err(|e| match e {
+            WriteError::Notion(n) => RunError::Notion(n),
+            WriteError::Fetch(g) => RunError::Graph(g),
+            // A page without a body has nothing to mismatch; should it happen, it is a bug.
+            WriteError::Mismatch(m) => RunError::Worker(m),
+            WriteError::Store(s) => RunError::Store(s),
+            WriteError::Unrecorded(u) => RunError::Unrecorded(u),
+        })?;
     // Nothing but the page: no body, no files, no report.
-    let page = page.ok_or_else(|| {
-        RunError::Unrecorded(format!("the page of {key} was created without its record"))
-    })?;
-    page.written(db, owner, &Written::default())?;
-    Ok(id)
+    let done = page.written(db, owner, &Written::default())?;
+    Ok(done.page_id().to_owned())
 }

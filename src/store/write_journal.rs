@@ -34,8 +34,9 @@ pub struct LinkRow {
 impl Db {
     /// Records what step `row.step` of the page `item_id` learned (replacing an earlier record of
     /// it) with the blocks it wrote that hold links: one transaction, by the run lock's holder.
-    /// Only a page whose body is being written has a journal: for any other record (or none) it
-    /// is [`StoreError::Item`](super::StoreError::Item) and nothing is kept.
+    /// Only a page whose body is not complete has a journal (intended: the uploads of its first
+    /// request go before its creation; being written or rewritten): for a complete record, or
+    /// none, it is [`StoreError::Item`](super::StoreError::Item) and nothing is kept.
     pub fn record_step_with_links(
         &self,
         token: &RunToken,
@@ -52,7 +53,7 @@ impl Db {
                 "INSERT INTO write_steps(account, item_id, step, mark, learned, at)
                  SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
                     SELECT 1 FROM notion_items WHERE account = ?1 AND item_id = ?2
-                      AND notion_page_id IS NOT NULL AND body_state <> 'done')
+                      AND body_state <> 'done')
                  ON CONFLICT(account, item_id, step)
                  DO UPDATE SET mark = excluded.mark, learned = excluded.learned, at = excluded.at",
                 params![account, item_id, row.step, row.mark, row.learned, row.at],
@@ -176,18 +177,19 @@ mod tests {
             learned: learned.into(),
             at: 5,
         };
-        // Only a page being written has a journal.
+        // Only a page with a record whose body is not complete has a journal.
         let refused = db.record_step_with_links(&tk, "a", "p", &row(1, "one"), &[]);
         assert!(
             matches!(refused, Err(crate::store::StoreError::Item { .. })),
             "{refused:?}"
         );
-        for item in ["p", "q"] {
-            db.record_intent(&tk, "a", item, ItemKind::Page, "root", item)
-                .unwrap()
-                .created(&db, &tk, &format!("n-{item}"))
-                .unwrap();
-        }
+        db.record_intent(&tk, "a", "p", ItemKind::Page, "root", "p")
+            .unwrap()
+            .created(&db, &tk, "n-p")
+            .unwrap();
+        // An upload ahead of the creation is journalled while only the intent is recorded.
+        db.record_intent(&tk, "a", "q", ItemKind::Page, "root", "q")
+            .unwrap();
         db.record_step_with_links(&tk, "a", "p", &row(1, "one"), &[])
             .unwrap();
         db.record_step_with_links(&tk, "a", "p", &row(0, "zero"), &[])
