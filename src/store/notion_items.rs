@@ -190,6 +190,25 @@ pub struct Rewriting {
 }
 
 /// The page and its whole body are written.
+///
+/// A transition is a method of the state it starts from, so one from another state does not
+/// compile. A page being written is recorded complete:
+///
+/// ```
+/// # use notebridge::store::{Db, jobs::RunToken, notion_items::{Complete, Writing, Written}};
+/// fn finish(db: &Db, token: &RunToken, page: Writing) -> Complete {
+///     page.written(db, token, &Written::default()).unwrap()
+/// }
+/// ```
+///
+/// and a complete one cannot be written again (`migrate --update` makes it [`Rewriting`] first):
+///
+/// ```compile_fail
+/// # use notebridge::store::{Db, jobs::RunToken, notion_items::{Complete, Writing, Written}};
+/// fn finish(db: &Db, token: &RunToken, page: Complete) -> Complete {
+///     page.written(db, token, &Written::default()).unwrap()
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Complete {
     key: ItemKey,
