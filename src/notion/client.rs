@@ -108,13 +108,25 @@ pub enum Refusal {
 impl Refusal {
     /// The refusal an error answer stands for, if it is one.
     pub fn of(status: u16, code: &str, message: &str) -> Option<Refusal> {
-        Some(match (status, code) {
-            (401, _) => Refusal::BadToken,
-            (404, _) => Refusal::NotShared,
-            (403, "restricted_resource") if mentions_block_limit(message) => Refusal::BlockLimit,
-            (403, _) => Refusal::MissingCapability,
-            _ => return None,
-        })
+        match Answer::of(status) {
+            Answer::Unauthorized => Some(Refusal::BadToken),
+            Answer::NotFound => Some(Refusal::NotShared),
+            Answer::Forbidden if code == "restricted_resource" && mentions_block_limit(message) => {
+                Some(Refusal::BlockLimit)
+            }
+            Answer::Forbidden => Some(Refusal::MissingCapability),
+            Answer::Success
+            | Answer::BadRequest
+            | Answer::Conflict
+            | Answer::TooLarge
+            | Answer::RateLimited
+            | Answer::InternalError
+            | Answer::BadGateway
+            | Answer::Unavailable
+            | Answer::GatewayTimeout
+            | Answer::Overloaded
+            | Answer::Undocumented(_) => None,
+        }
     }
 
     /// What the user can do about it.
@@ -186,16 +198,66 @@ impl Refusal {
     }
 }
 
-/// The class of a `400`-range answer by its status and Notion's `code` (Notion's "status codes"
-/// reference): a refused value is one element's, a request Notion cannot read at all is every
-/// request's (a bug: the run stops rather than fail every page), anything else this item's.
-fn rejection_class(status: u16, code: &str) -> Class {
-    match (status, code) {
-        (400, "validation_error") => Class::new(Scope::Resource, Next::Degrade),
-        (400, "missing_version" | "invalid_request_url" | "invalid_beta") => {
-            Class::new(Scope::Run, Next::Never)
+/// Notion's `code` of a `400` answer (<https://developers.notion.com/reference/status-codes>; and
+/// `invalid_beta`, a beta header Notion does not know).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BadRequestCode {
+    ValidationError,
+    MissingVersion,
+    InvalidRequestUrl,
+    InvalidBeta,
+    InvalidJson,
+    InvalidRequest,
+    InvalidGrant,
+    /// A code Notion does not document.
+    Undocumented,
+}
+
+impl BadRequestCode {
+    fn of(code: &str) -> Self {
+        match code {
+            "validation_error" => Self::ValidationError,
+            "missing_version" => Self::MissingVersion,
+            "invalid_request_url" => Self::InvalidRequestUrl,
+            "invalid_beta" => Self::InvalidBeta,
+            "invalid_json" => Self::InvalidJson,
+            "invalid_request" => Self::InvalidRequest,
+            "invalid_grant" => Self::InvalidGrant,
+            _ => Self::Undocumented,
         }
-        _ => Class::item_fails(),
+    }
+}
+
+/// The class of a rejected answer by its status and Notion's `code`: a refused value is one
+/// element's, a request Notion cannot read at all is every request's (a bug: the run stops rather
+/// than fail every page), anything else this item's.
+fn rejection_class(status: u16, code: &str) -> Class {
+    let every_request = Class::new(Scope::Run, Next::Never);
+    match Answer::of(status) {
+        Answer::BadRequest => match BadRequestCode::of(code) {
+            BadRequestCode::ValidationError => Class::new(Scope::Resource, Next::Degrade),
+            BadRequestCode::MissingVersion
+            | BadRequestCode::InvalidRequestUrl
+            | BadRequestCode::InvalidBeta => every_request,
+            BadRequestCode::InvalidJson
+            | BadRequestCode::InvalidRequest
+            | BadRequestCode::InvalidGrant
+            | BadRequestCode::Undocumented => Class::item_fails(),
+        },
+        // Too large, or a status Notion does not document: what this item sent.
+        Answer::TooLarge | Answer::Undocumented(_) => Class::item_fails(),
+        // Not rejections ([`Answer::decide`]); said of one all the same, the item's.
+        Answer::Success
+        | Answer::Unauthorized
+        | Answer::Forbidden
+        | Answer::NotFound
+        | Answer::Conflict
+        | Answer::RateLimited
+        | Answer::InternalError
+        | Answer::BadGateway
+        | Answer::Unavailable
+        | Answer::GatewayTimeout
+        | Answer::Overloaded => Class::item_fails(),
     }
 }
 
