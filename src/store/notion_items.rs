@@ -857,6 +857,72 @@ mod tests {
     }
 
     #[test]
+    fn rewrites_are_planned_for_every_changed_page_with_a_job_or_for_none() {
+        use crate::store::inventory::{Notebook, Page, ScanScope, Section};
+        let (_dir, db, t) = db_and_lock();
+        let inv = |modified: &str| {
+            vec![Notebook {
+                id: "nb".into(),
+                name: "NB".into(),
+                created: None,
+                last_modified: None,
+                section_groups: vec![],
+                sections: vec![Section {
+                    id: "s".into(),
+                    name: "S".into(),
+                    created: None,
+                    last_modified: None,
+                    pages: vec![Page {
+                        id: "p1".into(),
+                        title: "P1".into(),
+                        level: 0,
+                        order: 0,
+                        last_modified: Some(modified.into()),
+                        created: None,
+                        content_url: None,
+                    }],
+                }],
+            }]
+        };
+        let written = Written {
+            onenote_last_modified: Some("2024-01-01T00:00:00.000Z"),
+            ..Written::default()
+        };
+        db.save_scan("a", &inv("2024-01-01T00:00:00.000Z"), &ScanScope::All, 1)
+            .unwrap();
+        db.record_intent(&t, "a", "p1", ItemKind::Page, "root", "P1")
+            .unwrap()
+            .created(&db, &t, "n1")
+            .unwrap()
+            .written(&db, &t, &written)
+            .unwrap();
+        db.save_scan("a", &inv("2024-02-01T00:00:00.000Z"), &ScanScope::All, 2)
+            .unwrap();
+        // A changed page whose job was never planned: its rewrite would never run, so nothing is
+        // planned, not even the record's half of it.
+        refused(
+            db.plan_rewrites(&t, "a", 3),
+            (Stage::Complete, Stage::Rewriting),
+        );
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        assert_eq!(i.state.stage(), Stage::Complete);
+        db.create_plan(&t, "a", "root", &inv("2024-02-01T00:00:00.000Z"), 4)
+            .unwrap();
+        assert_eq!(db.plan_rewrites(&t, "a", 5).unwrap(), 1);
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        let ItemState::Rewriting(page) = i.state else {
+            panic!("{:?}", i.state)
+        };
+        assert_eq!(page.page_id(), "n1");
+        page.retitled(&db, &t, "P1 renamed").unwrap();
+        page.written(&db, &t, &written).unwrap();
+        assert_eq!(
+            db.notion_item("a", "p1").unwrap().unwrap().title,
+            "P1 renamed"
+        );
+    }
+
+    #[test]
     fn a_body_without_a_page_is_no_state_and_is_refused_when_read() {
         let (_dir, db, t) = db_and_lock();
         db.record_intent(&t, "a", "p1", ItemKind::Page, "root", "One")
