@@ -145,6 +145,8 @@ pub struct FilesContent {
     pages: HashMap<String, String>,
     /// (owner key, resource id) → media type and bytes.
     resources: HashMap<(String, String), (String, Bytes)>,
+    /// Notebook id → its `links` (`oneNoteClientUrl`, `oneNoteWebUrl`), where its files sit.
+    links: HashMap<String, (String, String)>,
 }
 
 impl FilesContent {
@@ -161,6 +163,13 @@ impl FilesContent {
                 &format!("{base}/{owner_segment}/onenote/resources"),
             )
         })
+    }
+
+    /// The `oneNoteClientUrl` and `oneNoteWebUrl` of a notebook served from files.
+    pub(crate) fn notebook_links(&self, notebook_id: &str) -> Option<(&str, &str)> {
+        self.links
+            .get(notebook_id)
+            .map(|(c, w)| (c.as_str(), w.as_str()))
     }
 
     /// A resource of a page read from a file, as the resource route answers it.
@@ -281,6 +290,39 @@ impl DriveService {
     }
 }
 
+/// The `webUrl` of the drive of `owner` (a user id, or a group's or site's key): a OneDrive for
+/// Business library for a user (`https://{tenant}-my.sharepoint.com/personal/{user}/Documents`, as
+/// the notebook example of <https://learn.microsoft.com/en-us/graph/api/onenote-post-notebooks>
+/// shows), a site's `Shared Documents` library for a group or a site. Items' `webUrl`s, and a files
+/// notebook's `links`, are this and the item's path.
+pub fn drive_web_url(owner: &str) -> String {
+    if let Some(g) = owner.strip_prefix("groups/") {
+        return format!(
+            "https://contoso.sharepoint.com/sites/{}/Shared%20Documents",
+            web_segment(g)
+        );
+    }
+    if let Some(s) = owner.strip_prefix("sites/") {
+        return format!(
+            "https://contoso.sharepoint.com/sites/{}/Shared%20Documents",
+            web_segment(s)
+        );
+    }
+    format!(
+        "https://contoso-my.sharepoint.com/personal/{}/Documents",
+        owner.replace(['-', '.', '@'], "_")
+    )
+}
+
+/// A name as one segment of a `webUrl` (SharePoint writes a space as `%20`).
+pub(crate) fn web_segment(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('#', "%23")
+        .replace('/', "%2F")
+        .replace('?', "%3F")
+}
+
 /// Whether a path below `/v1.0` belongs to the drive API.
 pub(crate) fn is_drive_path(path: &str) -> bool {
     let mut segs = path.trim_start_matches('/').split('/');
@@ -378,9 +420,28 @@ pub(crate) fn throttled_reply(t: faults::DriveThrottle) -> Reply {
             "The service is not available. Try the request again after a delay. There may be a Retry-After header.",
         ),
     };
-    let secs = t.retry_after.as_secs() + u64::from(t.retry_after.subsec_nanos() > 0);
-    r.headers.push(("Retry-After".into(), secs.to_string()));
+    if let Some(after) = t.retry_after {
+        let secs = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        r.headers.push(("Retry-After".into(), secs.to_string()));
+    }
     r
+}
+
+/// The answer of a switched server error ([`DriveFaults::fail_next`]).
+pub(crate) fn server_error_reply(status: u16) -> Reply {
+    match status {
+        500 => Reply::error(
+            500,
+            "generalException",
+            "An unspecified error has occurred.",
+        ),
+        502 => Reply::error(
+            502,
+            "badGateway",
+            "The gateway received an invalid response.",
+        ),
+        _ => Reply::error(504, "gatewayTimeout", "The gateway timed out."),
+    }
 }
 
 /// Serves one drive API request of an authenticated user (`path` and `query` below `/v1.0`).
@@ -406,6 +467,10 @@ pub(crate) fn api_reply(
     query: &str,
 ) -> Reply {
     let svc = &sh.drive;
+    if let Some(status) = svc.faults.take_error() {
+        svc.stats.record(Kind::Api, full, Some(who.user), status);
+        return server_error_reply(status);
+    }
     if let Err(t) = svc.faults.admit(who.user) {
         svc.stats.record(Kind::Api, full, Some(who.user), t.status);
         svc.stats.throttled();
