@@ -175,6 +175,30 @@ fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
         .then(|| &s[prefix.len()..])
 }
 
+/// Whether a way's failure says only that this way does not lead to the notebook, so the other
+/// may: a refusal or an answer that names no notebook. A failure that is the service's (transient
+/// failures past the retries, a pause past the deadline, an outage) or the sign-in's goes up as it
+/// is, with the retries it spent.
+fn not_here(e: &DriveError) -> bool {
+    match e {
+        DriveError::NotFound { .. }
+        | DriveError::Forbidden { .. }
+        | DriveError::Refused { .. }
+        | DriveError::NotANotebook { .. }
+        | DriveError::BadAnswer { .. }
+        | DriveError::ForeignHost { .. } => true,
+        DriveError::NotLocated { .. }
+        | DriveError::TooLarge { .. }
+        | DriveError::OverBound { .. }
+        | DriveError::TransferFailed { .. }
+        | DriveError::Throttled { .. }
+        | DriveError::File { .. }
+        | DriveError::Auth(_)
+        | DriveError::Store(_)
+        | DriveError::Unreachable(_) => false,
+    }
+}
+
 /// Whether `scopes` hold one the shares API takes.
 pub fn may_use_shares(scopes: &[String]) -> bool {
     scopes
@@ -193,7 +217,8 @@ impl DriveClient {
     /// client URL in the drive `links.owner` names, else (when the sign-in may use it) through the
     /// shares API from its web URL, then walked. A notebook neither way finds is
     /// [`DriveError::NotLocated`] (read it through the OneNote API); a failure that is not the
-    /// notebook's (throttled past the deadline, unreachable, sign-in) ends the search as it is.
+    /// way's (transient failures past the item's retries, a pause past the deadline, an outage,
+    /// the sign-in) ends the search as it is.
     pub async fn locate(
         &self,
         who: &Caller,
@@ -212,7 +237,7 @@ impl DriveClient {
         match links.client_url.as_deref() {
             Some(client) => match self.by_path(who, &what, &links.owner, client).await {
                 Ok(found) => return self.walk(who, &what, found).await,
-                Err(e) if e.falls_back() => why.push(format!("by its path: {e}")),
+                Err(e) if not_here(&e) => why.push(format!("by its path: {e}")),
                 Err(e) => return Err(e),
             },
             None => why.push("no client URL to read its path from".to_owned()),
@@ -220,7 +245,7 @@ impl DriveClient {
         match links.web_url.as_deref() {
             Some(web) if self.shares => match self.by_share(who, &what, web).await {
                 Ok(found) => return self.walk(who, &what, found).await,
-                Err(e) if e.falls_back() => why.push(format!("through the shares API: {e}")),
+                Err(e) if not_here(&e) => why.push(format!("through the shares API: {e}")),
                 Err(e) => return Err(e),
             },
             Some(_) => why.push(

@@ -51,7 +51,7 @@ const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
 const MAX_ERROR_BYTES: usize = 64 * 1024;
 /// Throttled answers tolerated for one request before it gives up (the pacer spaces them): a file
 /// the service keeps answering 503 for (OneNote files over 2 GB do) falls back within minutes.
-const MAX_THROTTLED: u32 = 10;
+pub const MAX_THROTTLED: u32 = 10;
 /// How long an answer may send nothing before the request counts as timed out.
 const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Children asked for per listing page.

@@ -515,7 +515,7 @@ fn notebooks_folder(st: &mut DriveState, drive_no: usize) -> String {
     new_item(st, drive_no, "Notebooks", &root, ItemKind::Folder)
 }
 
-fn new_item(
+pub(super) fn new_item(
     st: &mut DriveState,
     drive_no: usize,
     name: &str,

@@ -370,6 +370,37 @@ impl super::GraphServer {
         files::add(self, owner, name, files::Source::Files(files))
     }
 
+    /// Puts a file `name` holding `bytes` into the folder `parent` (an item id) of `owner`'s drive,
+    /// beside what a notebook's files put there (an empty section file, a stray file); its id.
+    ///
+    /// # Panics
+    /// When `owner` has no drive or `parent` is no folder of it (a test setup error).
+    pub fn add_drive_file(&self, owner: &str, parent: &str, name: &str, bytes: &[u8]) -> String {
+        let mut st = self.shared.drive.state();
+        let no = st
+            .drives
+            .iter()
+            .position(|d| d.owner == owner)
+            .unwrap_or_else(|| panic!("{owner} has no drive"));
+        let is_folder = st.drives[no].item(parent).is_some_and(|i| {
+            matches!(
+                i.kind,
+                ItemKind::Folder | ItemKind::Notebook | ItemKind::Root
+            )
+        });
+        assert!(is_folder, "{parent} is no folder of {owner}'s drive");
+        files::new_item(
+            &mut st,
+            no,
+            name,
+            parent,
+            ItemKind::File {
+                mime: files::ONENOTE_MIME.into(),
+                bytes: Bytes::copy_from_slice(bytes),
+            },
+        )
+    }
+
     /// The drive fault switchboard.
     pub fn drive_faults(&self) -> DriveFaults {
         self.shared.drive.faults.clone()
@@ -385,7 +416,8 @@ impl super::GraphServer {
         self.shared.drive.log()
     }
 
-    /// Items per page of children listings when `$top` is not given (default 200).
+    /// Items per page of children listings when `$top` is not given, and at most when it asks
+    /// for more (default 200).
     pub fn set_drive_page_size(&self, n: usize) {
         self.shared.drive.state().page_size = n.max(1);
     }

@@ -480,7 +480,9 @@ fn children_page(
         .map(|i| (i.name.to_lowercase(), i.id.clone()))
         .collect();
     kids.sort();
-    let top = q.top.unwrap_or(st.page_size);
+    // The service pages on its own terms: a page is never longer than its page size, whatever
+    // `$top` asks (server-driven paging, <https://learn.microsoft.com/en-us/graph/paging>).
+    let top = q.top.unwrap_or(st.page_size).min(st.page_size);
     let start = q.skip.min(kids.len());
     let end = start.saturating_add(top).min(kids.len());
     let next = (end < kids.len()).then(|| {
