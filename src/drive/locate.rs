@@ -5,7 +5,7 @@
 //! notebook's `oneNoteClientUrl` is its folder's address (`onenote:` and the folder's `webUrl` in
 //! OneDrive for Business and SharePoint; `onenote:https://d.docs.live.net/{cid}/{path}` in a
 //! personal OneDrive), so the part below the drive's own `webUrl` (or below the personal drive's
-//! `cid`) is the folder's path, read with path addressing (`/drives/{id}/root:/{path}`). A URL
+//! `cid`) is the folder's path, read with path addressing (`/drives/{id}/root:/{path}:`). A URL
 //! that does not lie in the drive the caller names is not guessed at. The second way, the shares
 //! API with the notebook's `oneNoteWebUrl`, needs a write permission (`Files.ReadWrite` at least):
 //! it is asked only when the sign-in's scopes hold one, and only when the first way failed.
@@ -277,8 +277,10 @@ impl DriveClient {
                 problem: format!("its client URL is {problem}"),
             })?;
         let path: Vec<String> = path.iter().map(|s| enc(s)).collect();
+        // The closing `:` always: without it, OneDrive Personal reads a last name ending in
+        // `drive` as a property (OneDrive/onedrive-api-docs#941).
         let url = format!(
-            "{}/drives/{}/root:/{}?$select={SELECT}",
+            "{}/drives/{}/root:/{}:?$select={SELECT}",
             self.base,
             enc(&drive.id),
             path.join("/")

@@ -255,7 +255,7 @@ async fn a_notebooks_sections_are_found_by_path_through_paged_nested_listings() 
     assert_eq!(log.len(), 7, "{log:?}");
     assert!(log[0].starts_with("/v1.0/me/drive?"), "{log:?}");
     assert!(
-        log[1].starts_with("/v1.0/drives/") && log[1].contains("/root:/Notebooks/Work?"),
+        log[1].starts_with("/v1.0/drives/") && log[1].contains("/root:/Notebooks/Work:?"),
         "{log:?}"
     );
     assert_eq!(log.iter().filter(|p| p.contains("/children?")).count(), 5);

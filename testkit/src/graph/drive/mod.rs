@@ -1,12 +1,13 @@
 //! The drive API (OneDrive / SharePoint document libraries) on the Graph test server, for notebooks
-//! read from OneNote's own files: a notebook's web URL resolved through `/shares`, the notebook's
-//! package item and its children (section files, section-group folders, `Open Notebook.onetoc2`),
+//! read from OneNote's own files: a notebook's folder found by its path (`root:/Notebooks/{name}`,
+//! with `Files.Read`) or its web URL resolved through `/shares` (with `Files.ReadWrite` or higher,
+//! as documented), the notebook's package item and its children (section files, section-group folders, `Open Notebook.onetoc2`),
 //! and each file's content through a redirect to a pre-authenticated download URL that refuses a
 //! bearer token, with the faults the real services show ([`DriveFaults`]).
 //!
 //! The same notebook is served by the OneNote routes too ([`super::GraphServer::add_files_notebook`]),
-//! consistent with its files: page GUIDs, titles, levels and order come from the files, and page
-//! content is rendered from them. Drive requests are counted apart ([`DriveCounters`]) and never
+//! consistent with its files: page GUIDs, titles, levels and order come from the files, page
+//! content is rendered from them, and the notebook's `links` are its folder's `webUrl`. Drive requests are counted apart ([`DriveCounters`]) and never
 //! spend the OneNote throttling windows: they are another service, with its own throttling.
 //!
 //! Shapes follow Microsoft's documentation: driveItem

@@ -1,6 +1,7 @@
 //! The drive API's read routes below `/v1.0`: a drive, its items, their children (paged) and their
-//! content (a redirect to a download URL), the items found by id, by the drive's root or by a
-//! sharing URL (`/shares/{u!…}/driveItem`).
+//! content (a redirect to a download URL), the items found by id, by the drive's root, by a path
+//! below it (`root:/{path}`, `root:/{path}:/children`) or by a sharing URL
+//! (`/shares/{u!…}/driveItem`, which takes a write scope as Microsoft's page says).
 
 use serde_json::{json, Map, Value};
 
