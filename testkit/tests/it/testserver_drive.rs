@@ -398,6 +398,14 @@ async fn the_drive_needs_a_files_scope_and_the_owner() {
         let (s, _, v) = env.get_as(token, &env.nb_path()).await;
         assert_eq!(s, StatusCode::OK, "{token}: {v}");
     }
+    // Another user's drive is not theirs to read, by path either: present or not, the answer is
+    // the same refusal.
+    for p in ["Notebooks/Field%20notes", "Notebooks/Nope"] {
+        let (s, _, _) = env
+            .get_as("tok-bob", &format!("/drives/{}/root:/{p}", env.nb.drive_id))
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{p}");
+    }
     // Another user's drive is not theirs to read.
     let (s, _, v) = env
         .get_as(

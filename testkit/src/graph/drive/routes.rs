@@ -129,6 +129,13 @@ enum Target {
         item: String,
         tail: Tail,
     },
+    /// An item by its path below the drive's root, looked up once the caller may read the drive
+    /// (so a path in another's drive says nothing of what is there).
+    Path {
+        drive: String,
+        path: Vec<String>,
+        tail: Tail,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -165,7 +172,7 @@ fn root_path<'s>(rest: &[&'s str]) -> Option<(Vec<&'s str>, Tail)> {
 
 /// The item at `path` below the root of drive `d`, by name (case-insensitive, as OneDrive and
 /// SharePoint compare names); one step per segment.
-fn item_at(st: &DriveState, svc: &DriveService, d: &str, path: &[&str]) -> Result<String, Reply> {
+fn item_at(st: &DriveState, svc: &DriveService, d: &str, path: &[String]) -> Result<String, Reply> {
     let drive = st.drive(d).ok_or_else(not_found)?;
     let mut at = drive.root().id.clone();
     for name in path {
@@ -184,12 +191,7 @@ fn item_at(st: &DriveState, svc: &DriveService, d: &str, path: &[&str]) -> Resul
 }
 
 /// An item of drive `d` named by `rest` (after the drive): `root`, `root:/{path}`, `items/{id}`.
-fn in_drive(
-    st: &DriveState,
-    svc: &DriveService,
-    d: String,
-    rest: &[&str],
-) -> Result<Target, Reply> {
+fn in_drive(st: &DriveState, d: String, rest: &[&str]) -> Result<Target, Reply> {
     let bad = || invalid("Invalid request path for the drive API.");
     match rest {
         [] => Ok(Target::Drive(d)),
@@ -203,10 +205,9 @@ fn in_drive(
         }
         ["root:", rest @ ..] => {
             let (path, tail) = root_path(rest).ok_or_else(bad)?;
-            let item = item_at(st, svc, &d, &path)?;
-            Ok(Target::Item {
+            Ok(Target::Path {
                 drive: d,
-                item,
+                path: path.into_iter().map(str::to_owned).collect(),
                 tail,
             })
         }
@@ -251,10 +252,10 @@ fn resolve(
             .drive_of(&owner)
             .map(|d| d.id.clone())
             .ok_or_else(not_found)?;
-        return in_drive(st, svc, d, segs);
+        return in_drive(st, d, segs);
     }
     match segs {
-        ["drives", d, rest @ ..] => in_drive(st, svc, (*d).to_owned(), rest),
+        ["drives", d, rest @ ..] => in_drive(st, (*d).to_owned(), rest),
         ["shares", s, "driveItem", rest @ ..] => {
             let url = shared_url(s).ok_or_else(|| {
                 invalid("The share id is not a sharing token or a properly encoded sharing URL.")
@@ -335,6 +336,15 @@ pub(crate) fn dispatch(
             );
         }
         Target::Item { drive, item, tail } => (drive, item, tail),
+        Target::Path { drive, path, tail } => {
+            if st.drive(&drive).is_some_and(|d| !allowed(&d.owner)) {
+                return access_denied();
+            }
+            match item_at(&st, svc, &drive, &path) {
+                Ok(item) => (drive, item, tail),
+                Err(r) => return r,
+            }
+        }
     };
     let Some(drive) = st.drive(&drive_id) else {
         return not_found();
