@@ -29,6 +29,7 @@ use crate::store::write_journal::LinkRow;
 use crate::store::StoreError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
+pub use crate::mime::{for_name as mime_for, notion_accepts};
 
 /// A file the page refers to, to be fetched from Graph and uploaded to Notion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -1032,10 +1033,10 @@ impl Writer {
             )));
         }
         let mime = match mime_for(&name) {
-            "application/octet-stream" => res
+            crate::mime::OCTET_STREAM => res
                 .mime
                 .clone()
-                .unwrap_or_else(|| "application/octet-stream".into()),
+                .unwrap_or_else(|| crate::mime::OCTET_STREAM.into()),
             m => m.to_owned(),
         };
         let id = upload::upload_once(c, &name, &mime, bytes).await?;
@@ -1163,7 +1164,7 @@ pub fn upload_name(res: &Resource) -> Option<String> {
     if notion_accepts(&res.file_name) {
         return Some(res.file_name.clone());
     }
-    let ext = extension_for(res.mime.as_deref()?)?;
+    let ext = crate::mime::upload_extension(res.mime.as_deref()?)?;
     let base = if res.file_name.trim().is_empty() {
         "file"
     } else {
@@ -1254,32 +1255,6 @@ fn describe_kind(name: &str) -> String {
     }
 }
 
-/// The usual extension of a MIME type Notion accepts.
-fn extension_for(mime: &str) -> Option<&'static str> {
-    let m = mime
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    Some(match m.as_str() {
-        "image/png" => "png",
-        "image/jpeg" | "image/jpg" | "image/pjpeg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/svg+xml" => "svg",
-        "image/tiff" => "tiff",
-        "image/heic" => "heic",
-        "image/x-icon" | "image/vnd.microsoft.icon" => "ico",
-        "application/pdf" => "pdf",
-        "text/plain" => "txt",
-        "audio/mpeg" => "mp3",
-        "audio/wav" | "audio/x-wav" => "wav",
-        "video/mp4" => "mp4",
-        _ => return None,
-    })
-}
-
 /// The title Notion will show.
 pub fn display_title(title: &str) -> String {
     if title.trim().is_empty() {
@@ -1294,55 +1269,6 @@ pub fn placeholder(name: &str, why: &str) -> Value {
     json!({"type": "paragraph", "paragraph": {"rich_text": [{"type": "text", "text": {"content":
         format!("⚠ {name} could not be carried over from OneNote: {why}")},
         "annotations": {"italic": true, "color": "red"}}]}})
-}
-
-/// Whether Notion's File Upload API takes this file name's extension.
-pub fn notion_accepts(name: &str) -> bool {
-    const OK: &[&str] = &[
-        "aac", "adts", "mid", "midi", "mp3", "mpga", "m4a", "m4b", "mp4", "oga", "ogg", "wav",
-        "wma", "pdf", "txt", "json", "doc", "dot", "docx", "dotx", "xls", "xlt", "xla", "xlsx",
-        "xltx", "ppt", "pot", "pps", "ppa", "pptx", "potx", "gif", "heic", "ico", "jpeg", "jpg",
-        "png", "svg", "tif", "tiff", "webp", "amv", "asf", "wmv", "avi", "f4v", "flv", "gifv",
-        "m4v", "mkv", "webm", "mov", "qt", "mpeg",
-    ];
-    name.rsplit_once('.')
-        .map(|(_, ext)| OK.contains(&ext.to_ascii_lowercase().as_str()))
-        .unwrap_or(false)
-}
-
-/// A MIME type from a file name's extension, for files OneNote gave none.
-pub fn mime_for(name: &str) -> &'static str {
-    let ext = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        "tif" | "tiff" => "image/tiff",
-        "pdf" => "application/pdf",
-        "txt" => "text/plain",
-        "json" => "application/json",
-        "doc" => "application/msword",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "xls" => "application/vnd.ms-excel",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "ppt" => "application/vnd.ms-powerpoint",
-        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "mp3" => "audio/mpeg",
-        "wav" => "audio/wav",
-        "mp4" => "video/mp4",
-        "heic" => "image/heic",
-        "ico" => "image/vnd.microsoft.icon",
-        "m4a" => "audio/mp4",
-        "ogg" | "oga" => "audio/ogg",
-        "webm" => "video/webm",
-        "mov" | "qt" => "video/quicktime",
-        _ => "application/octet-stream",
-    }
 }
 
 #[cfg(test)]
@@ -1443,16 +1369,6 @@ mod tests {
             attempts: 8,
             last: "503".into()
         }));
-    }
-
-    #[test]
-    fn accepted_extensions_follow_notion() {
-        assert!(notion_accepts("Report.PDF"));
-        assert!(notion_accepts("a.xlsx"));
-        assert!(!notion_accepts("notes.one"));
-        assert!(!notion_accepts("archive.zip"));
-        assert!(!notion_accepts("noext"));
-        assert_eq!(mime_for("x.PNG"), "image/png");
     }
 
     #[test]
