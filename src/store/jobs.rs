@@ -356,22 +356,6 @@ impl Db {
         self.read("counting the work left", |c| remaining_in(c, account))
     }
 
-    /// Files per migrated page over every page this database has migrated, and how many pages
-    /// that is (the plan's estimate of files not yet read).
-    pub fn files_per_page(&self) -> Result<(f64, i64)> {
-        self.read("counting migrated files", |c| {
-            c.query_row(
-                "SELECT coalesce(sum(files), 0), count(*) FROM notion_items
-                 WHERE kind = ?1 AND body_state = ?2",
-                params![JobKind::Page, super::notion_items::BodyColumn::Done],
-                |r| {
-                    let (files, pages): (i64, i64) = (r.get(0)?, r.get(1)?);
-                    Ok((files as f64 / pages.max(1) as f64, pages))
-                },
-            )
-        })
-    }
-
     /// The Notion page a plan writes under.
     pub fn plan_target(&self, plan_id: i64) -> Result<Option<String>> {
         self.read("reading the plan", |c| {
