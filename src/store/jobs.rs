@@ -289,16 +289,6 @@ pub struct LockHolder {
     pub started_at: UnixMillis,
 }
 
-/// The jobs under a failed ancestor (the failed ones included), as a recursive CTE named `blocked`.
-fn blocked_cte() -> String {
-    format!(
-        "WITH RECURSIVE blocked(id) AS (
-            SELECT id FROM jobs WHERE state = '{failed}'
-            UNION SELECT j.id FROM jobs j JOIN blocked b ON j.parent_job = b.id)",
-        failed = JobState::Failed
-    )
-}
-
 /// Whether `token` holds the run lock now, read in the transaction that depends on it.
 fn holds(tx: &Transaction<'_>, token: &RunToken) -> rusqlite::Result<bool> {
     tx.query_row(
@@ -417,16 +407,17 @@ impl Db {
     /// Every job of `accounts` (all when empty), with whether its Notion page exists: what a run
     /// drives in memory.
     pub fn load_jobs(&self, accounts: &[String]) -> Result<Vec<StoredJob>> {
-        let filter = account_filter(accounts);
+        let accounts = accounts_param(accounts);
         self.read("loading the job queue", |c| {
-            let mut st = c.prepare(&format!(
+            let mut st = c.prepare(
                 "SELECT j.id, j.plan_id, j.account, j.kind, j.item_id, j.parent_job, j.seq,
                         j.attempts, j.state, j.not_before, n.notion_page_id IS NOT NULL AS created
                  FROM jobs j LEFT JOIN notion_items n
                    ON n.account = j.account AND n.item_id = j.item_id AND j.kind != ?1
-                 WHERE 1 = 1 {filter} ORDER BY j.seq, j.id"
-            ))?;
-            let rows = st.query_map([JobKind::Links], |r| {
+                 WHERE (?2 IS NULL OR j.account IN (SELECT value FROM json_each(?2)))
+                 ORDER BY j.seq, j.id",
+            )?;
+            let rows = st.query_map(params![JobKind::Links, accounts], |r| {
                 Ok(StoredJob {
                     job: Job::from_row(r)?,
                     state: r.get("state")?,
@@ -632,30 +623,27 @@ impl Db {
         accounts: &[String],
         now: UnixMillis,
     ) -> Result<usize> {
-        let filter = account_filter(accounts);
+        let accounts = accounts_param(accounts);
         self.write_holding(token, "re-queueing failed jobs", |tx| {
             // The link pass of an affected plan must run again after the retried pages exist.
             tx.execute(
-                &format!(
-                    "UPDATE jobs SET state = ?2, updated_at = ?1
-                     WHERE kind = ?5 AND state = ?3 AND plan_id IN (
-                        SELECT j.plan_id FROM jobs j WHERE j.state = ?4 {filter})"
-                ),
+                "UPDATE jobs SET state = ?2, updated_at = ?1
+                 WHERE kind = ?5 AND state = ?3 AND plan_id IN (
+                    SELECT j.plan_id FROM jobs j WHERE j.state = ?4
+                      AND (?6 IS NULL OR j.account IN (SELECT value FROM json_each(?6))))",
                 params![
                     now,
                     JobState::Queued,
                     JobState::Done,
                     JobState::Failed,
-                    JobKind::Links
+                    JobKind::Links,
+                    accounts
                 ],
             )?;
             tx.execute(
-                &format!(
-                    "UPDATE jobs SET state = ?2, attempts = 0, not_before = 0, updated_at = ?1
-                     WHERE state = ?3 {}",
-                    filter.replace("j.", "")
-                ),
-                params![now, JobState::Queued, JobState::Failed],
+                "UPDATE jobs SET state = ?2, attempts = 0, not_before = 0, updated_at = ?1
+                 WHERE state = ?3 AND (?4 IS NULL OR account IN (SELECT value FROM json_each(?4)))",
+                params![now, JobState::Queued, JobState::Failed, accounts],
             )
         })
     }
@@ -689,13 +677,14 @@ impl Db {
                     }
                 }
             }
+            // The queued jobs under a failed ancestor.
             counts.blocked = c.query_row(
-                &format!(
-                    "{blocked} SELECT COUNT(*) FROM jobs
-                     WHERE account = ?1 AND state = ?2 AND id IN (SELECT id FROM blocked)",
-                    blocked = blocked_cte()
-                ),
-                params![account, JobState::Queued],
+                "WITH RECURSIVE blocked(id) AS (
+                    SELECT id FROM jobs WHERE state = ?3
+                    UNION SELECT j.id FROM jobs j JOIN blocked b ON j.parent_job = b.id)
+                 SELECT COUNT(*) FROM jobs
+                 WHERE account = ?1 AND state = ?2 AND id IN (SELECT id FROM blocked)",
+                params![account, JobState::Queued, JobState::Failed],
                 |r| r.get(0),
             )?;
             Ok(counts)
@@ -848,17 +837,11 @@ impl Db {
     }
 }
 
-fn account_filter(accounts: &[String]) -> String {
-    if accounts.is_empty() {
-        String::new()
-    } else {
-        // Account names are user-chosen labels; quote them as SQL string literals.
-        let list: Vec<String> = accounts
-            .iter()
-            .map(|a| format!("'{}'", a.replace('\'', "''")))
-            .collect();
-        format!("AND j.account IN ({})", list.join(", "))
-    }
+/// `accounts` as one statement parameter: a JSON array of the names (read with `json_each`), or
+/// NULL for every account. Names are user-chosen labels: they go in as a value, never as SQL.
+fn accounts_param(accounts: &[String]) -> Option<String> {
+    (!accounts.is_empty())
+        .then(|| serde_json::to_string(accounts).expect("a list of strings is JSON"))
 }
 
 struct Planner<'a, 't> {
@@ -1242,6 +1225,32 @@ mod tests {
         assert!(claim(&db, &t, &[], 499).unwrap().is_none());
         assert_eq!(pending(&db, &[], 499), (11, Some(500)));
         assert!(claim(&db, &t, &[], 500).unwrap().is_some());
+    }
+
+    #[test]
+    fn account_names_are_values_never_sql() {
+        let (_dir, db, t) = open();
+        let odd = "o'brien\") OR 1=1 --".to_owned();
+        db.create_plan(&t, &odd, "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
+        let of = |accounts: &[String]| -> Vec<String> {
+            let a: std::collections::BTreeSet<String> = db
+                .load_jobs(accounts)
+                .unwrap()
+                .into_iter()
+                .map(|j| j.job.account)
+                .collect();
+            a.into_iter().collect()
+        };
+        assert_eq!(of(std::slice::from_ref(&odd)), vec![odd.clone()]);
+        assert!(of(&["o'brien".into()]).is_empty());
+        assert_eq!(of(&[]).len(), 2, "no names: every account");
+        let j = claim(&db, &t, std::slice::from_ref(&odd), 1)
+            .unwrap()
+            .unwrap();
+        db.fail_job(j.id, &t, "gone", "item/never", 1).unwrap();
+        assert_eq!(db.retry_failed(&t, &["a".into()], 2).unwrap(), 0);
+        assert_eq!(db.retry_failed(&t, &[odd], 2).unwrap(), 1);
     }
 
     #[test]

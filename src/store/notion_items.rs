@@ -600,13 +600,15 @@ impl Db {
     /// resolves).
     pub fn migrated_page_targets(&self, account: &str) -> Result<HashMap<String, PageTarget>> {
         self.read("reading migrated pages", |c| {
-            let family = super::sources::KEY_OF_ACCOUNT.replace("account", "n.account");
-            let mut st = c.prepare(&format!(
+            // The account's own key or one of its groups' or sites' (`KEY_OF_ACCOUNT` of
+            // `store::sources`, on `n.account`).
+            let mut st = c.prepare(
                 "SELECT p.onenote_guid, n.notion_page_id, p.title FROM notion_items n
                  JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE {family} AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
-                   AND p.onenote_guid IS NOT NULL"
-            ))?;
+                 WHERE (n.account = ?1 OR (n.account >= ?1 || '/' AND n.account < ?1 || '0'))
+                   AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
+                   AND p.onenote_guid IS NOT NULL",
+            )?;
             let rows = st.query_map([account], |r| {
                 Ok((
                     r.get::<_, String>(0)?.to_ascii_lowercase(),
