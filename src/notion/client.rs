@@ -687,7 +687,7 @@ impl NotionClient {
                     let mut grant = Some(grant);
                     if !refused {
                         if let Some(g) = grant.take() {
-                            self.rate.answered(g)?;
+                            self.rate.answered(g).await?;
                         }
                     }
                     if status.is_success() {
@@ -705,13 +705,15 @@ impl NotionClient {
                             self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
                             let grant = grant.take().expect("a refused request keeps its grant");
-                            self.rate.throttled(
-                                grant,
-                                Throttle {
-                                    limit: Limit::of(status.as_u16(), reason),
-                                    retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
-                                },
-                            )?;
+                            self.rate
+                                .throttled(
+                                    grant,
+                                    Throttle {
+                                        limit: Limit::of(status.as_u16(), reason),
+                                        retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                                    },
+                                )
+                                .await?;
                             throttled += 1;
                             if throttled >= THROTTLED_ATTEMPTS {
                                 return Err(NotionError::GaveUp {

@@ -18,9 +18,6 @@ use crate::graph::sources::account_of_key;
 use crate::store::jobs::{Job, JobState, RunToken};
 use crate::store::{Db, StoreError};
 
-/// A waiting worker looks again after this long even without a change: it only bounds the cost of
-/// a change that forgot to wake.
-pub(super) const SAFETY_WAKE: Duration = Duration::from_secs(2);
 /// A page parked behind a sibling that waits for its retry is not taken again sooner than this.
 const NOT_YET_MIN: Duration = Duration::from_millis(200);
 
@@ -84,8 +81,7 @@ impl Turn {
 
     /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's
     /// order. Every change that can end the wait (a sibling's page created, a sibling's job
-    /// finished, failed or parked) wakes the waiters; [`SAFETY_WAKE`] only bounds the cost of one
-    /// that forgot to.
+    /// finished, failed or parked) wakes the waiters, and nothing else does: no timer.
     pub(crate) async fn wait(&self) -> Result<(), JobError> {
         loop {
             let change = self.shared.changes.notified();
@@ -100,11 +96,7 @@ impl Turn {
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
                 a if a.queued > 0 => return Err(JobError::NotYet(a.next)),
-                _ => {
-                    if tokio::time::timeout(SAFETY_WAKE, change).await.is_err() {
-                        tracing::debug!(job = self.job, "woke by the safety timeout, not a change");
-                    }
-                }
+                _ => change.await,
             }
         }
     }
@@ -274,13 +266,17 @@ impl<R: Runner> Worker<R> {
                 if pending == 0 && self.running.load(Ordering::SeqCst) == 0 {
                     return Ok(());
                 }
-                // Work remains but is not claimable yet: its parent is in flight (woken when a
-                // job changes), or it waits for a retry time (woken then).
-                let nap = next
-                    .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
-                    .unwrap_or(SAFETY_WAKE);
+                // Work remains but is not claimable yet: its parent or a sibling is in flight
+                // (woken when a job changes: the graph's every change notifies), or it waits for
+                // a retry time (woken at that instant, the earliest of them), or the run stops.
+                let retry = async {
+                    match next {
+                        Some(t) => self.clock.sleep_until_ms(t).await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
-                    _ = tokio::time::sleep(nap) => {}
+                    _ = retry => {}
                     _ = change => {}
                     _ = self.cancel.stopped() => {}
                 }
@@ -444,18 +440,14 @@ enum Settled {
     Fatal(Outcome, RunError),
 }
 
-/// Runs a store call on tokio's blocking pool: the queue's transitions wait for SQLite (a busy
-/// database, a sync to disk) without holding a runtime thread that Graph and Notion requests need.
+/// Runs a store call off the runtime's threads ([`Db::call`]): the queue's transitions wait for
+/// SQLite (a busy database, a sync to disk) without holding a thread that Graph and Notion
+/// requests need.
 pub(super) async fn store<T: Send + 'static>(
     db: &Arc<Db>,
     f: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, RunError> {
-    let db = db.clone();
-    match tokio::task::spawn_blocking(move || f(&db)).await {
-        Ok(r) => r.map_err(RunError::Store),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(RunError::Worker(e.to_string())),
-    }
+    db.call(f).await.map_err(RunError::Store)
 }
 
 #[cfg(test)]

@@ -76,7 +76,7 @@ async fn drive(
                     match answer {
                         Ok(()) => {
                             seen.lock().unwrap().accepted.push(at);
-                            rate.answered(g).unwrap();
+                            rate.answered(g).await.unwrap();
                         }
                         Err(r) => {
                             let limit = Limit::of(429, r.reason.as_deref());
@@ -88,6 +88,7 @@ async fn drive(
                                     retry_after: Duration::from_secs(r.retry_after),
                                 },
                             )
+                            .await
                             .unwrap();
                         }
                     }
