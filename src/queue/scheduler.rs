@@ -42,17 +42,22 @@ pub(crate) trait Runner: Clone + Send + Sync + 'static {
 pub(crate) struct Shared {
     graph: Mutex<JobGraph>,
     changes: tokio::sync::Notify,
+    /// How often the graph was consulted: what the tests of waking bound.
+    #[cfg(test)]
+    consulted: AtomicU64,
 }
 
 impl Shared {
     fn new(graph: JobGraph) -> Arc<Self> {
         Arc::new(Self {
             graph: Mutex::new(graph),
-            changes: tokio::sync::Notify::new(),
+            ..Self::default()
         })
     }
 
     fn graph(&self) -> MutexGuard<'_, JobGraph> {
+        #[cfg(test)]
+        self.consulted.fetch_add(1, Ordering::Relaxed);
         self.graph.lock().expect("job graph poisoned")
     }
 
@@ -134,7 +139,18 @@ impl<R: Runner> Scheduler<R> {
     pub(crate) async fn run(&self, opts: &RunOptions, root: &Cancel) -> Result<RunEnd, RunError> {
         let accounts = opts.accounts.clone();
         let jobs = store(&self.db, move |db| db.load_jobs(&accounts)).await?;
-        let shared = Shared::new(JobGraph::new(jobs));
+        self.drive(Shared::new(JobGraph::new(jobs)), opts, root)
+            .await
+    }
+
+    /// Drives the loaded graph `shared` until nothing can run any more, the deadline, or `root`
+    /// stops.
+    async fn drive(
+        &self,
+        shared: Arc<Shared>,
+        opts: &RunOptions,
+        root: &Cancel,
+    ) -> Result<RunEnd, RunError> {
         // This run's branch of the stop tree: it stops with the root, or at the deadline.
         let cancel = root.child();
         if let Some(d) = opts.deadline {
@@ -747,6 +763,48 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn idle_workers_sleep_until_the_change_or_the_retry_time_they_wait_for() {
+        let (_dir, db, token) = planned(3);
+        // The notebook takes ten minutes: seven of the eight workers have nothing to claim.
+        let mut fake = Fake::new(&[("nb", 600), ("p1", 1), ("p2", 1), ("p3", 1)]);
+        // p2's first attempt fails: its retry comes 4 s later, and nothing else is left then.
+        fake.failing = Arc::new(HashMap::from([("p2".to_owned(), 1)]));
+        let shared = Shared::new(JobGraph::new(db.load_jobs(&[]).unwrap()));
+        let run = {
+            let (s, shared) = (scheduler(&fake, &db, &token), shared.clone());
+            tokio::spawn(async move { s.drive(shared, &opts(8, None), &Cancel::new()).await })
+        };
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let before = shared.consulted.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(580)).await;
+        // Nothing changed in those minutes: no worker looked at the graph (a nap of a few seconds
+        // would have looked thousands of times).
+        assert_eq!(shared.consulted.load(Ordering::Relaxed), before);
+        // At 605 s the pages have run: p1 is created, p2 failed at 603.2 s and waits for its retry
+        // at 607.2 s, p3 is parked behind it. Nobody looks at the graph until then.
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let idle = shared.consulted.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(shared.consulted.load(Ordering::Relaxed), idle);
+        assert_eq!(run.await.unwrap().unwrap(), RunEnd::Finished);
+        // Woken at that instant, not on a nap's grid.
+        let failed = fake.events("failed")[0].1;
+        let retried = fake
+            .events("start")
+            .into_iter()
+            .filter(|(i, _)| i == "p2")
+            .map(|(_, t)| t)
+            .nth(1)
+            .unwrap();
+        assert!(
+            (retried - failed - 4.0).abs() < 1e-9,
+            "{}",
+            retried - failed
+        );
+        assert_eq!(fake.order("created"), ["nb", "s", "p1", "p2", "p3", "1"]);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_waiting_page_goes_on_the_moment_its_earlier_siblings_are_created() {
         let (_dir, db, _token) = planned(3);
         let shared = Shared::new(JobGraph::new(db.load_jobs(&[]).unwrap()));
@@ -768,7 +826,7 @@ mod tests {
             let t = turn(&jobs[4]);
             tokio::spawn(async move { t.wait().await.is_ok() })
         };
-        // Time alone never gives a page its turn, however long (off the safety wakes' grid).
+        // Time alone never gives a page its turn, however long: no timer wakes the wait.
         tokio::time::sleep(Duration::from_secs(601)).await;
         assert!(!waiter.is_finished(), "p3 went before p1 and p2 exist");
         turn(&jobs[2]).created();
