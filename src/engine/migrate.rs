@@ -325,7 +325,7 @@ async fn run(
     };
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
-    let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
+    let _network_wait = record_network_wait(db.clone(), graph.reachability());
 
     if req.resume && accounts.is_empty() {
         return Ok(Outcome::NothingQueued);
@@ -462,21 +462,16 @@ fn import_keys(
     Ok(keys)
 }
 
-/// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when
-/// the returned guard is dropped.
-fn record_network_wait(db: Arc<Db>, clock: Clock, reach: &Reachability) -> AbortOnDrop {
+/// Keeps the migration lock's "waiting for the network since" up to date for `status`: written
+/// when it changes (off the runtime), never on a timer; stops when the returned guard is dropped.
+fn record_network_wait(db: Arc<Db>, reach: &Reachability) -> AbortOnDrop {
     let pid = std::process::id() as i64;
-    let reach = reach.clone();
+    let mut since = reach.watch();
     AbortOnDrop(tokio::spawn(async move {
-        let mut last = None;
-        loop {
-            clock.sleep(Duration::from_secs(1)).await;
-            let since = reach.since();
-            if since != last {
-                match db.record_network_wait(pid, since) {
-                    Ok(()) => last = since,
-                    Err(e) => tracing::warn!("could not record the wait for the network: {e}"),
-                }
+        while since.changed().await.is_ok() {
+            let now = *since.borrow_and_update();
+            if let Err(e) = db.call(move |db| db.record_network_wait(pid, now)).await {
+                tracing::warn!("could not record the wait for the network: {e}");
             }
         }
     }))
@@ -488,5 +483,33 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Service;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_wait_for_the_network_is_recorded_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("s.db")).unwrap());
+        let pid = std::process::id() as i64;
+        db.acquire_run_lock(pid, "run", 1, Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+        let clock = Clock::anchored_at(1_000_000);
+        let reach = Reachability::new(clock.clone());
+        let _recording = record_network_wait(db.clone(), &reach);
+        let since = || db.run_lock_record().unwrap().unwrap().unreachable_since;
+        let jitter = Jitter::seeded(1);
+        // The attempt's own wait (a quarter of a second) is all it takes: no second-long round.
+        reach.wait(Service::Notion, 1, &jitter).await.unwrap();
+        assert_eq!(since(), Some(1_000_000));
+        reach.answered(Service::Notion);
+        // Written as soon as the recorder has run, with no timer in between.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(since(), None);
     }
 }
