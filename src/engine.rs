@@ -12,7 +12,7 @@ pub mod events;
 mod migrate;
 pub mod plan;
 
-pub use events::{Event, Observer, Progress, Snapshot};
+pub use events::{Changes, Event, Observer, Progress, Snapshot};
 pub use migrate::{migrate, MigrateError, Outcome, Process, Report, Request, Services, WORKERS};
 
 use crate::failure::{Class, Classify, Meaning, Next, Scope};

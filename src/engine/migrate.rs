@@ -378,6 +378,7 @@ async fn run(
     ))));
     // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = AtomicUsize::new(0);
+    let stats = migration.stats();
     let prepare = |account: String| {
         let (graph, plans, unreadable, planner, notion) =
             (&graph, &plans, &unreadable, &planner, &notion);
@@ -385,6 +386,8 @@ async fn run(
             if let Some(t) = target {
                 let p = planner(t).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
+                // New work changes the progress line's total.
+                stats.transitions.send_modify(|n| *n += 1);
             }
             let left = db.account_remaining(&account)?;
             // Before this account's work: what it is and the time its budget implies.

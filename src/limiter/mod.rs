@@ -115,6 +115,8 @@ struct Inner {
     /// One FIFO turn per (user, lane): only its head polls the database, the rest queue in order.
     turns: Mutex<HashMap<(String, Lane), Turn>>,
     waits: Mutex<HashMap<u64, WaitState>>,
+    /// Counts the changes of `waits`: what a progress display waits on.
+    waits_changed: tokio::sync::watch::Sender<u64>,
     next_waiter: AtomicU64,
     /// How long a slot, probe or waiter row outlives its last sign of life.
     lease_ms: i64,
@@ -199,6 +201,7 @@ impl Limiter {
                 foreground_grants: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
                 waits: Mutex::new(HashMap::new()),
+                waits_changed: tokio::sync::watch::Sender::new(0),
                 next_waiter: AtomicU64::new(1),
                 // Two shortest windows (2 min by default): long enough for a slow response, short
                 // enough that a killed process's slots come back soon.
@@ -351,6 +354,7 @@ impl Limiter {
                             reason,
                         },
                     );
+                    inner.waits_changed.send_modify(|n| *n += 1);
                     tokio::select! {
                         _ = inner.clock.sleep_until_ms(wake) => {}
                         _ = notified => {}
@@ -376,6 +380,11 @@ impl Limiter {
             scopes,
             waits: self.waits(),
         })
+    }
+
+    /// Tells of each change of [`Limiter::waits`] (a wait beginning, decided again or ending).
+    pub fn watch_waits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.waits_changed.subscribe()
     }
 
     /// Why this process's requests wait now, longest first; read from memory, never the database.
@@ -472,11 +481,15 @@ struct WaiterGuard {
 
 impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        self.inner
+        let waited = self
+            .inner
             .waits
             .lock()
             .expect("limiter waits poisoned")
             .remove(&self.n);
+        if waited.is_some() {
+            self.inner.waits_changed.send_modify(|n| *n += 1);
+        }
         if self.registered {
             let id = std::mem::take(&mut self.id);
             self.inner.db.submit(move |db| {

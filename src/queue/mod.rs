@@ -134,6 +134,8 @@ pub struct RunStats {
     /// Section files parsed for imports from files (once per section while its pages are
     /// converted, not once per page).
     pub sections_opened: AtomicU64,
+    /// Counts the job transitions recorded (and plans added): what a progress display waits on.
+    pub transitions: tokio::sync::watch::Sender<u64>,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.

@@ -424,7 +424,8 @@ impl<R: Runner> Worker<R> {
         }
     }
 
-    /// Applies an outcome to the graph and writes it through to SQLite (off the runtime threads).
+    /// Applies an outcome to the graph and writes it through to SQLite (off the runtime threads),
+    /// then tells whoever shows the run's progress.
     async fn record(&self, job: &Job, o: Outcome) -> Result<(), RunError> {
         self.shared
             .graph()
@@ -442,7 +443,9 @@ impl<R: Runner> Worker<R> {
                 (_, false) => db.defer_job(id, &owner, o.not_before, now),
             }
         })
-        .await
+        .await?;
+        self.stats.transitions.send_modify(|n| *n += 1);
+        Ok(())
     }
 }
 
