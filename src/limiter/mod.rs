@@ -138,6 +138,9 @@ struct Inner {
 /// A FIFO queue position for one (user, lane).
 type Turn = Arc<tokio::sync::Mutex<()>>;
 
+/// One slot a grant transaction wrote: its ledger id and the breaker scopes it probes.
+type Granted = (i64, Vec<String>);
+
 /// What a grant transaction decided.
 enum Decision {
     /// The permits, made on the database's side: should the asking task be gone when they
@@ -690,7 +693,7 @@ impl Inner {
         max: usize,
         now: UnixMillis,
         waiter_id: &str,
-    ) -> rusqlite::Result<Result<Vec<(i64, Vec<String>)>, Blocked>> {
+    ) -> rusqlite::Result<Result<Vec<Granted>, Blocked>> {
         // Refresh first: this process is alive, so its own slots must not expire under it.
         ledger::refresh_leases(c, &self.owner, now + self.lease_ms)?;
         ledger::expire(c, now)?;
