@@ -269,34 +269,44 @@ impl<R: Runner> Worker<R> {
             let change = self.shared.changes.notified();
             tokio::pin!(change);
             change.as_mut().enable();
-            // Count ourselves as busy while claiming, so an idle peer never sees "nothing running"
-            // in the instant between our claim and our work.
-            self.running.fetch_add(1, Ordering::SeqCst);
-            let claimed = self
-                .shared
-                .graph()
-                .claim(&self.opts.accounts, now, PER_PARENT);
-            let Some(job) = claimed else {
-                self.running.fetch_sub(1, Ordering::SeqCst);
-                let (pending, next) = self.shared.graph().pending(&self.opts.accounts, now);
-                if pending == 0 && self.running.load(Ordering::SeqCst) == 0 {
-                    return Ok(());
-                }
-                // Work remains but is not claimable yet: its parent or a sibling is in flight
-                // (woken when a job changes: the graph's every change notifies), or it waits for
-                // a retry time (woken at that instant, the earliest of them), or the run stops.
-                let retry = async {
-                    match next {
-                        Some(t) => self.clock.sleep_until_ms(t).await,
-                        None => std::future::pending().await,
+            // Claimed and counted as running under the graph's lock, and nothing running looked
+            // at under it too: an idle peer never sees a job that is neither pending nor running,
+            // and whoever it sees running ends with a change (which wakes it).
+            let claimed = {
+                let mut graph = self.shared.graph();
+                match graph.claim(&self.opts.accounts, now, PER_PARENT) {
+                    Some(job) => {
+                        self.running.fetch_add(1, Ordering::SeqCst);
+                        Ok(job)
                     }
-                };
-                tokio::select! {
-                    _ = retry => {}
-                    _ = change => {}
-                    _ = self.cancel.stopped() => {}
+                    None => Err((
+                        graph.pending(&self.opts.accounts, now),
+                        self.running.load(Ordering::SeqCst),
+                    )),
                 }
-                continue;
+            };
+            let job = match claimed {
+                Ok(job) => job,
+                Err(((pending, next), running)) => {
+                    if pending == 0 && running == 0 {
+                        return Ok(());
+                    }
+                    // Work remains but is not claimable yet: its parent or a sibling is in flight
+                    // (woken when a job changes: the graph's every change notifies), or it waits for
+                    // a retry time (woken at that instant, the earliest of them), or the run stops.
+                    let retry = async {
+                        match next {
+                            Some(t) => self.clock.sleep_until_ms(t).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = retry => {}
+                        _ = change => {}
+                        _ = self.cancel.stopped() => {}
+                    }
+                    continue;
+                }
             };
             let (id, owner) = (job.id, self.owner.clone());
             if let Err(e) = store(&self.db, move |db| db.start_job(id, &owner, now)).await {
