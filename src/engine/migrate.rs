@@ -392,7 +392,7 @@ async fn run(
             .await?;
         observer.event(Event::RetriedFailed(n));
     }
-    let files_per_page = db.call(|db| estimate::files_per_page(db)).await?;
+    let files_per_page = db.call(estimate::files_per_page).await?;
     let plans = Mutex::new(Vec::new());
     let migration = Migration::new(
         db.clone(),
