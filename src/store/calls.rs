@@ -252,6 +252,27 @@ mod tests {
         assert_eq!(db.call(count).await, 0);
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn settling_reads_what_was_submitted_before() {
+        let (_dir, db) = open();
+        // A slow first call, so the writes behind it are still queued when sync code reads.
+        db.submit(|_| std::thread::sleep(Duration::from_millis(50)));
+        for i in 0..5 {
+            db.submit(move |db| add(db, &format!("a{i}")));
+        }
+        db.settle();
+        assert_eq!(count(&db), 5);
+        // On the drainer itself it returns at once (what was queued before has run).
+        assert_eq!(
+            db.call(|db| {
+                db.settle();
+                count(db)
+            })
+            .await,
+            5
+        );
+    }
+
     #[test]
     fn without_a_runtime_a_submitted_write_is_made_at_once() {
         let (_dir, db) = open();
