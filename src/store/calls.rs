@@ -29,8 +29,8 @@ type Call = Box<dyn FnOnce(&Db) + Send>;
 #[derive(Default)]
 pub(super) struct Calls {
     state: Mutex<State>,
-    /// Signalled when a drainer ends with the queue empty.
-    idle: Condvar,
+    /// Signalled each time a call has run.
+    ran: Condvar,
 }
 
 impl std::fmt::Debug for Calls {
@@ -48,6 +48,9 @@ struct State {
     queue: VecDeque<Call>,
     /// A drainer is running or spawned: it takes whatever is queued before it ends.
     draining: bool,
+    /// Calls queued so far, and calls run so far: what [`Db::settle`] waits on.
+    queued: u64,
+    ran: u64,
 }
 
 impl Calls {
@@ -57,9 +60,9 @@ impl Calls {
 }
 
 thread_local! {
-    /// Whether this thread is a drainer running the queue (every call queued before the one it
-    /// runs has run).
-    static DRAINING: Cell<bool> = const { Cell::new(false) };
+    /// The database whose queue this thread is draining, if any (every call queued before the one
+    /// it runs has run).
+    static DRAINING: Cell<*const Db> = const { Cell::new(std::ptr::null()) };
 }
 
 /// What a call's closure ended with: its value, or its panic (resumed in the caller).
@@ -96,16 +99,17 @@ impl Db {
         }));
     }
 
-    /// Waits until every call queued so far has run: what sync code does before it reads what
-    /// async code may have submitted (`Limiter::snapshot` after a permit's outcome). Returns at
-    /// once on the drainer itself, where that holds already.
+    /// Waits until every call queued so far has run (not those queued after): what sync code
+    /// does before it reads what async code may have submitted (`Limiter::snapshot` after a
+    /// permit's outcome). Returns at once on the drainer itself, where that holds already.
     pub fn settle(&self) {
-        if DRAINING.get() {
+        if std::ptr::eq(DRAINING.get(), self) {
             return;
         }
         let mut s = self.calls.state();
-        while s.draining {
-            s = self.calls.idle.wait(s).expect("store calls poisoned");
+        let target = s.queued;
+        while s.ran < target {
+            s = self.calls.ran.wait(s).expect("store calls poisoned");
         }
     }
 
@@ -113,6 +117,7 @@ impl Db {
         {
             let mut s = self.calls.state();
             s.queue.push_back(call);
+            s.queued += 1;
             if s.draining {
                 return;
             }
@@ -133,7 +138,7 @@ struct Drainer(Arc<Db>);
 
 impl Drop for Drainer {
     fn drop(&mut self) {
-        let outer = DRAINING.replace(true);
+        let outer = DRAINING.replace(Arc::as_ptr(&self.0));
         loop {
             let next = {
                 let mut s = self.0.calls.state();
@@ -141,12 +146,13 @@ impl Drop for Drainer {
                     Some(c) => c,
                     None => {
                         s.draining = false;
-                        self.0.calls.idle.notify_all();
                         break;
                     }
                 }
             };
             next(&self.0);
+            self.0.calls.state().ran += 1;
+            self.0.calls.ran.notify_all();
         }
         DRAINING.set(outer);
     }
