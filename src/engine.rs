@@ -12,7 +12,7 @@ pub mod events;
 mod migrate;
 pub mod plan;
 
-pub use events::{Event, Observer, Progress, Snapshot};
+pub use events::{Changes, Event, Observer, Progress, Snapshot};
 pub use migrate::{migrate, MigrateError, Outcome, Process, Report, Request, Services, WORKERS};
 
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
@@ -172,7 +172,8 @@ where
         async move {
             prepare(account.clone()).await?;
             // The account's own work and its groups' and sites', queued now or before.
-            let keys = db.queued_keys(account)?;
+            let a = account.clone();
+            let keys = db.call(move |db| db.queued_keys(&a)).await?;
             if keys.is_empty() {
                 return Ok(RunEnd::Finished);
             }

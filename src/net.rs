@@ -64,6 +64,17 @@ struct Inner {
     clock: Clock,
     deadline: Mutex<Option<UnixMillis>>,
     down: Mutex<BTreeMap<Service, UnixMillis>>,
+    /// Since when some service is unreachable, told to whoever watches it when it changes.
+    since: tokio::sync::watch::Sender<Option<UnixMillis>>,
+}
+
+impl Inner {
+    /// Tells the watchers what `down` says now, when that changed.
+    fn changed(&self, down: &BTreeMap<Service, UnixMillis>) {
+        let since = down.values().min().copied();
+        self.since
+            .send_if_modified(|s| std::mem::replace(s, since) != since);
+    }
 }
 
 impl Reachability {
@@ -74,6 +85,7 @@ impl Reachability {
                 clock,
                 deadline: Mutex::new(None),
                 down: Mutex::new(BTreeMap::new()),
+                since: tokio::sync::watch::Sender::new(None),
             }),
         }
     }
@@ -99,6 +111,12 @@ impl Reachability {
             .copied()
     }
 
+    /// Since when some service is unreachable, as it changes (for `status` and progress lines:
+    /// woken by the change, never polled).
+    pub fn watch(&self) -> tokio::sync::watch::Receiver<Option<UnixMillis>> {
+        self.inner.since.subscribe()
+    }
+
     /// The line shown while waiting: "network unreachable since 14:03 (Notion)".
     pub fn waiting(&self) -> Option<String> {
         let down = self.inner.down.lock().expect("reachability poisoned");
@@ -116,6 +134,7 @@ impl Reachability {
         let mut down = self.inner.down.lock().expect("reachability poisoned");
         if down.remove(&service).is_some() {
             tracing::info!(service = service.name(), "reachable again");
+            self.inner.changed(&down);
         }
     }
 
@@ -132,6 +151,7 @@ impl Reachability {
         let since = {
             let mut down = self.inner.down.lock().expect("reachability poisoned");
             let since = *down.entry(service).or_insert(now);
+            self.inner.changed(&down);
             if since == now && attempt <= 1 {
                 tracing::warn!(
                     service = service.name(),
@@ -196,6 +216,26 @@ mod tests {
         );
         r.answered(Service::Notion);
         assert_eq!(r.since(), None);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watchers_are_told_each_change_of_since_when_and_only_those() {
+        let clock = Clock::anchored_at(1_000_000);
+        let r = Reachability::new(clock.clone());
+        let mut w = r.watch();
+        let j = Jitter::seeded(1);
+        r.wait(Service::Notion, 1, &j).await.unwrap();
+        assert!(w.has_changed().unwrap());
+        assert_eq!(*w.borrow_and_update(), Some(1_000_000));
+        // Another attempt, another service down later: the earliest time stays, no news.
+        r.wait(Service::Notion, 2, &j).await.unwrap();
+        r.wait(Service::Graph, 1, &j).await.unwrap();
+        assert!(!w.has_changed().unwrap());
+        r.answered(Service::Notion);
+        assert!(w.has_changed().unwrap());
+        assert!(w.borrow_and_update().unwrap() > 1_000_000, "Graph's, later");
+        r.answered(Service::Graph);
+        assert_eq!(*w.borrow_and_update(), None);
     }
 
     #[test]

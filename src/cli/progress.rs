@@ -4,10 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use super::output::Printer;
-use crate::engine::{Event, Observer, Progress};
+use crate::engine::{Changes, Event, Observer, Progress};
 
 /// What a progress display shows at one moment, by importance: how far, when done, what it waits
 /// for, then the details. A line too wide for the terminal loses details first, never the count.
@@ -81,6 +82,34 @@ fn terminal_width() -> usize {
         .map_or(80, |(_, w)| usize::from(w))
 }
 
+/// Where a display's frames come from.
+pub trait Frames: Send + 'static {
+    /// The frame now.
+    fn frame(&mut self) -> BoxFuture<'_, Frame>;
+    /// Resolves when what the frames show may have changed since the last one was read.
+    fn changed(&mut self) -> BoxFuture<'_, ()>;
+}
+
+/// Frames made from counters in memory, cheap enough to read on every tick: `changed` is the
+/// tick.
+struct Polled {
+    frame: Arc<dyn Fn() -> Frame + Send + Sync>,
+    every: Duration,
+}
+
+impl Frames for Polled {
+    fn frame(&mut self) -> BoxFuture<'_, Frame> {
+        Box::pin(std::future::ready((self.frame)()))
+    }
+
+    fn changed(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(tokio::time::sleep(self.every))
+    }
+}
+
+/// A terminal's line is drawn again at most this often, however many changes come.
+const REDRAW: Duration = Duration::from_millis(200);
+
 /// A running progress display; dropping or [`Ticker::finish`] stops it.
 pub struct Ticker {
     task: Option<tokio::task::JoinHandle<()>>,
@@ -90,12 +119,30 @@ pub struct Ticker {
 
 impl Ticker {
     /// Starts showing `frame()` every tick: a bar when `printer.progress`, otherwise a log line every
-    /// `log_every` on stderr (unless quiet), otherwise nothing.
+    /// `log_every` on stderr (unless quiet), otherwise nothing. For frames read from counters in
+    /// memory; [`Ticker::follow`] reads them only when they change.
     pub fn start(
         printer: &Printer,
         label: &'static str,
         log_every: Duration,
         frame: Arc<dyn Fn() -> Frame + Send + Sync>,
+    ) -> Ticker {
+        let every = if printer.progress {
+            Duration::ZERO
+        } else {
+            Duration::from_secs(1)
+        };
+        Self::follow(printer, label, log_every, Polled { frame, every })
+    }
+
+    /// Starts showing `frames`, reading one each time they change: a bar when
+    /// `printer.progress` (at most every [`REDRAW`]), otherwise a log line at each change of what
+    /// the run waits for and every `log_every` on stderr (unless quiet), otherwise nothing.
+    pub fn follow(
+        printer: &Printer,
+        label: &'static str,
+        log_every: Duration,
+        mut frames: impl Frames,
     ) -> Ticker {
         if printer.progress {
             let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -103,22 +150,24 @@ impl Ticker {
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {msg}").expect("progress template parses"),
             );
+            // The spinner turns on its own: a long wait with nothing new still looks alive.
+            bar.enable_steady_tick(REDRAW);
             printer.set_bar(Some(bar.clone()));
             let b = bar.clone();
             let task = tokio::spawn(async move {
                 let started = tokio::time::Instant::now();
                 let mut logged = started;
                 loop {
-                    let f = frame();
-                    // `-v`: what the run is doing, once a minute, above the bar (the bar itself
-                    // may have dropped the details to fit).
+                    let f = frames.frame().await;
+                    // `-v`: what the run is doing, at most once a minute, above the bar (the bar
+                    // itself may have dropped the details to fit).
                     if logged.elapsed() >= Duration::from_secs(60) {
                         tracing::info!("{}", f.log_line(label, started.elapsed()));
                         logged = tokio::time::Instant::now();
                     }
                     b.set_message(f.fit(label, terminal_width().saturating_sub(3)));
-                    b.tick();
-                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    tokio::time::sleep(REDRAW).await;
+                    frames.changed().await;
                 }
             });
             Ticker {
@@ -128,19 +177,7 @@ impl Ticker {
             }
         } else if !printer.quiet {
             let task = tokio::spawn(async move {
-                let started = tokio::time::Instant::now();
-                let mut last_line = started;
-                let mut last_state = String::new();
-                loop {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    let f = frame();
-                    if f.state() == last_state && last_line.elapsed() < log_every {
-                        continue;
-                    }
-                    eprintln!("{}", f.log_line(label, started.elapsed()));
-                    last_line = tokio::time::Instant::now();
-                    last_state = f.state().to_owned();
-                }
+                log_lines(&mut frames, label, log_every, |line| eprintln!("{line}")).await
             });
             Ticker {
                 task: Some(task),
@@ -178,16 +215,67 @@ impl Drop for Ticker {
     }
 }
 
+/// The display without a terminal: a line as soon as what the run waits for changes, and one
+/// every `log_every` otherwise; frames are read only at a change or when a line is due.
+async fn log_lines(
+    frames: &mut impl Frames,
+    label: &str,
+    log_every: Duration,
+    mut out: impl FnMut(String),
+) {
+    let started = tokio::time::Instant::now();
+    let mut last_line = started;
+    let mut last_state = String::new();
+    loop {
+        tokio::select! {
+            _ = frames.changed() => {}
+            _ = tokio::time::sleep_until(last_line + log_every) => {}
+        }
+        let f = frames.frame().await;
+        if f.state() == last_state && last_line.elapsed() < log_every {
+            continue;
+        }
+        out(f.log_line(label, started.elapsed()));
+        last_line = tokio::time::Instant::now();
+        last_state = f.state().to_owned();
+    }
+}
+
 /// The progress display of a migration: pages, requests, the reason for a wait, and the ETA the
-/// budget model gives for what is left.
+/// budget model gives for what is left; read when the run tells of a change.
 pub fn migration(printer: &Printer, progress: Progress) -> Ticker {
-    let names = AccountNames::load(progress.db());
-    Ticker::start(
+    let changes = progress.changes();
+    Ticker::follow(
         printer,
         "migrate",
         Duration::from_secs(15),
-        Arc::new(move || {
-            let s = progress.snapshot();
+        Migration {
+            progress,
+            changes,
+            names: None,
+        },
+    )
+}
+
+/// A migration's frames.
+struct Migration {
+    progress: Progress,
+    changes: Changes,
+    /// Read with the first frame.
+    names: Option<Arc<AccountNames>>,
+}
+
+impl Frames for Migration {
+    fn frame(&mut self) -> BoxFuture<'_, Frame> {
+        Box::pin(async move {
+            let names = match &self.names {
+                Some(n) => n.clone(),
+                None => {
+                    let n = Arc::new(self.progress.db().call(AccountNames::load).await);
+                    self.names.insert(n).clone()
+                }
+            };
+            let s = self.progress.snapshot().await;
             Frame {
                 done: s.done.max(0) as u64,
                 total: Some(s.total.max(0) as u64),
@@ -208,8 +296,12 @@ pub fn migration(printer: &Printer, progress: Progress) -> Ticker {
                     },
                 ],
             }
-        }),
-    )
+        })
+    }
+
+    fn changed(&mut self) -> BoxFuture<'_, ()> {
+        Box::pin(self.changes.next())
+    }
 }
 
 /// A time left as a person reads it at a glance: `1h05m`, `4m10s`, `40s`.
@@ -265,10 +357,9 @@ impl AccountNames {
         })
     }
 
-    /// Why this process's Graph requests wait now, if they do.
+    /// Why this process's Graph requests wait now, if they do (from memory, not the database).
     pub fn current_wait(&self, limiter: &crate::limiter::Limiter) -> Option<String> {
-        let snapshot = limiter.snapshot().ok()?;
-        snapshot.waits.first().map(|w| self.label(&w.message))
+        limiter.waits().first().map(|w| self.label(&w.message))
     }
 }
 
@@ -303,6 +394,65 @@ mod tests {
         let at30 = f.fit("migrate", 30);
         assert!(at30.starts_with("migrate 412/1300 pages"), "{at30}");
         assert!(at30.chars().count() <= 30);
+    }
+
+    /// Frames whose wait changes when told, counting how often they are read.
+    struct Told {
+        waiting: tokio::sync::watch::Receiver<Option<String>>,
+        reads: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl Frames for Told {
+        fn frame(&mut self) -> BoxFuture<'_, Frame> {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let waiting = self.waiting.borrow_and_update().clone();
+            Box::pin(std::future::ready(Frame {
+                unit: "pages",
+                waiting,
+                ..Frame::default()
+            }))
+        }
+
+        fn changed(&mut self) -> BoxFuture<'_, ()> {
+            Box::pin(async move {
+                if self.waiting.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            })
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_terminal_a_change_is_logged_at_once_and_nothing_is_read_between() {
+        let (tell, waiting) = tokio::sync::watch::channel(None);
+        let reads = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let start = tokio::time::Instant::now();
+        let task = {
+            let (reads, lines) = (reads.clone(), lines.clone());
+            tokio::spawn(async move {
+                let mut frames = Told { waiting, reads };
+                log_lines(&mut frames, "migrate", Duration::from_secs(15), |l| {
+                    lines.lock().unwrap().push((start.elapsed(), l))
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(3_500)).await;
+        tell.send_replace(Some("network unreachable since 14:03 (Notion)".into()));
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        task.abort();
+        let lines = lines.lock().unwrap();
+        // The change, the moment it came (not on a second's grid), then a line every 15 s.
+        assert_eq!(lines[0].0, Duration::from_millis(3_500));
+        assert!(
+            lines[0].1.contains("waiting: network unreachable"),
+            "{lines:?}"
+        );
+        let at: Vec<u64> = lines.iter().map(|(t, _)| t.as_millis() as u64).collect();
+        assert_eq!(at, [3_500, 18_500, 33_500, 48_500]);
+        // Read once per line: no poll in between (a one-second poll would have read 63 times).
+        assert_eq!(reads.load(std::sync::atomic::Ordering::SeqCst), lines.len());
     }
 
     #[test]

@@ -6,7 +6,10 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use tokio::sync::watch;
+
 use super::estimate::{self, Plan};
+use crate::clock::UnixMillis;
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
 use crate::notion::rate::PaceView;
@@ -213,8 +216,27 @@ impl Progress {
         self.migration.db()
     }
 
-    /// The run's progress now. Reads the state database; a failed read leaves its part out.
-    pub fn snapshot(&self) -> Snapshot {
+    /// The run's progress now, read off the runtime (the counts and budgets are in the state
+    /// database); a failed read leaves its part out.
+    pub async fn snapshot(&self) -> Snapshot {
+        let me = self.clone();
+        self.migration.db().call(move |_| me.read()).await
+    }
+
+    /// What changes what a snapshot shows: each job's transition, a wait of the Graph limiter
+    /// beginning or ending, the network going or coming back. A display reads a snapshot when
+    /// one comes, instead of on a timer.
+    pub fn changes(&self) -> Changes {
+        let m = &self.migration;
+        Changes {
+            jobs: m.stats().transitions.subscribe(),
+            waits: m.graph().limiter().watch_waits(),
+            network: m.graph().reachability().watch(),
+        }
+    }
+
+    /// What [`Progress::snapshot`] reads, on the calling thread.
+    fn read(&self) -> Snapshot {
         let m = &self.migration;
         let (mut done, mut total) = (0, 0);
         let mut work = Vec::new();
@@ -234,9 +256,9 @@ impl Progress {
             None => m
                 .graph()
                 .limiter()
-                .snapshot()
-                .ok()
-                .and_then(|l| l.waits.first().map(|w| w.message.clone())),
+                .waits()
+                .first()
+                .map(|w| w.message.clone()),
         };
         // Files per page as this run finds them, once it has read a few pages.
         let (pages, files) = (
@@ -263,5 +285,30 @@ impl Progress {
             notion: m.notion().counts(),
             notion_pace: rate.view().ok(),
         }
+    }
+}
+
+/// The changes of a run's progress, as they come ([`Progress::changes`]).
+pub struct Changes {
+    jobs: watch::Receiver<u64>,
+    waits: watch::Receiver<u64>,
+    network: watch::Receiver<Option<UnixMillis>>,
+}
+
+impl Changes {
+    /// Resolves at the next change not seen yet (several at once are one).
+    pub async fn next(&mut self) {
+        tokio::select! {
+            _ = news(&mut self.jobs) => {}
+            _ = news(&mut self.waits) => {}
+            _ = news(&mut self.network) => {}
+        }
+    }
+}
+
+/// The next change `rx` tells; never, once its sender is gone.
+async fn news<T>(rx: &mut watch::Receiver<T>) {
+    if rx.changed().await.is_err() {
+        std::future::pending::<()>().await;
     }
 }

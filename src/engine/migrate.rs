@@ -250,7 +250,12 @@ pub async fn migrate(
         return run(&svc, req, None, observer).await;
     }
     let Process { pid, is_alive } = svc.process;
-    let mut lock = match RunLock::acquire(svc.db.clone(), pid, svc.clock, is_alive)? {
+    let (db, clock) = (svc.db.clone(), svc.clock.clone());
+    let taken = svc
+        .db
+        .call(move |_| RunLock::acquire(db, pid, &clock, is_alive))
+        .await?;
+    let mut lock = match taken {
         Ok(lock) => lock,
         Err(holder) => {
             return Err(MigrateError::Busy {
@@ -268,7 +273,7 @@ pub async fn migrate(
     if lock.lost() {
         return Err(MigrateError::LockLost);
     }
-    lock.release()?;
+    svc.db.call(move |_| lock.release()).await?;
     outcome
 }
 
@@ -312,21 +317,25 @@ async fn run(
         notion.page(t).await.map_err(MigrateError::Target)?;
     }
 
-    let accounts = if req.from.is_empty() {
-        select_accounts(
-            db,
-            Selection {
-                account: req.account.as_deref(),
-                all_accounts: req.all_accounts,
-                resume: req.resume,
-            },
-        )?
-    } else {
-        import_keys(db, &req.from, req.resume)?
-    };
+    let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
+    let from = req.from.clone();
+    let accounts = db
+        .call(move |db| {
+            if from.is_empty() {
+                let sel = Selection {
+                    account: account.as_deref(),
+                    all_accounts,
+                    resume,
+                };
+                Ok(select_accounts(db, sel)?)
+            } else {
+                import_keys(db, &from, resume)
+            }
+        })
+        .await?;
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
-    let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
+    let _network_wait = record_network_wait(db.clone(), graph.reachability());
 
     if req.resume && accounts.is_empty() {
         return Ok(Outcome::NothingQueued);
@@ -348,21 +357,43 @@ async fn run(
         let mut work = Vec::new();
         for account in &accounts {
             let left = match target {
-                Some(t) => planner(t).plan(account).await?.left,
-                None => db.account_remaining(account)?,
+                Some(t) => Some(planner(t).plan(account).await?.left),
+                None => None,
             };
-            work.push((plan_label(db, account)?, graph_user(db, account)?, left));
+            let account = account.clone();
+            work.push(
+                db.call(move |db| {
+                    let left = match left {
+                        Some(l) => l,
+                        None => db.account_remaining(&account)?,
+                    };
+                    Ok::<_, MigrateError>((
+                        plan_label(db, &account)?,
+                        graph_user(db, &account)?,
+                        left,
+                    ))
+                })
+                .await?,
+            );
         }
-        let files = estimate::files_per_page(db)?;
-        let plan = estimate::plan(graph.limiter(), notion.rate().window(), files, &work)?;
+        let (limiter, rate) = (graph.limiter().clone(), notion.rate().clone());
+        let plan = db
+            .call(move |db| {
+                let files = estimate::files_per_page(db)?;
+                Ok::<_, MigrateError>(estimate::plan(&limiter, rate.window(), files, &work)?)
+            })
+            .await?;
         return Ok(Outcome::DryRun { accounts, plan });
     }
     let owner = owner.expect("only a dry run runs without the run lock");
     if req.retry_failed {
-        let n = retry_failed(db, owner, &accounts, clock.now_ms())?;
+        let (token, keys, now) = (owner.clone(), accounts.clone(), clock.now_ms());
+        let n = db
+            .call(move |db| retry_failed(db, &token, &keys, now))
+            .await?;
         observer.event(Event::RetriedFailed(n));
     }
-    let files_per_page = estimate::files_per_page(db)?;
+    let files_per_page = db.call(estimate::files_per_page).await?;
     let plans = Mutex::new(Vec::new());
     let migration = Migration::new(
         db.clone(),
@@ -379,6 +410,7 @@ async fn run(
     ))));
     // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = AtomicUsize::new(0);
+    let stats = migration.stats();
     let prepare = |account: String| {
         let (graph, plans, unreadable, planner, notion) =
             (&graph, &plans, &unreadable, &planner, &notion);
@@ -386,23 +418,32 @@ async fn run(
             if let Some(t) = target {
                 let p = planner(t).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
+                // New work changes the progress line's total.
+                stats.transitions.send_modify(|n| *n += 1);
             }
-            let left = db.account_remaining(&account)?;
             // Before this account's work: what it is and the time its budget implies.
-            let user_id = graph_user(db, &account)?;
-            let p = estimate::plan(
-                graph.limiter(),
-                notion.rate().window(),
-                files_per_page,
-                &[(plan_label(db, &account)?, user_id, left)],
-            )?;
+            let (limiter, rate) = (graph.limiter().clone(), notion.rate().clone());
+            let p = db
+                .call(move |db| {
+                    let left = db.account_remaining(&account)?;
+                    let user_id = graph_user(db, &account)?;
+                    let label = plan_label(db, &account)?;
+                    Ok::<_, MigrateError>(estimate::plan(
+                        &limiter,
+                        rate.window(),
+                        files_per_page,
+                        &[(label, user_id, left)],
+                    )?)
+                })
+                .await?;
             plans.lock().expect("plans poisoned").push(p.clone());
             observer.event(Event::Plan(p));
             Ok::<_, MigrateError>(())
         }
     };
     let end = drain(&migration, &accounts, req.deadline, req.workers, prepare).await?;
-    let summary = summarise(db, &accounts)?;
+    let keys = accounts.clone();
+    let summary = db.call(move |db| summarise(db, &keys)).await?;
     Ok(Outcome::Ran(Report {
         plan: Plan::merge(plans.into_inner().expect("plans poisoned")),
         accounts,
@@ -463,21 +504,16 @@ fn import_keys(
     Ok(keys)
 }
 
-/// Keeps the migration lock's "waiting for the network since" up to date for `status`; stops when
-/// the returned guard is dropped.
-fn record_network_wait(db: Arc<Db>, clock: Clock, reach: &Reachability) -> AbortOnDrop {
+/// Keeps the migration lock's "waiting for the network since" up to date for `status`: written
+/// when it changes (off the runtime), never on a timer; stops when the returned guard is dropped.
+fn record_network_wait(db: Arc<Db>, reach: &Reachability) -> AbortOnDrop {
     let pid = std::process::id() as i64;
-    let reach = reach.clone();
+    let mut since = reach.watch();
     AbortOnDrop(tokio::spawn(async move {
-        let mut last = None;
-        loop {
-            clock.sleep(Duration::from_secs(1)).await;
-            let since = reach.since();
-            if since != last {
-                match db.record_network_wait(pid, since) {
-                    Ok(()) => last = since,
-                    Err(e) => tracing::warn!("could not record the wait for the network: {e}"),
-                }
+        while since.changed().await.is_ok() {
+            let now = *since.borrow_and_update();
+            if let Err(e) = db.call(move |db| db.record_network_wait(pid, now)).await {
+                tracing::warn!("could not record the wait for the network: {e}");
             }
         }
     }))
@@ -489,5 +525,33 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Service;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_wait_for_the_network_is_recorded_when_it_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Arc::new(Db::open(&dir.path().join("s.db")).unwrap());
+        let pid = std::process::id() as i64;
+        db.acquire_run_lock(pid, "run", 1, Duration::from_secs(90), |_| false)
+            .unwrap()
+            .unwrap();
+        let clock = Clock::anchored_at(1_000_000);
+        let reach = Reachability::new(clock.clone());
+        let _recording = record_network_wait(db.clone(), &reach);
+        let since = || db.run_lock_record().unwrap().unwrap().unreachable_since;
+        let jitter = Jitter::seeded(1);
+        // The attempt's own wait (a quarter of a second) is all it takes: no second-long round.
+        reach.wait(Service::Notion, 1, &jitter).await.unwrap();
+        assert_eq!(since(), Some(1_000_000));
+        reach.answered(Service::Notion);
+        // Written as soon as the recorder has run, with no timer in between.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(since(), None);
     }
 }

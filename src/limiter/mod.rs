@@ -115,6 +115,8 @@ struct Inner {
     /// One FIFO turn per (user, lane): only its head polls the database, the rest queue in order.
     turns: Mutex<HashMap<(String, Lane), Turn>>,
     waits: Mutex<HashMap<u64, WaitState>>,
+    /// Counts the changes of `waits`: what a progress display waits on.
+    waits_changed: tokio::sync::watch::Sender<u64>,
     next_waiter: AtomicU64,
     /// How long a slot, probe or waiter row outlives its last sign of life.
     lease_ms: i64,
@@ -136,9 +138,14 @@ struct Inner {
 /// A FIFO queue position for one (user, lane).
 type Turn = Arc<tokio::sync::Mutex<()>>;
 
+/// One slot a grant transaction wrote: its ledger id and the breaker scopes it probes.
+type Granted = (i64, Vec<String>);
+
 /// What a grant transaction decided.
 enum Decision {
-    Granted(Vec<(i64, Vec<String>)>),
+    /// The permits, made on the database's side: should the asking task be gone when they
+    /// arrive, dropping them gives the slots back.
+    Granted(Vec<Permit>),
     Wait(Blocked),
 }
 
@@ -197,6 +204,7 @@ impl Limiter {
                 foreground_grants: Mutex::new(HashMap::new()),
                 turns: Mutex::new(HashMap::new()),
                 waits: Mutex::new(HashMap::new()),
+                waits_changed: tokio::sync::watch::Sender::new(0),
                 next_waiter: AtomicU64::new(1),
                 // Two shortest windows (2 min by default): long enough for a slow response, short
                 // enough that a killed process's slots come back soon.
@@ -296,12 +304,16 @@ impl Limiter {
             let notified_user = user_notify.notified();
             tokio::pin!(notified_user);
             notified_user.as_mut().enable();
-            let now = inner.clock.now_ms();
-            let decision = inner.db.write("granting a Graph request slot", |tx| {
-                inner.decide(tx, user, lane, max, now, &guard.id)
-            })?;
+            // A foreground decision may leave a waiter row: removed whatever becomes of this task.
+            guard.registered = lane == Lane::Foreground;
+            let (me, who, waiter) = (inner.clone(), user.to_owned(), guard.id.clone());
+            // Off the runtime: the transaction can wait out another process's write.
+            let (decision, now) = inner
+                .db
+                .call(move |db| me.grant(db, &who, lane, max, &waiter))
+                .await?;
             match decision {
-                Decision::Granted(ids) => {
+                Decision::Granted(permits) => {
                     guard.registered = false; // the grant transaction deleted the row
                     if lane == Lane::Foreground {
                         *inner
@@ -309,24 +321,11 @@ impl Limiter {
                             .lock()
                             .expect("limiter counts poisoned")
                             .entry(user.to_owned())
-                            .or_default() += ids.len() as u64;
+                            .or_default() += permits.len() as u64;
                     }
-                    let permits = ids
-                        .into_iter()
-                        .map(|(id, probe_scopes)| Permit {
-                            inner: inner.clone(),
-                            id,
-                            user: user.to_owned(),
-                            lane,
-                            granted_at: now,
-                            probe_scopes,
-                            done: false,
-                        })
-                        .collect();
                     return Ok(permits);
                 }
                 Decision::Wait(b) => {
-                    guard.registered = lane == Lane::Foreground;
                     let reason = b.reason();
                     let timed_until = b.timed.as_ref().map(|(t, _)| *t);
                     if let Some(d) = deadline {
@@ -358,6 +357,7 @@ impl Limiter {
                             reason,
                         },
                     );
+                    inner.waits_changed.send_modify(|n| *n += 1);
                     tokio::select! {
                         _ = inner.clock.sleep_until_ms(wake) => {}
                         _ = notified => {}
@@ -368,14 +368,32 @@ impl Limiter {
         }
     }
 
-    /// Live state for `status`, progress bars and logs.
+    /// Live state for `status` and logs. Reads the state database on the calling thread, once
+    /// every outcome this process gave back has been written: from async code, call it through
+    /// [`Db::call`] (a progress line needs only [`Limiter::waits`]).
     pub fn snapshot(&self) -> Result<LimiterSnapshot, LimiterError> {
         let inner = &self.inner;
+        inner.db.settle();
         let now = inner.clock.now_ms();
         let scopes = inner.db.read("reading the Graph limiter's state", |c| {
             inner.scopes_state(c, now)
         })?;
-        let mut waits: Vec<WaitState> = inner
+        Ok(LimiterSnapshot {
+            at: now,
+            scopes,
+            waits: self.waits(),
+        })
+    }
+
+    /// Tells of each change of [`Limiter::waits`] (a wait beginning, decided again or ending).
+    pub fn watch_waits(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.waits_changed.subscribe()
+    }
+
+    /// Why this process's requests wait now, longest first; read from memory, never the database.
+    pub fn waits(&self) -> Vec<WaitState> {
+        let mut waits: Vec<WaitState> = self
+            .inner
             .waits
             .lock()
             .expect("limiter waits poisoned")
@@ -383,11 +401,7 @@ impl Limiter {
             .cloned()
             .collect();
         waits.sort_by(|a, b| b.until.cmp(&a.until).then(a.user.cmp(&b.user)));
-        Ok(LimiterSnapshot {
-            at: now,
-            scopes,
-            waits,
-        })
+        waits
     }
 
     /// Starts counting the foreground requests of `user` this process sends: a scan's cost.
@@ -411,11 +425,13 @@ impl Limiter {
 
     /// The windows background work of `user` may use, as the limiter grants them, with what each
     /// counts now: the user's windows, then the app's (the budget model of the plan and the ETA).
+    /// Reads the database on the calling thread, as [`Limiter::snapshot`] does.
     pub fn background_budget(
         &self,
         user: &str,
     ) -> Result<(Vec<WindowState>, Vec<WindowState>), LimiterError> {
         let inner = &self.inner;
+        inner.db.settle();
         let now = inner.clock.now_ms();
         let out = inner.db.read("reading the Graph budget", |c| {
             let cost = ledger::scan_cost(c, user)?;
@@ -468,18 +484,25 @@ struct WaiterGuard {
 
 impl Drop for WaiterGuard {
     fn drop(&mut self) {
-        self.inner
+        let waited = self
+            .inner
             .waits
             .lock()
             .expect("limiter waits poisoned")
             .remove(&self.n);
+        if waited.is_some() {
+            self.inner.waits_changed.send_modify(|n| *n += 1);
+        }
         if self.registered {
-            let r = self.inner.db.write("removing a foreground waiter", |tx| {
-                ledger::delete_waiter(tx, &self.id)
+            let id = std::mem::take(&mut self.id);
+            self.inner.db.submit(move |db| {
+                let r = db.write("removing a foreground waiter", |tx| {
+                    ledger::delete_waiter(tx, &id)
+                });
+                if let Err(e) = r {
+                    tracing::warn!(error = %e, "could not remove a foreground waiter (its lease ends it)");
+                }
             });
-            if let Err(e) = r {
-                tracing::warn!(error = %e, "could not remove a foreground waiter (its lease ends it)");
-            }
         }
     }
 }
@@ -618,6 +641,40 @@ impl Inner {
         budget::background_cap(cap, self.limits.background_share)
     }
 
+    /// One grant transaction for `user` in `lane` (on the database's side of [`Db::call`]); the
+    /// time is read inside it, so a grant that waited for another process's write is stamped
+    /// when it is made.
+    fn grant(
+        self: &Arc<Self>,
+        db: &Db,
+        user: &str,
+        lane: Lane,
+        max: usize,
+        waiter_id: &str,
+    ) -> Result<(Decision, UnixMillis), StoreError> {
+        let (decided, now) = db.write("granting a Graph request slot", |tx| {
+            let now = self.clock.now_ms();
+            Ok((self.decide(tx, user, lane, max, now, waiter_id)?, now))
+        })?;
+        let decision = match decided {
+            Ok(ids) => Decision::Granted(
+                ids.into_iter()
+                    .map(|(id, probe_scopes)| Permit {
+                        inner: self.clone(),
+                        id,
+                        user: user.to_owned(),
+                        lane,
+                        granted_at: now,
+                        probe_scopes,
+                        done: false,
+                    })
+                    .collect(),
+            ),
+            Err(blocked) => Decision::Wait(blocked),
+        };
+        Ok((decision, now))
+    }
+
     fn wake_at(&self, b: &Blocked, now: UnixMillis) -> UnixMillis {
         match (&b.timed, b.untimed.is_some()) {
             (Some((t, _)), _) => *t,
@@ -636,7 +693,7 @@ impl Inner {
         max: usize,
         now: UnixMillis,
         waiter_id: &str,
-    ) -> rusqlite::Result<Decision> {
+    ) -> rusqlite::Result<Result<Vec<Granted>, Blocked>> {
         // Refresh first: this process is alive, so its own slots must not expire under it.
         ledger::refresh_leases(c, &self.owner, now + self.lease_ms)?;
         ledger::expire(c, now)?;
@@ -661,7 +718,7 @@ impl Inner {
                             wake + self.lease_ms,
                         )?;
                     }
-                    return Ok(Decision::Wait(blocked));
+                    return Ok(Err(blocked));
                 }
                 Verdict::Grant { count, probes } => (count, probes),
             };
@@ -683,10 +740,10 @@ impl Inner {
             };
             grants.push((id, probes));
         }
-        Ok(Decision::Granted(grants))
+        Ok(Ok(grants))
     }
 
-    fn finish(self: &Arc<Self>, p: &Permit, outcome: Outcome) {
+    fn finish(self: &Arc<Self>, p: Sent, outcome: Outcome) {
         let now = self.clock.now_ms();
         let margin = self.release_margin_ms.load(Ordering::Relaxed);
         // The slot is freed a little later (when a runtime can do it): a next request sent the
@@ -695,77 +752,6 @@ impl Inner {
         let delayed = margin > 0
             && !matches!(outcome, Outcome::Throttled(..))
             && tokio::runtime::Handle::try_current().is_ok();
-        let r = self.db.write("recording a Graph request's outcome", |c| {
-            if delayed {
-                ledger::count_from(c, p.id, now)?;
-                // Should this process end before the delayed release runs, the slot still frees
-                // itself at the end of the margin.
-                ledger::release_slot_at(c, p.id, now + margin as i64)?;
-            } else {
-                ledger::complete(c, p.id, now)?;
-            }
-            match outcome {
-                Outcome::Succeeded(pct) => {
-                    for key in &p.probe_scopes {
-                        breaker::close_if_probe(c, key, p.id)?;
-                    }
-                    match pct {
-                        // Only a reading above what our own ledger explains means someone else
-                        // uses this user's budget; our own use is already paced by the model.
-                        Some(pct) if pct > 0.8 && pct > self.own_use(c, &p.user, now)? + 0.05 => {
-                            let w = model::shortest(&self.limits.user_windows)
-                                .expect("validated: at least one window");
-                            let len = w.length.as_millis() as i64;
-                            let rows = self.counted(c, &Scope::User(p.user.clone()), now, 0)?;
-                            let oldest = rows.iter().find(|r| r.at > now - len).map(|r| r.at);
-                            let hold_until = if pct >= 1.0 {
-                                oldest.unwrap_or(now) + len
-                            } else {
-                                now
-                            };
-                            let brake = ledger::Brake {
-                                percentage: pct,
-                                at: now,
-                                hold_until,
-                            };
-                            ledger::set_brake(c, &p.user, brake)?;
-                        }
-                        _ => ledger::clear_brake(c, &p.user)?,
-                    }
-                }
-                Outcome::Throttled(scope, retry_after) => {
-                    let me = Scope::User(p.user.clone());
-                    let scopes: Vec<Scope> = match scope {
-                        ThrottleScope::User => vec![me],
-                        ThrottleScope::Application => vec![Scope::App],
-                        // Without a scope the caller's own budget is the likely one; only when
-                        // another account is throttled within the same cooldown is the app's
-                        // budget what binds, and every account cools down.
-                        ThrottleScope::Unknown if breaker::others_cooling(c, &me.key(), now)? => {
-                            vec![me, Scope::App]
-                        }
-                        ThrottleScope::Unknown => vec![me],
-                    };
-                    for s in &scopes {
-                        self.trip(c, s, p, now, retry_after)?;
-                    }
-                    for key in &p.probe_scopes {
-                        if !scopes.iter().any(|s| &s.key() == key) {
-                            breaker::release_probe(c, key, p.id)?;
-                        }
-                    }
-                }
-                Outcome::Failed | Outcome::Dropped => {
-                    for key in &p.probe_scopes {
-                        breaker::release_probe(c, key, p.id)?;
-                    }
-                }
-            }
-            Ok(())
-        });
-        if let Err(e) = r {
-            tracing::warn!(error = %e, user = %p.user, "could not record a Graph request's outcome; its slot lease will end it");
-        }
         // Every user waits on an app-wide cap and on the app breaker's probe.
         let app_wide = self.limits.app_concurrency.is_some()
             || p.probe_scopes.iter().any(|k| *k == Scope::App.key());
@@ -773,16 +759,93 @@ impl Inner {
             let (me, id, user) = (self.clone(), p.id, p.user.clone());
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(margin)).await;
-                if let Err(e) = me
-                    .db
-                    .write("freeing a Graph slot", |c| ledger::release_slot(c, id))
-                {
-                    tracing::warn!(error = %e, "could not free a Graph slot; its lease will end it");
-                }
-                me.wake(&user, app_wide);
+                let db = me.db.clone();
+                db.submit(move |db| {
+                    if let Err(e) = db.write("freeing a Graph slot", |c| ledger::release_slot(c, id))
+                    {
+                        tracing::warn!(error = %e, "could not free a Graph slot; its lease will end it");
+                    }
+                    me.wake(&user, app_wide);
+                });
             });
         }
-        self.wake(&p.user, app_wide);
+        // Written off the runtime, before any grant asked for after it (the queue keeps the
+        // order); the waiters it may unblock are woken once it is.
+        let me = self.clone();
+        self.db.submit(move |db| {
+            let r = db.write("recording a Graph request's outcome", |c| {
+                if delayed {
+                    ledger::count_from(c, p.id, now)?;
+                    // Should this process end before the delayed release runs, the slot still frees
+                    // itself at the end of the margin.
+                    ledger::release_slot_at(c, p.id, now + margin as i64)?;
+                } else {
+                    ledger::complete(c, p.id, now)?;
+                }
+                match outcome {
+                    Outcome::Succeeded(pct) => {
+                        for key in &p.probe_scopes {
+                            breaker::close_if_probe(c, key, p.id)?;
+                        }
+                        match pct {
+                            // Only a reading above what our own ledger explains means someone else
+                            // uses this user's budget; our own use is already paced by the model.
+                            Some(pct) if pct > 0.8 && pct > me.own_use(c, &p.user, now)? + 0.05 => {
+                                let w = model::shortest(&me.limits.user_windows)
+                                    .expect("validated: at least one window");
+                                let len = w.length.as_millis() as i64;
+                                let rows = me.counted(c, &Scope::User(p.user.clone()), now, 0)?;
+                                let oldest = rows.iter().find(|r| r.at > now - len).map(|r| r.at);
+                                let hold_until = if pct >= 1.0 {
+                                    oldest.unwrap_or(now) + len
+                                } else {
+                                    now
+                                };
+                                let brake = ledger::Brake {
+                                    percentage: pct,
+                                    at: now,
+                                    hold_until,
+                                };
+                                ledger::set_brake(c, &p.user, brake)?;
+                            }
+                            _ => ledger::clear_brake(c, &p.user)?,
+                        }
+                    }
+                    Outcome::Throttled(scope, retry_after) => {
+                        let own = Scope::User(p.user.clone());
+                        let scopes: Vec<Scope> = match scope {
+                            ThrottleScope::User => vec![own],
+                            ThrottleScope::Application => vec![Scope::App],
+                            // Without a scope the caller's own budget is the likely one; only when
+                            // another account is throttled within the same cooldown is the app's
+                            // budget what binds, and every account cools down.
+                            ThrottleScope::Unknown if breaker::others_cooling(c, &own.key(), now)? => {
+                                vec![own, Scope::App]
+                            }
+                            ThrottleScope::Unknown => vec![own],
+                        };
+                        for s in &scopes {
+                            me.trip(c, s, &p, now, retry_after)?;
+                        }
+                        for key in &p.probe_scopes {
+                            if !scopes.iter().any(|s| &s.key() == key) {
+                                breaker::release_probe(c, key, p.id)?;
+                            }
+                        }
+                    }
+                    Outcome::Failed | Outcome::Dropped => {
+                        for key in &p.probe_scopes {
+                            breaker::release_probe(c, key, p.id)?;
+                        }
+                    }
+                }
+                Ok(())
+            });
+            if let Err(e) = r {
+                tracing::warn!(error = %e, user = %p.user, "could not record a Graph request's outcome; its slot lease will end it");
+            }
+            me.wake(&p.user, app_wide);
+        });
     }
 
     fn user_notify(&self, user: &str) -> Arc<Notify> {
@@ -814,7 +877,7 @@ impl Inner {
         &self,
         c: &Connection,
         scope: &Scope,
-        p: &Permit,
+        p: &Sent,
         now: UnixMillis,
         retry_after: Option<Duration>,
     ) -> rusqlite::Result<()> {
@@ -912,6 +975,14 @@ impl Inner {
     }
 }
 
+/// What a permit's outcome is written with.
+struct Sent {
+    id: i64,
+    user: String,
+    granted_at: UnixMillis,
+    probe_scopes: Vec<String>,
+}
+
 #[derive(Clone, Copy)]
 enum Outcome {
     Succeeded(Option<f64>),
@@ -985,8 +1056,13 @@ impl Permit {
     fn finish(&mut self, outcome: Outcome) {
         if !self.done {
             self.done = true;
-            let inner = self.inner.clone();
-            inner.finish(self, outcome);
+            let sent = Sent {
+                id: self.id,
+                user: self.user.clone(),
+                granted_at: self.granted_at,
+                probe_scopes: std::mem::take(&mut self.probe_scopes),
+            };
+            self.inner.finish(sent, outcome);
         }
     }
 }

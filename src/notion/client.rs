@@ -854,7 +854,7 @@ impl NotionClient {
                     let mut grant = Some(grant);
                     if decision != Decision::Pace {
                         if let Some(g) = grant.take() {
-                            self.rate.answered(g)?;
+                            self.rate.answered(g).await?;
                         }
                     }
                     // An error answer's body: its `code`, `message` and `additional_data`.
@@ -879,13 +879,15 @@ impl NotionClient {
                             self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
                             let grant = grant.take().expect("a refused request keeps its grant");
-                            self.rate.throttled(
-                                grant,
-                                Throttle {
-                                    limit: Limit::of(status.as_u16(), reason),
-                                    retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
-                                },
-                            )?;
+                            self.rate
+                                .throttled(
+                                    grant,
+                                    Throttle {
+                                        limit: Limit::of(status.as_u16(), reason),
+                                        retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
+                                    },
+                                )
+                                .await?;
                             throttled += 1;
                             if throttled >= THROTTLED_ATTEMPTS {
                                 return Err(NotionError::GaveUp {

@@ -100,8 +100,11 @@ impl Journal {
     pub(crate) async fn recorded(
         &self,
     ) -> Result<std::collections::HashMap<usize, Recorded>, StoreError> {
-        let (db, account, item) = (self.db.clone(), self.account.clone(), self.item.clone());
-        let rows = blocking(move || db.recorded_steps(&account, &item)).await?;
+        let (account, item) = (self.account.clone(), self.item.clone());
+        let rows = self
+            .db
+            .call(move |db| db.recorded_steps(&account, &item))
+            .await?;
         Ok(rows
             .into_iter()
             .filter_map(|r| {
@@ -133,19 +136,11 @@ impl Journal {
             learned: serde_json::to_string(learned).expect("a learned step serialises"),
             at: self.clock.now_ms(),
         };
-        let (db, token) = (self.db.clone(), self.token.clone());
+        let token = self.token.clone();
         let (account, item) = (self.account.clone(), self.item.clone());
-        blocking(move || db.record_step_with_links(&token, &account, &item, &row, &links)).await
-    }
-}
-
-/// Runs a store call on the blocking pool, off the runtime's threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r,
-        Err(e) => std::panic::resume_unwind(e.into_panic()),
+        self.db
+            .call(move |db| db.record_step_with_links(&token, &account, &item, &row, &links))
+            .await
     }
 }
 

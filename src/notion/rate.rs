@@ -5,8 +5,8 @@
 //! `Retry-After` pauses every caller of every process at once, uncapped (Notion's workspace-level
 //! waits can exceed the 60 s the official SDKs cap them at).
 //!
-//! Like the Graph limiter, the transactions run on the calling task's thread: each is a few
-//! indexed statements, shorter than handing it to the blocking pool would be.
+//! Like the Graph limiter's, the transactions run off the async runtime, in the database's queue
+//! ([`Db::call`]): a grant can wait out another process's write without holding a runtime thread.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -104,29 +104,36 @@ impl NotionRate {
     /// Waits until one request may go, then takes its slot.
     pub async fn acquire(&self) -> Result<Grant, RateError> {
         loop {
-            let decision = self.db.write("granting a Notion request", |tx| {
-                // Read inside the transaction: another task's write may have held the database,
-                // and a grant stamped before that wait would let the next ones bunch.
-                let now = self.clock.now_ms();
-                let mut pace = ledger::load(tx, &self.key)?
-                    .unwrap_or_else(|| Pace::fresh(self.mode, now))
-                    .for_mode(self.mode, now);
-                if pace.window_passed(self.mode, now) {
-                    let since_raise = ledger::granted_since(tx, &self.key, pace.raised_at)?;
-                    pace.watch(self.mode, now, Counts { since_raise });
-                    // Kept for the longer of two windows and the minute `status` shows.
-                    ledger::prune(tx, &self.key, now - (2 * pace.window_ms).max(60_000))?;
-                }
-                let out = match pace.grant(self.mode, now) {
-                    Ok(()) => Ok(ledger::insert_grant(tx, &self.key, now)?),
-                    Err(until) => Err((
-                        until,
-                        pace.pause_reason.filter(|_| until <= pace.paused_until),
-                    )),
-                };
-                ledger::save(tx, &self.key, &pace)?;
-                Ok((out, now))
-            })?;
+            let (key, mode, clock) = (self.key.clone(), self.mode, self.clock.clone());
+            let decision = self
+                .db
+                .call(move |db| {
+                    db.write("granting a Notion request", |tx| {
+                        // Read inside the transaction: another task's write may have held the
+                        // database, and a grant stamped before that wait would let the next ones
+                        // bunch.
+                        let now = clock.now_ms();
+                        let mut pace = ledger::load(tx, &key)?
+                            .unwrap_or_else(|| Pace::fresh(mode, now))
+                            .for_mode(mode, now);
+                        if pace.window_passed(mode, now) {
+                            let since_raise = ledger::granted_since(tx, &key, pace.raised_at)?;
+                            pace.watch(mode, now, Counts { since_raise });
+                            // Kept for the longer of two windows and the minute `status` shows.
+                            ledger::prune(tx, &key, now - (2 * pace.window_ms).max(60_000))?;
+                        }
+                        let out = match pace.grant(mode, now) {
+                            Ok(()) => Ok(ledger::insert_grant(tx, &key, now)?),
+                            Err(until) => Err((
+                                until,
+                                pace.pause_reason.filter(|_| until <= pace.paused_until),
+                            )),
+                        };
+                        ledger::save(tx, &key, &pace)?;
+                        Ok((out, now))
+                    })
+                })
+                .await?;
             match decision {
                 (Ok(id), _) => return Ok(Grant { id }),
                 (Err((until, pause)), now) => {
@@ -142,32 +149,41 @@ impl NotionRate {
     }
 
     /// Notion answered `g` (anything but a 429 or 529): it counted in the window.
-    pub fn answered(&self, g: Grant) -> Result<(), RateError> {
-        self.db.write("recording a Notion answer", |tx| {
-            ledger::set_outcome(tx, g.id, true).map(drop)
-        })?;
+    pub async fn answered(&self, g: Grant) -> Result<(), RateError> {
+        self.db
+            .call(move |db| {
+                db.write("recording a Notion answer", |tx| {
+                    ledger::set_outcome(tx, g.id, true).map(drop)
+                })
+            })
+            .await?;
         Ok(())
     }
 
     /// Notion refused `g` with a 429 or 529: every caller pauses for its `Retry-After`, and the pace
     /// learns what the answer says. Returns the shared pause from now.
-    pub fn throttled(&self, g: Grant, t: Throttle) -> Result<Duration, RateError> {
+    pub async fn throttled(&self, g: Grant, t: Throttle) -> Result<Duration, RateError> {
         let now = self.clock.now_ms();
-        let wait = self.db.write("recording a Notion 429", |tx| {
-            let granted_at = ledger::set_outcome(tx, g.id, false)?.unwrap_or(now);
-            let mut pace = ledger::load(tx, &self.key)?
-                .unwrap_or_else(|| Pace::fresh(self.mode, now))
-                .for_mode(self.mode, now);
-            let mut count = Ok(0);
-            let wait = pace.throttled(self.mode, t, now, granted_at, |from| {
-                count = ledger::accepted_since(tx, &self.key, from, g.id);
-                *count.as_ref().unwrap_or(&0)
-            });
-            count?;
-            ledger::save(tx, &self.key, &pace)?;
-            Ok((wait, pace.budget))
-        })?;
-        let (wait, budget) = wait;
+        let (key, mode) = (self.key.clone(), self.mode);
+        let (wait, budget) = self
+            .db
+            .call(move |db| {
+                db.write("recording a Notion 429", |tx| {
+                    let granted_at = ledger::set_outcome(tx, g.id, false)?.unwrap_or(now);
+                    let mut pace = ledger::load(tx, &key)?
+                        .unwrap_or_else(|| Pace::fresh(mode, now))
+                        .for_mode(mode, now);
+                    let mut count = Ok(0);
+                    let wait = pace.throttled(mode, t, now, granted_at, |from| {
+                        count = ledger::accepted_since(tx, &key, from, g.id);
+                        *count.as_ref().unwrap_or(&0)
+                    });
+                    count?;
+                    ledger::save(tx, &key, &pace)?;
+                    Ok((wait, pace.budget))
+                })
+            })
+            .await?;
         tracing::info!(
             limit = t.limit.code(),
             wait_s = wait.as_secs_f64(),
@@ -179,19 +195,24 @@ impl NotionRate {
 
     /// Every caller pauses for `d` from now, whatever the pace (a shorter pause never shortens a
     /// longer one already in force).
-    pub fn pause_for(&self, d: Duration, limit: Limit) -> Result<(), RateError> {
+    pub async fn pause_for(&self, d: Duration, limit: Limit) -> Result<(), RateError> {
         let now = self.clock.now_ms();
-        self.db.write("pausing Notion requests", |tx| {
-            let mut pace = ledger::load(tx, &self.key)?
-                .unwrap_or_else(|| Pace::fresh(self.mode, now))
-                .for_mode(self.mode, now);
-            let until = now + d.as_millis() as i64;
-            if until > pace.paused_until {
-                pace.paused_until = until;
-                pace.pause_reason = Some(limit);
-            }
-            ledger::save(tx, &self.key, &pace)
-        })?;
+        let (key, mode) = (self.key.clone(), self.mode);
+        self.db
+            .call(move |db| {
+                db.write("pausing Notion requests", |tx| {
+                    let mut pace = ledger::load(tx, &key)?
+                        .unwrap_or_else(|| Pace::fresh(mode, now))
+                        .for_mode(mode, now);
+                    let until = now + d.as_millis() as i64;
+                    if until > pace.paused_until {
+                        pace.paused_until = until;
+                        pace.pause_reason = Some(limit);
+                    }
+                    ledger::save(tx, &key, &pace)
+                })
+            })
+            .await?;
         Ok(())
     }
 
@@ -208,7 +229,8 @@ impl NotionRate {
         Duration::from_millis(self.waited_ms.load(Ordering::Relaxed))
     }
 
-    /// The pace as it stands, for progress, `status` and logs.
+    /// The pace as it stands, for progress, `status` and logs. Reads the state database on the
+    /// calling thread: from async code, call it through [`Db::call`].
     pub fn view(&self) -> Result<PaceView, RateError> {
         let now = self.clock.now_ms();
         let view = self.db.read("reading the Notion pace", |c| {

@@ -30,15 +30,23 @@ const PAGES_AT_ONCE: usize = 4;
 /// updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
     use futures::stream::{self, StreamExt, TryStreamExt};
-    let migrated = m.db().migrated_page_targets(&who.account)?;
-    let mut pages = Vec::new();
-    for key in m.db().queued_keys(&who.account)? {
-        for item in m.db().pages_with_pending_links(&key)? {
-            if let Some(notion_id) = item.page_id().map(str::to_owned) {
-                pages.push((key.clone(), item, notion_id));
+    let account = who.account.clone();
+    // Every store call of the pass runs off the runtime ([`crate::store::Db::call`]).
+    let (migrated, pages) = m
+        .db()
+        .call(move |db| {
+            let migrated = db.migrated_page_targets(&account)?;
+            let mut pages = Vec::new();
+            for key in db.queued_keys(&account)? {
+                for item in db.pages_with_pending_links(&key)? {
+                    if let Some(notion_id) = item.page_id().map(str::to_owned) {
+                        pages.push((key.clone(), item, notion_id));
+                    }
+                }
             }
-        }
-    }
+            Ok::<_, crate::store::StoreError>((migrated, pages))
+        })
+        .await?;
     let migrated = &migrated;
     stream::iter(pages)
         .map(|(key, item, notion_id)| async move {
@@ -55,9 +63,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
             };
             match rewritten {
                 Ok((n, still_missing)) => {
-                    record(m, &key, &item, degraded)?;
-                    m.db()
-                        .set_pending_links(m.owner(), &key, &item.item_id, still_missing)?;
+                    record(m, &key, &item, degraded, still_missing).await?;
                     Ok(n)
                 }
                 // One page that cannot be read again (deleted in OneNote since) or whose Notion
@@ -71,9 +77,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                              rewrite them: {why})"
                         ),
                     });
-                    record(m, &key, &item, degraded)?;
-                    m.db()
-                        .set_pending_links(m.owner(), &key, &item.item_id, false)?;
+                    record(m, &key, &item, degraded, false).await?;
                     Ok(0)
                 }
                 Err(other) => Err(other),
@@ -84,22 +88,30 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
         .await
 }
 
-/// Adds what the link pass sent degraded to the page's stored report, as the writer does, so
-/// `verify` lists it. The pass writes again blocks the writer wrote: an element both degraded (an
-/// e-mail link beside a page link) is listed once.
-fn record(
+/// Records what the pass did to a page: whether links remain unresolved, and what it sent
+/// degraded, added to the page's stored report as the writer does, so `verify` lists it. The pass
+/// writes again blocks the writer wrote: an element both degraded (an e-mail link beside a page
+/// link) is listed once.
+async fn record(
     m: &Migration,
     key: &str,
     item: &NotionItem,
     degraded: Vec<Degraded>,
+    still_missing: bool,
 ) -> Result<(), JobError> {
-    if degraded.is_empty() {
-        return Ok(());
-    }
-    let items = degraded.into_iter().map(|d| (d.element, d.action));
-    let report = note_in_report(item.report.as_deref(), items);
+    let report = (!degraded.is_empty()).then(|| {
+        let items = degraded.into_iter().map(|d| (d.element, d.action));
+        note_in_report(item.report.as_deref(), items)
+    });
+    let (owner, key, id) = (m.owner().clone(), key.to_owned(), item.item_id.clone());
     m.db()
-        .set_report(m.owner(), key, &item.item_id, report.as_deref())?;
+        .call(move |db| {
+            if let Some(report) = report {
+                db.set_report(&owner, &key, &id, report.as_deref())?;
+            }
+            db.set_pending_links(&owner, &key, &id, still_missing)
+        })
+        .await?;
     Ok(())
 }
 
@@ -120,7 +132,9 @@ async fn rewrite_recorded(
 ) -> Result<(u64, bool), JobError> {
     let mut still_missing = false;
     let mut n = 0;
-    for row in m.db().link_blocks(item.key, item.id)? {
+    let (key, id) = (item.key.to_owned(), item.id.to_owned());
+    let rows = m.db().call(move |db| db.link_blocks(&key, &id)).await?;
+    for row in rows {
         let read = LinkBody::of_row_text(&row.body)
             .and_then(|b| b.update(|id| migrated.get(&id.to_ascii_lowercase()).cloned()));
         let Some(u) = read else {
@@ -139,8 +153,10 @@ async fn rewrite_recorded(
         update(m, &row.block_id, u.body, degraded).await?;
         n += 1;
         if u.unresolved == 0 {
+            let (owner, key, id) = (m.owner().clone(), item.key.to_owned(), item.id.to_owned());
             m.db()
-                .forget_link_block(m.owner(), item.key, item.id, &row.block_id)?;
+                .call(move |db| db.forget_link_block(&owner, &key, &id, &row.block_id))
+                .await?;
         }
     }
     Ok((n, still_missing))
@@ -156,7 +172,11 @@ async fn rewrite_page(
     degraded: &mut Vec<Degraded>,
 ) -> Result<(u64, bool), JobError> {
     let label = format!("page {:?} ({})", item.title, item.id);
-    let last_modified = m.db().page_last_modified(item.key, item.id)?;
+    let (key, id) = (item.key.to_owned(), item.id.to_owned());
+    let last_modified = m
+        .db()
+        .call(move |db| db.page_last_modified(&key, &id))
+        .await?;
     // With its drawings, as written: blocks are matched to Notion's by position. A big page is
     // held under the big-page permit (its Notion page exists: no turn to wait for).
     let (mut page, _, _big) = m

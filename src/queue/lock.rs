@@ -56,13 +56,11 @@ impl RunLock {
         self.heartbeat = Some(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(LOCK_STALE / 4).await;
-                let (db, token) = (db.clone(), token.clone());
+                let token = token.clone();
                 let now = clock.now_ms();
-                let beat =
-                    tokio::task::spawn_blocking(move || db.heartbeat_run_lock(&token, now)).await;
-                match beat {
-                    Ok(Ok(true)) => {}
-                    Ok(Ok(false)) => {
+                match db.call(move |db| db.heartbeat_run_lock(&token, now)).await {
+                    Ok(true) => {}
+                    Ok(false) => {
                         tracing::error!(
                             "another notebridge took over the migration lock; stopping"
                         );
@@ -70,7 +68,6 @@ impl RunLock {
                         cancel.stop();
                         return;
                     }
-                    Ok(Err(e)) => tracing::warn!("could not refresh the migration lock: {e}"),
                     Err(e) => tracing::warn!("could not refresh the migration lock: {e}"),
                 }
             }

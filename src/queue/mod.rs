@@ -133,6 +133,8 @@ pub struct RunStats {
     /// Section files parsed for imports from files (once per section while its pages are
     /// converted, not once per page).
     pub sections_opened: AtomicU64,
+    /// Counts the job transitions recorded (and plans added): what a progress display waits on.
+    pub transitions: tokio::sync::watch::Sender<u64>,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.
@@ -411,27 +413,46 @@ impl Migration {
     }
 
     /// The Notion page this job's page goes under.
-    fn parent_notion_id(&self, job: &Job) -> Result<String, JobError> {
-        match job.parent_job {
-            None => self
-                .db
-                .plan_target(job.plan_id)?
-                .ok_or_else(|| JobError::permanent(format!("plan {} has no target", job.plan_id))),
-            Some(p) => {
-                let (account, item) = self
-                    .db
-                    .job_item(p)?
-                    .ok_or_else(|| JobError::permanent(format!("parent job {p} is missing")))?;
-                self.db
-                    .notion_item(&account, &item)?
-                    .and_then(|i| i.page_id().map(str::to_owned))
-                    .ok_or_else(|| {
-                        JobError::transient(format!(
-                            "the parent of {} has no Notion page yet",
-                            job.item_id
-                        ))
-                    })
+    async fn parent_notion_id(&self, job: &Job) -> Result<String, JobError> {
+        /// What the database says of a job's parent.
+        enum Parent {
+            /// The plan's target page (none: the plan has none).
+            Target(Option<String>),
+            /// The parent job is not in the database.
+            Missing,
+            /// The parent's Notion page (none: not created yet).
+            Page(Option<String>),
+        }
+        let (plan, parent) = (job.plan_id, job.parent_job);
+        let found = self
+            .db
+            .call(move |db| {
+                Ok::<_, crate::store::StoreError>(match parent {
+                    None => Parent::Target(db.plan_target(plan)?),
+                    Some(p) => match db.job_item(p)? {
+                        None => Parent::Missing,
+                        Some((account, item)) => Parent::Page(
+                            db.notion_item(&account, &item)?
+                                .and_then(|i| i.into_page_id()),
+                        ),
+                    },
+                })
+            })
+            .await?;
+        match found {
+            Parent::Target(t) => {
+                t.ok_or_else(|| JobError::permanent(format!("plan {} has no target", job.plan_id)))
             }
+            Parent::Missing => Err(JobError::permanent(format!(
+                "parent job {} is missing",
+                parent.unwrap_or_default()
+            ))),
+            Parent::Page(page) => page.ok_or_else(|| {
+                JobError::transient(format!(
+                    "the parent of {} has no Notion page yet",
+                    job.item_id
+                ))
+            }),
         }
     }
 
@@ -450,9 +471,11 @@ impl Migration {
 
     /// A notebook, section group or section: a page with no body.
     async fn container(&self, job: &Job, turn: &Turn) -> Result<(), JobError> {
+        let (account, kind, id) = (job.account.clone(), job.kind.as_str(), job.item_id.clone());
         let (name, _) = self
             .db
-            .item_name(&job.account, job.kind.as_str(), &job.item_id)?
+            .call(move |db| db.item_name(&account, kind, &id))
+            .await?
             .ok_or_else(|| {
                 JobError::permanent(format!(
                     "{} {} is not in the inventory",
@@ -460,7 +483,7 @@ impl Migration {
                     job.item_id
                 ))
             })?;
-        let parent = self.parent_notion_id(job)?;
+        let parent = self.parent_notion_id(job).await?;
         let created = self
             .ensure(job, turn, &parent, &name, &[], &HashMap::new(), None)
             .await?;
@@ -472,33 +495,39 @@ impl Migration {
 
     /// A OneNote page: fetch, convert, write.
     async fn page(&self, job: &Job, opts: &RunOptions, turn: &Turn) -> Result<(), JobError> {
-        let (title, deleted) = self
+        // What the page is, as planned and as written so far: read off the runtime.
+        let (account, id) = (job.account.clone(), job.item_id.clone());
+        let (named, existing, last_modified) = self
             .db
-            .item_name(&job.account, "page", &job.item_id)?
-            .ok_or_else(|| {
-                JobError::permanent(format!("page {} is not in the inventory", job.item_id))
-            })?;
+            .call(move |db| {
+                Ok::<_, crate::store::StoreError>((
+                    db.item_name(&account, "page", &id)?,
+                    db.notion_item(&account, &id)?,
+                    db.page_last_modified(&account, &id)?,
+                ))
+            })
+            .await?;
+        let (title, deleted) = named.ok_or_else(|| {
+            JobError::permanent(format!("page {} is not in the inventory", job.item_id))
+        })?;
         let item = format!("page {title:?} ({})", job.item_id);
         if deleted {
             return Err(JobError::permanent(format!(
                 "{item} was deleted in OneNote after it was planned"
             )));
         }
-        if let Some(existing) = self.db.notion_item(&job.account, &job.item_id)? {
+        if let Some(existing) = &existing {
             if existing.state.is_complete() {
                 return Ok(());
             }
         }
-        let parent = self.parent_notion_id(job)?;
+        let parent = self.parent_notion_id(job).await?;
         // The page's Graph requests (content, ink, files) spend from the item's one count.
         let already = u32::try_from(job.attempts - 1).unwrap_or(0);
         let who = self
             .caller(&job.account, opts)?
             .for_item(crate::failure::Retries::new(self.retries, already));
-        let created = self
-            .db
-            .notion_item(&job.account, &job.item_id)?
-            .is_some_and(|i| i.page_id().is_some());
+        let created = existing.is_some_and(|i| i.page_id().is_some());
         if !created {
             // An earlier sibling waiting for a retry would make this page wait long after its
             // content is fetched: park it before spending Graph budget. Siblings in flight are
@@ -506,7 +535,6 @@ impl Migration {
             // the page waits for its turn only before its own creation (in `ensure`).
             turn.check()?;
         }
-        let last_modified = self.db.page_last_modified(&job.account, &job.item_id)?;
         // A big page is converted and written under the one big-page permit, held to the end.
         let (mut page, mut svgs, _big) = self
             .fetch_page(
@@ -771,7 +799,8 @@ impl Migration {
         page: Option<PageWrite<'_>>,
     ) -> Result<bool, JobError> {
         let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
-        let existing = self.db.notion_item(account, item_id)?;
+        let (a, i) = (account.to_owned(), item_id.to_owned());
+        let existing = self.db.call(move |db| db.notion_item(&a, &i)).await?;
         let fetch = match &page {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),

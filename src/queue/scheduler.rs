@@ -18,9 +18,6 @@ use crate::graph::sources::account_of_key;
 use crate::store::jobs::{Job, JobState, RunToken};
 use crate::store::{Db, StoreError};
 
-/// A waiting worker looks again after this long even without a change: it only bounds the cost of
-/// a change that forgot to wake.
-pub(super) const SAFETY_WAKE: Duration = Duration::from_secs(2);
 /// A page parked behind a sibling that waits for its retry is not taken again sooner than this.
 const NOT_YET_MIN: Duration = Duration::from_millis(200);
 
@@ -45,17 +42,22 @@ pub(crate) trait Runner: Clone + Send + Sync + 'static {
 pub(crate) struct Shared {
     graph: Mutex<JobGraph>,
     changes: tokio::sync::Notify,
+    /// How often the graph was consulted: what the tests of waking bound.
+    #[cfg(test)]
+    consulted: AtomicU64,
 }
 
 impl Shared {
     fn new(graph: JobGraph) -> Arc<Self> {
         Arc::new(Self {
             graph: Mutex::new(graph),
-            changes: tokio::sync::Notify::new(),
+            ..Self::default()
         })
     }
 
     fn graph(&self) -> MutexGuard<'_, JobGraph> {
+        #[cfg(test)]
+        self.consulted.fetch_add(1, Ordering::Relaxed);
         self.graph.lock().expect("job graph poisoned")
     }
 
@@ -84,8 +86,7 @@ impl Turn {
 
     /// Waits until every earlier sibling has its Notion page, so siblings appear in OneNote's
     /// order. Every change that can end the wait (a sibling's page created, a sibling's job
-    /// finished, failed or parked) wakes the waiters; [`SAFETY_WAKE`] only bounds the cost of one
-    /// that forgot to.
+    /// finished, failed or parked) wakes the waiters, and nothing else does: no timer.
     pub(crate) async fn wait(&self) -> Result<(), JobError> {
         loop {
             let change = self.shared.changes.notified();
@@ -100,11 +101,7 @@ impl Turn {
                 // An earlier sibling is not even claimed (it waits for a retry): do not hold a
                 // worker for it.
                 a if a.queued > 0 => return Err(JobError::NotYet(a.next)),
-                _ => {
-                    if tokio::time::timeout(SAFETY_WAKE, change).await.is_err() {
-                        tracing::debug!(job = self.job, "woke by the safety timeout, not a change");
-                    }
-                }
+                _ => change.await,
             }
         }
     }
@@ -142,7 +139,18 @@ impl<R: Runner> Scheduler<R> {
     pub(crate) async fn run(&self, opts: &RunOptions, root: &Cancel) -> Result<RunEnd, RunError> {
         let accounts = opts.accounts.clone();
         let jobs = store(&self.db, move |db| db.load_jobs(&accounts)).await?;
-        let shared = Shared::new(JobGraph::new(jobs));
+        self.drive(Shared::new(JobGraph::new(jobs)), opts, root)
+            .await
+    }
+
+    /// Drives the loaded graph `shared` until nothing can run any more, the deadline, or `root`
+    /// stops.
+    async fn drive(
+        &self,
+        shared: Arc<Shared>,
+        opts: &RunOptions,
+        root: &Cancel,
+    ) -> Result<RunEnd, RunError> {
         // This run's branch of the stop tree: it stops with the root, or at the deadline.
         let cancel = root.child();
         if let Some(d) = opts.deadline {
@@ -261,30 +269,44 @@ impl<R: Runner> Worker<R> {
             let change = self.shared.changes.notified();
             tokio::pin!(change);
             change.as_mut().enable();
-            // Count ourselves as busy while claiming, so an idle peer never sees "nothing running"
-            // in the instant between our claim and our work.
-            self.running.fetch_add(1, Ordering::SeqCst);
-            let claimed = self
-                .shared
-                .graph()
-                .claim(&self.opts.accounts, now, PER_PARENT);
-            let Some(job) = claimed else {
-                self.running.fetch_sub(1, Ordering::SeqCst);
-                let (pending, next) = self.shared.graph().pending(&self.opts.accounts, now);
-                if pending == 0 && self.running.load(Ordering::SeqCst) == 0 {
-                    return Ok(());
+            // Claimed and counted as running under the graph's lock, and nothing running looked
+            // at under it too: an idle peer never sees a job that is neither pending nor running,
+            // and whoever it sees running ends with a change (which wakes it).
+            let claimed = {
+                let mut graph = self.shared.graph();
+                match graph.claim(&self.opts.accounts, now, PER_PARENT) {
+                    Some(job) => {
+                        self.running.fetch_add(1, Ordering::SeqCst);
+                        Ok(job)
+                    }
+                    None => Err((
+                        graph.pending(&self.opts.accounts, now),
+                        self.running.load(Ordering::SeqCst),
+                    )),
                 }
-                // Work remains but is not claimable yet: its parent is in flight (woken when a
-                // job changes), or it waits for a retry time (woken then).
-                let nap = next
-                    .map(|t| Duration::from_millis((t - now).clamp(10, 1000) as u64))
-                    .unwrap_or(SAFETY_WAKE);
-                tokio::select! {
-                    _ = tokio::time::sleep(nap) => {}
-                    _ = change => {}
-                    _ = self.cancel.stopped() => {}
+            };
+            let job = match claimed {
+                Ok(job) => job,
+                Err(((pending, next), running)) => {
+                    if pending == 0 && running == 0 {
+                        return Ok(());
+                    }
+                    // Work remains but is not claimable yet: its parent or a sibling is in flight
+                    // (woken when a job changes: the graph's every change notifies), or it waits for
+                    // a retry time (woken at that instant, the earliest of them), or the run stops.
+                    let retry = async {
+                        match next {
+                            Some(t) => self.clock.sleep_until_ms(t).await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::select! {
+                        _ = retry => {}
+                        _ = change => {}
+                        _ = self.cancel.stopped() => {}
+                    }
+                    continue;
                 }
-                continue;
             };
             let (id, owner) = (job.id, self.owner.clone());
             if let Err(e) = store(&self.db, move |db| db.start_job(id, &owner, now)).await {
@@ -412,7 +434,8 @@ impl<R: Runner> Worker<R> {
         }
     }
 
-    /// Applies an outcome to the graph and writes it through to SQLite (off the runtime threads).
+    /// Applies an outcome to the graph and writes it through to SQLite (off the runtime threads),
+    /// then tells whoever shows the run's progress.
     async fn record(&self, job: &Job, o: Outcome) -> Result<(), RunError> {
         self.shared
             .graph()
@@ -430,7 +453,9 @@ impl<R: Runner> Worker<R> {
                 (_, false) => db.defer_job(id, &owner, o.not_before, now),
             }
         })
-        .await
+        .await?;
+        self.stats.transitions.send_modify(|n| *n += 1);
+        Ok(())
     }
 }
 
@@ -444,18 +469,14 @@ enum Settled {
     Fatal(Outcome, RunError),
 }
 
-/// Runs a store call on tokio's blocking pool: the queue's transitions wait for SQLite (a busy
-/// database, a sync to disk) without holding a runtime thread that Graph and Notion requests need.
+/// Runs a store call off the runtime's threads ([`Db::call`]): the queue's transitions wait for
+/// SQLite (a busy database, a sync to disk) without holding a thread that Graph and Notion
+/// requests need.
 pub(super) async fn store<T: Send + 'static>(
     db: &Arc<Db>,
     f: impl FnOnce(&Db) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, RunError> {
-    let db = db.clone();
-    match tokio::task::spawn_blocking(move || f(&db)).await {
-        Ok(r) => r.map_err(RunError::Store),
-        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-        Err(e) => Err(RunError::Worker(e.to_string())),
-    }
+    db.call(f).await.map_err(RunError::Store)
 }
 
 #[cfg(test)]
@@ -755,6 +776,48 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn idle_workers_sleep_until_the_change_or_the_retry_time_they_wait_for() {
+        let (_dir, db, token) = planned(3);
+        // The notebook takes ten minutes: seven of the eight workers have nothing to claim.
+        let mut fake = Fake::new(&[("nb", 600), ("p1", 1), ("p2", 1), ("p3", 1)]);
+        // p2's first attempt fails: its retry comes 4 s later, and nothing else is left then.
+        fake.failing = Arc::new(HashMap::from([("p2".to_owned(), 1)]));
+        let shared = Shared::new(JobGraph::new(db.load_jobs(&[]).unwrap()));
+        let run = {
+            let (s, shared) = (scheduler(&fake, &db, &token), shared.clone());
+            tokio::spawn(async move { s.drive(shared, &opts(8, None), &Cancel::new()).await })
+        };
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        let before = shared.consulted.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(580)).await;
+        // Nothing changed in those minutes: no worker looked at the graph (a nap of a few seconds
+        // would have looked thousands of times).
+        assert_eq!(shared.consulted.load(Ordering::Relaxed), before);
+        // At 605 s the pages have run: p1 is created, p2 failed at 603.2 s and waits for its retry
+        // at 607.2 s, p3 is parked behind it. Nobody looks at the graph until then.
+        tokio::time::sleep(Duration::from_secs(15)).await;
+        let idle = shared.consulted.load(Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(shared.consulted.load(Ordering::Relaxed), idle);
+        assert_eq!(run.await.unwrap().unwrap(), RunEnd::Finished);
+        // Woken at that instant, not on a nap's grid.
+        let failed = fake.events("failed")[0].1;
+        let retried = fake
+            .events("start")
+            .into_iter()
+            .filter(|(i, _)| i == "p2")
+            .map(|(_, t)| t)
+            .nth(1)
+            .unwrap();
+        assert!(
+            (retried - failed - 4.0).abs() < 1e-9,
+            "{}",
+            retried - failed
+        );
+        assert_eq!(fake.order("created"), ["nb", "s", "p1", "p2", "p3", "1"]);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_waiting_page_goes_on_the_moment_its_earlier_siblings_are_created() {
         let (_dir, db, _token) = planned(3);
         let shared = Shared::new(JobGraph::new(db.load_jobs(&[]).unwrap()));
@@ -776,7 +839,7 @@ mod tests {
             let t = turn(&jobs[4]);
             tokio::spawn(async move { t.wait().await.is_ok() })
         };
-        // Time alone never gives a page its turn, however long (off the safety wakes' grid).
+        // Time alone never gives a page its turn, however long: no timer wakes the wait.
         tokio::time::sleep(Duration::from_secs(601)).await;
         assert!(!waiter.is_finished(), "p3 went before p1 and p2 exist");
         turn(&jobs[2]).created();

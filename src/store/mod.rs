@@ -2,10 +2,13 @@
 //!
 //! One file holds accounts and tokens, the OneNote inventory, the job queue, the Notion ids of what was
 //! migrated and the limiter's ledger. It is opened once per process and shared (`Arc<Db>`). Every state
-//! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
+//! change is one transaction, so a `kill -9` at any moment leaves a consistent database. Async code
+//! never calls it on a runtime thread: it goes through [`Db::call`] (or [`Db::submit`]), which runs
+//! its calls in order on tokio's blocking pool.
 
 pub mod accounts;
 pub mod drive_ledger;
+mod calls;
 pub mod history;
 pub mod identity;
 pub mod import_key;
@@ -192,6 +195,8 @@ pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 pub struct Db {
     path: PathBuf,
     conn: Mutex<Connection>,
+    /// What async code asks of it, run in order off the runtime ([`Db::call`]).
+    calls: calls::Calls,
 }
 
 impl Db {
@@ -211,6 +216,7 @@ impl Db {
         let mut db = Db {
             path,
             conn: Mutex::new(conn),
+            calls: calls::Calls::default(),
         };
         db.migrate(MIGRATIONS.len())?;
         Ok(db)
@@ -281,6 +287,7 @@ impl Db {
         let mut db = Db {
             path: path.to_owned(),
             conn: Mutex::new(conn),
+            calls: calls::Calls::default(),
         };
         db.migrate(version)?;
         Ok(db)

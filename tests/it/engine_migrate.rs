@@ -80,13 +80,18 @@ impl Observer for Recorder {
             let (progress, cancel, pages) = (progress.clone(), cancel.clone(), *pages);
             let at_stop = self.at_stop.clone();
             tokio::spawn(async move {
+                let mut changes = progress.changes();
                 loop {
-                    let now = progress.snapshot();
+                    let now = progress.snapshot().await;
                     if now.done >= pages {
                         *at_stop.lock().unwrap() = Some(now);
                         break;
                     }
-                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    // Looked at again when the run tells of a change (a job's transition), not
+                    // on a timer.
+                    tokio::time::timeout(Duration::from_secs(30), changes.next())
+                        .await
+                        .expect("the run tells of its changes");
                 }
                 cancel.stop();
             });

@@ -75,7 +75,11 @@ async fn the_wait_is_the_max_over_layers_not_the_min() {
             .unwrap()
             .granted_at()
     });
-    tokio::task::yield_now().await;
+    // Until both have decided (their grant transactions run off the runtime; yielding keeps the
+    // paused clock where it is).
+    while l.waits().len() < 2 {
+        tokio::task::yield_now().await;
+    }
     let snap = l.snapshot().unwrap();
     let alice_wait = snap.waits.iter().find(|w| w.user == "alice").unwrap();
     assert_eq!(alice_wait.until, T0 + 900);

@@ -92,3 +92,48 @@ fn slots_freed_late_are_not_leaked_when_the_runtime_ends() {
         );
     });
 }
+
+/// A grant transaction waits for the database while another process holds a write (up to the
+/// busy timeout). It waits off the runtime: the one thread of a current-thread runtime goes on
+/// running every other task meanwhile (a Graph answer read, a Notion request, a progress line).
+#[tokio::test(flavor = "current_thread")]
+async fn a_grant_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let db = Arc::new(Db::open(&path).unwrap());
+    let l = Limiter::open(
+        db,
+        GraphLimits::default(),
+        Clock::system(),
+        Jitter::seeded(1),
+    )
+    .unwrap();
+    // Another process in the middle of a write.
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let held = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let grant = {
+        let l = l.clone();
+        tokio::spawn(async move { l.acquire("alice", Lane::Foreground).await })
+    };
+    let ticks = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let ticker = {
+        let ticks = ticks.clone();
+        tokio::spawn(async move {
+            for _ in 0..10 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        })
+    };
+    ticker.await.unwrap();
+    assert_eq!(ticks.load(std::sync::atomic::Ordering::SeqCst), 10);
+    assert!(
+        !grant.is_finished(),
+        "granted while the database was locked"
+    );
+    held.commit().unwrap();
+    let p = grant.await.unwrap().unwrap();
+    p.succeeded(None);
+}

@@ -76,7 +76,7 @@ async fn drive(
                     match answer {
                         Ok(()) => {
                             seen.lock().unwrap().accepted.push(at);
-                            rate.answered(g).unwrap();
+                            rate.answered(g).await.unwrap();
                         }
                         Err(r) => {
                             let limit = Limit::of(429, r.reason.as_deref());
@@ -88,6 +88,7 @@ async fn drive(
                                     retry_after: Duration::from_secs(r.retry_after),
                                 },
                             )
+                            .await
                             .unwrap();
                         }
                     }
@@ -333,6 +334,37 @@ async fn an_unknown_rate_limit_reason_is_a_plain_429() {
 }
 
 /// A client of the HTTP test server as `token`, paced `auto` for `window` on `db`.
+/// The pace's grant transaction waits for another process's write off the runtime: the one
+/// thread of a current-thread runtime runs every other task meanwhile.
+#[tokio::test(flavor = "current_thread")]
+async fn a_grant_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let rate = NotionRate::open(open_db(&dir), TOKEN, NotionPace::Auto, Clock::system());
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let held = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let rate = Arc::new(rate);
+    let grant = {
+        let rate = rate.clone();
+        tokio::spawn(async move { rate.acquire().await })
+    };
+    let started = Instant::now();
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(
+        !grant.is_finished(),
+        "granted while the database was locked"
+    );
+    held.commit().unwrap();
+    let g = grant.await.unwrap().unwrap();
+    rate.answered(g).await.unwrap();
+    assert_eq!(rate.view().unwrap().requests_last_minute, 1);
+}
+
 fn http_client(
     s: &notebridge_testkit::notion::NotionServer,
     db: Arc<Db>,

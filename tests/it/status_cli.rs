@@ -147,7 +147,7 @@ async fn status_and_report_show_notions_pace_and_what_it_waits_for() {
         Clock::system(),
     );
     for _ in 0..4 {
-        rate.answered(rate.acquire().await.unwrap()).unwrap();
+        rate.answered(rate.acquire().await.unwrap()).await.unwrap();
     }
     let g = rate.acquire().await.unwrap();
     rate.throttled(
@@ -157,6 +157,7 @@ async fn status_and_report_show_notions_pace_and_what_it_waits_for() {
             retry_after: Duration::from_secs(40),
         },
     )
+    .await
     .unwrap();
     let (code, out, err) = run_bin(&w, &["status"], &[]);
     assert_eq!(code, 0, "{err}");
