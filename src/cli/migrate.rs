@@ -13,6 +13,7 @@ use super::progress::Ticker;
 use crate::cli::exit::{CliError, CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::engine::plan::Picks;
+use crate::engine::way::Via;
 use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Services};
 use crate::queue::cancel::Cancel;
 use crate::queue::RunEnd;
@@ -72,6 +73,12 @@ pub struct MigrateArgs {
     /// Print the plan and the time the budgets imply; write nothing to Notion or the queue.
     #[arg(long)]
     pub dry_run: bool,
+    /// How page content is read for notebooks in OneDrive or SharePoint: api (the OneNote API,
+    /// page by page), files (each section's .one file through the drive API; a section that
+    /// cannot be read so goes through the API), auto (files where the token carries the file
+    /// permission: Files.Read, or Files.Read.All / Sites.Read.All for groups and sites).
+    #[arg(long, value_name = "WAY", default_value = "auto", value_parser = Via::parse)]
+    pub via: Via,
 }
 
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
@@ -138,6 +145,7 @@ async fn migrate(
         dry_run: args.dry_run,
         workers: settings.workers,
         from: args.from.clone(),
+        via: args.via,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();

@@ -224,7 +224,14 @@ impl Progress {
                 total += c.pages_total;
             }
             if let Ok(left) = m.db().account_remaining(a) {
-                work.push((a.clone(), user.clone(), left));
+                work.push(estimate::Work {
+                    label: a.clone(),
+                    user_id: user.clone(),
+                    left,
+                    // The ETA takes each section's way: a section read from its file spends
+                    // no OneNote request.
+                    files: m.db().account_files_left(a).unwrap_or_default(),
+                });
             }
         }
         let s = m.stats();

@@ -10,6 +10,7 @@ use std::time::Duration;
 use super::estimate::{self, Plan};
 use super::events::{Event, Observer, Progress};
 use super::plan::{Picks, PlanError, Planner};
+use super::way::Via;
 use super::{drain, retry_failed, select_accounts, summarise, SelectError, Selection, Summary};
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
@@ -61,6 +62,8 @@ pub struct Request {
     /// Paths of OneNote's own files to migrate instead of accounts (`--from`): each is a source
     /// of its own, read with no account and no Graph request.
     pub from: Vec<std::path::PathBuf>,
+    /// How page content is read for an account's notebooks (`--via`).
+    pub via: Via,
 }
 
 impl Default for Request {
@@ -77,6 +80,7 @@ impl Default for Request {
             dry_run: false,
             workers: WORKERS,
             from: Vec::new(),
+            via: Via::Auto,
         }
     }
 }
@@ -341,16 +345,28 @@ async fn run(
         update: req.update && owner.is_some(),
         owner,
         observer,
+        via: req.via,
     };
     let target = req.target.as_deref().filter(|_| !req.resume);
     if req.dry_run {
         let mut work = Vec::new();
         for account in &accounts {
-            let left = match target {
-                Some(t) => planner(t).plan(account).await?.left,
-                None => db.account_remaining(account)?,
+            let (left, files) = match target {
+                Some(t) => {
+                    let p = planner(t).plan(account).await?;
+                    (p.left, p.files)
+                }
+                None => (
+                    db.account_remaining(account)?,
+                    db.account_files_left(account)?,
+                ),
             };
-            work.push((plan_label(db, account)?, graph_user(db, account)?, left));
+            work.push(estimate::Work {
+                label: plan_label(db, account)?,
+                user_id: graph_user(db, account)?,
+                left,
+                files,
+            });
         }
         let files = estimate::files_per_page(db)?;
         let plan = estimate::plan(graph.limiter(), notion.rate().window(), files, &work)?;
@@ -386,14 +402,18 @@ async fn run(
                 let p = planner(t).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
             }
-            let left = db.account_remaining(&account)?;
             // Before this account's work: what it is and the time its budget implies.
-            let user_id = graph_user(db, &account)?;
+            let work = estimate::Work {
+                label: plan_label(db, &account)?,
+                user_id: graph_user(db, &account)?,
+                left: db.account_remaining(&account)?,
+                files: db.account_files_left(&account)?,
+            };
             let p = estimate::plan(
                 graph.limiter(),
                 notion.rate().window(),
                 files_per_page,
-                &[(plan_label(db, &account)?, user_id, left)],
+                &[work],
             )?;
             plans.lock().expect("plans poisoned").push(p.clone());
             observer.event(Event::Plan(p));

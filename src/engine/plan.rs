@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use super::events::{Event, Observer};
+use super::way::Via;
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::scan::{scan, scan_at, ScanProgress, ScanResult};
@@ -22,6 +23,7 @@ use crate::store::imports::is_files_key;
 use crate::store::inventory::{ScanDiff, ScanScope};
 use crate::store::jobs::Remaining;
 use crate::store::jobs::RunToken;
+use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
 /// What a run takes from OneNote: the account's own notebooks, or those of the sources named.
@@ -117,6 +119,8 @@ pub struct Planned {
     pub left: Remaining,
     /// Sources that could not be listed at all (nothing of them was planned).
     pub unreadable_sources: usize,
+    /// What of `left` is read from section files (`--via`).
+    pub files: FilesLeft,
 }
 
 /// Everything planning one account needs.
@@ -134,6 +138,8 @@ pub(super) struct Planner<'a> {
     /// nothing is written to the queue or to Notion).
     pub owner: Option<&'a RunToken>,
     pub observer: &'a dyn Observer,
+    /// How page content is read (`--via`).
+    pub via: Via,
 }
 
 impl Planner<'_> {
@@ -162,9 +168,13 @@ impl Planner<'_> {
         record_scan_cost(meter);
         store_scan(self.db, account, notebooks, &result, self.clock.now_ms())?;
         let left = self.plan_key(account, account, &self.target, &Found::of_scan(&result))?;
+        let files = self
+            .plan_ways(&who, account, account, &result.notebooks)
+            .await?;
         Ok(Planned {
             left,
             unreadable_sources: 0,
+            files,
         })
     }
 
@@ -204,6 +214,7 @@ impl Planner<'_> {
         Ok(Planned {
             left,
             unreadable_sources: 0,
+            files: FilesLeft::default(),
         })
     }
 
@@ -271,14 +282,14 @@ impl Planner<'_> {
                 continue;
             }
             let under = self.page_of(source, &key).await?;
-            let left = self.plan_key(
-                &key,
-                &label(&account, source),
-                &under,
-                &Found::of_scan(result),
-            )?;
+            let shown = label(&account, source);
+            let left = self.plan_key(&key, &shown, &under, &Found::of_scan(result))?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
+            let files = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
+            planned.files.pages += files.pages;
+            planned.files.sections += files.sections;
+            planned.files.bytes += files.bytes;
         }
         Ok(planned)
     }
@@ -558,5 +569,6 @@ pub fn save_result(
     };
     let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
     db.save_page_guids(key, &result.page_guids)?;
+    db.save_notebook_urls(key, &result.notebook_urls)?;
     Ok(diff)
 }

@@ -13,6 +13,8 @@ use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
 
 const PAGE_SIZE: usize = 100;
 const ENTITY_FIELDS: &str = "id,displayName,createdDateTime,lastModifiedDateTime";
+/// A notebook's fields: its web URL too, where its section files are found (`--via files`).
+const NOTEBOOK_FIELDS: &str = "id,displayName,createdDateTime,lastModifiedDateTime,links";
 
 /// Live figures for a progress display.
 #[derive(Debug, Default)]
@@ -35,6 +37,8 @@ pub struct ScanResult {
     pub failures: Vec<ScanFailure>,
     /// Page id -> the GUID `onenote:` links use for it.
     pub page_guids: Vec<(String, String)>,
+    /// Notebook id -> its `links.oneNoteWebUrl.href`.
+    pub notebook_urls: Vec<(String, String)>,
 }
 
 /// A container whose contents could not be listed.
@@ -85,6 +89,13 @@ pub async fn scan_at(
         .collect();
     let mut failures = Vec::new();
     let mut out = Vec::new();
+    let notebook_urls = selected
+        .iter()
+        .filter_map(|n| {
+            let url = n.links.as_ref()?.one_note_web_url.as_ref()?.href.clone()?;
+            Some((n.id.clone(), url))
+        })
+        .collect();
     for nb in selected {
         progress.items.fetch_add(1, Ordering::Relaxed);
         let mut tree = Notebook {
@@ -134,6 +145,7 @@ pub async fn scan_at(
         notebooks: out,
         failures,
         page_guids,
+        notebook_urls,
     })
 }
 
@@ -144,7 +156,7 @@ async fn hierarchy(
     root: &str,
 ) -> Result<Vec<model::Notebook>, GraphError> {
     let full = format!(
-        "{root}/notebooks?$select={ENTITY_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
+        "{root}/notebooks?$select={NOTEBOOK_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
          sectionGroups($levels=max;$select={ENTITY_FIELDS};$expand=sections($select={ENTITY_FIELDS}))"
     );
     match graph.get_all(who, &full, 0, "the notebook list").await {
@@ -155,7 +167,7 @@ async fn hierarchy(
             graph
                 .get_all(
                     who,
-                    &format!("{root}/notebooks?$select={ENTITY_FIELDS}"),
+                    &format!("{root}/notebooks?$select={NOTEBOOK_FIELDS}"),
                     0,
                     "the notebook list",
                 )

@@ -13,6 +13,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
 pub mod sources;
+pub mod ways;
 pub mod write_journal;
 
 use std::fs::OpenOptions;
@@ -84,6 +85,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0015_notion_pace",
         include_str!("../../migrations/0015_notion_pace.sql"),
     ),
+    ("0017_via", include_str!("../../migrations/0017_via.sql")),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
