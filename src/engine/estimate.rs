@@ -206,6 +206,42 @@ pub fn plan(
     })
 }
 
+/// The time `left` would take for the Graph user `user_id` read each way: through the OneNote API
+/// (its windows bind) and from `sections` section files (Notion's pace binds), in seconds. What
+/// `doctor` shows when a missing permission forces the API.
+pub fn by_way(
+    limiter: &Limiter,
+    notion_rate: Window,
+    files_per_page: (f64, bool),
+    user_id: &str,
+    left: Remaining,
+    sections: i64,
+) -> Result<(u64, u64), LimiterError> {
+    let work = |files: FilesLeft| Work {
+        label: String::new(),
+        user_id: Some(user_id.to_owned()),
+        left,
+        files,
+    };
+    let api = plan(
+        limiter,
+        notion_rate,
+        files_per_page,
+        &[work(FilesLeft::default())],
+    )?;
+    let files = plan(
+        limiter,
+        notion_rate,
+        files_per_page,
+        &[work(FilesLeft {
+            pages: left.pages,
+            sections,
+            bytes: 0,
+        })],
+    )?;
+    Ok((api.seconds, files.seconds))
+}
+
 impl Plan {
     /// One plan of several (each account planned on its own): accounts side by side, Notion's
     /// requests added up (its rate is shared), the slowest time.
@@ -329,6 +365,67 @@ mod tests {
             notion_seconds: (notion_requests / 3) as u64,
             seconds: seconds.max((notion_requests / 3) as u64),
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pages_read_from_section_files_send_no_onenote_request_and_their_downloads_are_counted_apart(
+    ) {
+        use crate::clock::{Clock, Jitter};
+        use crate::settings::GraphLimits;
+        let t = tempfile::tempdir().unwrap();
+        let db = std::sync::Arc::new(Db::open(&t.path().join("s.db")).unwrap());
+        let limiter = Limiter::open(
+            db,
+            GraphLimits::default(),
+            Clock::anchored_at(1_700_000_000_000),
+            Jitter::seeded(1),
+        )
+        .unwrap();
+        let rate = Window {
+            count: 3,
+            length: Duration::from_secs(1),
+        };
+        let left = Remaining {
+            pages: 1000,
+            containers: 20,
+        };
+        let work = |files| Work {
+            label: "alice".into(),
+            user_id: Some("u1".into()),
+            left,
+            files,
+        };
+        let api = plan(&limiter, rate, (1.0, true), &[work(FilesLeft::default())]).unwrap();
+        let a = &api.accounts[0];
+        assert_eq!((a.graph_requests, a.drive_requests), (2000, 0));
+        let mixed = FilesLeft {
+            pages: 900,
+            sections: 18,
+            bytes: 36_000_000,
+        };
+        let p = plan(&limiter, rate, (1.0, true), &[work(mixed)]).unwrap();
+        let a = &p.accounts[0];
+        assert_eq!(
+            a.graph_requests, 200,
+            "only the 100 API pages and their files"
+        );
+        assert_eq!(a.pages_by_files, 900);
+        assert_eq!(a.drive_requests, 36);
+        assert_eq!(a.drive_bytes, 36_000_000);
+        assert!(a.seconds < api.accounts[0].seconds);
+        assert_eq!(
+            p.notion_requests, api.notion_requests,
+            "Notion's work is the same"
+        );
+        let lines = p.lines();
+        assert!(
+            lines[1].contains("900 of the pages from 18 section files: 36 drive requests, 36.0 MB"),
+            "{lines:?}"
+        );
+        // The hour window binds the API way at the documented limits; Notion's pace the other.
+        let (by_api, by_files) = by_way(&limiter, rate, (1.0, true), "u1", left, 20).unwrap();
+        assert!(by_api > 4 * 3600, "2000 requests at 400/h: {by_api}");
+        assert_eq!(by_files, p.notion_seconds, "{by_files}");
     }
 
     #[test]
