@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["settings"],
     &["store"],
     &["auth", "limiter"],
-    &["convert", "graph", "ink", "mathml", "onefile"],
+    &["convert", "drive", "graph", "ink", "mathml", "onefile"],
     &["notion"],
     &["imports", "queue", "report", "verify"],
     &["engine"],

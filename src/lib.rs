@@ -8,7 +8,8 @@
 //! - [`store`]: the SQLite state (accounts, inventory, job queue, Notion records, limiter ledger).
 //! - [`auth`]: device-code sign-in and silent refresh; secrets never leave it in clear.
 //! - [`limiter`]: the Graph budgets of every user (and of the app, when set), lanes and breakers.
-//! - [`graph`]: the OneNote client, `$batch`, and the scan that fills the inventory.
+//! - [`graph`]: the OneNote client, `$batch`, and the scan that fills the inventory; [`drive`]: a
+//!   synced notebook's section files read from OneDrive or SharePoint, paced apart from OneNote's limits.
 //! - [`convert`] (with [`ink`] and [`mathml`]): OneNote HTML to Notion blocks, within Notion's limits.
 //! - [`onefile`]: OneNote's own files (`.one`, `.onetoc2`, folders, `.onepkg`) read into the same
 //!   inventory and the same blocks, with no account.
@@ -41,6 +42,7 @@ pub mod auth;
 pub mod limiter;
 // Reading OneNote, and turning its pages into blocks.
 pub mod convert;
+pub mod drive;
 pub mod graph;
 pub mod ink;
 pub mod mathml;

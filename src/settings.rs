@@ -214,6 +214,18 @@ settings! {
         env: "NOTEBRIDGE_RETRY_BACKOFF", flag: None, key: Some("retry.backoff"), toml_number: false,
         default: DefaultValue::Value("4s"), note: "", example: "4s", parse: parse_duration,
     }
+    /// Drive requests (listings and section downloads from OneDrive or SharePoint) in flight per account.
+    DRIVE_CONCURRENCY: u32 = {
+        env: "NOTEBRIDGE_DRIVE_CONCURRENCY", flag: None, key: Some("drive.concurrency"),
+        toml_number: true, default: DefaultValue::Value("4"), note: "", example: "4",
+        parse: parse_concurrency,
+    }
+    /// How long an account's drive requests wait after a 429 or 503 that gave no `Retry-After`, doubling for each further one (at most 5 minutes).
+    DRIVE_THROTTLE_WAIT: Duration = {
+        env: "NOTEBRIDGE_DRIVE_THROTTLE_WAIT", flag: None, key: Some("drive.throttle_wait"),
+        toml_number: false, default: DefaultValue::Value("10s"), note: "", example: "10s",
+        parse: parse_duration,
+    }
     /// Appends every HTTP exchange with the services, redacted, to this file (for a first real run).
     TRACE: PathBuf = {
         env: "NOTEBRIDGE_TRACE", flag: Some("--trace"), key: None, toml_number: false,
@@ -556,6 +568,17 @@ pub struct Settings {
     pub workers: usize,
     /// An item's retries: how many in all, and the pauses and backoffs between them.
     pub retries: RetryBudget,
+    /// The pace of drive requests (OneDrive and SharePoint files), apart from OneNote's limits.
+    pub drive: DriveLimits,
+}
+
+/// The pace of drive requests: their own cap and throttle wait, never the OneNote limiter's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DriveLimits {
+    /// Drive requests in flight per account.
+    pub concurrency: u32,
+    /// The wait after a 429 or 503 without `Retry-After` (doubling for each further one).
+    pub throttle_wait: Duration,
 }
 
 /// What the command line said about settings (the only flags the contract defines for them).
@@ -695,6 +718,12 @@ impl Settings {
                 pause: layers.get_or_default(&decl::RETRY_PAUSE)?.expect(set),
                 base: layers.get_or_default(&decl::RETRY_BACKOFF)?.expect(set),
                 ..ITEM_RETRIES
+            },
+            drive: DriveLimits {
+                concurrency: layers.get_or_default(&decl::DRIVE_CONCURRENCY)?.expect(set),
+                throttle_wait: layers
+                    .get_or_default(&decl::DRIVE_THROTTLE_WAIT)?
+                    .expect(set),
             },
         })
     }
@@ -1165,7 +1194,7 @@ mod tests {
                 d.env
             );
         }
-        assert_eq!(ALL.len(), 21);
+        assert_eq!(ALL.len(), 23);
         assert_eq!(env::GRAPH_USER_LIMITS, decl::GRAPH_USER_LIMITS.decl.env);
         // Each declared default is what an unset setting resolves to.
         let t = tempfile::tempdir().unwrap();
@@ -1186,6 +1215,13 @@ mod tests {
         );
         assert_eq!(decl::TRACE_BODIES.default_value(), Some(false));
         assert_eq!(decl::LOG.default_value(), None);
+        assert_eq!(
+            (Some(s.drive.concurrency), Some(s.drive.throttle_wait)),
+            (
+                decl::DRIVE_CONCURRENCY.default_value(),
+                decl::DRIVE_THROTTLE_WAIT.default_value()
+            )
+        );
     }
 
     #[test]

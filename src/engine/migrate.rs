@@ -304,7 +304,8 @@ async fn run(
     reach.set_deadline(req.deadline);
     let notion = NotionClient::new(&settings.notion_url, notion_token, rate, jitter.clone())
         .with_backoff_base(settings.retries.pause)
-        .with_reachability(reach.clone());
+        .with_reachability(reach.clone())
+        .with_clock(clock.clone());
 
     // Check the target before any work: a token or sharing problem is the user's to fix.
     let me = notion.me().await.map_err(MigrateError::Target)?;

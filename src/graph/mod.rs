@@ -448,17 +448,7 @@ impl GraphClient {
     /// one of Microsoft's Graph hosts over HTTPS. Resource URLs and next links come
     /// from page content and answers, which must never steer the token elsewhere.
     pub fn may_carry_token(&self, url: &str) -> bool {
-        let (Ok(u), Ok(base)) = (url::Url::parse(url), url::Url::parse(&self.base)) else {
-            return false;
-        };
-        // The configured host on any port: links in content name the service's own address,
-        // which a proxy or gateway in front of it (the configured URL) may not share.
-        let same_as_base = u.scheme() == base.scheme() && u.host_str() == base.host_str();
-        let microsoft = u.scheme() == "https"
-            && u.port_or_known_default() == Some(443)
-            && u.host_str()
-                .is_some_and(|h| GRAPH_HOSTS.iter().any(|g| h.eq_ignore_ascii_case(g)));
-        same_as_base || microsoft
+        may_carry_token(&self.base, url)
     }
 
     /// GET a JSON document.
@@ -736,6 +726,23 @@ impl GraphClient {
     }
 }
 
+/// Whether `url` may be sent the bearer token of the Graph at `base`: its host (with its scheme),
+/// or one of Microsoft's Graph hosts over HTTPS (the drive client's next links are held to the
+/// same rule).
+pub(crate) fn may_carry_token(base: &str, url: &str) -> bool {
+    let (Ok(u), Ok(base)) = (url::Url::parse(url), url::Url::parse(base)) else {
+        return false;
+    };
+    // The configured host on any port: links in content name the service's own address,
+    // which a proxy or gateway in front of it (the configured URL) may not share.
+    let same_as_base = u.scheme() == base.scheme() && u.host_str() == base.host_str();
+    let microsoft = u.scheme() == "https"
+        && u.port_or_known_default() == Some(443)
+        && u.host_str()
+            .is_some_and(|h| GRAPH_HOSTS.iter().any(|g| h.eq_ignore_ascii_case(g)));
+    same_as_base || microsoft
+}
+
 /// The failure of a request for `item` that retries could not settle: the attempts this attempt at
 /// the item made in all, so the queue counts them against the same budget.
 fn gave_up(who: &Caller, item: &str, retries: &Retries, last: &str, timed_out: bool) -> GraphError {
@@ -845,7 +852,7 @@ fn percentage(h: &HeaderMap) -> Option<f64> {
 }
 
 /// Graph's error message from an error body, or a short description.
-fn error_message(body: &[u8]) -> String {
+pub(crate) fn error_message(body: &[u8]) -> String {
     serde_json::from_slice::<Value>(body)
         .ok()
         .and_then(|v| {
@@ -857,7 +864,7 @@ fn error_message(body: &[u8]) -> String {
         .unwrap_or_else(|| "no error details".into())
 }
 
-fn transport_detail(e: &reqwest::Error) -> String {
+pub(crate) fn transport_detail(e: &reqwest::Error) -> String {
     if e.is_timeout() {
         "timed out".into()
     } else if e.is_connect() {

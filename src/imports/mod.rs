@@ -252,11 +252,12 @@ pub fn record_loose_notebook(
     if db.notion_item(key, item)?.is_some() {
         return Ok(());
     }
-    db.record_intent(owner, key, item, "notebook", target, "")?;
-    db.record_created(owner, key, item, target)?;
+    use crate::store::notion_items::{ItemKind, Written};
     // Nothing but the page: no body, no files, no report.
-    let written = crate::store::notion_items::Written::default();
-    db.record_written(owner, key, item, &written)
+    db.record_intent(owner, key, item, ItemKind::Notebook, target, "")?
+        .created(db, owner, target)?
+        .written(db, owner, &Written::default())
+        .map(drop)
 }
 
 /// The plan's line about a recycle bin left out.

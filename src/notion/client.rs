@@ -108,13 +108,25 @@ pub enum Refusal {
 impl Refusal {
     /// The refusal an error answer stands for, if it is one.
     pub fn of(status: u16, code: &str, message: &str) -> Option<Refusal> {
-        Some(match (status, code) {
-            (401, _) => Refusal::BadToken,
-            (404, _) => Refusal::NotShared,
-            (403, "restricted_resource") if mentions_block_limit(message) => Refusal::BlockLimit,
-            (403, _) => Refusal::MissingCapability,
-            _ => return None,
-        })
+        match Answer::of(status) {
+            Answer::Unauthorized => Some(Refusal::BadToken),
+            Answer::NotFound => Some(Refusal::NotShared),
+            Answer::Forbidden if code == "restricted_resource" && mentions_block_limit(message) => {
+                Some(Refusal::BlockLimit)
+            }
+            Answer::Forbidden => Some(Refusal::MissingCapability),
+            Answer::Success
+            | Answer::BadRequest
+            | Answer::Conflict
+            | Answer::TooLarge
+            | Answer::RateLimited
+            | Answer::InternalError
+            | Answer::BadGateway
+            | Answer::Unavailable
+            | Answer::GatewayTimeout
+            | Answer::Overloaded
+            | Answer::Undocumented(_) => None,
+        }
     }
 
     /// What the user can do about it.
@@ -186,16 +198,66 @@ impl Refusal {
     }
 }
 
-/// The class of a `400`-range answer by its status and Notion's `code` (Notion's "status codes"
-/// reference): a refused value is one element's, a request Notion cannot read at all is every
-/// request's (a bug: the run stops rather than fail every page), anything else this item's.
-fn rejection_class(status: u16, code: &str) -> Class {
-    match (status, code) {
-        (400, "validation_error") => Class::new(Scope::Resource, Next::Degrade),
-        (400, "missing_version" | "invalid_request_url" | "invalid_beta") => {
-            Class::new(Scope::Run, Next::Never)
+/// Notion's `code` of a `400` answer (<https://developers.notion.com/reference/status-codes>; and
+/// `invalid_beta`, a beta header Notion does not know).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BadRequestCode {
+    ValidationError,
+    MissingVersion,
+    InvalidRequestUrl,
+    InvalidBeta,
+    InvalidJson,
+    InvalidRequest,
+    InvalidGrant,
+    /// A code Notion does not document.
+    Undocumented,
+}
+
+impl BadRequestCode {
+    fn of(code: &str) -> Self {
+        match code {
+            "validation_error" => Self::ValidationError,
+            "missing_version" => Self::MissingVersion,
+            "invalid_request_url" => Self::InvalidRequestUrl,
+            "invalid_beta" => Self::InvalidBeta,
+            "invalid_json" => Self::InvalidJson,
+            "invalid_request" => Self::InvalidRequest,
+            "invalid_grant" => Self::InvalidGrant,
+            _ => Self::Undocumented,
         }
-        _ => Class::item_fails(),
+    }
+}
+
+/// The class of a rejected answer by its status and Notion's `code`: a refused value is one
+/// element's, a request Notion cannot read at all is every request's (a bug: the run stops rather
+/// than fail every page), anything else this item's.
+fn rejection_class(status: u16, code: &str) -> Class {
+    let every_request = Class::new(Scope::Run, Next::Never);
+    match Answer::of(status) {
+        Answer::BadRequest => match BadRequestCode::of(code) {
+            BadRequestCode::ValidationError => Class::new(Scope::Resource, Next::Degrade),
+            BadRequestCode::MissingVersion
+            | BadRequestCode::InvalidRequestUrl
+            | BadRequestCode::InvalidBeta => every_request,
+            BadRequestCode::InvalidJson
+            | BadRequestCode::InvalidRequest
+            | BadRequestCode::InvalidGrant
+            | BadRequestCode::Undocumented => Class::item_fails(),
+        },
+        // Too large, or a status Notion does not document: what this item sent.
+        Answer::TooLarge | Answer::Undocumented(_) => Class::item_fails(),
+        // Not rejections ([`Answer::decide`]); said of one all the same, the item's.
+        Answer::Success
+        | Answer::Unauthorized
+        | Answer::Forbidden
+        | Answer::NotFound
+        | Answer::Conflict
+        | Answer::RateLimited
+        | Answer::InternalError
+        | Answer::BadGateway
+        | Answer::Unavailable
+        | Answer::GatewayTimeout
+        | Answer::Overloaded => Class::item_fails(),
     }
 }
 
@@ -261,6 +323,102 @@ pub enum Position {
     After(String),
 }
 
+/// Notion's answers, each status it documents named
+/// (<https://developers.notion.com/reference/status-codes>; `413` and `529 service_overload` as it
+/// sends them too, `docs/NOTION-LIMITS.md`), every other status kept as it came.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// `2xx`: done.
+    Success,
+    /// `400`: the request was wrong (`invalid_json`, `validation_error`, `missing_version`...).
+    BadRequest,
+    /// `401 unauthorized`.
+    Unauthorized,
+    /// `403 restricted_resource`.
+    Forbidden,
+    /// `404 object_not_found`.
+    NotFound,
+    /// `409 conflict_error`: the transaction was not completed; Notion asks to try again.
+    Conflict,
+    /// `413`: the body is too large.
+    TooLarge,
+    /// `429 rate_limited`.
+    RateLimited,
+    /// `500 internal_server_error`.
+    InternalError,
+    /// `502`.
+    BadGateway,
+    /// `503 service_unavailable` or `database_connection_unavailable`.
+    Unavailable,
+    /// `504 gateway_timeout`.
+    GatewayTimeout,
+    /// `529 service_overload`.
+    Overloaded,
+    /// A status Notion does not document.
+    Undocumented(u16),
+}
+
+/// What the client does with an answer ([`Answer::decide`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Read the answer.
+    Accept,
+    /// Not applied and nobody's failure: wait out the shared pause (`notion::rate`) and send
+    /// again, spending no retry.
+    Pace,
+    /// Our request was wrong: [`NotionError::Rejected`], classed by Notion's code.
+    Reject,
+    /// The integration may not do it: [`NotionError::Refused`].
+    Refuse,
+    /// Not applied: send again after the policy's pause, spending a retry.
+    Retry,
+    /// A write that may have been applied: [`NotionError::Ambiguous`] (the writer looks first).
+    Ambiguous,
+}
+
+impl Answer {
+    /// The answer with HTTP status `status`.
+    pub fn of(status: u16) -> Answer {
+        match status {
+            200..=299 => Answer::Success,
+            400 => Answer::BadRequest,
+            401 => Answer::Unauthorized,
+            403 => Answer::Forbidden,
+            404 => Answer::NotFound,
+            409 => Answer::Conflict,
+            413 => Answer::TooLarge,
+            429 => Answer::RateLimited,
+            500 => Answer::InternalError,
+            502 => Answer::BadGateway,
+            503 => Answer::Unavailable,
+            504 => Answer::GatewayTimeout,
+            529 => Answer::Overloaded,
+            other => Answer::Undocumented(other),
+        }
+    }
+
+    /// What to do with this answer to a request that may (`Safe`) or may not be repeated blindly:
+    /// one arm per answer, none by default.
+    pub fn decide(self, retry: Retry) -> Decision {
+        match self {
+            Answer::Success => Decision::Accept,
+            Answer::RateLimited | Answer::Overloaded => Decision::Pace,
+            // A status Notion does not document says nothing we could rely on to repeat the
+            // request: the item's, with what Notion said.
+            Answer::BadRequest | Answer::TooLarge | Answer::Undocumented(_) => Decision::Reject,
+            Answer::Unauthorized | Answer::Forbidden | Answer::NotFound => Decision::Refuse,
+            Answer::Conflict => Decision::Retry,
+            Answer::InternalError
+            | Answer::BadGateway
+            | Answer::Unavailable
+            | Answer::GatewayTimeout => match retry {
+                Retry::Safe => Decision::Retry,
+                Retry::Unsafe => Decision::Ambiguous,
+            },
+        }
+    }
+}
+
 /// Whether a request may be repeated blindly.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Retry {
@@ -280,6 +438,8 @@ pub struct NotionClient {
     jitter: Jitter,
     stats: Arc<NotionStats>,
     backoff_base: Duration,
+    /// Retry pauses wait on it (tokio's paused clock in tests).
+    clock: Clock,
     reach: Reachability,
     /// The retries of the item this client works for (`None`: each request counts its own).
     item: Option<Retries>,
@@ -315,6 +475,7 @@ impl NotionClient {
             jitter,
             stats: Arc::new(NotionStats::default()),
             backoff_base: ITEM_RETRIES.pause,
+            clock: Clock::system(),
             reach: Reachability::new(Clock::system()),
             item: None,
         }
@@ -348,6 +509,12 @@ impl NotionClient {
     /// Waits out an unreachable Notion on `reach`, the run's shared record (and deadline).
     pub fn with_reachability(mut self, reach: Reachability) -> Self {
         self.reach = reach;
+        self
+    }
+
+    /// Waits its retry pauses on the run's `clock`.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
         self
     }
 
@@ -683,24 +850,31 @@ impl NotionClient {
                             continue;
                         }
                     };
-                    let refused = matches!(status.as_u16(), 429 | 529);
+                    let decision = Answer::of(status.as_u16()).decide(retry);
                     let mut grant = Some(grant);
-                    if !refused {
+                    if decision != Decision::Pace {
                         if let Some(g) = grant.take() {
                             self.rate.answered(g)?;
                         }
                     }
-                    if status.is_success() {
-                        return serde_json::from_str(&text).map_err(|e| NotionError::BadAnswer {
-                            what: what.to_owned(),
-                            problem: e.to_string(),
-                        });
-                    }
-                    let err: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                    // An error answer's body: its `code`, `message` and `additional_data`.
+                    let err: Value = if decision == Decision::Accept {
+                        Value::Null
+                    } else {
+                        serde_json::from_str(&text).unwrap_or(Value::Null)
+                    };
                     let code = err["code"].as_str().unwrap_or("").to_owned();
                     let message = err["message"].as_str().unwrap_or("").to_owned();
-                    match status.as_u16() {
-                        429 | 529 => {
+                    match decision {
+                        Decision::Accept => {
+                            return serde_json::from_str(&text).map_err(|e| {
+                                NotionError::BadAnswer {
+                                    what: what.to_owned(),
+                                    problem: e.to_string(),
+                                }
+                            })
+                        }
+                        Decision::Pace => {
                             // Not applied: safe to repeat any request after the shared pause.
                             self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
@@ -722,7 +896,7 @@ impl NotionClient {
                             }
                             continue;
                         }
-                        400 | 413 => {
+                        Decision::Reject => {
                             return Err(NotionError::Rejected {
                                 what: what.to_owned(),
                                 status: status.as_u16(),
@@ -730,7 +904,7 @@ impl NotionClient {
                                 message,
                             })
                         }
-                        401 | 403 | 404 => {
+                        Decision::Refuse => {
                             let kind = Refusal::of(status.as_u16(), &code, &message)
                                 .expect("401, 403 and 404 are refusals");
                             return Err(NotionError::Refused {
@@ -741,24 +915,13 @@ impl NotionClient {
                                 message,
                             });
                         }
-                        409 => format!("{status} {code}"),
-                        500 | 502 | 503 | 504 => {
-                            if retry == Retry::Unsafe {
-                                return Err(NotionError::Ambiguous {
-                                    what: what.to_owned(),
-                                    detail: format!("{status} {code}"),
-                                });
-                            }
-                            format!("{status} {code}")
-                        }
-                        _ => {
-                            return Err(NotionError::Rejected {
+                        Decision::Ambiguous => {
+                            return Err(NotionError::Ambiguous {
                                 what: what.to_owned(),
-                                status: status.as_u16(),
-                                code,
-                                message,
+                                detail: format!("{status} {code}"),
                             })
                         }
+                        Decision::Retry => format!("{status} {code}"),
                     }
                 }
             };
@@ -782,7 +945,7 @@ impl NotionClient {
         self.stats.retries.fetch_add(1, Ordering::Relaxed);
         let wait = crate::failure::pause(self.backoff_base, n, &self.jitter);
         tracing::debug!(wait_ms = wait.as_millis() as u64, "pausing before a retry");
-        tokio::time::sleep(wait).await;
+        self.clock.sleep(wait).await;
     }
 }
 
@@ -932,6 +1095,126 @@ mod tests {
             codes(down),
             ("run/stop".into(), Some(Meaning::WorkRemaining))
         );
+    }
+
+    /// Every status Notion documents, by what it is.
+    const NAMED: [(u16, Answer); 13] = [
+        (200, Answer::Success),
+        (400, Answer::BadRequest),
+        (401, Answer::Unauthorized),
+        (403, Answer::Forbidden),
+        (404, Answer::NotFound),
+        (409, Answer::Conflict),
+        (413, Answer::TooLarge),
+        (429, Answer::RateLimited),
+        (500, Answer::InternalError),
+        (502, Answer::BadGateway),
+        (503, Answer::Unavailable),
+        (504, Answer::GatewayTimeout),
+        (529, Answer::Overloaded),
+    ];
+
+    fn decisions(statuses: &[u16], retry: Retry) -> Vec<Decision> {
+        statuses
+            .iter()
+            .map(|s| Answer::of(*s).decide(retry))
+            .collect()
+    }
+
+    #[test]
+    fn each_documented_status_is_named_and_any_other_kept_as_it_came() {
+        for (status, answer) in NAMED {
+            assert_eq!(Answer::of(status), answer, "{status}");
+        }
+        assert_eq!(Answer::of(201), Answer::Success);
+        for status in [302, 405, 418, 501, 520] {
+            assert_eq!(Answer::of(status), Answer::Undocumented(status));
+        }
+    }
+
+    #[test]
+    fn a_success_is_read() {
+        for retry in [Retry::Safe, Retry::Unsafe] {
+            assert_eq!(decisions(&[200, 201, 204], retry), [Decision::Accept; 3]);
+        }
+    }
+
+    #[test]
+    fn a_throttled_answer_waits_the_shared_pause_whatever_the_request() {
+        for retry in [Retry::Safe, Retry::Unsafe] {
+            assert_eq!(decisions(&[429, 529], retry), [Decision::Pace; 2]);
+        }
+    }
+
+    #[test]
+    fn a_wrong_request_or_an_undocumented_status_is_rejected() {
+        for retry in [Retry::Safe, Retry::Unsafe] {
+            assert_eq!(
+                decisions(&[400, 413, 302, 405, 501], retry),
+                [Decision::Reject; 5]
+            );
+        }
+    }
+
+    #[test]
+    fn a_request_the_integration_may_not_make_is_refused() {
+        for retry in [Retry::Safe, Retry::Unsafe] {
+            assert_eq!(decisions(&[401, 403, 404], retry), [Decision::Refuse; 3]);
+        }
+    }
+
+    #[test]
+    fn a_conflict_was_not_applied_and_is_sent_again() {
+        for retry in [Retry::Safe, Retry::Unsafe] {
+            assert_eq!(decisions(&[409], retry), [Decision::Retry]);
+        }
+    }
+
+    #[test]
+    fn a_server_error_repeats_a_safe_request_and_leaves_a_write_in_doubt() {
+        let errors = [500, 502, 503, 504];
+        assert_eq!(decisions(&errors, Retry::Safe), [Decision::Retry; 4]);
+        assert_eq!(decisions(&errors, Retry::Unsafe), [Decision::Ambiguous; 4]);
+    }
+
+    fn idle_client(seed: u64) -> NotionClient {
+        let rate = NotionRate::new(
+            crate::settings::Window {
+                count: 3,
+                length: Duration::from_secs(1),
+            },
+            1,
+        );
+        NotionClient::new(
+            "http://127.0.0.1:9",
+            "t",
+            Arc::new(rate),
+            Jitter::seeded(seed),
+        )
+        .with_backoff_base(Duration::from_millis(300))
+        .with_clock(Clock::anchored_at(0))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_pause_is_the_policys_on_the_paused_clock() {
+        for n in [0, 3, 9] {
+            let want = crate::failure::pause(Duration::from_millis(300), n, &Jitter::seeded(5));
+            let client = idle_client(5);
+            let pause = tokio::spawn(async move { client.pause_before_retry(n).await });
+            tokio::task::yield_now().await;
+            // The timer's resolution is a millisecond: not a millisecond early, done within one.
+            tokio::time::advance(want - Duration::from_millis(1)).await;
+            tokio::task::yield_now().await;
+            assert!(!pause.is_finished(), "retry {n}: ended before {want:?}");
+            tokio::time::advance(Duration::from_millis(2)).await;
+            for _ in 0..3 {
+                tokio::task::yield_now().await;
+            }
+            assert!(
+                pause.is_finished(),
+                "retry {n}: still waiting after {want:?}"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod degrade;
+pub mod item;
 pub mod journal;
 pub mod listed;
 pub mod pace;

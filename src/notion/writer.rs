@@ -67,6 +67,9 @@ pub enum WriteError {
     /// What a step learned could not be recorded in the state database.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A created page could not be recorded: going on could create it twice.
+    #[error("could not record a created Notion page: {0}")]
+    Unrecorded(String),
 }
 
 impl Classify for WriteError {
@@ -77,6 +80,8 @@ impl Classify for WriteError {
             WriteError::Mismatch(_) => Class::item_fails(),
             WriteError::Fetch(e) => e.class(),
             WriteError::Store(e) => e.class(),
+            // A bug: nothing the user can do but report it.
+            WriteError::Unrecorded(_) => Class::new(Scope::Run, Next::Never),
         }
     }
 
@@ -86,6 +91,7 @@ impl Classify for WriteError {
             WriteError::Mismatch(_) => 0,
             WriteError::Fetch(e) => e.retries(),
             WriteError::Store(e) => e.retries(),
+            WriteError::Unrecorded(_) => 0,
         }
     }
 }

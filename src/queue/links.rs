@@ -34,7 +34,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
     let mut pages = Vec::new();
     for key in m.db().queued_keys(&who.account)? {
         for item in m.db().pages_with_pending_links(&key)? {
-            if let Some(notion_id) = item.notion_page_id.clone() {
+            if let Some(notion_id) = item.page_id().map(str::to_owned) {
                 pages.push((key.clone(), item, notion_id));
             }
         }

@@ -32,14 +32,13 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::ink::{self, split_multipart, PageDrawings};
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::plan;
-use crate::notion::writer::{
-    display_title, mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer,
-};
+use crate::notion::writer::{mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer};
 use crate::store::imports::is_files_key;
 use crate::store::jobs::{Job, JobKind, RunToken};
-use crate::store::notion_items::{BodyState, Written};
+use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
 use crate::store::{Db, StoreError};
 use big_page::{BigPages, BigPermit};
 use cancel::Cancel;
@@ -320,7 +319,9 @@ impl Migration {
         owner: RunToken,
     ) -> Self {
         // One record of unreachable services for the whole run: Graph, sign-in and Notion.
-        let notion = notion.with_reachability(graph.reachability().clone());
+        let notion = notion
+            .with_reachability(graph.reachability().clone())
+            .with_clock(clock.clone());
         Self {
             db,
             graph,
@@ -423,7 +424,7 @@ impl Migration {
                     .ok_or_else(|| JobError::permanent(format!("parent job {p} is missing")))?;
                 self.db
                     .notion_item(&account, &item)?
-                    .and_then(|i| i.notion_page_id)
+                    .and_then(|i| i.page_id().map(str::to_owned))
                     .ok_or_else(|| {
                         JobError::transient(format!(
                             "the parent of {} has no Notion page yet",
@@ -484,7 +485,7 @@ impl Migration {
             )));
         }
         if let Some(existing) = self.db.notion_item(&job.account, &job.item_id)? {
-            if existing.body_state == BodyState::Done && existing.notion_page_id.is_some() {
+            if existing.state.is_complete() {
                 return Ok(());
             }
         }
@@ -497,7 +498,7 @@ impl Migration {
         let created = self
             .db
             .notion_item(&job.account, &job.item_id)?
-            .is_some_and(|i| i.notion_page_id.is_some());
+            .is_some_and(|i| i.page_id().is_some());
         if !created {
             // An earlier sibling waiting for a retry would make this page wait long after its
             // content is fetched: park it before spending Graph budget. Siblings in flight are
@@ -788,71 +789,48 @@ impl Migration {
             );
             writer = writer.with_journal(journal);
         }
-        let stats = match existing {
-            Some(i) if i.body_state == BodyState::Done && i.notion_page_id.is_some() => {
-                return Ok(false)
+        let kind = ItemKind::of_job(job.kind).ok_or_else(|| {
+            JobError::permanent(format!("a {} job has no page", job.kind.as_str()))
+        })?;
+        let record = ItemRecord {
+            db: &self.db,
+            token: &self.owner,
+            account,
+            item_id,
+            kind,
+        };
+        let new = NewPage {
+            parent,
+            title,
+            blocks,
+            resources,
+        };
+        // The next sibling's turn.
+        let created = || turn.created();
+        let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
+            Some((ItemState::Complete(_), _)) => return Ok(false),
+            // `--update`: the page exists; its old body goes, the new one is written.
+            Some((ItemState::Rewriting(page), old_title)) => {
+                let stats = item::rewrite(&writer, record, &page, &old_title, new).await?;
+                (stats, Unfinished::Rewriting(page))
             }
-            Some(i) if i.notion_page_id.is_some() => {
-                let id = i.notion_page_id.expect("checked");
-                if i.body_state == BodyState::None {
-                    // `--update`: the page exists; its old body goes, the new one is written, and a
-                    // title renamed in OneNote follows.
-                    let title = display_title(title);
-                    if title != i.title {
-                        self.notion
-                            .set_title(&id, &title)
-                            .await
-                            .map_err(WriteError::from)?;
-                        self.db
-                            .record_title(&self.owner, account, item_id, &title)?;
-                    }
-                    // The old body's blocks go: nothing recorded of them holds any more.
-                    self.db.forget_journal(&self.owner, account, item_id)?;
-                    writer.replace_body(&id, blocks, resources).await?
-                } else {
-                    writer.resume_body(&id, blocks, resources).await?
-                }
-            }
-            other => {
-                turn.wait().await?;
-                let recover = other.is_some();
-                if !recover {
-                    self.db.record_intent(
-                        &self.owner,
-                        account,
-                        item_id,
-                        job.kind.as_str(),
-                        parent,
-                        &display_title(title),
-                    )?;
-                }
-                let ours = self.db.notion_children_of(parent)?;
-                let db = self.db.clone();
-                let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-                let record = |id: &str| {
-                    if let Err(e) = db.record_created(&self.owner, account, item_id, id) {
-                        *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
-                    }
-                    // The next sibling's turn.
-                    turn.created();
-                };
+            Some((ItemState::Writing(page), _)) => {
                 let stats = writer
-                    .create_page(
-                        NewPage {
-                            parent,
-                            title,
-                            blocks,
-                            resources,
-                        },
-                        &ours,
-                        recover,
-                        &record,
-                    )
-                    .await;
-                if let Some(e) = unrecorded.lock().expect("not poisoned").take() {
-                    return Err(JobError::Fatal(RunError::Unrecorded(e)));
-                }
-                stats?.1
+                    .resume_body(page.page_id(), blocks, resources)
+                    .await?;
+                (stats, Unfinished::Writing(page))
+            }
+            // An earlier attempt's creation may have reached Notion: its page is looked for.
+            Some((ItemState::Intended(intent), _)) => {
+                turn.wait().await?;
+                let (page, stats) =
+                    item::create(&writer, record, Some(intent), new, &created).await?;
+                (stats, Unfinished::Writing(page))
+            }
+            None => {
+                turn.wait().await?;
+                let (page, stats) = item::create(&writer, record, None, new, &created).await?;
+                (stats, Unfinished::Writing(page))
             }
         };
         self.stats
@@ -882,8 +860,7 @@ impl Migration {
             shape: Some(&shape),
             links_recorded: page.is_some(),
         };
-        self.db
-            .record_written(&self.owner, account, item_id, &written)?;
+        unfinished.written(&self.db, &self.owner, &written)?;
         Ok(true)
     }
 

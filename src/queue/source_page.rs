@@ -8,9 +8,10 @@ use std::collections::HashMap;
 
 use super::RunError;
 use crate::notion::client::NotionClient;
+use crate::notion::item::{self, ItemRecord};
 use crate::notion::writer::{NewPage, WriteError, Writer};
 use crate::store::jobs::RunToken;
-use crate::store::notion_items::Written;
+use crate::store::notion_items::{ItemKind, ItemState, Written};
 use crate::store::Db;
 
 /// The `item_id` of a source's own page in `notion_items`, under the source's inventory key (the
@@ -28,51 +29,46 @@ pub async fn ensure(
     title: &str,
 ) -> Result<String, RunError> {
     let existing = db.notion_item(key, SOURCE_ITEM)?;
-    if let Some(id) = existing.as_ref().and_then(|i| i.notion_page_id.clone()) {
-        return Ok(id);
-    }
-    // Recorded intent without an id: an earlier run's creation may have reached Notion.
-    let recover = existing.is_some();
-    if !recover {
-        db.record_intent(owner, key, SOURCE_ITEM, "source", target, title)?;
-    }
-    let parent = match &existing {
-        Some(i) => i.parent_notion_id.clone(),
-        None => target.to_owned(),
+    let (intent, parent) = match existing {
+        None => (None, target.to_owned()),
+        // Recorded intent without an id: an earlier run's creation may have reached Notion.
+        Some(i) => match i.state {
+            ItemState::Intended(intent) => (Some(intent), i.parent_notion_id),
+            // Created, and stopped before it was recorded complete: a page without a body is
+            // complete once created.
+            ItemState::Writing(page) => {
+                let done = page.written(db, owner, &Written::default())?;
+                return Ok(done.page_id().to_owned());
+            }
+            ItemState::Rewriting(page) => return Ok(page.page_id().to_owned()),
+            ItemState::Complete(page) => return Ok(page.page_id().to_owned()),
+        },
     };
-    let ours = db.notion_children_of(&parent)?;
-    let unrecorded: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-    let record = |id: &str| {
-        if let Err(e) = db.record_created(owner, key, SOURCE_ITEM, id) {
-            *unrecorded.lock().expect("not poisoned") = Some(e.to_string());
-        }
+    let record = ItemRecord {
+        db,
+        token: owner,
+        account: key,
+        item_id: SOURCE_ITEM,
+        kind: ItemKind::Source,
     };
     let writer = Writer::new(notion.clone(), super::no_fetch(), 0);
-    let created = writer
-        .create_page(
-            NewPage {
-                parent: &parent,
-                title,
-                blocks: &[],
-                resources: &HashMap::new(),
-            },
-            &ours,
-            recover,
-            &record,
-        )
-        .await;
-    if let Some(e) = unrecorded.lock().expect("not poisoned").take() {
-        return Err(RunError::Unrecorded(e));
-    }
-    let (id, _) = created.map_err(|e| match e {
-        WriteError::Notion(n) => RunError::Notion(n),
-        WriteError::Fetch(g) => RunError::Graph(g),
-        // A page without a body has nothing to mismatch; should it happen, it is a bug.
-        WriteError::Mismatch(m) => RunError::Worker(m),
-        WriteError::Store(s) => RunError::Store(s),
-    })?;
+    let new = NewPage {
+        parent: &parent,
+        title,
+        blocks: &[],
+        resources: &HashMap::new(),
+    };
+    let (page, _) = item::create(&writer, record, intent, new, &|| {})
+        .await
+        .map_err(|e| match e {
+            WriteError::Notion(n) => RunError::Notion(n),
+            WriteError::Fetch(g) => RunError::Graph(g),
+            // A page without a body has nothing to mismatch; should it happen, it is a bug.
+            WriteError::Mismatch(m) => RunError::Worker(m),
+            WriteError::Store(s) => RunError::Store(s),
+            WriteError::Unrecorded(u) => RunError::Unrecorded(u),
+        })?;
     // Nothing but the page: no body, no files, no report.
-    let written = Written::default();
-    db.record_written(owner, key, SOURCE_ITEM, &written)?;
-    Ok(id)
+    let done = page.written(db, owner, &Written::default())?;
+    Ok(done.page_id().to_owned())
 }

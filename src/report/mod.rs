@@ -16,7 +16,6 @@ use crate::notion::rate::PaceView;
 use crate::settings::Window;
 use crate::store::history::HourCount;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
-use crate::store::notion_items::BodyState;
 use crate::store::ways::{SectionWay, Way};
 use crate::store::{Db, StoreError};
 
@@ -220,8 +219,8 @@ fn account_section(
         };
         for p in &section.pages {
             if let Some(i) = items.get(&p.id) {
-                row.in_notion += u64::from(i.notion_page_id.is_some());
-                row.complete += u64::from(i.body_state == BodyState::Done);
+                row.in_notion += u64::from(i.page_id().is_some());
+                row.complete += u64::from(i.state.is_complete());
             }
             row.failed += u64::from(failed_ids.contains(p.id.as_str()));
         }

@@ -12,7 +12,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 use super::inventory::{Notebook, Section, SectionGroup};
 use super::jobs::RunToken;
-use super::notion_items::BodyState;
+use super::notion_items::BodyColumn;
 use super::{Db, Result};
 
 /// What adoption found: items whose Notion page another key made.
@@ -124,7 +124,7 @@ impl Adopter<'_, '_> {
                  WHERE mine.account = ?1 AND mine.id = ?2 AND mine.onenote_guid IS NOT NULL
                    AND n.kind = 'page' AND n.notion_page_id IS NOT NULL AND n.body_state = ?3
                  ORDER BY n.rowid DESC LIMIT 1",
-                params![self.key, id, BodyState::Done],
+                params![self.key, id, BodyColumn::Done],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
             .optional()?;
@@ -171,7 +171,8 @@ impl Adopter<'_, '_> {
     /// Copies the Notion record of `item` of `account` as this key's record of `id`. Its pending
     /// links stay with the record that wrote them (its link pass rewrites them).
     fn copy(&self, account: &str, item: &str, id: &str) -> rusqlite::Result<()> {
-        self.tx.execute(
+        // The record just found is copied, or the adoption (one transaction) is undone.
+        super::notion_items::one_row(self.tx.execute(
             "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
                  notion_page_id, body_state, onenote_last_modified, blocks, files, report,
                  pending_links, body_shape, links_recorded)
@@ -179,8 +180,7 @@ impl Adopter<'_, '_> {
                  onenote_last_modified, blocks, files, report, 0, body_shape, 0
              FROM notion_items WHERE account = ?1 AND item_id = ?2",
             params![account, item, self.key, id],
-        )?;
-        Ok(())
+        )?)
     }
 }
 
@@ -188,7 +188,7 @@ impl Adopter<'_, '_> {
 mod tests {
     use super::*;
     use crate::store::inventory::{Page, ScanScope};
-    use crate::store::notion_items::Written;
+    use crate::store::notion_items::{ItemKind, ItemState, Written};
 
     fn page(id: &str, level: i64, order: i64) -> Page {
         Page {
@@ -224,8 +224,20 @@ mod tests {
     }
 
     fn written(db: &Db, t: &RunToken, key: &str, item: &str, kind: &str, parent: &str, id: &str) {
-        db.record_intent(t, key, item, kind, parent, item).unwrap();
-        db.record_created(t, key, item, id).unwrap();
+        let kind = [
+            ItemKind::Notebook,
+            ItemKind::SectionGroup,
+            ItemKind::Section,
+            ItemKind::Page,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == kind)
+        .expect("a kind of item");
+        let writing = db
+            .record_intent(t, key, item, kind, parent, item)
+            .unwrap()
+            .created(db, t, id)
+            .unwrap();
         let w = Written {
             blocks: 3,
             files: 1,
@@ -235,7 +247,7 @@ mod tests {
             shape: None,
             links_recorded: true,
         };
-        db.record_written(t, key, item, &w).unwrap();
+        writing.written(db, t, &w).unwrap();
     }
 
     #[test]
@@ -284,8 +296,8 @@ mod tests {
             }
         );
         let p1 = db.notion_item("files:1", "g1").unwrap().unwrap();
-        assert_eq!(p1.notion_page_id.as_deref(), Some("n-p1"));
-        assert_eq!(p1.body_state, BodyState::Done);
+        assert_eq!(p1.page_id(), Some("n-p1"));
+        assert!(matches!(p1.state, ItemState::Complete(_)));
         assert!(db.notion_item("files:1", "g3").unwrap().is_none());
 
         // Without the new page, every child is under n-s: the section and notebook follow.
@@ -324,9 +336,9 @@ mod tests {
             }
         );
         let s = db2.notion_item("files:1", "sguid").unwrap().unwrap();
-        assert_eq!(s.notion_page_id.as_deref(), Some("n-s"));
+        assert_eq!(s.page_id(), Some("n-s"));
         let nb = db2.notion_item("files:1", "nbguid").unwrap().unwrap();
-        assert_eq!(nb.notion_page_id.as_deref(), Some("n-nb"));
+        assert_eq!(nb.page_id(), Some("n-nb"));
         // Again: nothing more to adopt, nothing changed.
         assert_eq!(
             db2.adopt_migrated(&t2, "files:1", &same).unwrap(),

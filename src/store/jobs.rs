@@ -363,7 +363,7 @@ impl Db {
             c.query_row(
                 "SELECT coalesce(sum(files), 0), count(*) FROM notion_items
                  WHERE kind = ?1 AND body_state = ?2",
-                params![JobKind::Page, super::notion_items::BodyState::Done],
+                params![JobKind::Page, super::notion_items::BodyColumn::Done],
                 |r| {
                     let (files, pages): (i64, i64) = (r.get(0)?, r.get(1)?);
                     Ok((files as f64 / pages.max(1) as f64, pages))
@@ -1118,11 +1118,18 @@ mod tests {
         )));
         assert!(lost(db.plan_rewrites(&old, "a", later).map(drop)));
         // Nor record what it wrote in Notion.
-        assert!(lost(db.record_intent(&old, "a", "p1", "page", "n", "P1")));
-        assert!(lost(db.record_created(&old, "a", "p1", "notion-1")));
+        use crate::store::notion_items::{ItemKind, Stage};
+        let page = ItemKind::Page;
+        assert!(lost(
+            db.record_intent(&old, "a", "p1", page, "n", "P1").map(drop)
+        ));
+        let intent = db.record_intent(&new, "a", "p2", page, "n", "P2").unwrap();
+        assert!(lost(intent.created(&db, &old, "notion-1").map(drop)));
         assert!(lost(db.set_report(&old, "a", "p1", Some("[]"))));
         assert!(lost(db.set_pending_links(&old, "a", "p1", true)));
         assert_eq!(db.notion_item("a", "p1").unwrap(), None);
+        let p2 = db.notion_item("a", "p2").unwrap().unwrap();
+        assert_eq!(p2.state.stage(), Stage::Intended);
         // Nothing it tried was written; the holder's writes go through.
         let c = db.job_counts("a").unwrap();
         assert_eq!((c.failed, c.done), (1, 0));

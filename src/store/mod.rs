@@ -5,6 +5,7 @@
 //! change is one transaction, so a `kill -9` at any moment leaves a consistent database.
 
 pub mod accounts;
+pub mod drive_ledger;
 pub mod history;
 pub mod identity;
 pub mod import_key;
@@ -85,6 +86,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0015_notion_pace",
         include_str!("../../migrations/0015_notion_pace.sql"),
     ),
+    (
+        "0016_drive",
+        include_str!("../../migrations/0016_drive.sql"),
+    ),
     ("0017_via", include_str!("../../migrations/0017_via.sql")),
 ];
 
@@ -141,6 +146,20 @@ pub enum StoreError {
         /// The state it was to reach.
         to: jobs::JobState,
     },
+    /// An item's Notion record was not in the state a transition starts from (or a write about it
+    /// changed no row): this run's idea of what Notion holds and the database differ (a bug), so
+    /// nothing of the transition is written.
+    #[error("state database {path}: {item} cannot go from {from} to {to}: it is not {from}")]
+    Item {
+        /// The database file.
+        path: PathBuf,
+        /// Which record.
+        item: String,
+        /// The stage the transition starts from.
+        from: notion_items::Stage,
+        /// The stage it was to reach.
+        to: notion_items::Stage,
+    },
     /// This process no longer holds the migration lock (another one took it over while this one
     /// was paused): it changes nothing more in the queue.
     #[error(
@@ -159,7 +178,9 @@ impl Classify for StoreError {
         match self {
             // The user's to fix: another --db, an upgrade, a folder's permissions or space.
             StoreError::NewerSchema { .. } | StoreError::Io { .. } => run.means(Meaning::Usage),
-            StoreError::Sqlite { .. } | StoreError::Transition { .. } => run,
+            StoreError::Sqlite { .. } | StoreError::Transition { .. } | StoreError::Item { .. } => {
+                run
+            }
             StoreError::LockLost { .. } => run.means(Meaning::Busy),
         }
     }

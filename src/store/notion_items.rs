@@ -1,55 +1,300 @@
-//! What exists in Notion for each OneNote item, and the intent recorded before each creation, so that a
-//! lost answer or a kill never leads to a second page.
+//! What exists in Notion for each OneNote item, as one lifecycle ([`ItemState`]): the intent
+//! recorded before each creation (so that a lost answer or a kill never leads to a second page),
+//! the page and how far its body is written. The store is the lifecycle's only writer: each
+//! transition is a method of the state it starts from and one checked `UPDATE`, and a write that
+//! changes no row is [`StoreError::Item`] (the record was not in the state the caller held).
 
 use std::collections::{HashMap, HashSet};
+use std::fmt;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
-use rusqlite::{params, OptionalExtension, Row};
+use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 
 use super::jobs::{JobKind, JobState, RunToken};
-use super::{Db, Result};
+use super::{Db, Result, StoreError};
 use crate::clock::UnixMillis;
 
-/// How far the body of an item has been written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BodyState {
-    /// Nothing written yet (or the item has no body).
+/// The `body_state` column, read only together with `notion_page_id` ([`ItemState`] is what they
+/// mean): `none` is an intent without a page, or a page whose old body is to be replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BodyColumn {
     None,
-    /// Writing started; a resumed run reconciles with what Notion holds.
     Writing,
-    /// Complete.
     Done,
 }
 
-impl BodyState {
-    const ALL: [BodyState; 3] = [BodyState::None, BodyState::Writing, BodyState::Done];
+impl BodyColumn {
+    const ALL: [BodyColumn; 3] = [BodyColumn::None, BodyColumn::Writing, BodyColumn::Done];
 
-    /// The name stored in the database.
-    pub fn as_str(self) -> &'static str {
+    fn as_str(self) -> &'static str {
         match self {
-            BodyState::None => "none",
-            BodyState::Writing => "writing",
-            BodyState::Done => "done",
+            BodyColumn::None => "none",
+            BodyColumn::Writing => "writing",
+            BodyColumn::Done => "done",
         }
     }
 }
 
 /// Strict: text that is no body state is an error when read, never taken for `none`.
-impl FromSql for BodyState {
+impl FromSql for BodyColumn {
     fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
         let s = v.as_str()?;
-        BodyState::ALL
+        BodyColumn::ALL
             .into_iter()
             .find(|b| b.as_str() == s)
             .ok_or_else(|| FromSqlError::Other(format!("unknown body state {s:?}").into()))
     }
 }
 
-impl ToSql for BodyState {
+impl ToSql for BodyColumn {
     fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
         Ok(self.as_str().into())
+    }
+}
+
+/// What a Notion item stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// A notebook's page.
+    Notebook,
+    /// A section group's page.
+    SectionGroup,
+    /// A section's page.
+    Section,
+    /// A OneNote page (title and body).
+    Page,
+    /// The page of a group or site that holds its notebooks (`queue::source_page`).
+    Source,
+}
+
+impl ItemKind {
+    const ALL: [ItemKind; 5] = [
+        ItemKind::Notebook,
+        ItemKind::SectionGroup,
+        ItemKind::Section,
+        ItemKind::Page,
+        ItemKind::Source,
+    ];
+
+    /// The name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemKind::Notebook => "notebook",
+            ItemKind::SectionGroup => "section_group",
+            ItemKind::Section => "section",
+            ItemKind::Page => "page",
+            ItemKind::Source => "source",
+        }
+    }
+
+    /// The item a job of `kind` makes a page for (`None`: the link pass makes none).
+    pub fn of_job(kind: JobKind) -> Option<ItemKind> {
+        match kind {
+            JobKind::Notebook => Some(ItemKind::Notebook),
+            JobKind::SectionGroup => Some(ItemKind::SectionGroup),
+            JobKind::Section => Some(ItemKind::Section),
+            JobKind::Page => Some(ItemKind::Page),
+            JobKind::Links => None,
+        }
+    }
+}
+
+/// Strict: text that is no kind is an error when read.
+impl FromSql for ItemKind {
+    fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = v.as_str()?;
+        ItemKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown item kind {s:?}").into()))
+    }
+}
+
+impl ToSql for ItemKind {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+/// Where an item is in its lifecycle, without its data: what a refused transition names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// No record: nothing was asked of Notion.
+    Planned,
+    /// [`ItemState::Intended`].
+    Intended,
+    /// [`ItemState::Writing`].
+    Writing,
+    /// [`ItemState::Rewriting`].
+    Rewriting,
+    /// [`ItemState::Complete`].
+    Complete,
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Stage::Planned => "planned",
+            Stage::Intended => "intended",
+            Stage::Writing => "being written",
+            Stage::Rewriting => "to be rewritten",
+            Stage::Complete => "complete",
+        })
+    }
+}
+
+/// Which record: the item's inventory key and OneNote id.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ItemKey {
+    account: String,
+    item_id: String,
+}
+
+impl ItemKey {
+    fn new(account: &str, item_id: &str) -> Self {
+        Self {
+            account: account.to_owned(),
+            item_id: item_id.to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for ItemKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "item {} of {}", self.item_id, self.account)
+    }
+}
+
+/// The creation is about to be asked for, or was: Notion may hold the page, its id unknown (a
+/// resumed run looks for it under the parent before creating it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Intended {
+    key: ItemKey,
+}
+
+/// The page exists; its body is being written (the write journal holds what each step learned).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writing {
+    key: ItemKey,
+    page_id: String,
+}
+
+/// The page exists and its old body is to be replaced by the page's new content
+/// (`migrate --update`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rewriting {
+    key: ItemKey,
+    page_id: String,
+}
+
+/// The page and its whole body are written.
+///
+/// A transition is a method of the state it starts from, so one from another state does not
+/// compile. A page being written is recorded complete:
+///
+/// ```
+/// # use notebridge::store::{Db, jobs::RunToken, notion_items::{Complete, Writing, Written}};
+/// fn finish(db: &Db, token: &RunToken, page: Writing) -> Complete {
+///     page.written(db, token, &Written::default()).unwrap()
+/// }
+/// ```
+///
+/// and a complete one cannot be written again (`migrate --update` makes it [`Rewriting`] first):
+///
+/// ```compile_fail
+/// # use notebridge::store::{Db, jobs::RunToken, notion_items::{Complete, Writing, Written}};
+/// fn finish(db: &Db, token: &RunToken, page: Complete) -> Complete {
+///     page.written(db, token, &Written::default()).unwrap()
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Complete {
+    key: ItemKey,
+    page_id: String,
+}
+
+/// What Notion holds of an item that has a record (an item without one is planned only). Each
+/// state is made only by the store, read from its record or returned by a transition, so a state
+/// in hand is one the record was in; the transitions are its methods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ItemState {
+    /// See [`Intended`].
+    Intended(Intended),
+    /// See [`Writing`].
+    Writing(Writing),
+    /// See [`Rewriting`].
+    Rewriting(Rewriting),
+    /// See [`Complete`].
+    Complete(Complete),
+}
+
+impl ItemState {
+    /// The Notion page, once known.
+    pub fn page_id(&self) -> Option<&str> {
+        match self {
+            ItemState::Intended(_) => None,
+            ItemState::Writing(s) => Some(&s.page_id),
+            ItemState::Rewriting(s) => Some(&s.page_id),
+            ItemState::Complete(s) => Some(&s.page_id),
+        }
+    }
+
+    /// Whether the page and its whole body are written.
+    pub fn is_complete(&self) -> bool {
+        matches!(self, ItemState::Complete(_))
+    }
+
+    /// The stage, without the data.
+    pub fn stage(&self) -> Stage {
+        match self {
+            ItemState::Intended(_) => Stage::Intended,
+            ItemState::Writing(_) => Stage::Writing,
+            ItemState::Rewriting(_) => Stage::Rewriting,
+            ItemState::Complete(_) => Stage::Complete,
+        }
+    }
+
+    /// What the columns spell, or why they spell nothing (a body without a page).
+    fn of_columns(key: ItemKey, page: Option<String>, body: BodyColumn) -> Result<Self, String> {
+        Ok(match (page, body) {
+            (None, BodyColumn::None) => ItemState::Intended(Intended { key }),
+            (Some(page_id), BodyColumn::Writing) => ItemState::Writing(Writing { key, page_id }),
+            (Some(page_id), BodyColumn::None) => ItemState::Rewriting(Rewriting { key, page_id }),
+            (Some(page_id), BodyColumn::Done) => ItemState::Complete(Complete { key, page_id }),
+            (None, b @ (BodyColumn::Writing | BodyColumn::Done)) => {
+                return Err(format!("{key} has a body {} but no page", b.as_str()))
+            }
+        })
+    }
+}
+
+/// A page whose body is to be written: one being written for the first time, or one whose old
+/// body is replaced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unfinished {
+    /// See [`Writing`].
+    Writing(Writing),
+    /// See [`Rewriting`].
+    Rewriting(Rewriting),
+}
+
+impl Unfinished {
+    /// The Notion page.
+    pub fn page_id(&self) -> &str {
+        match self {
+            Unfinished::Writing(s) => &s.page_id,
+            Unfinished::Rewriting(s) => &s.page_id,
+        }
+    }
+
+    /// The body is written, with what was written (see [`Writing::written`]).
+    pub fn written(self, db: &Db, token: &RunToken, w: &Written<'_>) -> Result<Complete> {
+        match self {
+            Unfinished::Writing(s) => s.written(db, token, w),
+            Unfinished::Rewriting(s) => s.written(db, token, w),
+        }
     }
 }
 
@@ -78,17 +323,15 @@ pub struct Written<'a> {
 pub struct NotionItem {
     /// OneNote id.
     pub item_id: String,
-    /// What it is (`notebook`, `section_group`, `section`, `page`).
-    pub kind: String,
+    /// What it is.
+    pub kind: ItemKind,
     /// The Notion page it goes under.
     pub parent_notion_id: String,
     /// Title it was created with.
     pub title: String,
-    /// The Notion page, once known; `None` while only the intent is recorded.
-    pub notion_page_id: Option<String>,
-    /// Body progress.
-    pub body_state: BodyState,
-    /// Blocks written.
+    /// Where it is in its lifecycle (its Notion page once known).
+    pub state: ItemState,
+    /// Blocks written (of a complete body; what an earlier body had while it is rewritten).
     pub blocks: i64,
     /// Files uploaded.
     pub files: i64,
@@ -102,14 +345,30 @@ pub struct NotionItem {
 }
 
 impl NotionItem {
+    /// The Notion page, once known.
+    pub fn page_id(&self) -> Option<&str> {
+        self.state.page_id()
+    }
+
+    /// The Notion page, once known, taken out of the record.
+    pub fn into_page_id(self) -> Option<String> {
+        self.state.page_id().map(str::to_owned)
+    }
+
     fn from_row(r: &Row<'_>) -> rusqlite::Result<Self> {
+        let account: String = r.get("account")?;
+        let item_id: String = r.get("item_id")?;
+        let key = ItemKey::new(&account, &item_id);
+        let state = ItemState::of_columns(key, r.get("notion_page_id")?, r.get("body_state")?)
+            .map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+            })?;
         Ok(NotionItem {
-            item_id: r.get("item_id")?,
+            item_id,
             kind: r.get("kind")?,
             parent_notion_id: r.get("parent_notion_id")?,
             title: r.get("title")?,
-            notion_page_id: r.get("notion_page_id")?,
-            body_state: r.get("body_state")?,
+            state,
             blocks: r.get("blocks")?,
             files: r.get("files")?,
             report: r.get("report")?,
@@ -119,11 +378,45 @@ impl NotionItem {
     }
 }
 
-const COLUMNS: &str = "item_id, kind, parent_notion_id, title, notion_page_id, body_state, \
-                       blocks, files, report, body_shape, links_recorded";
+const COLUMNS: &str = "account, item_id, kind, parent_notion_id, title, notion_page_id, \
+                       body_state, blocks, files, report, body_shape, links_recorded";
+
+/// `Ok` when a statement changed exactly one row; else the error that rolls its transaction back
+/// and that [`Db::item_write`] turns into [`StoreError::Item`].
+pub(super) fn one_row(changed: usize) -> rusqlite::Result<()> {
+    match changed {
+        1 => Ok(()),
+        n => Err(rusqlite::Error::StatementChangedRows(n)),
+    }
+}
 
 impl Db {
-    /// The Notion record of one OneNote item.
+    /// Runs `f`, one transition of the record `key` from `from` to `to`, in one transaction by the
+    /// run lock's holder: [`StoreError::Item`] when a statement of it changed no row (or more than
+    /// one; [`one_row`]), and nothing of it is kept.
+    pub(super) fn item_write<T>(
+        &self,
+        token: &RunToken,
+        key: &str,
+        (from, to): (Stage, Stage),
+        action: &str,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T> {
+        match self.write_holding(token, action, f) {
+            Err(StoreError::Sqlite {
+                source: rusqlite::Error::StatementChangedRows(_),
+                ..
+            }) => Err(StoreError::Item {
+                path: self.path.clone(),
+                item: key.to_owned(),
+                from,
+                to,
+            }),
+            other => other,
+        }
+    }
+
+    /// The Notion record of one OneNote item (`None`: planned only).
     pub fn notion_item(&self, account: &str, item_id: &str) -> Result<Option<NotionItem>> {
         self.read("reading a Notion record", |c| {
             c.query_row(
@@ -146,122 +439,66 @@ impl Db {
         })
     }
 
-    /// Records the intent to create the page for an item under `parent` (before the request).
+    /// Planned → intended: records the intent to create the page for an item under `parent`,
+    /// before the request. An item that has a record already is refused.
     pub fn record_intent(
         &self,
         token: &RunToken,
         account: &str,
         item_id: &str,
-        kind: &str,
+        kind: ItemKind,
         parent: &str,
         title: &str,
-    ) -> Result<()> {
-        self.write_holding(token, "recording a page creation", |tx| {
-            tx.execute(
-                "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title, body_state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT(account, item_id) DO NOTHING",
-                params![account, item_id, kind, parent, title, BodyState::None],
-            )?;
-            Ok(())
-        })
+    ) -> Result<Intended> {
+        let key = ItemKey::new(account, item_id);
+        self.item_write(
+            token,
+            &key.to_string(),
+            (Stage::Planned, Stage::Intended),
+            "recording a page creation",
+            |tx| {
+                one_row(tx.execute(
+                    "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
+                                              body_state)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(account, item_id) DO NOTHING",
+                    params![account, item_id, kind, parent, title, BodyColumn::None],
+                )?)
+            },
+        )?;
+        Ok(Intended { key })
     }
 
-    /// Stores the Notion id of a created page; its body is being written from now on.
-    pub fn record_created(
-        &self,
-        token: &RunToken,
-        account: &str,
-        item_id: &str,
-        notion_id: &str,
-    ) -> Result<()> {
-        self.write_holding(token, "recording a created page", |tx| {
-            tx.execute(
-                "UPDATE notion_items SET notion_page_id = ?3, body_state = ?4
-                 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, notion_id, BodyState::Writing],
-            )?;
-            Ok(())
-        })
-    }
-
-    /// Records a new title of an item's Notion page.
-    pub fn record_title(
-        &self,
-        token: &RunToken,
-        account: &str,
-        item_id: &str,
-        title: &str,
-    ) -> Result<()> {
-        self.write_holding(token, "recording a title", |tx| {
-            tx.execute(
-                "UPDATE notion_items SET title = ?3 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, title],
-            )?;
-            Ok(())
-        })
-    }
-
-    /// Marks the body written, with what was written, the converter's report and whether links to
-    /// pages not migrated yet wait for the link pass: one transaction, so a kill never keeps one
-    /// without the other. What its steps learned is no longer needed and goes.
-    pub fn record_written(
-        &self,
-        token: &RunToken,
-        account: &str,
-        item_id: &str,
-        w: &Written<'_>,
-    ) -> Result<()> {
-        self.write_holding(token, "recording a written page", |tx| {
-            tx.execute(
-                "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8,
-                        links_recorded = ?10
-                 WHERE account = ?1 AND item_id = ?2",
-                params![
-                    account,
-                    item_id,
-                    w.blocks,
-                    w.files,
-                    w.report,
-                    w.onenote_last_modified,
-                    w.pending_links,
-                    w.shape,
-                    BodyState::Done,
-                    w.links_recorded
-                ],
-            )?;
-            tx.execute(
-                "DELETE FROM write_steps WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id],
-            )?;
-            Ok(())
-        })
-    }
-
-    /// Marks the bodies of pages changed in OneNote to be rewritten in place (`migrate --update`) and
-    /// puts their jobs back in the queue; one transaction, by the run lock's holder (`token`).
-    /// Returns how many.
+    /// Complete → rewriting for the pages changed in OneNote since they were written
+    /// (`migrate --update`), their jobs back in the queue; one transaction, by the run lock's
+    /// holder (`token`). Returns how many.
     pub fn plan_rewrites(&self, token: &RunToken, account: &str, now: UnixMillis) -> Result<usize> {
         let changed = self.changed_since_migration(account)?;
-        self.write_holding(token, "planning rewrites", |tx| {
-            for (page, ..) in &changed {
-                // A known page with body state `none` is rewritten: old body removed, new one written.
-                tx.execute(
-                    "UPDATE notion_items SET body_state = ?3 WHERE account = ?1 AND item_id = ?2",
-                    params![account, page, BodyState::None],
-                )?;
-                tx.execute(
-                    "UPDATE jobs SET state = ?4, attempts = 0, not_before = 0, updated_at = ?3
-                     WHERE account = ?1 AND kind = ?5 AND item_id = ?2",
-                    params![account, page, now, JobState::Queued, JobKind::Page],
-                )?;
-            }
-            Ok(changed.len())
-        })
+        self.item_write(
+            token,
+            &format!("a changed page of {account}"),
+            (Stage::Complete, Stage::Rewriting),
+            "planning rewrites",
+            |tx| {
+                for (page, ..) in &changed {
+                    one_row(tx.execute(
+                        "UPDATE notion_items SET body_state = ?3
+                         WHERE account = ?1 AND item_id = ?2 AND notion_page_id IS NOT NULL
+                           AND body_state = ?4",
+                        params![account, page, BodyColumn::None, BodyColumn::Done],
+                    )?)?;
+                    one_row(tx.execute(
+                        "UPDATE jobs SET state = ?4, attempts = 0, not_before = 0, updated_at = ?3
+                         WHERE account = ?1 AND kind = ?5 AND item_id = ?2",
+                        params![account, page, now, JobState::Queued, JobKind::Page],
+                    )?)?;
+                }
+                Ok(changed.len())
+            },
+        )
     }
 
-    /// Replaces a written page's stored report (the link pass adds what it degraded).
+    /// Replaces a complete page's stored report (the link pass adds what it degraded).
     pub fn set_report(
         &self,
         token: &RunToken,
@@ -269,16 +506,22 @@ impl Db {
         item_id: &str,
         report: Option<&str>,
     ) -> Result<()> {
-        self.write_holding(token, "recording a page's report", |tx| {
-            tx.execute(
-                "UPDATE notion_items SET report = ?3 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, report],
-            )?;
-            Ok(())
-        })
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording a page's report",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET report = ?3
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?4",
+                    params![account, item_id, report, BodyColumn::Done],
+                )?)
+            },
+        )
     }
 
-    /// Records whether a written page still holds links to pages not migrated yet.
+    /// Records whether a complete page still holds links to pages not migrated yet.
     pub fn set_pending_links(
         &self,
         token: &RunToken,
@@ -286,23 +529,30 @@ impl Db {
         item_id: &str,
         pending: bool,
     ) -> Result<()> {
-        self.write_holding(token, "recording pending links", |tx| {
-            tx.execute(
-                "UPDATE notion_items SET pending_links = ?3 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id, pending],
-            )?;
-            Ok(())
-        })
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording pending links",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET pending_links = ?3
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?4",
+                    params![account, item_id, pending, BodyColumn::Done],
+                )?)
+            },
+        )
     }
 
-    /// Written pages of `account` whose links to other pages wait for the link pass.
+    /// Complete pages of `account` whose links to other pages wait for the link pass.
     pub fn pages_with_pending_links(&self, account: &str) -> Result<Vec<NotionItem>> {
         self.read("reading pages with pending links", |c| {
             let mut st = c.prepare(&format!(
                 "SELECT {COLUMNS} FROM notion_items
-                 WHERE account = ?1 AND pending_links = 1 AND body_state = ?2 ORDER BY rowid"
+                 WHERE account = ?1 AND pending_links = 1 AND body_state = ?2
+                   AND notion_page_id IS NOT NULL ORDER BY rowid"
             ))?;
-            let rows = st.query_map(params![account, BodyState::Done], NotionItem::from_row)?;
+            let rows = st.query_map(params![account, BodyColumn::Done], NotionItem::from_row)?;
             rows.collect()
         })
     }
@@ -358,10 +608,11 @@ impl Db {
                 "SELECT p.id, p.title, n.onenote_last_modified, p.last_modified
                  FROM notion_items n JOIN pages p ON p.account = n.account AND p.id = n.item_id
                  WHERE n.account = ?1 AND n.kind = ?2 AND n.body_state = ?3
+                   AND n.notion_page_id IS NOT NULL
                    AND p.deleted_at IS NULL AND p.last_modified > n.onenote_last_modified
                  ORDER BY p.section_id, p.\"order\"",
             )?;
-            let rows = st.query_map(params![account, JobKind::Page, BodyState::Done], |r| {
+            let rows = st.query_map(params![account, ItemKind::Page, BodyColumn::Done], |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?;
             rows.collect()
@@ -369,28 +620,180 @@ impl Db {
     }
 }
 
+impl Intended {
+    /// Intended → writing: the page `page_id` exists (created now, or found again after a lost
+    /// answer); its body is being written from now on.
+    pub fn created(self, db: &Db, token: &RunToken, page_id: &str) -> Result<Writing> {
+        let Intended { key } = self;
+        db.item_write(
+            token,
+            &key.to_string(),
+            (Stage::Intended, Stage::Writing),
+            "recording a created page",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET notion_page_id = ?3, body_state = ?4
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id IS NULL
+                       AND body_state = ?5",
+                    params![
+                        key.account,
+                        key.item_id,
+                        page_id,
+                        BodyColumn::Writing,
+                        BodyColumn::None
+                    ],
+                )?)
+            },
+        )?;
+        Ok(Writing {
+            key,
+            page_id: page_id.to_owned(),
+        })
+    }
+}
+
+/// Marks the body of `key`'s page `page_id`, found with body column `from`, written: what was
+/// written, the converter's report and whether links wait for the link pass, in one transaction
+/// (a kill never keeps one without the other). What its steps learned is no longer needed and goes.
+fn finish_body(
+    db: &Db,
+    token: &RunToken,
+    (key, page_id): (ItemKey, String),
+    from: (Stage, BodyColumn),
+    w: &Written<'_>,
+) -> Result<Complete> {
+    db.item_write(
+        token,
+        &key.to_string(),
+        (from.0, Stage::Complete),
+        "recording a written page",
+        |tx| {
+            one_row(tx.execute(
+                "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
+                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8,
+                        links_recorded = ?10
+                 WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
+                   AND body_state = ?12",
+                params![
+                    key.account,
+                    key.item_id,
+                    w.blocks,
+                    w.files,
+                    w.report,
+                    w.onenote_last_modified,
+                    w.pending_links,
+                    w.shape,
+                    BodyColumn::Done,
+                    w.links_recorded,
+                    page_id,
+                    from.1
+                ],
+            )?)?;
+            tx.execute(
+                "DELETE FROM write_steps WHERE account = ?1 AND item_id = ?2",
+                params![key.account, key.item_id],
+            )
+        },
+    )?;
+    Ok(Complete { key, page_id })
+}
+
+impl Writing {
+    /// The Notion page.
+    pub fn page_id(&self) -> &str {
+        &self.page_id
+    }
+
+    /// Writing → complete, with what was written ([`Written`]).
+    pub fn written(self, db: &Db, token: &RunToken, w: &Written<'_>) -> Result<Complete> {
+        let from = (Stage::Writing, BodyColumn::Writing);
+        finish_body(db, token, (self.key, self.page_id), from, w)
+    }
+}
+
+impl Rewriting {
+    /// The Notion page.
+    pub fn page_id(&self) -> &str {
+        &self.page_id
+    }
+
+    /// Records the new title the page was given (renamed in OneNote since it was written).
+    pub fn retitled(&self, db: &Db, token: &RunToken, title: &str) -> Result<()> {
+        db.item_write(
+            token,
+            &self.key.to_string(),
+            (Stage::Rewriting, Stage::Rewriting),
+            "recording a title",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET title = ?3
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?4
+                       AND body_state = ?5",
+                    params![
+                        self.key.account,
+                        self.key.item_id,
+                        title,
+                        self.page_id,
+                        BodyColumn::None
+                    ],
+                )?)
+            },
+        )
+    }
+
+    /// Rewriting → complete, with what the new body is ([`Written`]).
+    pub fn written(self, db: &Db, token: &RunToken, w: &Written<'_>) -> Result<Complete> {
+        let from = (Stage::Rewriting, BodyColumn::None);
+        finish_body(db, token, (self.key, self.page_id), from, w)
+    }
+}
+
+impl Complete {
+    /// The Notion page.
+    pub fn page_id(&self) -> &str {
+        &self.page_id
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn intent_then_created_then_written() {
+    fn db_and_lock() -> (tempfile::TempDir, Db, RunToken) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("s.db")).unwrap();
         let t = db
             .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(90), |_| false)
             .unwrap()
             .unwrap();
-        db.record_intent(&t, "a", "p1", "page", "root", "One")
+        (dir, db, t)
+    }
+
+    fn refused<T: fmt::Debug>(r: Result<T>, want: (Stage, Stage)) {
+        match r {
+            Err(StoreError::Item { from, to, .. }) => assert_eq!((from, to), want),
+            other => panic!("expected a refused transition {want:?}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn intent_then_created_then_written() {
+        let (_dir, db, t) = db_and_lock();
+        let intent = db
+            .record_intent(&t, "a", "p1", ItemKind::Page, "root", "One")
             .unwrap();
-        db.record_intent(&t, "a", "p1", "page", "root", "One")
-            .unwrap();
+        // A second intent would hide the first one's page: it changes no row and is refused.
+        refused(
+            db.record_intent(&t, "a", "p1", ItemKind::Page, "root", "One"),
+            (Stage::Planned, Stage::Intended),
+        );
         let i = db.notion_item("a", "p1").unwrap().unwrap();
-        assert_eq!((i.notion_page_id, i.body_state), (None, BodyState::None));
-        db.record_created(&t, "a", "p1", "n1").unwrap();
+        assert_eq!((i.page_id(), i.state.stage()), (None, Stage::Intended));
+        assert_eq!(i.kind, ItemKind::Page);
+        let writing = intent.created(&db, &t, "n1").unwrap();
         assert_eq!(
-            db.notion_item("a", "p1").unwrap().unwrap().body_state,
-            BodyState::Writing
+            db.notion_item("a", "p1").unwrap().unwrap().state,
+            ItemState::Writing(writing.clone())
         );
         let w = Written {
             blocks: 10,
@@ -401,12 +804,136 @@ mod tests {
             shape: None,
             links_recorded: true,
         };
-        db.record_written(&t, "a", "p1", &w).unwrap();
+        let done = writing.written(&db, &t, &w).unwrap();
+        assert_eq!(done.page_id(), "n1");
         assert_eq!(db.pages_with_pending_links("a").unwrap().len(), 1);
         let i = db.notion_item("a", "p1").unwrap().unwrap();
-        assert_eq!((i.blocks, i.files, i.body_state), (10, 2, BodyState::Done));
+        assert_eq!((i.blocks, i.files), (10, 2));
+        assert_eq!(i.state, ItemState::Complete(done));
         assert_eq!(db.notion_children_of("root").unwrap().len(), 1);
         // links find pages by the GUID the scan recorded
         assert!(db.migrated_page_targets("a").unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_transition_from_a_state_the_record_is_not_in_changes_nothing_and_is_an_error() {
+        let (_dir, db, t) = db_and_lock();
+        let intent = db
+            .record_intent(&t, "a", "p1", ItemKind::Page, "root", "One")
+            .unwrap();
+        let stale = intent.clone();
+        let writing = intent.created(&db, &t, "n1").unwrap();
+        // The same intent held twice: the second creation finds the page recorded already.
+        refused(
+            stale.created(&db, &t, "n2"),
+            (Stage::Intended, Stage::Writing),
+        );
+        let again = writing.clone();
+        writing.written(&db, &t, &Written::default()).unwrap();
+        refused(
+            again.written(&db, &t, &Written::default()),
+            (Stage::Writing, Stage::Complete),
+        );
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        assert_eq!(i.page_id(), Some("n1"));
+        assert!(i.state.is_complete());
+        // Writes about an item without a record (or not complete) change no row: refused.
+        refused(
+            db.set_report(&t, "a", "nobody", Some("[]")),
+            (Stage::Complete, Stage::Complete),
+        );
+        refused(
+            db.set_pending_links(&t, "a", "nobody", true),
+            (Stage::Complete, Stage::Complete),
+        );
+        db.record_intent(&t, "a", "p2", ItemKind::Page, "root", "Two")
+            .unwrap();
+        refused(
+            db.set_pending_links(&t, "a", "p2", true),
+            (Stage::Complete, Stage::Complete),
+        );
+        db.set_report(&t, "a", "p1", Some("[1]")).unwrap();
+        db.set_pending_links(&t, "a", "p1", false).unwrap();
+    }
+
+    #[test]
+    fn rewrites_are_planned_for_every_changed_page_with_a_job_or_for_none() {
+        use crate::store::inventory::{Notebook, Page, ScanScope, Section};
+        let (_dir, db, t) = db_and_lock();
+        let inv = |modified: &str| {
+            vec![Notebook {
+                id: "nb".into(),
+                name: "NB".into(),
+                created: None,
+                last_modified: None,
+                section_groups: vec![],
+                sections: vec![Section {
+                    id: "s".into(),
+                    name: "S".into(),
+                    created: None,
+                    last_modified: None,
+                    pages: vec![Page {
+                        id: "p1".into(),
+                        title: "P1".into(),
+                        level: 0,
+                        order: 0,
+                        last_modified: Some(modified.into()),
+                        created: None,
+                        content_url: None,
+                    }],
+                }],
+            }]
+        };
+        let written = Written {
+            onenote_last_modified: Some("2024-01-01T00:00:00.000Z"),
+            ..Written::default()
+        };
+        db.save_scan("a", &inv("2024-01-01T00:00:00.000Z"), &ScanScope::All, 1)
+            .unwrap();
+        db.record_intent(&t, "a", "p1", ItemKind::Page, "root", "P1")
+            .unwrap()
+            .created(&db, &t, "n1")
+            .unwrap()
+            .written(&db, &t, &written)
+            .unwrap();
+        db.save_scan("a", &inv("2024-02-01T00:00:00.000Z"), &ScanScope::All, 2)
+            .unwrap();
+        // A changed page whose job was never planned: its rewrite would never run, so nothing is
+        // planned, not even the record's half of it.
+        refused(
+            db.plan_rewrites(&t, "a", 3),
+            (Stage::Complete, Stage::Rewriting),
+        );
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        assert_eq!(i.state.stage(), Stage::Complete);
+        db.create_plan(&t, "a", "root", &inv("2024-02-01T00:00:00.000Z"), 4)
+            .unwrap();
+        assert_eq!(db.plan_rewrites(&t, "a", 5).unwrap(), 1);
+        let i = db.notion_item("a", "p1").unwrap().unwrap();
+        let ItemState::Rewriting(page) = i.state else {
+            panic!("{:?}", i.state)
+        };
+        assert_eq!(page.page_id(), "n1");
+        page.retitled(&db, &t, "P1 renamed").unwrap();
+        page.written(&db, &t, &written).unwrap();
+        assert_eq!(
+            db.notion_item("a", "p1").unwrap().unwrap().title,
+            "P1 renamed"
+        );
+    }
+
+    #[test]
+    fn a_body_without_a_page_is_no_state_and_is_refused_when_read() {
+        let (_dir, db, t) = db_and_lock();
+        db.record_intent(&t, "a", "p1", ItemKind::Page, "root", "One")
+            .unwrap();
+        db.write("breaking a record", |tx| {
+            tx.execute("UPDATE notion_items SET body_state = 'done'", [])
+        })
+        .unwrap();
+        assert!(matches!(
+            db.notion_item("a", "p1"),
+            Err(StoreError::Sqlite { .. })
+        ));
     }
 }

@@ -5,6 +5,7 @@
 use rusqlite::params;
 
 use super::jobs::RunToken;
+use super::notion_items::{one_row, Stage};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
 
@@ -33,6 +34,9 @@ pub struct LinkRow {
 impl Db {
     /// Records what step `row.step` of the page `item_id` learned (replacing an earlier record of
     /// it) with the blocks it wrote that hold links: one transaction, by the run lock's holder.
+    /// Only a page whose body is not complete has a journal (intended: the uploads of its first
+    /// request go before its creation; being written or rewritten): for a complete record, or
+    /// none, it is [`StoreError::Item`](super::StoreError::Item) and nothing is kept.
     pub fn record_step_with_links(
         &self,
         token: &RunToken,
@@ -41,14 +45,19 @@ impl Db {
         row: &StepRow,
         links: &[LinkRow],
     ) -> Result<()> {
-        self.write_holding(token, "recording a written step", |tx| {
-            tx.execute(
+        let item = format!("item {item_id} of {account}");
+        let stages = (Stage::Writing, Stage::Writing);
+        self.item_write(token, &item, stages, "recording a written step", |tx| {
+            // `WHERE` keeps SQLite from reading `ON CONFLICT` as the join's constraint.
+            one_row(tx.execute(
                 "INSERT INTO write_steps(account, item_id, step, mark, learned, at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (
+                    SELECT 1 FROM notion_items WHERE account = ?1 AND item_id = ?2
+                      AND body_state <> 'done')
                  ON CONFLICT(account, item_id, step)
                  DO UPDATE SET mark = excluded.mark, learned = excluded.learned, at = excluded.at",
                 params![account, item_id, row.step, row.mark, row.learned, row.at],
-            )?;
+            )?)?;
             let mut st = tx.prepare(
                 "INSERT INTO link_blocks(account, item_id, block_id, body) VALUES (?1, ?2, ?3, ?4)
                  ON CONFLICT(account, item_id, block_id) DO UPDATE SET body = excluded.body",
@@ -104,37 +113,55 @@ impl Db {
         item_id: &str,
         block_id: &str,
     ) -> Result<()> {
-        self.write_holding(token, "forgetting a block with links", |tx| {
-            tx.execute(
-                "DELETE FROM link_blocks WHERE account = ?1 AND item_id = ?2 AND block_id = ?3",
-                params![account, item_id, block_id],
-            )?;
-            Ok(())
-        })
+        let item = format!("block {block_id} of item {item_id} of {account}");
+        let stages = (Stage::Complete, Stage::Complete);
+        self.item_write(
+            token,
+            &item,
+            stages,
+            "forgetting a block with links",
+            |tx| {
+                one_row(tx.execute(
+                    "DELETE FROM link_blocks WHERE account = ?1 AND item_id = ?2 AND block_id = ?3",
+                    params![account, item_id, block_id],
+                )?)
+            },
+        )
     }
 
     /// Forgets everything journalled of a page (its body is about to be replaced: `--update`),
-    /// and that its links were recorded.
+    /// and that its links were recorded. A record without a page has no journal:
+    /// [`StoreError::Item`](super::StoreError::Item).
     pub fn forget_journal(&self, token: &RunToken, account: &str, item_id: &str) -> Result<()> {
-        self.write_holding(token, "forgetting a page's write journal", |tx| {
-            for table in ["write_steps", "link_blocks"] {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE account = ?1 AND item_id = ?2"),
+        let item = format!("item {item_id} of {account}");
+        let stages = (Stage::Writing, Stage::Rewriting);
+        self.item_write(
+            token,
+            &item,
+            stages,
+            "forgetting a page's write journal",
+            |tx| {
+                for table in ["write_steps", "link_blocks"] {
+                    // Either may hold nothing: a body without links, a journal forgotten already.
+                    tx.execute(
+                        &format!("DELETE FROM {table} WHERE account = ?1 AND item_id = ?2"),
+                        params![account, item_id],
+                    )?;
+                }
+                one_row(tx.execute(
+                    "UPDATE notion_items SET links_recorded = 0
+                 WHERE account = ?1 AND item_id = ?2 AND notion_page_id IS NOT NULL",
                     params![account, item_id],
-                )?;
-            }
-            tx.execute(
-                "UPDATE notion_items SET links_recorded = 0 WHERE account = ?1 AND item_id = ?2",
-                params![account, item_id],
-            )?;
-            Ok(())
-        })
+                )?)
+            },
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::notion_items::ItemKind;
 
     #[test]
     fn steps_and_link_blocks_are_kept_per_page_until_forgotten() {
@@ -150,6 +177,19 @@ mod tests {
             learned: learned.into(),
             at: 5,
         };
+        // Only a page with a record whose body is not complete has a journal.
+        let refused = db.record_step_with_links(&tk, "a", "p", &row(1, "one"), &[]);
+        assert!(
+            matches!(refused, Err(crate::store::StoreError::Item { .. })),
+            "{refused:?}"
+        );
+        db.record_intent(&tk, "a", "p", ItemKind::Page, "root", "p")
+            .unwrap()
+            .created(&db, &tk, "n-p")
+            .unwrap();
+        // An upload ahead of the creation is journalled while only the intent is recorded.
+        db.record_intent(&tk, "a", "q", ItemKind::Page, "root", "q")
+            .unwrap();
         db.record_step_with_links(&tk, "a", "p", &row(1, "one"), &[])
             .unwrap();
         db.record_step_with_links(&tk, "a", "p", &row(0, "zero"), &[])
@@ -176,6 +216,11 @@ mod tests {
         db.record_step_with_links(&tk, "a", "p", &row(2, "two"), &[link("b1"), link("b2")])
             .unwrap();
         db.forget_link_block(&tk, "a", "p", "b1").unwrap();
+        let twice = db.forget_link_block(&tk, "a", "p", "b1");
+        assert!(
+            matches!(twice, Err(crate::store::StoreError::Item { .. })),
+            "{twice:?}"
+        );
         assert_eq!(db.link_blocks("a", "p").unwrap(), [link("b2")]);
         db.forget_journal(&tk, "a", "p").unwrap();
         assert!(db.recorded_steps("a", "p").unwrap().is_empty());

@@ -18,7 +18,6 @@ use std::collections::{HashMap, HashSet};
 
 use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::writer::display_title;
-use crate::store::notion_items::BodyState;
 use crate::store::{Db, StoreError};
 
 use read::{norm, Reader};
@@ -98,7 +97,7 @@ async fn verify_account(
 
     let mut ids: Vec<String> = targets.clone();
     ids.extend(items.iter().map(|i| i.parent_notion_id.clone()));
-    ids.extend(items.iter().filter_map(|i| i.notion_page_id.clone()));
+    ids.extend(items.iter().filter_map(|i| i.page_id().map(str::to_owned)));
     reader.fetch(ids, account).await?;
 
     let target_set: HashSet<String> = targets.iter().map(|t| norm(t)).collect();
@@ -115,7 +114,7 @@ async fn verify_account(
         .collect::<Result<Vec<_>, _>>()?
         .into_iter()
         .flatten()
-        .filter_map(|i| i.notion_page_id.as_deref().map(norm))
+        .filter_map(|i| i.page_id().map(norm))
         .collect();
     let matches = match_children(reader, &items, &target_set, &others);
     let mut names: HashMap<&str, String> = HashMap::new();
@@ -174,8 +173,7 @@ async fn verify_account(
         // Sections imported on their own have no notebook page: their notebook's page is the
         // target itself (so is that of a notebook adopted from them, see `store::identity`).
         let is_target = ctx.items.get(id).is_some_and(|i| {
-            i.notion_page_id
-                .as_deref()
+            i.page_id()
                 .is_some_and(|p| norm(p) == norm(&i.parent_notion_id))
         });
         if is_target {
@@ -209,7 +207,7 @@ async fn verify_account(
             let mut blocks_found = None;
             if matches!(check.state, ItemState::Ok | ItemState::Duplicated) {
                 let rec = rec.expect("a found page has a record");
-                if rec.body_state != BodyState::Done {
+                if !rec.state.is_complete() {
                     check.state = ItemState::Partial;
                     check.reason = Some("its body was not completely written".into());
                 } else {
@@ -264,9 +262,7 @@ async fn verify_account(
                 id: p.id.clone(),
                 title: p.title.clone(),
                 level: p.level,
-                blocks_recorded: rec
-                    .filter(|r| r.body_state == BodyState::Done)
-                    .map(|r| r.blocks),
+                blocks_recorded: rec.filter(|r| r.state.is_complete()).map(|r| r.blocks),
                 blocks_found,
                 check,
                 approximations,

@@ -78,10 +78,7 @@ pub(super) fn match_children(
     targets: &HashSet<String>,
     others: &HashSet<String>,
 ) -> Matches {
-    let recorded: HashSet<String> = items
-        .iter()
-        .filter_map(|i| i.notion_page_id.as_deref().map(norm))
-        .collect();
+    let recorded: HashSet<String> = items.iter().filter_map(|i| i.page_id().map(norm)).collect();
     let mut by_parent: HashMap<String, Vec<&NotionItem>> = HashMap::new();
     let mut parents: Vec<String> = Vec::new();
     for i in items {
@@ -111,7 +108,7 @@ pub(super) fn match_children(
             .filter(|(id, _)| !recorded.contains(&norm(id)) && !others.contains(&norm(id)))
             .collect();
         // An intent without an id is a creation whose answer was lost: the page with its title is it.
-        for item in expected.iter().filter(|i| i.notion_page_id.is_none()) {
+        for item in expected.iter().filter(|i| i.page_id().is_none()) {
             let want = display_title(&item.title);
             if let Some(pos) = unclaimed.iter().position(|(_, t)| *t == want) {
                 let (id, _) = unclaimed.remove(pos);
@@ -207,13 +204,13 @@ impl Ctx<'_> {
                     Some(format!("its Notion parent could not be read: {e}")),
                 ),
                 None => (None, Some("its Notion parent was not listed".into())),
-                Some(Ok(listing)) => match &r.notion_page_id {
+                Some(Ok(listing)) => match r.page_id() {
                     Some(id) => {
                         let here = child_pages(listing)
                             .iter()
                             .any(|(c, _)| norm(c) == norm(id));
                         if here {
-                            (Some(id.clone()), None)
+                            (Some(id.to_owned()), None)
                         } else {
                             (
                                 None,
@@ -252,13 +249,13 @@ impl Ctx<'_> {
                 return (
                     check(
                         ItemState::Missing,
-                        rec.and_then(|r| r.notion_page_id.clone()),
+                        rec.and_then(|r| r.page_id().map(str::to_owned)),
                         why_not,
                     ),
                     rec,
                 );
             }
-            _ if rec.is_some_and(|r| r.notion_page_id.is_none()) => {
+            _ if rec.is_some_and(|r| r.page_id().is_none()) => {
                 return (
                     check(
                         ItemState::Partial,

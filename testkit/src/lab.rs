@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::auth::{AuthServer, AuthServerConfig, CodeScript};
+use super::graph::drive::FilesNotebook;
 use super::graph::model::UserNotes;
 use super::graph::{GraphServer, GraphServerConfig};
 use super::notion::rate::RateConfig;
@@ -27,6 +28,18 @@ pub const TEAM_SCOPES: &[&str] = &[
     "Notes.Read.All",
     "Sites.Read.All",
 ];
+
+/// The scopes [`Lab::sign_in`] grants: OneNote and the user's own files (`Files.Read`, for
+/// notebooks read from their section files through the drive API).
+pub const SIGN_IN_SCOPES: &[&str] = &["offline_access", "User.Read", "Notes.Read", "Files.Read"];
+
+/// A sample OneNote file or folder of the repository's `fixtures/onenote-files/` (`rel` is relative
+/// to it, e.g. `"onenote.rs/samples/New Section Group"`).
+pub fn onenote_fixture(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/onenote-files")
+        .join(rel)
+}
 
 /// How the lab is set up.
 #[derive(Clone, Debug)]
@@ -142,6 +155,21 @@ impl Lab {
         user
     }
 
+    /// Adds a OneNote user whose notebook `notebook` is read from the OneNote files at `path` (a
+    /// notebook folder, see [`crate::graph::GraphServer::add_files_notebook`]): served by the
+    /// OneNote API and, file by file, by the drive API. The next device-code sign-in approves as
+    /// them.
+    pub fn add_files_user(
+        &self,
+        name: &str,
+        notebook: &str,
+        path: &Path,
+    ) -> (TestUser, FilesNotebook) {
+        let user = self.add_user(name, UserNotes::default());
+        let nb = self.graph.add_files_notebook(&user.id, notebook, path);
+        (user, nb)
+    }
+
     /// The environment that points the notebridge binary at the lab.
     pub fn env(&self) -> HashMap<String, String> {
         let c = &self.config;
@@ -178,12 +206,7 @@ impl Lab {
     /// Stores `user` as the signed-in account `name` without the device-code dance (a refresh token
     /// minted by the sign-in server; the first Graph call refreshes it like a real one).
     pub fn sign_in(&self, db: &Db, name: &str, user: &TestUser) {
-        self.sign_in_with(
-            db,
-            name,
-            user,
-            &["offline_access", "User.Read", "Notes.Read"],
-        );
+        self.sign_in_with(db, name, user, SIGN_IN_SCOPES);
     }
 
     /// [`Lab::sign_in`] with the scopes the grant carries (e.g. [`TEAM_SCOPES`]).

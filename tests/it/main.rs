@@ -51,6 +51,7 @@ mod migrate_outage;
 mod migrate_support;
 mod migrate_teams;
 mod notion_accepted_values;
+mod notion_item;
 mod notion_journal;
 mod notion_pace;
 mod notion_plan_limits;

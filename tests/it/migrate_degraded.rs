@@ -112,7 +112,7 @@ async fn a_file_notion_keeps_failing_leaves_a_placeholder_after_the_items_budget
             p.title
         );
         let text =
-            serde_json::to_string(&lab.notion.blocks_of(&item.notion_page_id.unwrap())).unwrap();
+            serde_json::to_string(&lab.notion.blocks_of(&item.into_page_id().unwrap())).unwrap();
         assert!(text.contains("could not be carried over"), "{text}");
     }
     let (code, out, err) = notebridge(&lab, &state, &["--json", "verify"]).await;
@@ -200,7 +200,7 @@ async fn links_the_link_pass_cannot_rewrite_stay_text_and_verify_and_report_list
         );
         // The link is still the text the writer wrote, and the pass will not try again.
         let text =
-            serde_json::to_string(&lab.notion.blocks_of(&item.notion_page_id.unwrap())).unwrap();
+            serde_json::to_string(&lab.notion.blocks_of(&item.into_page_id().unwrap())).unwrap();
         assert!(text.contains("(OneNote page {"), "{:?}: {text}", p);
     }
     assert!(db.pages_with_pending_links("default").unwrap().is_empty());

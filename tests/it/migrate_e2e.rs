@@ -96,13 +96,13 @@ async fn a_300_page_notebook_migrates_completely_and_a_second_run_does_nothing()
             .notion_item("alice", &p.id)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let target = db
             .notion_item("alice", &p.links[0])
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let want = format!("https://www.notion.so/{}", target.replace('-', ""));
         let blocks = serde_json::to_string(&lab.notion.blocks_of(&page_id)).unwrap();

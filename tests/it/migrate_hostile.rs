@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use migrate_support::{command, State};
-use notebridge::store::notion_items::BodyState;
 use notebridge::store::Db;
 use notebridge_testkit::generator::{clipping, generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
@@ -166,10 +165,10 @@ async fn hostile_pages_are_migrated_or_failed_alone_and_ordinary_pages_arrive() 
     for id in &ids {
         let item = db.notion_item("mallory", id).unwrap();
         if id == big {
-            assert!(item.is_none_or(|i| i.body_state != BodyState::Done));
+            assert!(item.is_none_or(|i| !i.state.is_complete()));
         } else {
             let item = item.unwrap_or_else(|| panic!("page {id} migrated"));
-            assert_eq!(item.body_state, BodyState::Done, "page {id}");
+            assert!(item.state.is_complete(), "page {id}");
         }
     }
     let failed = db.failed_jobs("mallory").unwrap();

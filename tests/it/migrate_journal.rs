@@ -129,7 +129,7 @@ async fn a_migration_stopped_mid_page_resumes_without_relisting_finished_steps()
         .notion_item("default", &page_id)
         .unwrap()
         .unwrap()
-        .notion_page_id
+        .into_page_id()
         .unwrap();
     let dump = lab.notion.dump(&notion_page).unwrap();
     // The page's "Last modified" line, then the lists.

@@ -117,7 +117,7 @@ impl FirstOnly {
             .notion_item("default", item)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap()
     }
 

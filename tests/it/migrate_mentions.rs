@@ -70,7 +70,7 @@ async fn links_between_migrated_pages_arrive_as_mentions_and_update_keeps_them()
         db.notion_item("default", item)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap()
     };
     let notes = lab.graph.notes(&user.id);

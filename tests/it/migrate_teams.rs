@@ -223,10 +223,10 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
         .unwrap();
     let want = format!(
         "https://www.notion.so/{}",
-        to.notion_page_id.unwrap().replace('-', "")
+        to.into_page_id().unwrap().replace('-', "")
     );
     let blocks =
-        serde_json::to_string(&lab.notion.blocks_of(&from.notion_page_id.unwrap())).unwrap();
+        serde_json::to_string(&lab.notion.blocks_of(&from.into_page_id().unwrap())).unwrap();
     assert!(blocks.contains(&want), "the own page links to {want}");
     assert!(db.pages_with_pending_links("alice").unwrap().is_empty());
 

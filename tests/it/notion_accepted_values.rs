@@ -165,7 +165,7 @@ async fn files_over_the_workspace_upload_limit_are_placeholders_listed_by_verify
             .notion_item("alice", &p.id)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let text = serde_json::to_string(&lab.notion.blocks_of(&id)).unwrap();
         assert!(

@@ -14,6 +14,7 @@ use notebridge::clock::Clock;
 use notebridge::convert::Block;
 use notebridge::notion::journal::Journal;
 use notebridge::notion::writer::{NewPage, Resource, Writer};
+use notebridge::store::notion_items::ItemKind;
 use notebridge::store::Db;
 use notebridge_testkit::notion::{Endpoint, FaultKind, FaultRule, NotionServer};
 use notion_support::*;
@@ -55,6 +56,11 @@ fn journal(db: &Arc<Db>, item: &str) -> Journal {
         .acquire_run_lock(1, "journal test", 0, Duration::from_secs(3600), |_| false)
         .unwrap()
         .unwrap();
+    // A page has a journal once its intent is recorded, as the queue records it first.
+    if db.notion_item("acct", item).unwrap().is_none() {
+        db.record_intent(&token, "acct", item, ItemKind::Page, "root", item)
+            .unwrap();
+    }
     Journal::new(db.clone(), token, "acct", item, Clock::system())
 }
 

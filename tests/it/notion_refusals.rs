@@ -151,7 +151,7 @@ async fn a_migration_whose_every_mailto_link_is_refused_arrives_whole_and_verify
             .notion_item("alice", &p.id)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let text = serde_json::to_string(&lab.notion.blocks_of(&id)).unwrap();
         assert!(
@@ -185,13 +185,13 @@ async fn a_migration_whose_every_mailto_link_is_refused_arrives_whole_and_verify
             .notion_item("alice", &p.id)
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let target = db
             .notion_item("alice", &p.links[0])
             .unwrap()
             .unwrap()
-            .notion_page_id
+            .into_page_id()
             .unwrap();
         let text = serde_json::to_string(&lab.notion.blocks_of(&page)).unwrap();
         let want = format!("https://www.notion.so/{}", target.replace('-', ""));

@@ -42,10 +42,13 @@ async fn a_lost_nested_block_masked_by_an_extra_block_is_not_complete() {
     let target = plan(&w, "alice");
     let created = migrate(&w, "alice", &target, &HashMap::new()).await;
     let top = w.client.children(&created["p1"]).await.unwrap();
-    let toggle = top.iter().find(|b| b["type"] == "toggle").unwrap();
+    let bullet = top
+        .iter()
+        .find(|b| b["type"] == "bulleted_list_item")
+        .unwrap();
     let inner = w
         .client
-        .children(toggle["id"].as_str().unwrap())
+        .children(bullet["id"].as_str().unwrap())
         .await
         .unwrap();
     w.client

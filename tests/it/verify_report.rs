@@ -76,7 +76,7 @@ async fn a_complete_migration_verifies_with_one_listing_per_page() {
     assert_eq!(p1.approximations.len(), 1);
     assert_eq!(p1.approximations[0].element, "<sup>");
     assert_eq!(a.totals.approximated_pages, 4);
-    // One listing per migrated item (8) and the target; each page's toggle needs one more listing to
+    // One listing per migrated item (8) and the target; each page's bullet needs one more listing to
     // prove its 5 blocks (3 at the top level): 4. Nothing else.
     let requests = w.lab.notion.request_log().len() - before;
     assert_eq!(r.notion_requests, 8 + 1 + 4);
@@ -152,10 +152,13 @@ async fn missing_body_blocks_and_an_interrupted_write_are_partial() {
     let (w, _t, created) = migrated(&[("q1", Fate::Interrupted)]).await;
     // Delete one nested block of First: 4 of 5 remain.
     let top = w.client.children(&created["p1"]).await.unwrap();
-    let toggle = top.iter().find(|b| b["type"] == "toggle").unwrap();
+    let bullet = top
+        .iter()
+        .find(|b| b["type"] == "bulleted_list_item")
+        .unwrap();
     let inner = w
         .client
-        .children(toggle["id"].as_str().unwrap())
+        .children(bullet["id"].as_str().unwrap())
         .await
         .unwrap();
     w.client
@@ -189,7 +192,7 @@ async fn a_creation_never_confirmed_is_found_by_title() {
     migrate(&w, "alice", &target, &HashMap::new()).await;
     // A later page whose answer was lost: the intent is recorded and the page exists, no id.
     let s1 = w.db.notion_item("alice", "s1").unwrap().unwrap();
-    let sid = s1.notion_page_id.unwrap();
+    let sid = s1.into_page_id().unwrap();
     w.db.write("test", |tx| {
         tx.execute(
             "UPDATE notion_items SET notion_page_id = NULL, body_state = 'none' WHERE item_id = 'p2'",

@@ -1,6 +1,8 @@
-//! A migrated state built by hand for the `verify` and `status` tests: an inventory, a plan, and Notion
-//! pages created on the lab's Notion server through the real client, recorded as `migrate` records
-//! them.
+//! A migrated state for the `verify` and `status` tests: an inventory, a plan, and Notion pages
+//! written on the lab's Notion server by the library's own item writer (`notion::item`: the intent,
+//! the creation, the page's record, its body and journal), each job run through the store's
+//! transitions in the order the run's own job graph gives. Only what the pages hold and which jobs
+//! fail or stop halfway is chosen here.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,16 +10,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bin_support::notebridge;
-use notebridge::clock::Jitter;
+use notebridge::clock::{Clock, Jitter};
+use notebridge::convert::{Block, RichText, TextBlock};
+use notebridge::graph::GraphError;
 use notebridge::notion::client::NotionClient;
+use notebridge::notion::item::{self, ItemRecord};
+use notebridge::notion::journal::Journal;
+use notebridge::notion::plan::{element_count, shape};
 use notebridge::notion::rate::NotionRate;
-use notebridge::notion::split::element_count;
-use notebridge::notion::writer::display_title;
+use notebridge::notion::writer::{Fetch, NewPage, Resource, Writer};
 use notebridge::queue::graph::JobGraph;
 use notebridge::settings::Window;
 use notebridge::store::accounts::Account;
 use notebridge::store::inventory::{Notebook, Page, ScanScope, Section, SectionGroup};
 use notebridge::store::jobs::{JobKind, JobState};
+use notebridge::store::notion_items::{ItemKind, Written};
 use notebridge::store::Db;
 use notebridge_testkit::lab::{Lab, LabConfig};
 use serde_json::{json, Value};
@@ -31,14 +38,15 @@ pub struct World {
     pub client: NotionClient,
 }
 
-/// What the hand-made migration does with one page.
+/// What the migration does with one page.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fate {
     /// Created and written completely.
     Done,
     /// Its job fails permanently with this error before anything is created.
     Fail(String),
-    /// Created, body writing started, then the process died (job left running).
+    /// Created and its body written, then the process died before recording it complete (its
+    /// job left running).
     Interrupted,
 }
 
@@ -140,18 +148,50 @@ fn para(text: &str) -> Value {
            "paragraph": {"rich_text": [{"type": "text", "text": {"content": text}}]}})
 }
 
-/// A page body: two paragraphs and a toggle holding two more (5 blocks in all, 3 at the top).
+/// A page body as Notion holds it once written: two paragraphs and a bullet holding two more (5
+/// blocks in all, 3 at the top), what [`blocks`] is written as.
 pub fn body(id: &str) -> Vec<Value> {
     vec![
         para(&format!("{id} one")),
         para(&format!("{id} two")),
-        json!({"object": "block", "type": "toggle", "toggle": {
+        json!({"object": "block", "type": "bulleted_list_item", "bulleted_list_item": {
             "rich_text": [{"type": "text", "text": {"content": "more"}}],
             "children": [para("inside a"), para("inside b")]}}),
     ]
 }
 
+fn text(t: &str) -> TextBlock {
+    TextBlock::new(vec![RichText::plain(t)])
+}
+
+/// A page's converted body, as the writer takes it (see [`body`]).
+pub fn blocks(id: &str) -> Vec<Block> {
+    let mut more = text("more");
+    more.children = vec![
+        Block::Paragraph(text("inside a")),
+        Block::Paragraph(text("inside b")),
+    ];
+    vec![
+        Block::Paragraph(text(&format!("{id} one"))),
+        Block::Paragraph(text(&format!("{id} two"))),
+        Block::Bulleted(more),
+    ]
+}
+
 pub const REPORT: &str = r#"[{"element":"<sup>","count":2,"action":"text kept"}]"#;
+
+/// The pages hold no files: a fetch is a bug of the test.
+fn no_files() -> Fetch {
+    Arc::new(|res: Resource| {
+        Box::pin(async move {
+            Err(GraphError::BadAnswer {
+                account: String::new(),
+                item: format!("file {:?}", res.file_name),
+                problem: "the verify tests' pages hold no files".into(),
+            })
+        })
+    })
+}
 
 /// Scans `inventory()` into the database for `account` and plans it under a new shared page.
 pub fn plan(w: &World, account: &str) -> String {
@@ -234,48 +274,51 @@ pub async fn migrate(
             None => target.to_owned(),
             Some(p) => created[&item_of_job[&p]].clone(),
         };
-        let title = display_title(&titles[&job.item_id]);
-        w.db.record_intent(
-            &lock,
-            account,
-            &job.item_id,
-            job.kind.as_str(),
-            &parent,
-            &title,
-        )
-        .unwrap();
-        let blocks = if job.kind == JobKind::Page {
-            body(&job.item_id)
+        let body = if job.kind == JobKind::Page {
+            blocks(&job.item_id)
         } else {
             vec![]
         };
-        let page = w
-            .client
-            .create_page(&parent, &title, &blocks)
+        let kind = ItemKind::of_job(job.kind).unwrap();
+        let record = ItemRecord {
+            db: &w.db,
+            token: &lock,
+            account,
+            item_id: &job.item_id,
+            kind,
+        };
+        let mut writer = Writer::new(w.client.clone(), no_files(), 5 << 20);
+        if job.kind == JobKind::Page {
+            let clock = Clock::system();
+            let journal = Journal::new(w.db.clone(), lock.clone(), account, &job.item_id, clock);
+            writer = writer.with_journal(journal);
+        }
+        let page = NewPage {
+            parent: &parent,
+            title: &titles[&job.item_id],
+            blocks: &body,
+            resources: &HashMap::new(),
+        };
+        let (writing, _) = item::create(&writer, record, None, page, &|| {})
             .await
             .unwrap();
-        let id = page["id"].as_str().unwrap().to_owned();
-        w.db.record_created(&lock, account, &job.item_id, &id)
-            .unwrap();
-        created.insert(job.item_id.clone(), id);
+        created.insert(job.item_id.clone(), writing.page_id().to_owned());
         if fate == Fate::Interrupted {
-            // Killed while writing: the job stays claimed, the body unconfirmed.
+            // Killed before the body was recorded: the job stays claimed, the body unconfirmed.
             continue;
         }
-        if job.kind == JobKind::Page {
-            let n: usize = blocks.iter().map(element_count).sum();
-            let written = notebridge::store::notion_items::Written {
-                blocks: n as i64,
-                files: 0,
-                report: Some(REPORT),
-                onenote_last_modified: Some("2024-05-01T10:00:00.000Z"),
-                pending_links: false,
-                shape: Some(&notebridge::notion::split::shape(&blocks)),
-                links_recorded: false,
-            };
-            w.db.record_written(&lock, account, &job.item_id, &written)
-                .unwrap();
-        }
+        let shape = shape(&body);
+        let written = Written {
+            blocks: element_count(&body) as i64,
+            files: 0,
+            report: (job.kind == JobKind::Page).then_some(REPORT),
+            onenote_last_modified: (job.kind == JobKind::Page)
+                .then_some("2024-05-01T10:00:00.000Z"),
+            pending_links: false,
+            shape: Some(&shape),
+            links_recorded: job.kind == JobKind::Page,
+        };
+        writing.written(&w.db, &lock, &written).unwrap();
         w.db.complete_job(job.id, &lock, now).unwrap();
         graph.finish(job.id, JobState::Done, 0, true);
     }

@@ -189,6 +189,14 @@ pub(crate) fn run(sh: &Arc<Shared>, who: &Who, body: &[u8]) -> Reply {
         } else {
             format!("/{}", r.url)
         };
+        let (p, q) = path.split_once('?').unwrap_or((&path, ""));
+        if failed_dep.is_none() && super::drive::is_drive_path(p) {
+            // A drive request: SharePoint's throttling and counters, none of OneNote's.
+            let reply = super::drive::api_reply(sh, who, &r.method, &path, p, q);
+            status_of.insert(r.id.to_lowercase(), reply.status);
+            responses.push(inner_json(&r.id, reply));
+            continue;
+        }
         let (reply, over) = if let Some(d) = failed_dep {
             (
                 Reply::error(

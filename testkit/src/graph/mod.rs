@@ -6,6 +6,7 @@
 //! against the [`TokenRegistry`] the sign-in test server issues into.
 
 pub mod batch;
+pub mod drive;
 pub mod faults;
 pub mod ink;
 pub mod model;
@@ -119,6 +120,7 @@ pub(crate) struct Shared {
     pub(crate) faults: Faults,
     pub(crate) stats: Stats,
     pub(crate) shuffle: Mutex<StdRng>,
+    pub(crate) drive: drive::DriveService,
 }
 
 /// The section id of a page listing path (`/me/onenote/sections/{id}/pages`, and the same under
@@ -232,6 +234,7 @@ impl Shared {
             }
         }
         let reply = {
+            let files = self.drive.content.lock().expect("drive content poisoned");
             let users = self.users.lock().expect("graph users poisoned");
             let empty = UserNotes::default();
             let ctx = Ctx {
@@ -241,6 +244,7 @@ impl Shared {
                 user_info: users.get(user),
                 notes: data.get(&key).unwrap_or(&empty),
                 omit_next_links: self.faults.omitting_next_links(),
+                files: &files,
             };
             routes::dispatch(&ctx, method, path, query)
         };
@@ -350,6 +354,18 @@ async fn handle(
         .path_and_query()
         .map(|p| p.as_str().to_owned())
         .unwrap_or_else(|| req.uri().path().to_owned());
+    if let Some(ticket) = req.uri().path().strip_prefix(drive::DOWNLOAD_PREFIX) {
+        let ticket = ticket.to_owned();
+        return drive::download::serve(
+            Arc::clone(&sh),
+            &method,
+            req.headers(),
+            &full,
+            &ticket,
+            kill,
+        )
+        .await;
+    }
     let token = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -372,6 +388,17 @@ async fn handle(
         return into_response(Reply::error(404, "NotFound", "Only /v1.0 is served."), None);
     };
     let rel = rel.to_owned();
+    {
+        // The drive API is SharePoint / OneDrive: its own throttling and faults, none of OneNote's.
+        let (path, query) = rel.split_once('?').unwrap_or((&rel, ""));
+        if drive::is_drive_path(path) {
+            let who = Who {
+                user: &user,
+                scopes: &scopes,
+            };
+            return drive::api(&sh, &who, &method, &full, path, query);
+        }
+    }
     let fault = sh.faults.next_outer();
     match fault {
         Some(OuterFault::Unauthorized) => {
@@ -484,6 +511,7 @@ impl GraphServer {
             throttle,
             stats: Stats::default(),
             shuffle: Mutex::new(StdRng::seed_from_u64(cfg.seed ^ 0xba7c)),
+            drive: drive::DriveService::default(),
         });
         let app = Router::new()
             .fallback(handle)

@@ -84,6 +84,8 @@ pub struct Ctx<'a> {
     pub notes: &'a UserNotes,
     /// Leave `@odata.nextLink` out (fault).
     pub omit_next_links: bool,
+    /// Pages and resources read from section files (their HTML and bytes are not generated).
+    pub files: &'a super::drive::FilesContent,
 }
 
 #[derive(Debug, Default)]
@@ -344,6 +346,12 @@ pub(crate) fn guid_of(id: &str) -> String {
     )
 }
 
+/// A notebook's `links.oneNoteWebUrl.href`: the URL the drive API's `/shares` resolves to the
+/// notebook's package item.
+pub fn notebook_web_url(notebook_id: &str) -> String {
+    format!("https://onedrive.live.com/edit.aspx?resid={notebook_id}")
+}
+
 fn web_path(name: &str) -> String {
     name.replace(' ', "%20")
 }
@@ -394,7 +402,7 @@ impl Ctx<'_> {
             "lastModifiedBy": self.identity(),
             "links": {
                 "oneNoteClientUrl": { "href": format!("onenote:https://d.docs.live.net/{}/Documents/{}", self.user, web_path(&nb.display_name)) },
-                "oneNoteWebUrl": { "href": format!("https://onedrive.live.com/edit.aspx?resid={}", nb.id) },
+                "oneNoteWebUrl": { "href": notebook_web_url(&nb.id) },
             },
         });
         obj(v)
@@ -1005,14 +1013,21 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         ["onenote", "pages", id, "content" | "$value"] => {
             let p = n.page(id).ok_or_else(Reply::not_found)?;
-            let html =
-                crate::generator::page_html_at(p, &n.resources, ctx.base, &ctx.owner.segment());
+            let html = match ctx.files.page_html(id, ctx.base, &ctx.owner.segment()) {
+                Some(h) => h,
+                None => {
+                    crate::generator::page_html_at(p, &n.resources, ctx.base, &ctx.owner.segment())
+                }
+            };
             let ink = q.raw.iter().any(|(k, v)| {
                 k.eq_ignore_ascii_case("includeInkML") && v.eq_ignore_ascii_case("true")
             });
             Ok(super::ink::content_reply(p, html, ink))
         }
         ["onenote", "resources", id, "content" | "$value"] => {
+            if let Some(r) = ctx.files.resource(&ctx.owner.data_key(), id) {
+                return Ok(r);
+            }
             let r = n.resources.get(*id).ok_or_else(Reply::not_found)?;
             Ok(Reply {
                 status: 200,

@@ -233,6 +233,27 @@ impl Teams {
     }
 
     /// Whether `path` is a directory request (not OneNote: OneNote's limits do not apply).
+    /// Whether `user` may read what the content key `owner` holds: their own, a Microsoft 365
+    /// group's they are a member of, a site's they may read.
+    pub(crate) fn may_read(&self, user: &str, owner: &str) -> bool {
+        if owner == user {
+            return true;
+        }
+        if let Some(g) = owner.strip_prefix("groups/") {
+            return self
+                .groups
+                .iter()
+                .any(|x| x.id == g && x.unified && x.members.iter().any(|m| m == user));
+        }
+        if let Some(s) = owner.strip_prefix("sites/") {
+            return self
+                .sites
+                .iter()
+                .any(|x| x.id == s && x.readers.iter().any(|m| m == user));
+        }
+        false
+    }
+
     pub(crate) fn is_directory(path: &str) -> bool {
         let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
         match segs.as_slice() {

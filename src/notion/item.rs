@@ -1,0 +1,106 @@
+//! One OneNote item's Notion page written through its record's lifecycle
+//! (`store::notion_items`): the intent recorded before the page is asked for, a creation whose
+//! answer was lost found again under its parent, the page recorded the moment it exists, its body
+//! written, resumed or replaced. The caller records the page complete with what was written
+//! ([`Unfinished::written`]). The queue's pages and containers and a group's or site's own page
+//! all go this one way.
+
+use std::sync::Mutex;
+
+use super::writer::{display_title, NewPage, WriteError, WriteStats, Writer};
+use crate::store::jobs::RunToken;
+use crate::store::notion_items::{Intended, ItemKind, Rewriting, Writing};
+use crate::store::Db;
+
+/// The item a page is written for, and where its lifecycle is recorded.
+#[derive(Clone, Copy)]
+pub struct ItemRecord<'a> {
+    /// The state database.
+    pub db: &'a Db,
+    /// The run lock's token, presented by every write.
+    pub token: &'a RunToken,
+    /// The item's inventory key.
+    pub account: &'a str,
+    /// Its OneNote id.
+    pub item_id: &'a str,
+    /// What it is.
+    pub kind: ItemKind,
+}
+
+/// Creates the item's page under `page.parent` and writes its body. `intent` is the record of an
+/// earlier attempt whose creation may have reached Notion (its page is looked for first); without
+/// one the intent is recorded now, before the request. The page is recorded as soon as Notion
+/// gives it, then `on_created` runs (the next sibling's turn). Returns the page, its body written,
+/// to be recorded complete.
+pub async fn create(
+    writer: &Writer,
+    item: ItemRecord<'_>,
+    intent: Option<Intended>,
+    page: NewPage<'_>,
+    on_created: &(dyn Fn() + Send + Sync),
+) -> Result<(Writing, WriteStats), WriteError> {
+    let recover = intent.is_some();
+    let intent = match intent {
+        Some(i) => i,
+        None => item.db.record_intent(
+            item.token,
+            item.account,
+            item.item_id,
+            item.kind,
+            page.parent,
+            &display_title(page.title),
+        )?,
+    };
+    let ours = item.db.notion_children_of(page.parent)?;
+    let intent = Mutex::new(Some(intent));
+    let recorded: Mutex<Option<Result<Writing, WriteError>>> = Mutex::new(None);
+    let record = |id: &str| {
+        let r = match intent.lock().expect("not poisoned").take() {
+            Some(i) => i
+                .created(item.db, item.token, id)
+                .map_err(|e| unrecorded(id, &e.to_string())),
+            None => Err(unrecorded(id, "its item's page was created already")),
+        };
+        *recorded.lock().expect("not poisoned") = Some(r);
+        on_created();
+    };
+    let written = writer.create_page(page, &ours, recover, &record).await;
+    let recorded = recorded.lock().expect("not poisoned").take();
+    match (recorded, written) {
+        (Some(Ok(page)), Ok((_, stats))) => Ok((page, stats)),
+        // Going on without the record could create the page again: that comes first.
+        (Some(Err(e)), _) => Err(e),
+        (Some(Ok(_)), Err(e)) | (None, Err(e)) => Err(e),
+        (None, Ok((id, _))) => Err(unrecorded(
+            &id,
+            "Notion gave it without a record being made",
+        )),
+    }
+}
+
+/// Replaces the body of the item's page `page` (`migrate --update`): a title renamed in OneNote
+/// since `old_title` follows, what was journalled of the old body is forgotten, and the new body
+/// `new` is written in place of the old one.
+pub async fn rewrite(
+    writer: &Writer,
+    item: ItemRecord<'_>,
+    page: &Rewriting,
+    old_title: &str,
+    new: NewPage<'_>,
+) -> Result<WriteStats, WriteError> {
+    let title = display_title(new.title);
+    if title != old_title {
+        writer.client().set_title(page.page_id(), &title).await?;
+        page.retitled(item.db, item.token, &title)?;
+    }
+    // The old body's blocks go: nothing recorded of them holds any more.
+    item.db
+        .forget_journal(item.token, item.account, item.item_id)?;
+    writer
+        .replace_body(page.page_id(), new.blocks, new.resources)
+        .await
+}
+
+fn unrecorded(page: &str, why: &str) -> WriteError {
+    WriteError::Unrecorded(format!("Notion page {page}: {why}"))
+}

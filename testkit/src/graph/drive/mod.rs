@@ -1,0 +1,421 @@
+//! The drive API (OneDrive / SharePoint document libraries) on the Graph test server, for notebooks
+//! read from OneNote's own files: a notebook's web URL resolved through `/shares`, the notebook's
+//! package item and its children (section files, section-group folders, `Open Notebook.onetoc2`),
+//! and each file's content through a redirect to a pre-authenticated download URL that refuses a
+//! bearer token, with the faults the real services show ([`DriveFaults`]).
+//!
+//! The same notebook is served by the OneNote routes too ([`super::GraphServer::add_files_notebook`]),
+//! consistent with its files: page GUIDs, titles, levels and order come from the files, and page
+//! content is rendered from them. Drive requests are counted apart ([`DriveCounters`]) and never
+//! spend the OneNote throttling windows: they are another service, with its own throttling.
+//!
+//! Shapes follow Microsoft's documentation: driveItem
+//! (<https://learn.microsoft.com/en-us/graph/api/resources/driveitem>), the package facet
+//! (<https://learn.microsoft.com/en-us/graph/api/resources/package>), shares
+//! (<https://learn.microsoft.com/en-us/graph/api/shares-get>), list children
+//! (<https://learn.microsoft.com/en-us/graph/api/driveitem-list-children>), download
+//! (<https://learn.microsoft.com/en-us/graph/api/driveitem-get-content>, partial ranges included)
+//! and throttling (429 and 503 with `Retry-After`,
+//! <https://learn.microsoft.com/en-us/sharepoint/dev/general-development/how-to-avoid-getting-throttled-or-blocked-in-sharepoint-online>).
+
+pub(crate) mod download;
+pub mod faults;
+pub mod files;
+mod html;
+pub mod routes;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use chrono::{DateTime, Utc};
+use tokio::time::Instant;
+
+use super::routes::{Body, Reply};
+use super::stats::LogEntry;
+
+pub use faults::DriveFaults;
+pub use files::{FilesGroup, FilesNotebook, FilesPage, FilesSection};
+
+/// What a drive item is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemKind {
+    /// The drive's root folder.
+    Root,
+    /// A folder (a section group, or the folder notebooks are kept in).
+    Folder,
+    /// A OneNote notebook: a package of `type: oneNote`.
+    Notebook,
+    /// A file and its bytes.
+    File {
+        /// `file.mimeType`.
+        mime: String,
+        /// The bytes served.
+        bytes: Bytes,
+    },
+}
+
+/// One item of a drive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DriveItem {
+    /// `id`.
+    pub id: String,
+    /// The GUID in `eTag` and `cTag`.
+    pub guid: String,
+    /// `name`.
+    pub name: String,
+    /// The folder it is in; `None` for the root.
+    pub parent: Option<String>,
+    /// What it is.
+    pub kind: ItemKind,
+    /// `createdDateTime`.
+    pub created: DateTime<Utc>,
+    /// `lastModifiedDateTime`.
+    pub modified: DateTime<Utc>,
+}
+
+/// A user's drive.
+#[derive(Clone, Debug)]
+pub(crate) struct Drive {
+    pub(crate) id: String,
+    pub(crate) owner: String,
+    pub(crate) items: Vec<DriveItem>,
+}
+
+impl Drive {
+    pub(crate) fn item(&self, id: &str) -> Option<&DriveItem> {
+        self.items.iter().find(|i| i.id == id)
+    }
+
+    pub(crate) fn root(&self) -> &DriveItem {
+        self.items
+            .iter()
+            .find(|i| i.kind == ItemKind::Root)
+            .expect("a drive has a root")
+    }
+}
+
+/// A download URL handed out: whose item it is and until when it is valid.
+#[derive(Clone, Debug)]
+pub(crate) struct Ticket {
+    pub(crate) drive: String,
+    pub(crate) item: String,
+    pub(crate) user: String,
+    pub(crate) expires: Instant,
+}
+
+#[derive(Debug)]
+pub(crate) struct DriveState {
+    pub(crate) drives: Vec<Drive>,
+    /// Web URL → (drive id, item id).
+    pub(crate) shares: HashMap<String, (String, String)>,
+    pub(crate) tickets: HashMap<String, Ticket>,
+    pub(crate) next_id: u64,
+    pub(crate) page_size: usize,
+}
+
+impl Default for DriveState {
+    fn default() -> Self {
+        Self {
+            drives: Vec::new(),
+            shares: HashMap::new(),
+            tickets: HashMap::new(),
+            next_id: 0,
+            // OneDrive answers children in pages of 200 when `$top` is not given.
+            page_size: 200,
+        }
+    }
+}
+
+impl DriveState {
+    pub(crate) fn drive(&self, id: &str) -> Option<&Drive> {
+        self.drives.iter().find(|d| d.id == id)
+    }
+
+    pub(crate) fn drive_of(&self, user: &str) -> Option<&Drive> {
+        self.drives.iter().find(|d| d.owner == user)
+    }
+}
+
+/// Pages and resources of files notebooks, for the OneNote routes.
+#[derive(Debug, Default)]
+pub struct FilesContent {
+    /// Page id → the page's HTML (resource URLs still to be placed).
+    pages: HashMap<String, String>,
+    /// (owner key, resource id) → media type and bytes.
+    resources: HashMap<(String, String), (String, Bytes)>,
+}
+
+impl FilesContent {
+    /// The HTML of a page read from a file, its resource URLs under `base` and the owner's segment.
+    pub(crate) fn page_html(
+        &self,
+        page_id: &str,
+        base: &str,
+        owner_segment: &str,
+    ) -> Option<String> {
+        self.pages.get(page_id).map(|h| {
+            h.replace(
+                html::RESOURCE_BASE,
+                &format!("{base}/{owner_segment}/onenote/resources"),
+            )
+        })
+    }
+
+    /// A resource of a page read from a file, as the resource route answers it.
+    pub(crate) fn resource(&self, owner_key: &str, id: &str) -> Option<Reply> {
+        self.resources
+            .get(&(owner_key.to_owned(), id.to_owned()))
+            .map(|(mime, bytes)| Reply {
+                status: 200,
+                headers: Vec::new(),
+                body: Body::Raw {
+                    content_type: mime.clone(),
+                    bytes: bytes.to_vec(),
+                },
+            })
+    }
+}
+
+/// What the drive service saw, apart from the OneNote API's counters.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DriveCounters {
+    /// Drive API requests (`/shares`, `/drives`, `/me/drive`), whatever their answer.
+    pub api_requests: u64,
+    /// Requests to download URLs, whatever their answer.
+    pub downloads: u64,
+    /// Body bytes of downloads actually sent.
+    pub bytes_sent: u64,
+    /// 429 and 503 answers of the throttling switches (API and downloads).
+    pub throttled: u64,
+    /// Download requests refused because they carried an `Authorization` header.
+    pub bearer_refused: u64,
+    /// API requests and downloads per user.
+    pub per_user: HashMap<String, u64>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct DriveStats {
+    counters: Mutex<DriveCounters>,
+    log: Mutex<Vec<LogEntry>>,
+    pub(crate) bytes: Arc<AtomicU64>,
+}
+
+/// Which kind of drive request is recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Api,
+    Download,
+}
+
+impl DriveStats {
+    pub(crate) fn record(&self, kind: Kind, path: &str, user: Option<&str>, status: u16) {
+        tracing::debug!(path, status, "graph test server drive request");
+        {
+            let mut c = self.counters.lock().expect("drive stats poisoned");
+            match kind {
+                Kind::Api => c.api_requests += 1,
+                Kind::Download => c.downloads += 1,
+            }
+            if let Some(u) = user {
+                *c.per_user.entry(u.to_owned()).or_default() += 1;
+            }
+        }
+        self.log
+            .lock()
+            .expect("drive stats poisoned")
+            .push(LogEntry {
+                method: "GET".into(),
+                path: path.to_owned(),
+                user: user.map(str::to_owned),
+                status,
+                at: Instant::now(),
+                inner_batch: false,
+            });
+    }
+
+    /// One answer of the throttling switches (a 503 for a file over 2 GB is not one).
+    pub(crate) fn throttled(&self) {
+        self.counters
+            .lock()
+            .expect("drive stats poisoned")
+            .throttled += 1;
+    }
+
+    pub(crate) fn bearer_refused(&self) {
+        self.counters
+            .lock()
+            .expect("drive stats poisoned")
+            .bearer_refused += 1;
+    }
+}
+
+/// The drive service of one Graph test server.
+#[derive(Debug, Default)]
+pub(crate) struct DriveService {
+    pub(crate) state: Mutex<DriveState>,
+    pub(crate) content: Mutex<FilesContent>,
+    pub(crate) faults: DriveFaults,
+    pub(crate) stats: DriveStats,
+}
+
+impl DriveService {
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, DriveState> {
+        self.state.lock().expect("drive state poisoned")
+    }
+
+    pub(crate) fn counters(&self) -> DriveCounters {
+        let mut c = self
+            .stats
+            .counters
+            .lock()
+            .expect("drive stats poisoned")
+            .clone();
+        c.bytes_sent = self.stats.bytes.load(Ordering::SeqCst);
+        c
+    }
+
+    pub(crate) fn log(&self) -> Vec<LogEntry> {
+        self.stats.log.lock().expect("drive stats poisoned").clone()
+    }
+}
+
+/// Whether a path below `/v1.0` belongs to the drive API.
+pub(crate) fn is_drive_path(path: &str) -> bool {
+    let mut segs = path.trim_start_matches('/').split('/');
+    matches!(
+        (segs.next(), segs.next(), segs.next()),
+        (Some("shares" | "drives"), Some(_), _)
+            | (Some("me"), Some("drive"), _)
+            | (Some("groups" | "sites"), Some(_), Some("drive"))
+    )
+}
+
+/// The path prefix of download URLs (outside `/v1.0`: another host in the real service).
+pub(crate) const DOWNLOAD_PREFIX: &str = "/_dl/";
+
+impl super::GraphServer {
+    /// Adds a notebook read from OneNote's own files at `path` (a notebook folder with its
+    /// `.onetoc2`, or a folder of `.one` files and section-group sub-folders) to the notebooks and
+    /// drive of `owner` (a user id, or the key [`super::teams::group_key`] /
+    /// [`super::teams::site_key`] gives for a group's or site's library), named `name`: the
+    /// OneNote API serves it with the files' page GUIDs, titles, levels, order and content, and
+    /// the drive API serves its files' real bytes.
+    ///
+    /// # Panics
+    /// When `path` holds no OneNote notebook (a test setup error).
+    pub fn add_files_notebook(
+        &self,
+        owner: &str,
+        name: &str,
+        path: &std::path::Path,
+    ) -> FilesNotebook {
+        files::add(self, owner, name, files::Source::Folder(path))
+    }
+
+    /// Adds a notebook made of the section files `files` (top-level sections, in this order) to
+    /// `owner`'s notebooks and drive, named `name`; see [`super::GraphServer::add_files_notebook`].
+    ///
+    /// # Panics
+    /// When a file is not a readable `.one` file (a test setup error).
+    pub fn add_files_notebook_of(
+        &self,
+        owner: &str,
+        name: &str,
+        files: &[std::path::PathBuf],
+    ) -> FilesNotebook {
+        files::add(self, owner, name, files::Source::Files(files))
+    }
+
+    /// The drive fault switchboard.
+    pub fn drive_faults(&self) -> DriveFaults {
+        self.shared.drive.faults.clone()
+    }
+
+    /// Drive requests and bytes so far.
+    pub fn drive_counters(&self) -> DriveCounters {
+        self.shared.drive.counters()
+    }
+
+    /// Every drive request so far (API calls and downloads; paths relative to the host).
+    pub fn drive_log(&self) -> Vec<LogEntry> {
+        self.shared.drive.log()
+    }
+
+    /// Items per page of children listings when `$top` is not given (default 200).
+    pub fn set_drive_page_size(&self, n: usize) {
+        self.shared.drive.state().page_size = n.max(1);
+    }
+
+    /// The `/shares` id of a sharing URL: `u!` and the URL's unpadded base64url, as documented
+    /// (<https://learn.microsoft.com/en-us/graph/api/shares-get#encoding-sharing-urls>).
+    pub fn share_id(url: &str) -> String {
+        use base64::Engine as _;
+        format!(
+            "u!{}",
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(url.as_bytes())
+        )
+    }
+}
+
+/// The answer to a throttled drive request, with its `Retry-After` in whole seconds (rounded up).
+pub(crate) fn throttled(t: faults::DriveThrottle) -> axum::response::Response {
+    super::into_response(throttled_reply(t), None)
+}
+
+/// [`throttled`] before it is put on the wire (or into a `$batch` response).
+pub(crate) fn throttled_reply(t: faults::DriveThrottle) -> Reply {
+    let mut r = match t.status {
+        429 => Reply::error(
+            429,
+            "activityLimitReached",
+            "The request has been throttled",
+        ),
+        _ => Reply::error(
+            503,
+            "serviceNotAvailable",
+            "The service is not available. Try the request again after a delay. There may be a Retry-After header.",
+        ),
+    };
+    let secs = t.retry_after.as_secs() + u64::from(t.retry_after.subsec_nanos() > 0);
+    r.headers.push(("Retry-After".into(), secs.to_string()));
+    r
+}
+
+/// Serves one drive API request of an authenticated user (`path` and `query` below `/v1.0`).
+pub(crate) fn api(
+    sh: &super::Shared,
+    who: &super::teams::Who,
+    method: &str,
+    full: &str,
+    path: &str,
+    query: &str,
+) -> axum::response::Response {
+    super::into_response(api_reply(sh, who, method, full, path, query), None)
+}
+
+/// [`api`] before it is put on the wire: a plain request's answer, or an inner `$batch` request's
+/// (the drive API is served in batches too, with the drive's throttling, not OneNote's).
+pub(crate) fn api_reply(
+    sh: &super::Shared,
+    who: &super::teams::Who,
+    method: &str,
+    full: &str,
+    path: &str,
+    query: &str,
+) -> Reply {
+    let svc = &sh.drive;
+    if let Err(t) = svc.faults.admit(who.user) {
+        svc.stats.record(Kind::Api, full, Some(who.user), t.status);
+        svc.stats.throttled();
+        return throttled_reply(t);
+    }
+    let origin = sh.base.trim_end_matches("/v1.0");
+    let teams = sh.teams.lock().expect("graph teams poisoned");
+    let may_read = |owner: &str| teams.may_read(who.user, owner);
+    let reply = routes::dispatch(svc, origin, who, method, path, query, &may_read);
+    svc.stats
+        .record(Kind::Api, full, Some(who.user), reply.status);
+    reply
+}
