@@ -23,6 +23,7 @@ CREATE TABLE section_ways (
     drive_id      TEXT,
     item_id       TEXT,
     size          INTEGER,
+    ctag          TEXT,
     fell_back     TEXT,
     pages_by_api  INTEGER NOT NULL DEFAULT 0,
     updated_at    INTEGER NOT NULL,

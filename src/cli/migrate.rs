@@ -222,6 +222,12 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                 "seconds": r.seconds,
             },
             "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
+            "drive": {"requests": r.drive.requests, "downloads": r.drive.downloads,
+                      "bytes": r.drive.bytes, "throttled": r.drive.throttled,
+                      "resumed": r.drive.resumed,
+                      "sections_read": s.from_drive.sections.load(Ordering::Relaxed),
+                      "pages_from_files": s.from_drive.pages.load(Ordering::Relaxed),
+                      "pages_fell_back": s.from_drive.fell_back.load(Ordering::Relaxed)},
             "notion": {"requests": n.requests, "throttled": n.throttled, "retries": n.retries,
                        "waited_seconds": r.notion_waited.as_secs_f64()},
             "failed": failed,
@@ -251,6 +257,21 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
             r.notion_waited.as_secs_f64(),
             s.approximations.load(Ordering::Relaxed)
         ));
+        let from_files = s.from_drive.pages.load(Ordering::Relaxed);
+        let fell_back = s.from_drive.fell_back.load(Ordering::Relaxed);
+        if from_files + fell_back > 0 || r.drive.requests > 0 {
+            printer.out(format!(
+                "Section files: {} sections read ({:.1} MB, {} drive requests, {} downloads), {} \
+                 pages from them, {} pages of their sections through the OneNote API instead \
+                 (`notebridge status` says why)",
+                s.from_drive.sections.load(Ordering::Relaxed),
+                r.drive.bytes as f64 / 1e6,
+                r.drive.requests,
+                r.drive.downloads,
+                from_files,
+                fell_back
+            ));
+        }
         if failed > 0 {
             printer.out(format!(
                 "{failed} items failed ({blocked} more wait on them); `notebridge status` lists them, \

@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::estimate::{self, Plan};
+use crate::drive::DriveCounters;
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
 use crate::notion::rate::PaceView;
@@ -184,6 +185,12 @@ pub struct Snapshot {
     pub notion: NotionCounts,
     /// Notion's pace (shared with every process on the database), when it could be read.
     pub notion_pace: Option<PaceView>,
+    /// Pages this run read from their section files.
+    pub pages_from_files: u64,
+    /// Pages of `files` sections this run read through the OneNote API instead.
+    pub pages_fell_back: u64,
+    /// Drive requests and bytes of this run.
+    pub drive: DriveCounters,
 }
 
 impl Progress {
@@ -269,6 +276,9 @@ impl Progress {
             graph: m.graph().counts(),
             notion: m.notion().counts(),
             notion_pace: rate.view().ok(),
+            pages_from_files: s.from_drive.pages.load(Ordering::Relaxed),
+            pages_fell_back: s.from_drive.fell_back.load(Ordering::Relaxed),
+            drive: m.drive_counters().unwrap_or_default(),
         }
     }
 }

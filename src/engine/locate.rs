@@ -9,10 +9,11 @@ use std::collections::HashMap;
 use super::events::Event;
 use super::plan::{PlanError, Planner};
 use super::way::{decide, kind_of_key, lines, Decision};
+use crate::drive::SectionFile;
 use crate::graph::sources::account_of_key;
 use crate::graph::Caller;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
-use crate::store::ways::{FilesLeft, SectionWay, ShownWay, Way};
+use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
 
 impl Planner<'_> {
     /// Plans the way of every section of `notebooks` under the inventory key `key` (`label` names
@@ -33,14 +34,7 @@ impl Planner<'_> {
             match decision.way {
                 Way::Api => ways.extend(sections.into_iter().map(|(_, s)| api(key, s, &decision))),
                 Way::Files => {
-                    // Interim until the drive client is merged: no section file can be found.
-                    let _ = who;
-                    let d = Decision {
-                        way: Way::Api,
-                        reason: "section files cannot be read by this build".to_owned(),
-                        missing: None,
-                    };
-                    ways.extend(sections.into_iter().map(|(_, s)| api(key, s, &d)));
+                    ways.extend(self.locate(who, key, nb, sections, &decision).await?);
                 }
             }
         }
@@ -74,6 +68,89 @@ impl Planner<'_> {
         }
         self.db.save_section_ways(&ways, self.clock.now_ms())?;
         Ok(self.db.files_left(key)?)
+    }
+}
+
+impl Planner<'_> {
+    /// The `files` way for each section of notebook `nb`: its folder found from the notebook's web
+    /// URL, each section matched with its file by place and name. A notebook whose folder cannot
+    /// be found, and a section without a file, fall back to the API with the reason; a failure
+    /// that is the run's (a sign-in, an outage, a throttle past the deadline) ends planning.
+    async fn locate(
+        &self,
+        who: &Caller,
+        key: &str,
+        nb: &Notebook,
+        sections: Vec<(Vec<String>, &Section)>,
+        d: &Decision,
+    ) -> Result<Vec<SectionWay>, PlanError> {
+        let fell_back = |s: &Section, why: String| SectionWay {
+            fell_back: Some(why),
+            ..files(key, s, d, None)
+        };
+        let Some(url) = self.db.notebook_url(key, &nb.id)? else {
+            let why = "the notebook's web URL is not known (the scan did not get it)".to_owned();
+            return Ok(sections
+                .into_iter()
+                .map(|(_, s)| fell_back(s, why.clone()))
+                .collect());
+        };
+        let found = match self.drive.notebook_files(who, &url).await {
+            Ok(f) => f,
+            Err(e) if e.falls_back() => {
+                let why = format!("the notebook's folder could not be read: {e}");
+                return Ok(sections
+                    .into_iter()
+                    .map(|(_, s)| fell_back(s, why.clone()))
+                    .collect());
+            }
+            Err(e) => return Err(PlanError::Drive(e)),
+        };
+        // Section and group names are matched as OneNote shows them: file names without `.one`,
+        // in any case (OneDrive's names are case-insensitive).
+        let key_of =
+            |path: &[String]| -> Vec<String> { path.iter().map(|p| p.to_lowercase()).collect() };
+        let by_path: HashMap<Vec<String>, &SectionFile> = found
+            .sections
+            .iter()
+            .map(|f| (key_of(&f.path), f))
+            .collect();
+        Ok(sections
+            .into_iter()
+            .map(|(path, s)| match by_path.get(&key_of(&path)) {
+                Some(f) => files(
+                    key,
+                    s,
+                    d,
+                    Some(DriveFile {
+                        drive_id: f.drive_id.clone(),
+                        item_id: f.item_id.clone(),
+                        size: f.size,
+                        ctag: f.ctag.clone(),
+                    }),
+                ),
+                None => fell_back(
+                    s,
+                    format!(
+                        "no file {}.one was found in the notebook's folder",
+                        path.join("/")
+                    ),
+                ),
+            })
+            .collect())
+    }
+}
+
+/// A section planned from its file.
+fn files(key: &str, s: &Section, d: &Decision, file: Option<DriveFile>) -> SectionWay {
+    SectionWay {
+        key: key.to_owned(),
+        section_id: s.id.clone(),
+        way: Way::Files,
+        reason: d.reason.clone(),
+        file,
+        fell_back: None,
+        pages_by_api: 0,
     }
 }
 

@@ -13,6 +13,7 @@ use super::plan::{Picks, PlanError, Planner};
 use super::way::Via;
 use super::{drain, retry_failed, select_accounts, summarise, SelectError, Selection, Summary};
 use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::drive::{DriveClient, DriveCounters};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
 use crate::imports;
@@ -230,6 +231,8 @@ pub struct Report {
     pub stats: Arc<RunStats>,
     /// Graph requests of the run.
     pub graph: GraphCounts,
+    /// Drive requests and bytes of the run (section files).
+    pub drive: DriveCounters,
     /// Notion requests of the run.
     pub notion: NotionCounts,
     /// Time spent waiting on Notion's rate.
@@ -330,6 +333,15 @@ async fn run(
     };
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
+    // Section files come through the drive API, paced apart from OneNote's windows, with the
+    // same tokens.
+    let drive = DriveClient::open(
+        db.clone(),
+        settings,
+        graph.tokens().clone(),
+        clock.clone(),
+        jitter.clone(),
+    );
     let _network_wait = record_network_wait(db.clone(), clock.clone(), graph.reachability());
 
     if req.resume && accounts.is_empty() {
@@ -347,6 +359,7 @@ async fn run(
         owner,
         observer,
         via: req.via,
+        drive: &drive,
     };
     let target = req.target.as_deref().filter(|_| !req.resume);
     if req.dry_run {
@@ -389,7 +402,8 @@ async fn run(
         owner.clone(),
     )
     .with_cancel(cancel.clone())
-    .with_retries(settings.retries);
+    .with_retries(settings.retries)
+    .with_drive(drive.clone());
     observer.event(Event::Draining(Box::new(Progress::new(
         &migration, &accounts,
     ))));
@@ -431,6 +445,7 @@ async fn run(
         unreadable_sources: unreadable.into_inner(),
         stats: migration.stats().clone(),
         graph: graph.counts(),
+        drive: drive.counters(),
         notion: notion.counts(),
         notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::events::{Event, Observer};
 use super::way::Via;
 use crate::clock::{Clock, UnixMillis};
+use crate::drive::{DriveClient, DriveError};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::scan::{scan, scan_at, ScanProgress, ScanResult};
 use crate::graph::sources::{
@@ -70,6 +71,10 @@ pub enum PlanError {
     /// An import key with no path recorded (a database edited by hand).
     #[error("no path is recorded for the import {0}; run `notebridge migrate --from PATH` again")]
     UnknownImport(String),
+    /// Finding a notebook's section files met a failure that is the run's (a sign-in, an outage,
+    /// a throttle longer than the time left).
+    #[error(transparent)]
+    Drive(DriveError),
     /// A `--notebook` that the account does not have.
     #[error(
         "account {account} has no notebook named or with id {name:?} (run `notebridge scan \
@@ -102,6 +107,7 @@ impl Classify for PlanError {
             PlanError::Source(e) => e.class(),
             PlanError::SourcePage(e) => e.class(),
             PlanError::Files(e) => e.class(),
+            PlanError::Drive(e) => e.class(),
             PlanError::UnknownImport(_) => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
@@ -140,6 +146,8 @@ pub(super) struct Planner<'a> {
     pub observer: &'a dyn Observer,
     /// How page content is read (`--via`).
     pub via: Via,
+    /// Finds notebooks' section files (`--via files` and `auto`).
+    pub drive: &'a DriveClient,
 }
 
 impl Planner<'_> {

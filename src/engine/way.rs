@@ -131,21 +131,40 @@ pub fn decide(via: Via, kind: SourceKind, granted: Option<&[String]>) -> Decisio
 }
 
 /// The sections' ways for a person: one line per way and reason ("3 sections from their files
-/// (the token carries Files.Read)"), then each section that fell back to the API with its reason.
+/// (the token carries Files.Read)"), sections that fell back to the API grouped by their reason
+/// (named, the first few), then each section some of whose pages were not in its file.
 pub fn lines(ways: &[ShownWay]) -> Vec<String> {
-    let mut groups: Vec<(Way, &str, usize)> = Vec::new();
-    for w in ways.iter().filter(|w| w.way.fell_back.is_none()) {
-        match groups
-            .iter_mut()
-            .find(|(way, reason, _)| *way == w.way.way && *reason == w.way.reason)
-        {
-            Some(g) => g.2 += 1,
-            None => groups.push((w.way.way, &w.way.reason, 1)),
+    // (fell back, way, reason) -> the sections' names, in order of first appearance.
+    type Group<'a> = ((bool, Way, &'a str), Vec<&'a str>);
+    let mut groups: Vec<Group<'_>> = Vec::new();
+    for w in ways {
+        let key = match &w.way.fell_back {
+            Some(why) => (true, Way::Api, why.as_str()),
+            None => (false, w.way.way, w.way.reason.as_str()),
+        };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, names)) => names.push(&w.section),
+            None => groups.push((key, vec![&w.section])),
         }
     }
     let mut out: Vec<String> = groups
         .into_iter()
-        .map(|(way, reason, n)| {
+        .map(|((fell, way, reason), names)| {
+            let n = names.len();
+            if fell {
+                let mut shown: Vec<String> =
+                    names.iter().take(3).map(|s| format!("{s:?}")).collect();
+                if n > 3 {
+                    shown.push(format!("{} more", n - 3));
+                }
+                return format!(
+                    "{n} section{} through the OneNote API instead of {} file{}: {reason} ({})",
+                    plural(n),
+                    if n == 1 { "its" } else { "their" },
+                    plural(n),
+                    shown.join(", ")
+                );
+            }
             let what = match way {
                 Way::Files => "from their files",
                 Way::Api => "through the OneNote API",
@@ -154,12 +173,7 @@ pub fn lines(ways: &[ShownWay]) -> Vec<String> {
         })
         .collect();
     for w in ways {
-        if let Some(why) = &w.way.fell_back {
-            out.push(format!(
-                "section {:?} ({}) through the OneNote API instead of its file: {why}",
-                w.section, w.notebook
-            ));
-        } else if w.way.way == Way::Files && w.way.pages_by_api > 0 {
+        if w.way.fell_back.is_none() && w.way.way == Way::Files && w.way.pages_by_api > 0 {
             out.push(format!(
                 "section {:?} ({}): {} page{} not in its file read through the OneNote API",
                 w.section,
@@ -283,8 +297,36 @@ mod tests {
             l,
             [
                 "2 sections from their files (the token carries Files.Read)",
+                "1 section through the OneNote API instead of its file: no file (\"C\")",
                 "1 section through the OneNote API (--via api)",
-                "section \"C\" (Work) through the OneNote API instead of its file: no file",
+            ]
+        );
+    }
+
+    #[test]
+    fn sections_that_fell_back_for_one_reason_are_one_line_naming_the_first_few() {
+        use crate::store::ways::SectionWay;
+        let ways: Vec<ShownWay> = ["A", "B", "C", "D", "E"]
+            .iter()
+            .map(|s| ShownWay {
+                way: SectionWay {
+                    key: "alice".into(),
+                    section_id: (*s).into(),
+                    way: Way::Files,
+                    reason: "--via files".into(),
+                    file: None,
+                    fell_back: Some("the notebook's folder could not be read".into()),
+                    pages_by_api: 0,
+                },
+                section: (*s).into(),
+                notebook: "Work".into(),
+            })
+            .collect();
+        assert_eq!(
+            lines(&ways),
+            [
+                "5 sections through the OneNote API instead of their files: the notebook's folder \
+              could not be read (\"A\", \"B\", \"C\", 2 more)"
             ]
         );
     }

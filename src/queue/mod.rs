@@ -6,6 +6,7 @@
 
 pub mod big_page;
 pub mod cancel;
+mod drive_pages;
 mod file_pages;
 pub mod graph;
 pub mod links;
@@ -26,6 +27,7 @@ use bytes::Bytes;
 use crate::convert::{
     convert_page_owned, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
+use crate::drive::{DriveClient, DriveCounters, DriveError};
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::sources::{account_of_key, root_of_key};
 use crate::graph::{Caller, GraphClient, GraphError};
@@ -87,6 +89,10 @@ pub enum RunError {
     /// A created Notion page could not be recorded: going on could create it twice.
     #[error("could not record a created Notion page: {0}")]
     Unrecorded(String),
+    /// Reading a section file met a failure that ends the run (a sign-in, a throttle longer than
+    /// the time left, the state folder).
+    #[error(transparent)]
+    Drive(DriveError),
 }
 
 impl Classify for RunError {
@@ -96,6 +102,7 @@ impl Classify for RunError {
             RunError::Graph(e) => e.class(),
             RunError::Notion(e) => e.class(),
             RunError::Write(e) => e.class(),
+            RunError::Drive(e) => e.class(),
             // Bugs: nothing the user can do but report them.
             RunError::Worker(_) | RunError::Unrecorded(_) => Class::new(Scope::Run, Next::Never),
         }
@@ -133,6 +140,8 @@ pub struct RunStats {
     /// Section files parsed for imports from files (once per section while its pages are
     /// converted, not once per page).
     pub sections_opened: AtomicU64,
+    /// What was read from section files in OneDrive or SharePoint (`--via`).
+    pub from_drive: drive_pages::FileStats,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.
@@ -305,6 +314,8 @@ pub struct Migration {
     retries: RetryBudget,
     /// Section files opened for imports from files.
     sections: file_pages::OpenSections,
+    /// Section files read from OneDrive or SharePoint (`--via files`); none: the OneNote API only.
+    drive: Option<drive_pages::DriveSections>,
 }
 
 impl Migration {
@@ -335,7 +346,24 @@ impl Migration {
             big: BigPages::default(),
             retries: JOB_RETRIES,
             sections: file_pages::OpenSections::default(),
+            drive: None,
         }
+    }
+
+    /// The same migration reading the sections planned `files` from their files with `drive`
+    /// (downloaded beside the state database).
+    pub fn with_drive(mut self, drive: DriveClient) -> Self {
+        self.drive = Some(drive_pages::DriveSections::new(
+            drive,
+            &self.db,
+            self.clock.clone(),
+        ));
+        self
+    }
+
+    /// The drive client's counters, when section files are read.
+    pub fn drive_counters(&self) -> Option<DriveCounters> {
+        self.drive.as_ref().map(|d| d.client().counters())
     }
 
     /// The run's counters.
@@ -371,7 +399,7 @@ impl Migration {
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
         // Waiting for an unreachable service ends where the run's time does.
         self.graph.reachability().set_deadline(opts.deadline);
-        scheduler::Scheduler {
+        let end = scheduler::Scheduler {
             runner: self.clone(),
             db: self.db.clone(),
             clock: self.clock.clone(),
@@ -379,7 +407,11 @@ impl Migration {
             stats: self.stats.clone(),
         }
         .run(opts, &self.cancel)
-        .await
+        .await;
+        if let Some(d) = &self.drive {
+            d.clean(&self.db);
+        }
+        end
     }
 
     /// The Graph caller for a job's inventory key (background lane, the run's deadline): a group's
@@ -611,6 +643,14 @@ impl Migration {
                 .convert(&self.db, key, item_id, item, &self.stats.sections_opened)
                 .await?;
             return Ok((page, HashMap::new(), None));
+        }
+        if let Some(drive) = &self.drive {
+            let read = drive
+                .read(&self.db, who, key, item_id, item, &self.stats.from_drive)
+                .await?;
+            if let drive_pages::Read::Page(page) = read {
+                return Ok((page, HashMap::new(), None));
+            }
         }
         let mut permit = None;
         loop {

@@ -47,6 +47,8 @@ pub struct DriveFile {
     pub item_id: String,
     /// Its size in bytes, as the drive announced it.
     pub size: u64,
+    /// Its `cTag` (changes with its content), when the drive gave one.
+    pub ctag: Option<String>,
 }
 
 /// The way planned for one section.
@@ -88,6 +90,7 @@ impl SectionWay {
                 drive_id,
                 item_id,
                 size: u64::try_from(size.unwrap_or(0)).unwrap_or(0),
+                ctag: r.get("ctag")?,
             }),
             _ => None,
         };
@@ -139,7 +142,7 @@ pub struct FilesLeft {
 }
 
 const COLUMNS: &str =
-    "account, section_id, way, reason, drive_id, item_id, size, fell_back, pages_by_api";
+    "account, section_id, way, reason, drive_id, item_id, size, ctag, fell_back, pages_by_api";
 
 impl Db {
     /// Records the permissions a token response granted to `account` (its `scope` field).
@@ -246,6 +249,35 @@ impl Db {
         })
     }
 
+    /// A page's OneNote GUID (`{lowercase}`), which finds it in its section file.
+    pub fn page_guid(&self, key: &str, page_id: &str) -> Result<Option<String>> {
+        self.read("reading a page's GUID", |c| {
+            c.query_row(
+                "SELECT onenote_guid FROM pages WHERE account = ?1 AND id = ?2",
+                params![key, page_id],
+                |r| r.get::<_, Option<String>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+        })
+    }
+
+    /// The sections, of every key, whose file is still to be read: way `files`, not fallen back,
+    /// with a page job queued or running. Their downloads are kept; any other is stale.
+    pub fn sections_to_download(&self) -> Result<Vec<SectionWay>> {
+        self.read("listing the section files still to read", |c| {
+            let mut st = c.prepare(&format!(
+                "SELECT {COLUMNS} FROM section_ways w
+                 WHERE w.way = 'files' AND w.fell_back IS NULL AND EXISTS (
+                    SELECT 1 FROM pages p JOIN jobs j ON j.account = p.account AND j.item_id = p.id
+                    WHERE p.account = w.account AND p.section_id = w.section_id
+                      AND j.kind = 'page' AND j.state IN ('queued', 'running'))"
+            ))?;
+            let rows = st.query_map([], SectionWay::from_row)?;
+            rows.collect()
+        })
+    }
+
     /// Every section way of `account` and its groups and sites, with names, in inventory order.
     pub fn section_ways_of(&self, account: &str) -> Result<Vec<ShownWay>> {
         self.read("listing the sections' ways", |c| {
@@ -320,12 +352,12 @@ impl Db {
 fn save_ways_in(c: &Connection, ways: &[SectionWay], now: UnixMillis) -> rusqlite::Result<()> {
     let mut st = c.prepare_cached(
         "INSERT INTO section_ways(account, section_id, way, reason, drive_id, item_id, size,
-                fell_back, pages_by_api, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9)
+                ctag, fell_back, pages_by_api, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10)
          ON CONFLICT(account, section_id) DO UPDATE SET
             way = excluded.way, reason = excluded.reason, drive_id = excluded.drive_id,
-            item_id = excluded.item_id, size = excluded.size, fell_back = excluded.fell_back,
-            pages_by_api = 0, updated_at = excluded.updated_at",
+            item_id = excluded.item_id, size = excluded.size, ctag = excluded.ctag,
+            fell_back = excluded.fell_back, pages_by_api = 0, updated_at = excluded.updated_at",
     )?;
     for w in ways {
         let f = w.file.as_ref();
@@ -337,6 +369,7 @@ fn save_ways_in(c: &Connection, ways: &[SectionWay], now: UnixMillis) -> rusqlit
             f.map(|f| f.drive_id.as_str()),
             f.map(|f| f.item_id.as_str()),
             f.map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
+            f.and_then(|f| f.ctag.as_deref()),
             w.fell_back,
             now
         ])?;
@@ -438,6 +471,73 @@ mod tests {
     }
 
     #[test]
+    fn what_is_left_in_section_files_counts_their_pages_and_bytes_once_each() {
+        use crate::store::inventory::Page;
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let page = |id: &str, order| Page {
+            id: id.into(),
+            title: id.into(),
+            level: 0,
+            order,
+            last_modified: None,
+            created: None,
+            content_url: None,
+        };
+        let section = |id: &str, pages| Section {
+            id: id.into(),
+            name: id.into(),
+            created: None,
+            last_modified: None,
+            pages,
+        };
+        let nb = Notebook {
+            id: "nb".into(),
+            name: "Work".into(),
+            created: None,
+            last_modified: None,
+            section_groups: Vec::new(),
+            sections: vec![
+                section("s1", vec![page("p1", 0), page("p2", 1)]),
+                section("s2", vec![page("p3", 0)]),
+                section("s3", vec![page("p4", 0)]),
+            ],
+        };
+        db.save_scan("alice", &[nb], &ScanScope::All, 0).unwrap();
+        let way = |id: &str, way, size, fell_back: Option<&str>| SectionWay {
+            key: "alice".into(),
+            section_id: id.into(),
+            way,
+            reason: "test".into(),
+            file: Some(DriveFile {
+                drive_id: "d".into(),
+                item_id: id.into(),
+                size,
+                ctag: None,
+            }),
+            fell_back: fell_back.map(str::to_owned),
+            pages_by_api: 0,
+        };
+        let ways = [
+            way("s1", Way::Files, 1000, None),
+            way("s2", Way::Files, 500, Some("gone")),
+            way("s3", Way::Api, 7, None),
+        ];
+        assert_eq!(
+            db.preview_files_left("alice", &ways).unwrap(),
+            FilesLeft {
+                pages: 2,
+                sections: 1,
+                bytes: 1000
+            }
+        );
+        // A preview stores nothing; nothing is queued either.
+        assert_eq!(db.section_way("alice", "s1").unwrap(), None);
+        db.save_section_ways(&ways, 1).unwrap();
+        assert_eq!(db.files_left("alice").unwrap(), FilesLeft::default());
+    }
+
+    #[test]
     fn a_notebooks_web_url_is_kept_with_it() {
         let (_t, db) = db_with_notebook();
         assert_eq!(db.notebook_url("alice", "nb").unwrap(), None);
@@ -456,6 +556,7 @@ mod tests {
             drive_id: "d".into(),
             item_id: "i1".into(),
             size: 1234,
+            ctag: Some("c1".into()),
         };
         let way = |id: &str, way, file| SectionWay {
             key: "alice".into(),

@@ -242,7 +242,12 @@ async fn doctor_says_which_way_the_notebooks_take_and_what_the_file_permission_w
     let lab = Lab::start(LabConfig::default()).await;
     let user = lab.add_user("default", generate(&spec()));
     let state = State::new();
-    lab.sign_in(&Db::open(&state.db).unwrap(), "default", &user);
+    lab.sign_in_with(
+        &Db::open(&state.db).unwrap(),
+        "default",
+        &user,
+        &["offline_access", "User.Read", "Notes.Read"],
+    );
     let scanned = command(&lab, &state, &["scan"]).output().await.unwrap();
     assert_eq!(scanned.status.code(), Some(0), "{scanned:?}");
     let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
