@@ -355,3 +355,49 @@ async fn a_dry_run_counts_drive_requests_apart_and_downloads_nothing() {
     assert_eq!(page_content_requests(&lab), 0);
     assert!(lab.notion.pages_under(&lab.target_page).is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auto_reads_a_groups_notebook_from_its_library_with_sites_read_all() {
+    use notebridge_testkit::graph::teams::{group_key, TeamGroup};
+    use notebridge_testkit::lab::TEAM_SCOPES;
+    const GROUP: &str = "6d2c1e0a-0000-4000-8000-00000000cafe";
+    let lab = Lab::start(fast()).await;
+    let alice = lab.add_user("alice", Default::default());
+    lab.graph.add_group(
+        TeamGroup::new(GROUP, "Marketing", &[&alice.id]),
+        Default::default(),
+    );
+    let nb =
+        lab.graph
+            .add_files_notebook(&group_key(GROUP), "Campaigns", &onenote_fixture(NOTEBOOK));
+    let state = State::new();
+    lab.sign_in_with(&Db::open(&state.db).unwrap(), "alice", &alice, TEAM_SCOPES);
+    let out = command(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--group",
+            "Marketing",
+            "--to",
+            &lab.target_page,
+        ],
+    )
+    .env("NOTEBRIDGE_SCOPES", TEAM_SCOPES.join(" "))
+    .output()
+    .await
+    .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(page_content_requests(&lab), 0, "{err}");
+    assert_eq!(
+        lab.graph.drive_counters().downloads,
+        nb.sections.len() as u64
+    );
+    assert!(
+        err.contains("sections from their files (the token carries Sites.Read.All)"),
+        "{err}"
+    );
+}
