@@ -72,6 +72,18 @@ pub enum DriveError {
         /// The limit.
         max: u64,
     },
+    /// Neither way found the notebook's folder: its client URL's path is not in the drive the
+    /// caller named (or names no notebook there), and the shares API was refused, found nothing or
+    /// could not be asked (the sign-in holds no write scope).
+    #[error("{account}: {what}: its folder was not found in a drive: {why}")]
+    NotLocated {
+        /// Account name.
+        account: String,
+        /// The notebook.
+        what: String,
+        /// What each way met.
+        why: String,
+    },
     /// The notebook's folders go deeper or hold more than a notebook can (hostile or broken
     /// input): the walk stops at its bound instead of following them.
     #[error("{account}: {what}: the notebook's folders are over the bound of {bound}")]
@@ -167,6 +179,7 @@ impl Classify for DriveError {
             | DriveError::Forbidden { .. }
             | DriveError::Refused { .. }
             | DriveError::NotANotebook { .. }
+            | DriveError::NotLocated { .. }
             | DriveError::TooLarge { .. }
             | DriveError::OverBound { .. }
             | DriveError::BadAnswer { .. }
@@ -188,6 +201,7 @@ impl Classify for DriveError {
             | DriveError::Forbidden { .. }
             | DriveError::Refused { .. }
             | DriveError::NotANotebook { .. }
+            | DriveError::NotLocated { .. }
             | DriveError::TooLarge { .. }
             | DriveError::OverBound { .. }
             | DriveError::BadAnswer { .. }
@@ -239,6 +253,11 @@ mod tests {
                 account: a(),
                 what: w(),
                 problem: "a file".into(),
+            },
+            DriveError::NotLocated {
+                account: a(),
+                what: w(),
+                why: "by its path: not found".into(),
             },
         ];
         for e in &fall_back {

@@ -2,8 +2,9 @@
 //! through Graph's drive API, a listing per folder and one download per section, instead of the
 //! OneNote API's request per page (`docs/GRAPH-DRIVE.md` has the service's documented behaviour).
 //!
-//! The notebook's folder is found from its `links.oneNoteWebUrl.href` through the shares API
-//! ([`share`]), walked level by level ([`walk`]), and each section file streamed to a file the
+//! The notebook's folder is found by path from its `links.oneNoteClientUrl.href` in the drive the
+//! caller names, or through the shares API from its `links.oneNoteWebUrl.href` when the sign-in
+//! holds the write permission that API needs ([`locate`], [`share`]), walked level by level ([`walk`]), and each section file streamed to a file the
 //! caller names ([`download`](DriveClient::download)), resumed with `Range` after a cut. Drive
 //! requests never spend the OneNote limiter's windows: [`pacer`] holds their own cap and the
 //! account's breaker. What a failure means for the caller is [`DriveError`]'s class: fall back to
@@ -11,13 +12,12 @@
 
 mod download;
 pub mod error;
+pub mod locate;
 pub mod model;
 pub mod pacer;
 pub mod share;
 pub mod walk;
 
-#[cfg(test)]
-mod model_server;
 #[cfg(test)]
 mod tests;
 
@@ -30,7 +30,9 @@ use reqwest::header::HeaderMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use download::{part_path, MAX_DOWNLOAD};
 pub use error::DriveError;
+pub use locate::{DriveInfo, DriveOwner, NotebookLinks};
 use pacer::{Pacer, Slot};
 use walk::{Walk, BOUNDS};
 
@@ -49,7 +51,7 @@ const MAX_JSON_BYTES: usize = 8 * 1024 * 1024;
 const MAX_ERROR_BYTES: usize = 64 * 1024;
 /// Throttled answers tolerated for one request before it gives up (the pacer spaces them): a file
 /// the service keeps answering 503 for (OneNote files over 2 GB do) falls back within minutes.
-const MAX_THROTTLED: u32 = 10;
+pub const MAX_THROTTLED: u32 = 10;
 /// How long an answer may send nothing before the request counts as timed out.
 const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Children asked for per listing page.
@@ -125,6 +127,9 @@ pub struct DriveClient {
     reach: Reachability,
     pause: Duration,
     stats: Arc<Stats>,
+    drives: Arc<locate::Drives>,
+    /// Whether the sign-in's scopes hold one the shares API takes.
+    shares: bool,
 }
 
 /// What an answer's status says: every status named, none retried or refused by a default.
@@ -205,6 +210,8 @@ impl DriveClient {
             pacer: Arc::new(pacer),
             pause: settings.retries.pause,
             stats: Arc::new(Stats::default()),
+            drives: Arc::default(),
+            shares: locate::may_use_shares(&settings.scopes),
         }
     }
 
@@ -227,19 +234,43 @@ impl DriveClient {
         }
     }
 
-    /// The section files of the notebook whose `links.oneNoteWebUrl.href` is `web_url`.
+    /// The section files of the notebook whose `links.oneNoteWebUrl.href` is `web_url`, found
+    /// through the shares API alone (which needs `Files.ReadWrite`; [`DriveClient::locate`] finds
+    /// a notebook with `Files.Read`).
     pub async fn notebook_files(
         &self,
         who: &Caller,
         web_url: &str,
     ) -> Result<NotebookFiles, DriveError> {
         let what = format!("notebook {}", web_url.split('?').next().unwrap_or(web_url));
+        let found = self.by_share(who, &what, web_url).await?;
+        self.walk(who, &what, found).await
+    }
+
+    /// The notebook's item through the shares API.
+    async fn by_share(
+        &self,
+        who: &Caller,
+        what: &str,
+        web_url: &str,
+    ) -> Result<locate::Found, DriveError> {
         let url = format!(
             "{}/shares/{}/driveItem?$select={SELECT}",
             self.base,
             share::share_token(web_url)
         );
-        let item: model::DriveItem = self.get_json(who, &url, &what).await?;
+        let item: model::DriveItem = self.get_json(who, &url, what).await?;
+        self.notebook_item(who, what, item, None)
+    }
+
+    /// The item, when it is a notebook, and its drive (as the item names it, else `drive`).
+    fn notebook_item(
+        &self,
+        who: &Caller,
+        what: &str,
+        item: model::DriveItem,
+        drive: Option<String>,
+    ) -> Result<locate::Found, DriveError> {
         if !item.is_notebook() {
             let kind = match (&item.package, &item.folder, &item.file) {
                 (Some(_), _, _) => "a package of another type",
@@ -249,21 +280,35 @@ impl DriveClient {
             };
             return Err(DriveError::NotANotebook {
                 account: who.account.clone(),
-                what,
+                what: what.to_owned(),
                 problem: format!("the URL leads to {kind}"),
             });
         }
-        let Some(drive_id) = item.parent.and_then(|p| p.drive_id) else {
+        let Some(drive_id) = item.parent.and_then(|p| p.drive_id).or(drive) else {
             return Err(DriveError::BadAnswer {
                 account: who.account.clone(),
-                what,
+                what: what.to_owned(),
                 problem: "the notebook item names no drive (parentReference.driveId)".into(),
             });
         };
-        let mut walk = Walk::new(&drive_id, &item.id, BOUNDS);
+        Ok(locate::Found {
+            drive_id,
+            item_id: item.id,
+        })
+    }
+
+    /// The notebook's section files: its folder walked level by level.
+    async fn walk(
+        &self,
+        who: &Caller,
+        what: &str,
+        found: locate::Found,
+    ) -> Result<NotebookFiles, DriveError> {
+        let locate::Found { drive_id, item_id } = found;
+        let mut walk = Walk::new(&drive_id, &item_id, BOUNDS);
         let over = |bound: String| DriveError::OverBound {
             account: who.account.clone(),
-            what: what.clone(),
+            what: what.to_owned(),
             bound,
         };
         while let Some(folder) = walk.next_folder() {
@@ -275,14 +320,14 @@ impl DriveClient {
             ));
             while let Some(url) = next.take() {
                 walk.listing().map_err(over)?;
-                let page: model::Children = self.get_json(who, &url, &what).await?;
+                let page: model::Children = self.get_json(who, &url, what).await?;
                 next = page.next_link;
                 walk.take(&folder, page.value).map_err(over)?;
             }
         }
         Ok(NotebookFiles {
             drive_id,
-            folder_id: item.id,
+            folder_id: item_id,
             sections: walk.sections(),
         })
     }

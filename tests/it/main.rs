@@ -20,6 +20,7 @@ mod convert_math;
 mod convert_props;
 mod convert_validate;
 mod doctor_cli;
+mod drive_client;
 mod engine_migrate;
 mod files_identity;
 mod files_inputs;

@@ -387,6 +387,19 @@ impl Ctx<'_> {
 
     fn notebook(&self, nb: &Notebook) -> Map<String, Value> {
         let o = self.owner_url();
+        // A notebook served from files links to its folder in the drive; a generated one to a
+        // personal OneDrive's `Documents`.
+        let (client, web) = match self.files.notebook_links(&nb.id) {
+            Some((c, w)) => (c.to_owned(), w.to_owned()),
+            None => (
+                format!(
+                    "onenote:https://d.docs.live.net/{}/Documents/{}",
+                    self.user,
+                    web_path(&nb.display_name)
+                ),
+                notebook_web_url(&nb.id),
+            ),
+        };
         let v = json!({
             "id": nb.id,
             "self": format!("{o}/notebooks/{}", nb.id),
@@ -401,8 +414,8 @@ impl Ctx<'_> {
             "createdBy": self.identity(),
             "lastModifiedBy": self.identity(),
             "links": {
-                "oneNoteClientUrl": { "href": format!("onenote:https://d.docs.live.net/{}/Documents/{}", self.user, web_path(&nb.display_name)) },
-                "oneNoteWebUrl": { "href": notebook_web_url(&nb.id) },
+                "oneNoteClientUrl": { "href": client },
+                "oneNoteWebUrl": { "href": web },
             },
         });
         obj(v)

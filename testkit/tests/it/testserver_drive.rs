@@ -47,6 +47,14 @@ impl Env {
             &scopes(&["User.Read", "Notes.Read", "Files.Read"]),
         );
         reg.insert("tok-alice-notes-only", ALICE, hour);
+        // The shares API's least privileged scope (written in lower case: scopes are compared
+        // without case).
+        reg.insert_scoped(
+            "tok-alice-write",
+            ALICE,
+            hour,
+            &scopes(&["User.Read", "Notes.Read", "files.readwrite"]),
+        );
         reg.insert_scoped(
             "tok-alice-sites",
             ALICE,
@@ -101,6 +109,20 @@ impl Env {
         (s, v)
     }
 
+    /// [`Env::get`] with `Files.ReadWrite`, which the shares API needs.
+    async fn get_w(&self, path: &str) -> (StatusCode, Value) {
+        let (s, _, v) = self.get_as("tok-alice-write", path).await;
+        (s, v)
+    }
+
+    /// The notebook folder's path below alice's drive root, for path addressing.
+    fn nb_path(&self) -> String {
+        format!(
+            "/me/drive/root:/Notebooks/{}",
+            self.nb.name.replace(' ', "%20")
+        )
+    }
+
     /// The download URL `/content` redirects to.
     async fn location(&self, item: &str) -> String {
         let (s, h, _) = self
@@ -150,6 +172,17 @@ async fn the_notebooks_web_url_resolves_to_its_package_and_its_children_are_its_
         .as_str()
         .unwrap();
     assert_eq!(web, env.nb.web_url);
+    // Both links are the notebook folder's address in alice's OneDrive for Business, in the shape
+    // of the "Create notebook" example (onenote-post-notebooks).
+    let client = nbs["value"][0]["links"]["oneNoteClientUrl"]["href"]
+        .as_str()
+        .unwrap();
+    assert_eq!(client, env.nb.client_url);
+    assert_eq!(client, format!("onenote:{web}"));
+    assert_eq!(
+        web,
+        "https://contoso-my.sharepoint.com/personal/alice_0000_user_id/Documents/Notebooks/Field%20notes"
+    );
 
     // Encoded exactly as documented: `u!` + unpadded base64url.
     use base64::Engine as _;
@@ -158,8 +191,36 @@ async fn the_notebooks_web_url_resolves_to_its_package_and_its_children_are_its_
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(web)
     );
     assert_eq!(share, GraphServer::share_id(web));
-    let (s, item) = env.get(&format!("/shares/{share}/driveItem")).await;
+    // The shares API documents no read-only scope: `Files.Read` is refused there.
+    let (s, v) = env.get(&format!("/shares/{share}/driveItem")).await;
+    assert_eq!(
+        (s, v["error"]["code"].as_str()),
+        (StatusCode::FORBIDDEN, Some("accessDenied"))
+    );
+    let (s, item) = env.get_w(&format!("/shares/{share}/driveItem")).await;
     assert_eq!(s, StatusCode::OK, "{item}");
+    // With `Files.Read`, the same item by its path, and its `webUrl` is the notebook's link.
+    let (s, by_path) = env.get(&env.nb_path()).await;
+    assert_eq!(s, StatusCode::OK, "{by_path}");
+    assert_eq!(by_path["id"], item["id"]);
+    assert_eq!(by_path["webUrl"], web);
+    for other in [
+        "/me/drive/root:/notebooks/FIELD%20NOTES".to_owned(),
+        "/me/drive/root:/Notebooks/Field%20notes:".to_owned(),
+        format!("/drives/{}/root:/Notebooks/Field%20notes", env.nb.drive_id),
+    ] {
+        let (s, v) = env.get(&other).await;
+        assert_eq!((s, &v["id"]), (StatusCode::OK, &item["id"]), "{other}");
+    }
+    let (s, v) = env.get(&format!("{}:/children", env.nb_path())).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["value"].as_array().map(Vec::len), Some(3));
+    let (s, d) = env.get("/me/drive").await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(
+        d["webUrl"],
+        "https://contoso-my.sharepoint.com/personal/alice_0000_user_id/Documents"
+    );
     assert_eq!(item["id"], env.nb.item_id.as_str());
     assert_eq!(item["name"], "Field notes");
     assert_eq!(item["package"]["type"], "oneNote");
@@ -236,7 +297,7 @@ async fn the_notebooks_web_url_resolves_to_its_package_and_its_children_are_its_
 async fn unknown_or_badly_encoded_shares_and_items_are_refused_as_documented() {
     let env = Env::start().await;
     let unknown = GraphServer::share_id("https://onedrive.live.com/edit.aspx?resid=nope");
-    let (s, v) = env.get(&format!("/shares/{unknown}/driveItem")).await;
+    let (s, v) = env.get_w(&format!("/shares/{unknown}/driveItem")).await;
     assert_eq!(
         (s, v["error"]["code"].as_str()),
         (StatusCode::NOT_FOUND, Some("itemNotFound"))
@@ -244,12 +305,12 @@ async fn unknown_or_badly_encoded_shares_and_items_are_refused_as_documented() {
     // The plain URL, or the encoding with its padding kept, is no share id.
     let padded = format!("{}=", env.nb.share_id);
     for bad in [padded.as_str(), "https%3A%2F%2Fonedrive.live.com"] {
-        let (s, _) = env.get(&format!("/shares/{bad}/driveItem")).await;
+        let (s, _) = env.get_w(&format!("/shares/{bad}/driveItem")).await;
         assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}");
     }
     // A generated (API-only) notebook has no drive item.
     let (s, _) = env
-        .get(&format!(
+        .get_w(&format!(
             "/shares/{}/driveItem",
             GraphServer::share_id(&notebridge_testkit::graph::routes::notebook_web_url(
                 "1-abc"
@@ -257,6 +318,26 @@ async fn unknown_or_badly_encoded_shares_and_items_are_refused_as_documented() {
         ))
         .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
+    // A path that names nothing, and one that does not end where it says.
+    for missing in [
+        "/me/drive/root:/Notebooks/Nope".to_owned(),
+        "/me/drive/root:/Notebooks/Field%20notes/New%20Section%201.one/deeper".to_owned(),
+    ] {
+        let (s, v) = env.get(&missing).await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (StatusCode::NOT_FOUND, Some("itemNotFound")),
+            "{missing}"
+        );
+    }
+    for bad in [
+        "/me/drive/root:",
+        "/me/drive/root:/a:/b:/c",
+        "/me/drive/root:/a:/nope",
+    ] {
+        let (s, _) = env.get(bad).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{bad}");
+    }
     let (s, v) = env
         .get(&format!(
             "/drives/{}/items/01NOPE/children",
@@ -285,12 +366,12 @@ async fn unknown_or_badly_encoded_shares_and_items_are_refused_as_documented() {
     // Switched: the notebook's URL no longer resolves.
     env.srv.drive_faults().unshare(&env.nb.item_id, true);
     let (s, _) = env
-        .get(&format!("/shares/{}/driveItem", env.nb.share_id))
+        .get_w(&format!("/shares/{}/driveItem", env.nb.share_id))
         .await;
     assert_eq!(s, StatusCode::NOT_FOUND);
     env.srv.drive_faults().unshare(&env.nb.item_id, false);
     let (s, _) = env
-        .get(&format!("/shares/{}/driveItem", env.nb.share_id))
+        .get_w(&format!("/shares/{}/driveItem", env.nb.share_id))
         .await;
     assert_eq!(s, StatusCode::OK);
 }
@@ -299,14 +380,32 @@ async fn unknown_or_badly_encoded_shares_and_items_are_refused_as_documented() {
 async fn the_drive_needs_a_files_scope_and_the_owner() {
     let env = Env::start().await;
     let path = format!("/shares/{}/driveItem", env.nb.share_id);
-    let (s, _, v) = env.get_as("tok-alice-notes-only", &path).await;
-    assert_eq!(
-        (s, v["error"]["code"].as_str()),
-        (StatusCode::FORBIDDEN, Some("accessDenied"))
-    );
-    // Scopes are case-insensitive; Sites.Read.All reads the user's files too.
-    let (s, _, _) = env.get_as("tok-alice-sites", &path).await;
+    for token in ["tok-alice-notes-only", "tok-alice", "tok-alice-sites"] {
+        let (s, _, v) = env.get_as(token, &path).await;
+        assert_eq!(
+            (s, v["error"]["code"].as_str()),
+            (StatusCode::FORBIDDEN, Some("accessDenied")),
+            "{token}: the shares API takes Files.ReadWrite or higher"
+        );
+    }
+    let (s, _, _) = env.get_as("tok-alice-write", &path).await;
     assert_eq!(s, StatusCode::OK);
+    // Path addressing takes a read scope: `Files.Read`, or `Sites.Read.All` (scopes are
+    // case-insensitive), and no scope without `Files`/`Sites` at all.
+    let (s, _, _) = env.get_as("tok-alice-notes-only", &env.nb_path()).await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
+    for token in ["tok-alice", "tok-alice-sites", "tok-alice-write"] {
+        let (s, _, v) = env.get_as(token, &env.nb_path()).await;
+        assert_eq!(s, StatusCode::OK, "{token}: {v}");
+    }
+    // Another user's drive is not theirs to read, by path either: present or not, the answer is
+    // the same refusal.
+    for p in ["Notebooks/Field%20notes", "Notebooks/Nope"] {
+        let (s, _, _) = env
+            .get_as("tok-bob", &format!("/drives/{}/root:/{p}", env.nb.drive_id))
+            .await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{p}");
+    }
     // Another user's drive is not theirs to read.
     let (s, _, v) = env
         .get_as(
@@ -369,7 +468,7 @@ async fn content_redirects_to_a_url_that_serves_the_files_exact_bytes_and_refuse
 
     // The same through the share: its children by the share's own path.
     let (s, kids) = env
-        .get(&format!("/shares/{}/driveItem/children", env.nb.share_id))
+        .get_w(&format!("/shares/{}/driveItem/children", env.nb.share_id))
         .await;
     assert_eq!(
         (s, kids["value"].as_array().map(Vec::len)),
@@ -607,9 +706,7 @@ async fn drive_requests_leave_the_onenote_windows_and_counters_untouched() {
     let before = env.srv.counters();
     // Far more drive requests than the OneNote window (3 a minute) allows.
     for _ in 0..6 {
-        let (s, _) = env
-            .get(&format!("/shares/{}/driveItem", env.nb.share_id))
-            .await;
+        let (s, _) = env.get(&env.nb_path()).await;
         assert_eq!(s, StatusCode::OK);
     }
     let url = env.location(&env.nb.sections[0].item_id).await;
@@ -634,7 +731,7 @@ async fn drive_requests_leave_the_onenote_windows_and_counters_untouched() {
 async fn drive_throttling_answers_429_and_503_with_retry_after() {
     let env = Env::start().await;
     let f = env.srv.drive_faults();
-    let path = format!("/shares/{}/driveItem", env.nb.share_id);
+    let path = env.nb_path();
     f.throttle_next(1, 429, Duration::from_millis(1500));
     f.throttle_next(1, 503, Duration::from_secs(3));
     let (s, h, v) = env.get_as("tok-alice", &path).await;
@@ -761,9 +858,7 @@ async fn a_file_over_2_gb_is_announced_so_and_its_download_answers_503() {
         .get(&format!("/drives/{}/items/{}", env.nb.drive_id, s2.item_id))
         .await;
     assert!(item["size"].as_u64().unwrap() > 2 << 30);
-    let (_, package) = env
-        .get(&format!("/shares/{}/driveItem", env.nb.share_id))
-        .await;
+    let (_, package) = env.get(&env.nb_path()).await;
     assert!(package["size"].as_u64().unwrap() > 2 << 30);
     let url = env.location(&s2.item_id).await;
     for _ in 0..2 {
@@ -912,17 +1007,23 @@ async fn the_lab_adds_a_files_user_whose_sign_in_reads_their_files() {
         .collect();
     lab.registry
         .insert_scoped("tok-carol", &user.id, Duration::from_secs(60), &scopes);
-    let r = reqwest::Client::new()
-        .get(format!(
-            "{}/shares/{}/driveItem",
-            lab.graph.base_url(),
-            nb.share_id
-        ))
-        .bearer_auth("tok-carol")
-        .send()
+    let get = |path: String| {
+        reqwest::Client::new()
+            .get(format!("{}{path}", lab.graph.base_url()))
+            .bearer_auth("tok-carol")
+            .send()
+    };
+    // The default scopes read the notebook's folder by its path, not through the shares API.
+    let r = get(format!("/me/drive/root:/{}", nb.path.replace(' ', "%20")))
         .await
         .unwrap();
     assert_eq!(r.status(), StatusCode::OK);
+    let item: Value = r.json().await.unwrap();
+    assert_eq!(item["id"], nb.item_id.as_str());
+    let r = get(format!("/shares/{}/driveItem", nb.share_id))
+        .await
+        .unwrap();
+    assert_eq!(r.status(), StatusCode::FORBIDDEN);
     assert_eq!(lab.graph.notes(&user.id).notebooks.len(), 1);
 }
 
@@ -931,7 +1032,7 @@ async fn drive_requests_in_a_batch_are_the_drives_and_spend_no_onenote_budget() 
     let env = Env::start().await;
     let s1 = &env.nb.sections[0];
     let body = serde_json::json!({ "requests": [
-        { "id": "1", "method": "GET", "url": format!("/shares/{}/driveItem", env.nb.share_id) },
+        { "id": "1", "method": "GET", "url": env.nb_path() },
         { "id": "2", "method": "GET", "url": format!("/drives/{}/items/{}/children?$top=1", env.nb.drive_id, env.nb.item_id) },
         { "id": "3", "method": "GET", "url": format!("/drives/{}/items/{}/content", env.nb.drive_id, s1.item_id) },
         { "id": "4", "method": "GET", "url": "/me/onenote/notebooks" },
@@ -1009,13 +1110,22 @@ async fn a_groups_library_is_read_by_its_members_with_an_all_scope() {
     let (s, _, item) = env
         .get_as(
             "tok-alice-sites",
-            &format!("/shares/{}/driveItem", nb.share_id),
+            &format!("/groups/{gid}/drive/root:/Notebooks/Campaigns"),
         )
         .await;
     assert_eq!(
         (s, item["package"]["type"].as_str()),
         (StatusCode::OK, Some("oneNote"))
     );
+    assert_eq!(item["id"], nb.item_id.as_str());
+    // The shares API is refused to a read scope, in a group's library too.
+    let (s, _, _) = env
+        .get_as(
+            "tok-alice-sites",
+            &format!("/shares/{}/driveItem", nb.share_id),
+        )
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN);
     let (s, _, d) = env
         .get_as("tok-alice-sites", &format!("/groups/{gid}/drive"))
         .await;
@@ -1023,6 +1133,14 @@ async fn a_groups_library_is_read_by_its_members_with_an_all_scope() {
         (s, d["driveType"].as_str()),
         (StatusCode::OK, Some("documentLibrary"))
     );
+    // The group's library is a site's `Shared Documents`, and the notebook's links lie in it.
+    let web = d["webUrl"].as_str().unwrap();
+    assert_eq!(
+        web,
+        format!("https://contoso.sharepoint.com/sites/{gid}/Shared%20Documents")
+    );
+    assert_eq!(nb.web_url, format!("{web}/Notebooks/Campaigns"));
+    assert_eq!(item["webUrl"], nb.web_url.as_str());
     // Bob is no member.
     let (s, _, _) = env
         .get_as(

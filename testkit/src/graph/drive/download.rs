@@ -106,6 +106,10 @@ pub(crate) async fn serve(
         );
     };
     let user = Some(ticket.user.as_str());
+    if let Some(status) = svc.faults.take_error() {
+        svc.stats.record(Kind::Download, path, user, status);
+        return super::super::into_response(super::server_error_reply(status), None);
+    }
     if let Err(t) = svc.faults.admit(&ticket.user) {
         svc.stats.record(Kind::Download, path, user, t.status);
         svc.stats.throttled();
@@ -134,9 +138,20 @@ pub(crate) async fn serve(
         };
         return super::super::into_response(r, None);
     }
-    let bytes = served_bytes(svc, &ticket.item, &bytes);
+    let mut bytes = served_bytes(svc, &ticket.item, &bytes);
+    let grown = svc.faults.grown_by(&ticket.item);
+    if grown > 0 {
+        let mut more = bytes.to_vec();
+        more.resize(more.len() + grown, 0);
+        bytes = Bytes::from(more);
+    }
     let len = bytes.len() as u64;
-    let (status, first, last) = match range(headers, len) {
+    let asked = if svc.faults.ignores_range() {
+        Ok(None)
+    } else {
+        range(headers, len)
+    };
+    let (status, first, last) = match asked {
         Ok(None) => (StatusCode::OK, 0, len.saturating_sub(1)),
         Ok(Some((f, l))) => (StatusCode::PARTIAL_CONTENT, f, l),
         Err(()) => {
@@ -159,6 +174,11 @@ pub(crate) async fn serve(
     };
     let announced = body.len() as u64;
     let cut = svc.faults.take_cut();
+    let stall = if cut.is_none() {
+        svc.faults.take_stall()
+    } else {
+        None
+    };
     svc.stats
         .record(Kind::Download, path, user, status.as_u16());
     let sent = Arc::clone(&svc.stats.bytes);
@@ -169,6 +189,12 @@ pub(crate) async fn serve(
         async move {
             if at >= body.len() {
                 return None;
+            }
+            let quiet_at = stall.map(|k| (k as usize).min(body.len()));
+            if quiet_at.is_some_and(|q| at >= q) {
+                // The answer goes quiet: headers and the bytes before sent, the connection kept
+                // open until the client gives up on it.
+                futures::future::pending::<()>().await;
             }
             let limit = cut.map_or(body.len(), |k| (k as usize).min(body.len()));
             if at >= limit {
@@ -186,7 +212,7 @@ pub(crate) async fn serve(
                     usize::MAX,
                 ));
             }
-            let end = (at + CHUNK).min(limit);
+            let end = (at + CHUNK).min(quiet_at.map_or(limit, |q| q.min(limit)));
             sent.fetch_add((end - at) as u64, Ordering::SeqCst);
             Some((Ok(body.slice(at..end)), end))
         }

@@ -1,6 +1,7 @@
 //! Faults of the drive service a test switches on while the server runs: throttling (the next
-//! requests, or a request budget per window), transfers cut short, section files missing, garbled
-//! or too large, and a notebook whose sharing URL does not resolve. The drive service is SharePoint
+//! requests, or a request budget per window), server errors, transfers cut short or gone quiet,
+//! a `Range` ignored, section files missing, garbled, grown since they were listed or too large,
+//! and a notebook whose sharing URL does not resolve. The drive service is SharePoint
 //! / OneDrive, not OneNote: none of these touch the OneNote switches ([`crate::graph::faults`]).
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -14,13 +15,19 @@ use tokio::time::Instant;
 pub struct DriveThrottle {
     /// 429 (`activityLimitReached`) or 503 (`serviceNotAvailable`).
     pub status: u16,
-    /// The `Retry-After` header, in whole seconds as SharePoint sends it.
-    pub retry_after: Duration,
+    /// The `Retry-After` header, in whole seconds as SharePoint sends it; `None`: the answer
+    /// carries none (SharePoint does not always send it, Microsoft Q&A 922050).
+    pub retry_after: Option<Duration>,
 }
 
 #[derive(Debug, Default)]
 struct Plan {
     throttle_next: VecDeque<DriveThrottle>,
+    errors_next: VecDeque<u16>,
+    /// Downloads still to go quiet, and after how many body bytes.
+    stalls: VecDeque<u64>,
+    ignore_range: bool,
+    grown: HashMap<String, usize>,
     /// Requests per window per user, and the `Retry-After` past it.
     budget: Option<(u32, Duration, Duration)>,
     admitted: HashMap<String, VecDeque<Instant>>,
@@ -54,6 +61,16 @@ impl DriveFaults {
     /// The next `n` drive requests (API calls and downloads alike) answer `status` (429 or 503)
     /// with `Retry-After: retry_after` (rounded up to whole seconds).
     pub fn throttle_next(&self, n: u32, status: u16, retry_after: Duration) {
+        self.throttle(n, status, Some(retry_after));
+    }
+
+    /// The next `n` drive requests answer `status` (429 or 503) without a `Retry-After` header,
+    /// as SharePoint sometimes does (Microsoft Q&A 922050: the client is to back off on its own).
+    pub fn throttle_next_without_retry_after(&self, n: u32, status: u16) {
+        self.throttle(n, status, None);
+    }
+
+    fn throttle(&self, n: u32, status: u16, retry_after: Option<Duration>) {
         assert!(
             status == 429 || status == 503,
             "drive throttling answers 429 or 503"
@@ -65,6 +82,19 @@ impl DriveFaults {
         self.plan()
             .throttle_next
             .extend(std::iter::repeat_n(t, n as usize));
+    }
+
+    /// The next `n` drive requests (API calls and downloads alike) answer `status`, a server
+    /// error the service may give any request (500 `generalException`, 502, 504), and are not
+    /// served.
+    pub fn fail_next(&self, n: u32, status: u16) {
+        assert!(
+            matches!(status, 500 | 502 | 504),
+            "a drive server error is 500, 502 or 504 (503 is throttling)"
+        );
+        self.plan()
+            .errors_next
+            .extend(std::iter::repeat_n(status, n as usize));
     }
 
     /// From now on each user may make `count` drive requests per sliding `window`; past it a
@@ -81,6 +111,34 @@ impl DriveFaults {
         self.plan()
             .cuts
             .extend(std::iter::repeat_n(after_bytes, n as usize));
+    }
+
+    /// The next `n` downloads send their headers (the full `Content-Length`) and `after_bytes`
+    /// bytes of the body, then nothing more while the connection stays open (an answer that goes
+    /// quiet; only the client's own timeout ends it).
+    pub fn stall_downloads(&self, n: u32, after_bytes: u64) {
+        self.plan()
+            .stalls
+            .extend(std::iter::repeat_n(after_bytes, n as usize));
+    }
+
+    /// Download URLs ignore `Range` and answer `200` with the whole file, which the docs allow:
+    /// "If the range can't be generated the Range header may be ignored and an HTTP 200 response
+    /// would be returned with the full contents of the file"
+    /// (<https://learn.microsoft.com/en-us/graph/api/driveitem-get-content#partial-range-downloads>).
+    pub fn ignore_range(&self, on: bool) {
+        self.plan().ignore_range = on;
+    }
+
+    /// The file's downloads serve `extra` bytes more than it is listed with (it grew between the
+    /// listing and the download; listings keep the old size); `0` switches it off.
+    pub fn grow_after_listing(&self, item_id: &str, extra: usize) {
+        let mut p = self.plan();
+        if extra == 0 {
+            p.grown.remove(item_id);
+        } else {
+            p.grown.insert(item_id.to_owned(), extra);
+        }
     }
 
     /// The item is gone from the drive: absent from its folder's children, 404 when asked for.
@@ -141,11 +199,28 @@ impl DriveFaults {
         if q.len() as u64 >= u64::from(count) {
             return Err(DriveThrottle {
                 status: 429,
-                retry_after,
+                retry_after: Some(retry_after),
             });
         }
         q.push_back(now);
         Ok(())
+    }
+
+    /// The server error to answer instead of serving, when one is queued.
+    pub(crate) fn take_error(&self) -> Option<u16> {
+        self.plan().errors_next.pop_front()
+    }
+
+    pub(crate) fn take_stall(&self) -> Option<u64> {
+        self.plan().stalls.pop_front()
+    }
+
+    pub(crate) fn ignores_range(&self) -> bool {
+        self.plan().ignore_range
+    }
+
+    pub(crate) fn grown_by(&self, id: &str) -> usize {
+        self.plan().grown.get(id).copied().unwrap_or(0)
     }
 
     pub(crate) fn take_cut(&self) -> Option<u64> {

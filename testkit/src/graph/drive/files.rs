@@ -12,8 +12,10 @@ use notebridge::onefile::{self, FileSection, FileSectionGroup, SectionLocation};
 use super::html::page_html;
 use super::{Drive, DriveItem, DriveState, ItemKind};
 use crate::graph::model::{Notebook, Page, Section, SectionGroup, UserNotes};
-use crate::graph::routes::notebook_web_url;
 use crate::graph::GraphServer;
+
+/// The folder of a notebook's deleted sections and pages.
+const RECYCLE_BIN: &str = "OneNote_RecycleBin";
 
 /// The media type OneDrive gives OneNote's files (`.one` and `.onetoc2`).
 pub const ONENOTE_MIME: &str = "application/msonenote";
@@ -25,8 +27,13 @@ pub struct FilesNotebook {
     pub notebook_id: String,
     /// Its display name (and the package item's name).
     pub name: String,
-    /// `links.oneNoteWebUrl.href` of the notebook: what `/shares` resolves.
+    /// `links.oneNoteWebUrl.href` of the notebook: its folder's `webUrl` in the drive, as OneDrive
+    /// for Business shows it (what `/shares` resolves).
     pub web_url: String,
+    /// `links.oneNoteClientUrl.href`: `onenote:` and the same URL.
+    pub client_url: String,
+    /// The notebook folder's path from the drive's root (`Notebooks/{name}`).
+    pub path: String,
     /// [`GraphServer::share_id`] of `web_url`.
     pub share_id: String,
     /// The owner's drive id.
@@ -148,7 +155,7 @@ impl Ids {
 }
 
 pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>) -> FilesNotebook {
-    let (nb_guid, toc, groups, sections) = match source {
+    let (nb_guid, toc, bin, groups, sections) = match source {
         Source::Folder(path) => {
             let import = onefile::scan(path)
                 .unwrap_or_else(|e| panic!("{}: no files notebook: {e}", path.display()));
@@ -167,7 +174,8 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
                     p.extension()
                         .is_some_and(|e| e.eq_ignore_ascii_case("onetoc2"))
                 });
-            (nb.id, toc, nb.section_groups, nb.sections)
+            let bin = Some(path.join(RECYCLE_BIN)).filter(|b| b.is_dir());
+            (nb.id, toc, bin, nb.section_groups, nb.sections)
         }
         Source::Files(files) => {
             let mut sections = Vec::new();
@@ -176,7 +184,7 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
                     .unwrap_or_else(|e| panic!("{}: not a section file: {e}", f.display()));
                 sections.extend(import.sections);
             }
-            (name_guid(name), None, Vec::new(), sections)
+            (name_guid(name), None, None, Vec::new(), sections)
         }
     };
     let svc = &srv.shared.drive;
@@ -188,13 +196,23 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
     );
     let mut ids = Ids { tag, n: 0 };
     let notebook_id = ids.onenote(&nb_guid);
-    let web_url = notebook_web_url(&notebook_id);
+    // Where OneNote keeps a user's notebooks: `Notebooks/{name}` in their drive, and the links
+    // are that folder's URL (the example of
+    // <https://learn.microsoft.com/en-us/graph/api/onenote-post-notebooks>).
+    let web_url = format!(
+        "{}/Notebooks/{}",
+        super::drive_web_url(user),
+        super::web_segment(name)
+    );
+    let client_url = format!("onenote:{web_url}");
     let mut notes = UserNotes::default();
     let mut content = svc.content.lock().expect("drive content poisoned");
     let mut out = FilesNotebook {
         notebook_id: notebook_id.clone(),
         name: name.to_owned(),
         web_url: web_url.clone(),
+        client_url: client_url.clone(),
+        path: format!("Notebooks/{name}"),
         share_id: GraphServer::share_id(&web_url),
         drive_id: st.drives[drive_no].id.clone(),
         item_id: String::new(),
@@ -229,6 +247,36 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
                 bytes: Bytes::from(bytes),
             },
         ));
+    }
+    if let Some(bin) = bin {
+        // Deleted sections and pages sit in the notebook's folder as OneNote keeps them; the
+        // OneNote API does not list them.
+        let folder = new_item(&mut st, drive_no, RECYCLE_BIN, &package, ItemKind::Folder);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&bin)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            let bytes = std::fs::read(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let file_name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            new_item(
+                &mut st,
+                drive_no,
+                &file_name,
+                &folder,
+                ItemKind::File {
+                    mime: ONENOTE_MIME.into(),
+                    bytes: Bytes::from(bytes),
+                },
+            );
+        }
     }
     // Depth first with an explicit stack: group nesting is bounded by the reader, but stays off
     // the call stack.
@@ -293,7 +341,10 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
         is_default: false,
     });
     let (d, i) = (st.drives[drive_no].id.clone(), package.clone());
-    st.shares.insert(web_url, (d, i));
+    st.shares.insert(web_url.clone(), (d, i));
+    content
+        .links
+        .insert(notebook_id.clone(), (client_url, web_url));
     for it in st.drives[drive_no].items.iter_mut() {
         if it.id == package {
             it.created = first.unwrap_or_else(fallback_time);
@@ -464,7 +515,7 @@ fn notebooks_folder(st: &mut DriveState, drive_no: usize) -> String {
     new_item(st, drive_no, "Notebooks", &root, ItemKind::Folder)
 }
 
-fn new_item(
+pub(super) fn new_item(
     st: &mut DriveState,
     drive_no: usize,
     name: &str,

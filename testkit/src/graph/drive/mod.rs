@@ -1,12 +1,13 @@
 //! The drive API (OneDrive / SharePoint document libraries) on the Graph test server, for notebooks
-//! read from OneNote's own files: a notebook's web URL resolved through `/shares`, the notebook's
-//! package item and its children (section files, section-group folders, `Open Notebook.onetoc2`),
+//! read from OneNote's own files: a notebook's folder found by its path (`root:/Notebooks/{name}`,
+//! with `Files.Read`) or its web URL resolved through `/shares` (with `Files.ReadWrite` or higher,
+//! as documented), the notebook's package item and its children (section files, section-group folders, `Open Notebook.onetoc2`),
 //! and each file's content through a redirect to a pre-authenticated download URL that refuses a
 //! bearer token, with the faults the real services show ([`DriveFaults`]).
 //!
 //! The same notebook is served by the OneNote routes too ([`super::GraphServer::add_files_notebook`]),
-//! consistent with its files: page GUIDs, titles, levels and order come from the files, and page
-//! content is rendered from them. Drive requests are counted apart ([`DriveCounters`]) and never
+//! consistent with its files: page GUIDs, titles, levels and order come from the files, page
+//! content is rendered from them, and the notebook's `links` are its folder's `webUrl`. Drive requests are counted apart ([`DriveCounters`]) and never
 //! spend the OneNote throttling windows: they are another service, with its own throttling.
 //!
 //! Shapes follow Microsoft's documentation: driveItem
@@ -145,6 +146,8 @@ pub struct FilesContent {
     pages: HashMap<String, String>,
     /// (owner key, resource id) → media type and bytes.
     resources: HashMap<(String, String), (String, Bytes)>,
+    /// Notebook id → its `links` (`oneNoteClientUrl`, `oneNoteWebUrl`), where its files sit.
+    links: HashMap<String, (String, String)>,
 }
 
 impl FilesContent {
@@ -161,6 +164,13 @@ impl FilesContent {
                 &format!("{base}/{owner_segment}/onenote/resources"),
             )
         })
+    }
+
+    /// The `oneNoteClientUrl` and `oneNoteWebUrl` of a notebook served from files.
+    pub(crate) fn notebook_links(&self, notebook_id: &str) -> Option<(&str, &str)> {
+        self.links
+            .get(notebook_id)
+            .map(|(c, w)| (c.as_str(), w.as_str()))
     }
 
     /// A resource of a page read from a file, as the resource route answers it.
@@ -281,6 +291,39 @@ impl DriveService {
     }
 }
 
+/// The `webUrl` of the drive of `owner` (a user id, or a group's or site's key): a OneDrive for
+/// Business library for a user (`https://{tenant}-my.sharepoint.com/personal/{user}/Documents`, as
+/// the notebook example of <https://learn.microsoft.com/en-us/graph/api/onenote-post-notebooks>
+/// shows), a site's `Shared Documents` library for a group or a site. Items' `webUrl`s, and a files
+/// notebook's `links`, are this and the item's path.
+pub fn drive_web_url(owner: &str) -> String {
+    if let Some(g) = owner.strip_prefix("groups/") {
+        return format!(
+            "https://contoso.sharepoint.com/sites/{}/Shared%20Documents",
+            web_segment(g)
+        );
+    }
+    if let Some(s) = owner.strip_prefix("sites/") {
+        return format!(
+            "https://contoso.sharepoint.com/sites/{}/Shared%20Documents",
+            web_segment(s)
+        );
+    }
+    format!(
+        "https://contoso-my.sharepoint.com/personal/{}/Documents",
+        owner.replace(['-', '.', '@'], "_")
+    )
+}
+
+/// A name as one segment of a `webUrl` (SharePoint writes a space as `%20`).
+pub(crate) fn web_segment(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('#', "%23")
+        .replace('/', "%2F")
+        .replace('?', "%3F")
+}
+
 /// Whether a path below `/v1.0` belongs to the drive API.
 pub(crate) fn is_drive_path(path: &str) -> bool {
     let mut segs = path.trim_start_matches('/').split('/');
@@ -328,6 +371,37 @@ impl super::GraphServer {
         files::add(self, owner, name, files::Source::Files(files))
     }
 
+    /// Puts a file `name` holding `bytes` into the folder `parent` (an item id) of `owner`'s drive,
+    /// beside what a notebook's files put there (an empty section file, a stray file); its id.
+    ///
+    /// # Panics
+    /// When `owner` has no drive or `parent` is no folder of it (a test setup error).
+    pub fn add_drive_file(&self, owner: &str, parent: &str, name: &str, bytes: &[u8]) -> String {
+        let mut st = self.shared.drive.state();
+        let no = st
+            .drives
+            .iter()
+            .position(|d| d.owner == owner)
+            .unwrap_or_else(|| panic!("{owner} has no drive"));
+        let is_folder = st.drives[no].item(parent).is_some_and(|i| {
+            matches!(
+                i.kind,
+                ItemKind::Folder | ItemKind::Notebook | ItemKind::Root
+            )
+        });
+        assert!(is_folder, "{parent} is no folder of {owner}'s drive");
+        files::new_item(
+            &mut st,
+            no,
+            name,
+            parent,
+            ItemKind::File {
+                mime: files::ONENOTE_MIME.into(),
+                bytes: Bytes::copy_from_slice(bytes),
+            },
+        )
+    }
+
     /// The drive fault switchboard.
     pub fn drive_faults(&self) -> DriveFaults {
         self.shared.drive.faults.clone()
@@ -343,7 +417,8 @@ impl super::GraphServer {
         self.shared.drive.log()
     }
 
-    /// Items per page of children listings when `$top` is not given (default 200).
+    /// Items per page of children listings when `$top` is not given, and at most when it asks
+    /// for more (default 200).
     pub fn set_drive_page_size(&self, n: usize) {
         self.shared.drive.state().page_size = n.max(1);
     }
@@ -378,9 +453,28 @@ pub(crate) fn throttled_reply(t: faults::DriveThrottle) -> Reply {
             "The service is not available. Try the request again after a delay. There may be a Retry-After header.",
         ),
     };
-    let secs = t.retry_after.as_secs() + u64::from(t.retry_after.subsec_nanos() > 0);
-    r.headers.push(("Retry-After".into(), secs.to_string()));
+    if let Some(after) = t.retry_after {
+        let secs = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+        r.headers.push(("Retry-After".into(), secs.to_string()));
+    }
     r
+}
+
+/// The answer of a switched server error ([`DriveFaults::fail_next`]).
+pub(crate) fn server_error_reply(status: u16) -> Reply {
+    match status {
+        500 => Reply::error(
+            500,
+            "generalException",
+            "An unspecified error has occurred.",
+        ),
+        502 => Reply::error(
+            502,
+            "badGateway",
+            "The gateway received an invalid response.",
+        ),
+        _ => Reply::error(504, "gatewayTimeout", "The gateway timed out."),
+    }
 }
 
 /// Serves one drive API request of an authenticated user (`path` and `query` below `/v1.0`).
@@ -406,6 +500,10 @@ pub(crate) fn api_reply(
     query: &str,
 ) -> Reply {
     let svc = &sh.drive;
+    if let Some(status) = svc.faults.take_error() {
+        svc.stats.record(Kind::Api, full, Some(who.user), status);
+        return server_error_reply(status);
+    }
     if let Err(t) = svc.faults.admit(who.user) {
         svc.stats.record(Kind::Api, full, Some(who.user), t.status);
         svc.stats.throttled();

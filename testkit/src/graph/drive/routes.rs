@@ -1,6 +1,7 @@
 //! The drive API's read routes below `/v1.0`: a drive, its items, their children (paged) and their
-//! content (a redirect to a download URL), the items found by id, by the drive's root or by a
-//! sharing URL (`/shares/{u!…}/driveItem`).
+//! content (a redirect to a download URL), the items found by id, by the drive's root, by a path
+//! below it (`root:/{path}`, `root:/{path}:/children`) or by a sharing URL
+//! (`/shares/{u!…}/driveItem`, which takes a write scope as Microsoft's page says).
 
 use serde_json::{json, Map, Value};
 
@@ -19,6 +20,16 @@ const READ_SCOPES: &[&str] = &[
     "Files.Read.All",
     "Files.ReadWrite.All",
     "Sites.Read.All",
+    "Sites.ReadWrite.All",
+];
+
+/// The delegated scopes of the shares API: "Access shared items"
+/// (<https://learn.microsoft.com/en-us/graph/api/shares-get#permissions>) lists `Files.ReadWrite` as
+/// the least privileged and `Files.ReadWrite.All`, `Sites.ReadWrite.All` above it; no read-only
+/// scope is listed, so a `Files.Read` sign-in is refused there while path and id addressing serve it.
+const SHARES_SCOPES: &[&str] = &[
+    "Files.ReadWrite",
+    "Files.ReadWrite.All",
     "Sites.ReadWrite.All",
 ];
 
@@ -118,6 +129,13 @@ enum Target {
         item: String,
         tail: Tail,
     },
+    /// An item by its path below the drive's root, looked up once the caller may read the drive
+    /// (so a path in another's drive says nothing of what is there).
+    Path {
+        drive: String,
+        path: Vec<String>,
+        tail: Tail,
+    },
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -133,6 +151,72 @@ fn tail(rest: &[&str]) -> Option<Tail> {
         ["children"] => Some(Tail::Children),
         ["content"] => Some(Tail::Content),
         _ => None,
+    }
+}
+
+/// Path addressing below a drive's root (<https://learn.microsoft.com/en-us/graph/api/driveitem-get>,
+/// `root:/{item-path}`): the segments after `root:` up to the one that ends with `:` are the path,
+/// what follows it the tail (`/root:/a/b`, `/root:/a/b:`, `/root:/a/b:/children`).
+fn root_path<'s>(rest: &[&'s str]) -> Option<(Vec<&'s str>, Tail)> {
+    let mut path = Vec::new();
+    for (i, seg) in rest.iter().enumerate() {
+        if let Some(last) = seg.strip_suffix(':') {
+            path.push(last);
+            return Some((path, tail(&rest[i + 1..])?))
+                .filter(|(p, _)| p.iter().all(|s| !s.is_empty()));
+        }
+        path.push(seg);
+    }
+    (!path.is_empty() && path.iter().all(|s| !s.is_empty())).then_some((path, Tail::Item))
+}
+
+/// The item at `path` below the root of drive `d`, by name (case-insensitive, as OneDrive and
+/// SharePoint compare names); one step per segment.
+fn item_at(st: &DriveState, svc: &DriveService, d: &str, path: &[String]) -> Result<String, Reply> {
+    let drive = st.drive(d).ok_or_else(not_found)?;
+    let mut at = drive.root().id.clone();
+    for name in path {
+        at = drive
+            .items
+            .iter()
+            .find(|i| {
+                i.parent.as_deref() == Some(at.as_str())
+                    && i.name.eq_ignore_ascii_case(name)
+                    && !svc.faults.is_hidden(&i.id)
+            })
+            .map(|i| i.id.clone())
+            .ok_or_else(not_found)?;
+    }
+    Ok(at)
+}
+
+/// An item of drive `d` named by `rest` (after the drive): `root`, `root:/{path}`, `items/{id}`.
+fn in_drive(st: &DriveState, d: String, rest: &[&str]) -> Result<Target, Reply> {
+    let bad = || invalid("Invalid request path for the drive API.");
+    match rest {
+        [] => Ok(Target::Drive(d)),
+        ["root", rest @ ..] => {
+            let root = st.drive(&d).ok_or_else(not_found)?.root().id.clone();
+            Ok(Target::Item {
+                drive: d,
+                item: root,
+                tail: tail(rest).ok_or_else(bad)?,
+            })
+        }
+        ["root:", rest @ ..] => {
+            let (path, tail) = root_path(rest).ok_or_else(bad)?;
+            Ok(Target::Path {
+                drive: d,
+                path: path.into_iter().map(str::to_owned).collect(),
+                tail,
+            })
+        }
+        ["items", i, rest @ ..] => Ok(Target::Item {
+            drive: d,
+            item: (*i).to_owned(),
+            tail: tail(rest).ok_or_else(bad)?,
+        }),
+        _ => Err(bad()),
     }
 }
 
@@ -168,39 +252,10 @@ fn resolve(
             .drive_of(&owner)
             .map(|d| d.id.clone())
             .ok_or_else(not_found)?;
-        return match segs {
-            [] => Ok(Target::Drive(d)),
-            ["root", rest @ ..] => {
-                let root = st.drive(&d).ok_or_else(not_found)?.root().id.clone();
-                Ok(Target::Item {
-                    drive: d,
-                    item: root,
-                    tail: tail(rest).ok_or_else(bad)?,
-                })
-            }
-            ["items", i, rest @ ..] => Ok(Target::Item {
-                drive: d,
-                item: (*i).to_owned(),
-                tail: tail(rest).ok_or_else(bad)?,
-            }),
-            _ => Err(bad()),
-        };
+        return in_drive(st, d, segs);
     }
     match segs {
-        ["drives", d] => Ok(Target::Drive((*d).to_owned())),
-        ["drives", d, "root", rest @ ..] => {
-            let root = st.drive(d).ok_or_else(not_found)?.root().id.clone();
-            Ok(Target::Item {
-                drive: (*d).to_owned(),
-                item: root,
-                tail: tail(rest).ok_or_else(bad)?,
-            })
-        }
-        ["drives", d, "items", i, rest @ ..] => Ok(Target::Item {
-            drive: (*d).to_owned(),
-            item: (*i).to_owned(),
-            tail: tail(rest).ok_or_else(bad)?,
-        }),
+        ["drives", d, rest @ ..] => in_drive(st, (*d).to_owned(), rest),
         ["shares", s, "driveItem", rest @ ..] => {
             let url = shared_url(s).ok_or_else(|| {
                 invalid("The share id is not a sharing token or a properly encoded sharing URL.")
@@ -235,6 +290,10 @@ pub(crate) fn dispatch(
     let allowed =
         |owner: &str| owner == who.user || (ALL_SCOPES.iter().any(|s| has(s)) && may_read(owner));
     if !READ_SCOPES.iter().any(|s| has(s)) {
+        return access_denied();
+    }
+    if path.trim_start_matches('/').starts_with("shares/") && !SHARES_SCOPES.iter().any(|s| has(s))
+    {
         return access_denied();
     }
     if method != "GET" {
@@ -272,10 +331,20 @@ pub(crate) fn dispatch(
                     "driveType": if own { "business" } else { "documentLibrary" },
                     "name": if own { "OneDrive" } else { "Documents" },
                     "owner": { "user": { "id": drive.owner, "displayName": drive.owner } },
+                    "webUrl": super::drive_web_url(&drive.owner),
                 }),
             );
         }
         Target::Item { drive, item, tail } => (drive, item, tail),
+        Target::Path { drive, path, tail } => {
+            if st.drive(&drive).is_some_and(|d| !allowed(&d.owner)) {
+                return access_denied();
+            }
+            match item_at(&st, svc, &drive, &path) {
+                Ok(item) => (drive, item, tail),
+                Err(r) => return r,
+            }
+        }
     };
     let Some(drive) = st.drive(&drive_id) else {
         return not_found();
@@ -422,7 +491,9 @@ fn children_page(
         .map(|i| (i.name.to_lowercase(), i.id.clone()))
         .collect();
     kids.sort();
-    let top = q.top.unwrap_or(st.page_size);
+    // The service pages on its own terms: a page is never longer than its page size, whatever
+    // `$top` asks (server-driven paging, <https://learn.microsoft.com/en-us/graph/paging>).
+    let top = q.top.unwrap_or(st.page_size).min(st.page_size);
     let start = q.skip.min(kids.len());
     let end = start.saturating_add(top).min(kids.len());
     let next = (end < kids.len()).then(|| {
@@ -508,16 +579,14 @@ fn item_json(
         .filter(|i| i.parent.as_deref() == Some(item_id) && !svc.faults.is_hidden(&i.id))
         .count();
     let version = 1 + u32::from(svc.faults.is_garbled(item_id));
-    let enc = |s: &str| {
-        s.replace('%', "%25")
-            .replace(' ', "%20")
-            .replace('#', "%23")
-    };
-    let parent_path: String = trail.iter().map(|n| format!("/{}", enc(n))).collect();
+    let parent_path: String = trail
+        .iter()
+        .map(|n| format!("/{}", super::web_segment(n)))
+        .collect();
     let mut web_path = parent_path.clone();
     if item.kind != ItemKind::Root {
         web_path.push('/');
-        web_path.push_str(&enc(&item.name));
+        web_path.push_str(&super::web_segment(&item.name));
     }
     let ts =
         |d: chrono::DateTime<chrono::Utc>| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -537,10 +606,7 @@ fn item_json(
     m.insert("lastModifiedDateTime".into(), json!(ts(item.modified)));
     m.insert(
         "webUrl".into(),
-        json!(format!(
-            "https://contoso-my.sharepoint.com/personal/{}/Documents{web_path}",
-            drive.owner.replace(['-', '.', '@'], "_")
-        )),
+        json!(format!("{}{web_path}", super::drive_web_url(&drive.owner))),
     );
     if let Some(parent) = &item.parent {
         m.insert(
