@@ -5,8 +5,10 @@
 -- older notebridge, until the next refresh). `--via auto` decides from it.
 ALTER TABLE accounts ADD COLUMN granted_scopes TEXT;
 
--- A notebook's `links.oneNoteWebUrl.href`: where its folder of section files is in OneDrive or
--- SharePoint (resolved through the drive API's shares route).
+-- A notebook's links: `links.oneNoteClientUrl.href` (its folder's address, read by path in its
+-- drive) and `links.oneNoteWebUrl.href` (what the drive API's shares route resolves): where its
+-- folder of section files is in OneDrive or SharePoint.
+ALTER TABLE notebooks ADD COLUMN client_url TEXT;
 ALTER TABLE notebooks ADD COLUMN web_url TEXT;
 
 -- The way planned for each section of an account's (or a group's or site's) inventory key:

@@ -1,6 +1,7 @@
 //! Planning each section's way (`--via`): the decision for the source ([`super::way::decide`]),
 //! then, for the files way, each notebook's folder of section files found through the drive API
-//! (a few drive requests per notebook) and each inventory section matched with its file by its
+//! from the links the scan recorded ([`crate::drive::DriveClient::locate`]: a few drive requests
+//! per notebook) and each inventory section matched with its file by its
 //! place in the notebook (section-group folders, then the section's name). A section whose file is
 //! not found goes through the OneNote API, and the plan says why.
 
@@ -9,8 +10,10 @@ use std::collections::HashMap;
 use super::events::Event;
 use super::plan::{PlanError, Planner};
 use super::way::{decide, kind_of_key, lines, Decision};
+use crate::drive::locate::{DriveOwner, NotebookLinks};
 use crate::drive::SectionFile;
 use crate::graph::sources::account_of_key;
+use crate::graph::sources::{source_of_key, SourceKind};
 use crate::graph::Caller;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
 use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
@@ -72,8 +75,8 @@ impl Planner<'_> {
 }
 
 impl Planner<'_> {
-    /// The `files` way for each section of notebook `nb`: its folder found from the notebook's web
-    /// URL, each section matched with its file by place and name. A notebook whose folder cannot
+    /// The `files` way for each section of notebook `nb`: its folder found from the notebook's
+    /// links, each section matched with its file by place and name. A notebook whose folder cannot
     /// be found, and a section without a file, fall back to the API with the reason; a failure
     /// that is the run's (a sign-in, an outage, a throttle past the deadline) ends planning.
     async fn locate(
@@ -88,14 +91,25 @@ impl Planner<'_> {
             fell_back: Some(why),
             ..files(key, s, d, None)
         };
-        let Some(url) = self.db.notebook_url(key, &nb.id)? else {
-            let why = "the notebook's web URL is not known (the scan did not get it)".to_owned();
+        let urls = self.db.notebook_urls(key, &nb.id)?;
+        if urls.client_url.is_none() && urls.web_url.is_none() {
+            let why = "the notebook's links are not known (the scan did not get them)".to_owned();
             return Ok(sections
                 .into_iter()
                 .map(|(_, s)| fell_back(s, why.clone()))
                 .collect());
+        }
+        let links = NotebookLinks {
+            web_url: urls.web_url,
+            client_url: urls.client_url,
+            // The drive the notebook was listed from: the account's own, a group's or a site's.
+            owner: match source_of_key(key) {
+                Some((SourceKind::Group, id)) => DriveOwner::Group(id.to_owned()),
+                Some((SourceKind::Site, id)) => DriveOwner::Site(id.to_owned()),
+                Some((SourceKind::Personal, _)) | None => DriveOwner::Me,
+            },
         };
-        let found = match self.drive.notebook_files(who, &url).await {
+        let found = match self.drive.locate(who, &links).await {
             Ok(f) => f,
             Err(e) if e.falls_back() => {
                 let why = format!("the notebook's folder could not be read: {e}");

@@ -32,7 +32,7 @@ pub struct Notebook {
     pub sections: Option<Vec<Section>>,
     /// Top-level section groups (with `$expand=sectionGroups`).
     pub section_groups: Option<Vec<SectionGroup>>,
-    /// `links.oneNoteWebUrl.href`: where its folder of section files is in OneDrive or SharePoint.
+    /// `links`: where its folder of section files is in OneDrive or SharePoint.
     pub links: Option<NotebookLinks>,
 }
 
@@ -40,7 +40,9 @@ pub struct Notebook {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NotebookLinks {
-    /// The notebook in OneNote on the web (its folder in the drive).
+    /// The notebook in the desktop client: `onenote:` and its folder's address in the drive.
+    pub one_note_client_url: Option<Href>,
+    /// The notebook in OneNote on the web.
     pub one_note_web_url: Option<Href>,
 }
 

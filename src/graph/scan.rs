@@ -10,6 +10,7 @@ use super::batch::BatchGet;
 use super::model;
 use super::{Caller, GraphClient, GraphError};
 use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
+use crate::store::ways::NotebookUrls;
 
 const PAGE_SIZE: usize = 100;
 const ENTITY_FIELDS: &str = "id,displayName,createdDateTime,lastModifiedDateTime";
@@ -37,8 +38,8 @@ pub struct ScanResult {
     pub failures: Vec<ScanFailure>,
     /// Page id -> the GUID `onenote:` links use for it.
     pub page_guids: Vec<(String, String)>,
-    /// Notebook id -> its `links.oneNoteWebUrl.href`.
-    pub notebook_urls: Vec<(String, String)>,
+    /// Each notebook's links (where its section files are).
+    pub notebook_urls: Vec<NotebookUrls>,
 }
 
 /// A container whose contents could not be listed.
@@ -92,8 +93,13 @@ pub async fn scan_at(
     let notebook_urls = selected
         .iter()
         .filter_map(|n| {
-            let url = n.links.as_ref()?.one_note_web_url.as_ref()?.href.clone()?;
-            Some((n.id.clone(), url))
+            let links = n.links.as_ref()?;
+            let href = |h: &Option<model::Href>| h.as_ref().and_then(|h| h.href.clone());
+            Some(NotebookUrls {
+                id: n.id.clone(),
+                client_url: href(&links.one_note_client_url),
+                web_url: href(&links.one_note_web_url),
+            })
         })
         .collect();
     for nb in selected {

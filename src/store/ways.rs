@@ -51,6 +51,17 @@ pub struct DriveFile {
     pub ctag: Option<String>,
 }
 
+/// A notebook's links: where its folder of section files is.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NotebookUrls {
+    /// The notebook's id.
+    pub id: String,
+    /// `links.oneNoteClientUrl.href`: its folder's address.
+    pub client_url: Option<String>,
+    /// `links.oneNoteWebUrl.href`: what the shares API resolves.
+    pub web_url: Option<String>,
+}
+
 /// The way planned for one section.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct SectionWay {
@@ -171,28 +182,40 @@ impl Db {
         })
     }
 
-    /// Records the web URL of notebooks of `key` (notebook id, `links.oneNoteWebUrl.href`).
-    pub fn save_notebook_urls(&self, key: &str, urls: &[(String, String)]) -> Result<()> {
-        self.write("storing notebook web URLs", |tx| {
-            let mut st =
-                tx.prepare("UPDATE notebooks SET web_url = ?3 WHERE account = ?1 AND id = ?2")?;
-            for (id, url) in urls {
-                st.execute(params![key, id, url])?;
+    /// Records the links of notebooks of `key`, as a scan read them.
+    pub fn save_notebook_urls(&self, key: &str, urls: &[NotebookUrls]) -> Result<()> {
+        self.write("storing notebook links", |tx| {
+            let mut st = tx.prepare(
+                "UPDATE notebooks SET client_url = ?3, web_url = ?4 WHERE account = ?1 AND id = ?2",
+            )?;
+            for u in urls {
+                st.execute(params![key, u.id, u.client_url, u.web_url])?;
             }
             Ok(())
         })
     }
 
-    /// A notebook's web URL, when the scan recorded one.
-    pub fn notebook_url(&self, key: &str, notebook_id: &str) -> Result<Option<String>> {
-        self.read("reading a notebook's web URL", |c| {
+    /// A notebook's links, as the last scan recorded them.
+    pub fn notebook_urls(&self, key: &str, notebook_id: &str) -> Result<NotebookUrls> {
+        self.read("reading a notebook's links", |c| {
             c.query_row(
-                "SELECT web_url FROM notebooks WHERE account = ?1 AND id = ?2",
+                "SELECT client_url, web_url FROM notebooks WHERE account = ?1 AND id = ?2",
                 params![key, notebook_id],
-                |r| r.get::<_, Option<String>>(0),
+                |r| {
+                    Ok(NotebookUrls {
+                        id: notebook_id.to_owned(),
+                        client_url: r.get(0)?,
+                        web_url: r.get(1)?,
+                    })
+                },
             )
             .optional()
-            .map(Option::flatten)
+            .map(|u| {
+                u.unwrap_or(NotebookUrls {
+                    id: notebook_id.to_owned(),
+                    ..NotebookUrls::default()
+                })
+            })
         })
     }
 
@@ -538,15 +561,21 @@ mod tests {
     }
 
     #[test]
-    fn a_notebooks_web_url_is_kept_with_it() {
+    fn a_notebooks_links_are_kept_with_it() {
         let (_t, db) = db_with_notebook();
-        assert_eq!(db.notebook_url("alice", "nb").unwrap(), None);
-        db.save_notebook_urls("alice", &[("nb".into(), "https://x/Work".into())])
+        let none = NotebookUrls {
+            id: "nb".into(),
+            ..NotebookUrls::default()
+        };
+        assert_eq!(db.notebook_urls("alice", "nb").unwrap(), none);
+        let urls = NotebookUrls {
+            id: "nb".into(),
+            client_url: Some("onenote:https://x/Work".into()),
+            web_url: Some("https://x/Work".into()),
+        };
+        db.save_notebook_urls("alice", std::slice::from_ref(&urls))
             .unwrap();
-        assert_eq!(
-            db.notebook_url("alice", "nb").unwrap().as_deref(),
-            Some("https://x/Work")
-        );
+        assert_eq!(db.notebook_urls("alice", "nb").unwrap(), urls);
     }
 
     #[test]
