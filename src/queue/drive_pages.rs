@@ -360,3 +360,29 @@ fn remove_dir(dir: &Path) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn downloads_go_beside_the_database_named_after_it() {
+        assert_eq!(
+            downloads_dir(Path::new("/var/lib/nb/state.db")),
+            Path::new("/var/lib/nb/state.db.downloads")
+        );
+    }
+
+    #[test]
+    fn a_files_name_changes_with_its_content_tag_and_parts_are_not_run_together() {
+        let a = short_hash(&["d", "item", "ctag1"]);
+        assert_eq!(a.len(), 16);
+        assert_eq!(a, short_hash(&["d", "item", "ctag1"]));
+        assert_ne!(a, short_hash(&["d", "item", "ctag2"]), "a changed file");
+        assert_ne!(
+            short_hash(&["ab", "c"]),
+            short_hash(&["a", "bc"]),
+            "each part is delimited"
+        );
+    }
+}
