@@ -11,8 +11,8 @@
 //! a notebook of 1,300 pages in 40 sections (the incident's size, `benches/migrate.rs`) whose pages
 //! cost what these cost: the OneNote requests a page adds on the API way (the API run's less the
 //! files run's, which is the scan both share), Notion's per page and per section as measured, the
-//! scan's listings per section, and two drive requests per section file plus the share and the
-//! folder's listing.
+//! scan's listings per section, and two drive requests per section file plus the drive, the
+//! folder and its listing.
 //! Run: `cargo bench --bench via`.
 
 use std::process::{Command, Stdio};
@@ -193,7 +193,9 @@ fn main() {
     let notion = (pages * notion_per_page + (sections + 1.0) * notion_per_container).round() as u64;
     let onenote_api = (scan + pages * per_page_api).round() as u64;
     let onenote_files = scan as u64;
-    let drive = 2 + 2 * sections as u64;
+    // The drive, the notebook's folder by path, its listing; a content request and a download
+    // per section.
+    let drive = 3 + 2 * sections as u64;
     println!(
         "1,300 pages in 40 sections at the documented limits: via api {onenote_api} OneNote \
          requests, {}; via files {onenote_files} OneNote + {drive} drive requests, {} (Notion \
