@@ -20,7 +20,8 @@
 //! - [`failure`]: what an error means; [`cli`] alone turns that into the contract's exit codes.
 //! - [`net`]: whether the services answer at all (an outage is waited out, never an item's fault);
 //!   [`trace`]: the redacted record of every HTTP exchange, when asked for.
-//! - [`clock`]: the time and randomness seams that make the limiter's tests exact.
+//! - [`clock`]: the time and randomness seams that make the limiter's tests exact; [`mime`]: the
+//!   one table of file types (extensions, MIME types, what Notion takes).
 //!
 //! The test servers that stand in for Microsoft and Notion live in the `notebridge-testkit` crate,
 //! never in this one.
@@ -28,9 +29,10 @@
 // The modules in layers, lowest first: a module imports only from its own layer and those above
 // it in this list (`layering` checks it).
 
-// Foundations: time, failure meanings, reachability, the HTTP trace.
+// Foundations: time, failure meanings, reachability, the HTTP trace, file types.
 pub mod clock;
 pub mod failure;
+pub mod mime;
 pub mod net;
 pub mod trace;
 // What the user set.

@@ -111,20 +111,21 @@ pub enum RichKind {
     },
 }
 
-/// The Notion page a OneNote page link resolves to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageTarget {
-    /// The Notion page id.
-    pub id: String,
-    /// The target page's title as migrated (to tell whether the link text is just the title).
-    pub title: String,
-}
+/// The Notion page a OneNote page link resolves to: what the store records of a migrated page
+/// (the converter only reads it).
+pub use crate::store::notion_items::PageTarget;
 
+// What a link makes of its target is the converter's; the store only records the target.
 impl PageTarget {
     /// The page's notion.so URL (what a link that cannot be a mention points at).
     pub fn url(&self) -> String {
         page_url(&self.id)
     }
+}
+
+/// An empty paragraph standing for a blank line.
+pub fn is_spacer(b: &Block) -> bool {
+    matches!(b, Block::Paragraph(t) if t.rich_text.is_empty() && t.children.is_empty())
 }
 
 /// The notion.so URL of the Notion page `id` (what a link to it holds).

@@ -49,30 +49,16 @@ pub fn decode(url: &str, file_name: Option<String>, what: &str, n: usize) -> Opt
     }
     let name = file_name
         .filter(|n| !n.trim().is_empty())
-        .unwrap_or_else(|| format!("{what}-{n}.{}", extension(&mime)));
+        .unwrap_or_else(|| {
+            let ext = crate::mime::extension_of(&mime).unwrap_or("bin");
+            format!("{what}-{n}.{ext}")
+        });
     Some(EmbeddedFile {
         key: format!("{EMBEDDED_SCHEME}{n}-{name}"),
         name,
         mime,
         bytes: Bytes::from(bytes),
     })
-}
-
-fn extension(mime: &str) -> &'static str {
-    match mime {
-        "image/png" => "png",
-        "image/jpeg" | "image/jpg" | "image/pjpeg" => "jpg",
-        "image/gif" => "gif",
-        "image/webp" => "webp",
-        "image/svg+xml" => "svg",
-        "image/bmp" => "bmp",
-        "image/tiff" => "tiff",
-        "image/heic" => "heic",
-        "image/x-icon" | "image/vnd.microsoft.icon" => "ico",
-        "application/pdf" => "pdf",
-        "text/plain" => "txt",
-        _ => "bin",
-    }
 }
 
 fn percent_decode(s: &[u8]) -> Vec<u8> {

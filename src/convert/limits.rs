@@ -1,8 +1,8 @@
 //! The last pass: blank lines at the edges of a block list removed, and rich-text arrays over
 //! Notion's 100 objects continued in further blocks of the same kind.
 
+use super::blocks::is_spacer;
 use super::blocks::{Block, TextBlock};
-use super::lists::is_spacer;
 use super::report::Report;
 
 /// Notion's limit on any rich-text array.

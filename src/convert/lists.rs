@@ -3,7 +3,7 @@
 
 use scraper::{ElementRef, Node};
 
-use super::blocks::{Block, RichText, TextBlock};
+use super::blocks::{is_spacer, Block, RichText, TextBlock};
 use super::css;
 use super::tags;
 use super::tags::Tag;
@@ -249,9 +249,4 @@ impl Walker<'_> {
             None => Block::Bulleted(text),
         }]
     }
-}
-
-/// An empty paragraph standing for a blank line.
-pub fn is_spacer(b: &Block) -> bool {
-    matches!(b, Block::Paragraph(t) if t.rich_text.is_empty() && t.children.is_empty())
 }

@@ -3,9 +3,9 @@
 
 use scraper::ElementRef;
 
+use super::blocks::is_spacer;
 use super::blocks::{Annotations, Block, Color, RichKind, RichText};
 use super::css;
-use super::lists::is_spacer;
 use super::rich_text::{merge_plain, split_text, MAX_TEXT};
 use super::walker::{Kind, Sink, Style, Walker};
 

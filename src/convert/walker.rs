@@ -720,7 +720,7 @@ impl<'r> Walker<'r> {
             sink.blank_line(st.code);
         }
         for b in sub.blocks {
-            if super::lists::is_spacer(&b) {
+            if super::blocks::is_spacer(&b) {
                 sink.blank_line(st.code);
             } else {
                 sink.push_block(self, b);

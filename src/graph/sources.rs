@@ -8,84 +8,21 @@
 //! the signed-in user's `memberOf` needs only `User.Read`; `followedSites` and the site lookup by
 //! URL need `Sites.Read.All`. Personal Microsoft accounts have no groups or sites.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::model;
 use super::{Caller, GraphClient, GraphError, ServiceCode};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
+
+pub use crate::store::sources::{account_of_key, source_of_key, Source, SourceKind};
 
 /// The permission groups' and sites' notebooks need.
 pub const NOTES_READ_ALL: &str = "Notes.Read.All";
 /// The permission followed sites and site lookups by URL need.
 pub const SITES_READ_ALL: &str = "Sites.Read.All";
 
-/// What kind of place holds notebooks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// The account's own notebooks.
-    Personal,
-    /// A Microsoft 365 group (every team in Microsoft Teams has one).
-    Group,
-    /// A SharePoint site.
-    Site,
-}
-
-impl SourceKind {
-    /// As stored and printed (`personal`, `group`, `site`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SourceKind::Personal => "personal",
-            SourceKind::Group => "group",
-            SourceKind::Site => "site",
-        }
-    }
-
-    /// From [`SourceKind::as_str`].
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "personal" => Some(SourceKind::Personal),
-            "group" => Some(SourceKind::Group),
-            "site" => Some(SourceKind::Site),
-            _ => None,
-        }
-    }
-
-    /// What it is, in words ("Microsoft 365 group").
-    pub fn what(self) -> &'static str {
-        match self {
-            SourceKind::Personal => "own notebooks",
-            SourceKind::Group => "Microsoft 365 group",
-            SourceKind::Site => "SharePoint site",
-        }
-    }
-}
-
-/// One place notebooks are read from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Source {
-    /// Personal, group or site.
-    pub kind: SourceKind,
-    /// The group's or site's Graph id (the user's id for personal).
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// The site's URL.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-}
-
+// Where a source's requests go is Graph's; what a source is, the store keeps.
 impl Source {
-    /// The account's own notebooks.
-    pub fn personal(user_id: &str, name: &str) -> Self {
-        Source {
-            kind: SourceKind::Personal,
-            id: user_id.to_owned(),
-            name: name.to_owned(),
-            url: None,
-        }
-    }
-
     /// The OneNote root of its requests (`me/onenote`, `groups/{id}/onenote`, `sites/{id}/onenote`).
     pub fn root(&self) -> String {
         match self.kind {
@@ -93,49 +30,6 @@ impl Source {
             SourceKind::Group => format!("groups/{}/onenote", self.id),
             SourceKind::Site => format!("sites/{}/onenote", self.id),
         }
-    }
-
-    /// The key its inventory is kept under in the state database: the account's name for its own
-    /// notebooks, `{account}/group:{id}` or `{account}/site:{id}` for a team's, so a team's items
-    /// never mix with the account's own even where Graph lists the same notebook in both.
-    pub fn inventory_key(&self, account: &str) -> String {
-        match self.kind {
-            SourceKind::Personal => account.to_owned(),
-            kind => format!("{account}/{}:{}", kind.as_str(), self.id),
-        }
-    }
-
-    /// The title of its page in Notion ("Design (SharePoint site)").
-    pub fn notion_title(&self) -> String {
-        format!("{} ({})", self.name, self.kind.what())
-    }
-
-    /// For messages: `group "Marketing" (id)`.
-    pub fn label(&self) -> String {
-        match self.kind {
-            SourceKind::Personal => "the account's own notebooks".to_owned(),
-            SourceKind::Group => format!("group {:?} ({})", self.name, self.id),
-            SourceKind::Site => format!(
-                "site {:?} ({})",
-                self.name,
-                self.url.as_deref().unwrap_or(&self.id)
-            ),
-        }
-    }
-}
-
-/// The account that an inventory key belongs to (see [`Source::inventory_key`]).
-pub fn account_of_key(key: &str) -> &str {
-    key.split_once('/').map_or(key, |(a, _)| a)
-}
-
-/// The kind and id of the group or site an inventory key names (`None` for an account's own).
-pub fn source_of_key(key: &str) -> Option<(SourceKind, &str)> {
-    let (_, rest) = key.split_once('/')?;
-    let (kind, id) = rest.split_once(':')?;
-    match SourceKind::parse(kind)? {
-        SourceKind::Personal => None,
-        kind => Some((kind, id)),
     }
 }
 

@@ -429,8 +429,8 @@ impl Renderer {
             });
         let mime = ext
             .as_deref()
-            .map(mime_of)
-            .unwrap_or("application/octet-stream");
+            .and_then(crate::mime::of_extension)
+            .unwrap_or(crate::mime::OCTET_STREAM);
         let name = given.unwrap_or_else(|| {
             format!(
                 "image-{}.{}",
@@ -486,10 +486,7 @@ impl Renderer {
     fn file(&mut self, f: &OneFile) {
         let name = f.filename().trim();
         let name = if name.is_empty() { "file" } else { name };
-        let mime = name
-            .rsplit_once('.')
-            .map(|(_, e)| mime_of(&e.to_ascii_lowercase()))
-            .unwrap_or("application/octet-stream");
+        let mime = crate::mime::for_name(name);
         let bytes = match f.data_status() {
             FileDataStatus::Available => read_all(f.read()).ok(),
             _ => None,
@@ -947,32 +944,6 @@ fn read_all(mut r: Box<dyn Read>) -> std::io::Result<Bytes> {
     Ok(Bytes::from(buf))
 }
 
-fn mime_of(ext: &str) -> &'static str {
-    match ext {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "bmp" => "image/bmp",
-        "tif" | "tiff" => "image/tiff",
-        "webp" => "image/webp",
-        "svg" => "image/svg+xml",
-        "emf" => "image/emf",
-        "wmf" => "image/wmf",
-        "pdf" => "application/pdf",
-        "txt" => "text/plain",
-        "mp3" => "audio/mpeg",
-        "wav" => "audio/wav",
-        "wma" => "audio/x-ms-wma",
-        "mp4" => "video/mp4",
-        "doc" => "application/msword",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        "zip" => "application/zip",
-        _ => "application/octet-stream",
-    }
-}
-
 /// Text as HTML content: escaped, line breaks (`\n`, `\r`, U+000B) as `<br />`.
 fn text_into(out: &mut String, s: &str) {
     let mut first = true;
@@ -1079,7 +1050,6 @@ mod tests {
         assert_eq!(sniff_image(b"\xff\xd8\xff\xe0"), Some("jpg"));
         assert_eq!(sniff_image(b"GIF89a"), Some("gif"));
         assert_eq!(sniff_image(b"plain"), None);
-        assert_eq!(mime_of("png"), "image/png");
     }
 
     /// The HTML the renderer writes, converted by the one converter: each content kind becomes the

@@ -15,6 +15,15 @@ use super::jobs::{JobKind, JobState, RunToken};
 use super::{Db, Result, StoreError};
 use crate::clock::UnixMillis;
 
+/// A migrated page as a OneNote page link's target (the converter points links at it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageTarget {
+    /// The Notion page id.
+    pub id: String,
+    /// The target page's title as migrated (to tell whether the link text is just the title).
+    pub title: String,
+}
+
 /// The `body_state` column, read only together with `notion_page_id` ([`ItemState`] is what they
 /// mean): `none` is an intent without a page, or a page whose old body is to be replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -569,26 +578,41 @@ impl Db {
         })
     }
 
+    /// Files per migrated page over every page this database has migrated, and how many pages
+    /// that is (the plan's estimate of files not yet read).
+    pub fn files_per_page(&self) -> Result<(f64, i64)> {
+        self.read("counting migrated files", |c| {
+            c.query_row(
+                "SELECT coalesce(sum(files), 0), count(*) FROM notion_items
+                 WHERE kind = ?1 AND body_state = ?2",
+                params![JobKind::Page, BodyColumn::Done],
+                |r| {
+                    let (files, pages): (i64, i64) = (r.get(0)?, r.get(1)?);
+                    Ok((files as f64 / pages.max(1) as f64, pages))
+                },
+            )
+        })
+    }
+
     /// The migrated pages as link targets: OneNote page GUID (lowercase) to the Notion page id and
     /// the page's title.
     /// Its groups' and sites' pages are included (a link from an own page to a team's page
     /// resolves).
-    pub fn migrated_page_targets(
-        &self,
-        account: &str,
-    ) -> Result<HashMap<String, crate::convert::PageTarget>> {
+    pub fn migrated_page_targets(&self, account: &str) -> Result<HashMap<String, PageTarget>> {
         self.read("reading migrated pages", |c| {
-            let family = super::sources::KEY_OF_ACCOUNT.replace("account", "n.account");
-            let mut st = c.prepare(&format!(
+            // The account's own key or one of its groups' or sites' (`KEY_OF_ACCOUNT` of
+            // `store::sources`, on `n.account`).
+            let mut st = c.prepare(
                 "SELECT p.onenote_guid, n.notion_page_id, p.title FROM notion_items n
                  JOIN pages p ON p.account = n.account AND p.id = n.item_id
-                 WHERE {family} AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
-                   AND p.onenote_guid IS NOT NULL"
-            ))?;
+                 WHERE (n.account = ?1 OR (n.account >= ?1 || '/' AND n.account < ?1 || '0'))
+                   AND n.kind = 'page' AND n.notion_page_id IS NOT NULL
+                   AND p.onenote_guid IS NOT NULL",
+            )?;
             let rows = st.query_map([account], |r| {
                 Ok((
                     r.get::<_, String>(0)?.to_ascii_lowercase(),
-                    crate::convert::PageTarget {
+                    PageTarget {
                         id: r.get(1)?,
                         title: r.get(2)?,
                     },

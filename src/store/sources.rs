@@ -1,11 +1,123 @@
-//! Where each account can read notebooks, as the last discovery (`notebridge sources`) found them,
-//! so `scan --group NAME` and later commands recognise a group or site without asking Graph again.
+//! Where each account can read notebooks ([`Source`]: its own, a group's or a site's, and the
+//! inventory keys that name them), as the last discovery (`notebridge sources`) found them, so
+//! `scan --group NAME` and later commands recognise a group or site without asking Graph again.
 
 use rusqlite::params;
+use serde::{Deserialize, Serialize};
 
 use super::jobs::{JobCounts, Remaining};
 use super::{Db, Result};
-use crate::graph::sources::{Source, SourceKind};
+
+/// What kind of place holds notebooks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// The account's own notebooks.
+    Personal,
+    /// A Microsoft 365 group (every team in Microsoft Teams has one).
+    Group,
+    /// A SharePoint site.
+    Site,
+}
+
+impl SourceKind {
+    /// As stored and printed (`personal`, `group`, `site`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceKind::Personal => "personal",
+            SourceKind::Group => "group",
+            SourceKind::Site => "site",
+        }
+    }
+
+    /// From [`SourceKind::as_str`].
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "personal" => Some(SourceKind::Personal),
+            "group" => Some(SourceKind::Group),
+            "site" => Some(SourceKind::Site),
+            _ => None,
+        }
+    }
+
+    /// What it is, in words ("Microsoft 365 group").
+    pub fn what(self) -> &'static str {
+        match self {
+            SourceKind::Personal => "own notebooks",
+            SourceKind::Group => "Microsoft 365 group",
+            SourceKind::Site => "SharePoint site",
+        }
+    }
+}
+
+/// One place notebooks are read from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    /// Personal, group or site.
+    pub kind: SourceKind,
+    /// The group's or site's Graph id (the user's id for personal).
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// The site's URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+}
+
+impl Source {
+    /// The account's own notebooks.
+    pub fn personal(user_id: &str, name: &str) -> Self {
+        Source {
+            kind: SourceKind::Personal,
+            id: user_id.to_owned(),
+            name: name.to_owned(),
+            url: None,
+        }
+    }
+
+    /// The key its inventory is kept under in the state database: the account's name for its own
+    /// notebooks, `{account}/group:{id}` or `{account}/site:{id}` for a team's, so a team's items
+    /// never mix with the account's own even where Graph lists the same notebook in both.
+    pub fn inventory_key(&self, account: &str) -> String {
+        match self.kind {
+            SourceKind::Personal => account.to_owned(),
+            kind => format!("{account}/{}:{}", kind.as_str(), self.id),
+        }
+    }
+
+    /// The title of its page in Notion ("Design (SharePoint site)").
+    pub fn notion_title(&self) -> String {
+        format!("{} ({})", self.name, self.kind.what())
+    }
+
+    /// For messages: `group "Marketing" (id)`.
+    pub fn label(&self) -> String {
+        match self.kind {
+            SourceKind::Personal => "the account's own notebooks".to_owned(),
+            SourceKind::Group => format!("group {:?} ({})", self.name, self.id),
+            SourceKind::Site => format!(
+                "site {:?} ({})",
+                self.name,
+                self.url.as_deref().unwrap_or(&self.id)
+            ),
+        }
+    }
+}
+
+/// The account that an inventory key belongs to (see [`Source::inventory_key`]).
+pub fn account_of_key(key: &str) -> &str {
+    key.split_once('/').map_or(key, |(a, _)| a)
+}
+
+/// The kind and id of the group or site an inventory key names (`None` for an account's own).
+pub fn source_of_key(key: &str) -> Option<(SourceKind, &str)> {
+    let (_, rest) = key.split_once('/')?;
+    let (kind, id) = rest.split_once(':')?;
+    match SourceKind::parse(kind)? {
+        SourceKind::Personal => None,
+        kind => Some((kind, id)),
+    }
+}
 
 /// One stored source.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,8 +134,7 @@ pub struct StoredSource {
 /// sites' keys (`?1/group:...`, `?1/site:...`).
 /// (A range rather than a prefix function, so SQLite can use the `account` indexes: under the
 /// binary collation every `?1/...` sorts from `?1/` up to, not including, `?10`.)
-pub(crate) const KEY_OF_ACCOUNT: &str =
-    "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
+const KEY_OF_ACCOUNT: &str = "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
 
 impl Db {
     /// Replaces what is known of `account`'s sources with a new discovery.
@@ -113,10 +224,10 @@ impl Db {
 
     /// The group or site an inventory key names, as discovery or a command stored it.
     pub fn source_of_key(&self, key: &str) -> Result<Option<Source>> {
-        let Some((kind, id)) = crate::graph::sources::source_of_key(key) else {
+        let Some((kind, id)) = source_of_key(key) else {
             return Ok(None);
         };
-        let account = crate::graph::sources::account_of_key(key);
+        let account = account_of_key(key);
         Ok(self
             .sources(account)?
             .into_iter()
@@ -135,11 +246,7 @@ impl Db {
             });
         }
         Ok(match self.source_of_key(key)? {
-            Some(s) => format!(
-                "{} · {}",
-                crate::graph::sources::account_of_key(key),
-                s.notion_title()
-            ),
+            Some(s) => format!("{} · {}", account_of_key(key), s.notion_title()),
             None => key.to_owned(),
         })
     }

@@ -8,15 +8,22 @@
 //! (nothing else re-queues orphans), and each transition of a run checks, in its transaction, that
 //! the caller still holds the lock ([`RunToken`]): a process paused past the lock's staleness can
 //! no longer finish a job its successor took up. There is no per-job lease or owner.
+//!
+//! The rooms: this module holds the job states and their transitions; [`planner`] turns the
+//! inventory into jobs; [`lock`] is the one-migrating-process lock every write of a run presents.
+
+mod lock;
+mod planner;
+
+pub use lock::{LockHolder, LockRecord};
+pub use planner::{PlanSummary, Remaining};
 
 use std::fmt;
-use std::time::Duration;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, OptionalExtension, Row, Transaction};
 use serde::Serialize;
 
-use super::inventory::{Notebook, Section, SectionGroup};
 use super::{Db, Result, StoreError};
 use crate::clock::UnixMillis;
 
@@ -189,17 +196,6 @@ impl Job {
     }
 }
 
-/// What planning added.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PlanSummary {
-    /// The plan row.
-    pub plan_id: i64,
-    /// Jobs added now.
-    pub added: usize,
-    /// Items that were already planned (or done) before and were left as they are.
-    pub already_planned: usize,
-}
-
 /// Job counts of one account by state.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct JobCounts {
@@ -267,148 +263,7 @@ pub struct JobRecord {
     pub parent_job: Option<i64>,
 }
 
-/// The migration lock's row as stored (its holder may have died since).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockRecord {
-    /// The holder's process id.
-    pub pid: i64,
-    /// When it took the lock (unix ms).
-    pub started_at: UnixMillis,
-    /// Its last heartbeat (unix ms).
-    pub heartbeat_at: UnixMillis,
-    /// Since when it waits for an unreachable service, if it does.
-    pub unreachable_since: Option<UnixMillis>,
-}
-
-/// Who holds the migrating lock.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LockHolder {
-    /// Its process id.
-    pub pid: i64,
-    /// When it started (unix ms).
-    pub started_at: UnixMillis,
-}
-
-/// The jobs under a failed ancestor (the failed ones included), as a recursive CTE named `blocked`.
-fn blocked_cte() -> String {
-    format!(
-        "WITH RECURSIVE blocked(id) AS (
-            SELECT id FROM jobs WHERE state = '{failed}'
-            UNION SELECT j.id FROM jobs j JOIN blocked b ON j.parent_job = b.id)",
-        failed = JobState::Failed
-    )
-}
-
-/// Whether `token` holds the run lock now, read in the transaction that depends on it.
-fn holds(tx: &Transaction<'_>, token: &RunToken) -> rusqlite::Result<bool> {
-    tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM run_lock WHERE id = 1 AND token = ?1)",
-        [token.as_str()],
-        |r| r.get(0),
-    )
-}
-
-/// Puts every job left running back in the queue without counting its attempt: only called while
-/// taking the run lock, when whoever ran them is gone.
-fn requeue_orphans(tx: &Transaction<'_>, now: UnixMillis) -> rusqlite::Result<usize> {
-    tx.execute(
-        "UPDATE jobs SET state = ?1, attempts = MAX(attempts - 1, 0), updated_at = ?3
-         WHERE state = ?2",
-        params![JobState::Queued, JobState::Running, now],
-    )
-}
-
 impl Db {
-    /// Plans `notebooks` of `account` under the Notion page `target`: one job per item not planned
-    /// before, in OneNote order, plus a link pass. One transaction, by the run lock's holder
-    /// (`token`; [`StoreError::LockLost`] otherwise).
-    pub fn create_plan(
-        &self,
-        token: &RunToken,
-        account: &str,
-        target: &str,
-        notebooks: &[Notebook],
-        now: UnixMillis,
-    ) -> Result<PlanSummary> {
-        self.write_holding(token, "planning the migration", |tx| {
-            plan_in(tx, account, target, notebooks, now)
-        })
-    }
-
-    /// What [`Db::create_plan`] would leave to do, without planning anything (`migrate --dry-run`):
-    /// the plan is made in a transaction that is rolled back.
-    pub fn preview_plan(
-        &self,
-        account: &str,
-        target: &str,
-        notebooks: &[Notebook],
-        now: UnixMillis,
-    ) -> Result<(PlanSummary, Remaining)> {
-        self.rehearse("previewing the migration plan", |tx| {
-            let summary = plan_in(tx, account, target, notebooks, now)?;
-            Ok((summary, remaining_in(tx, account)?))
-        })
-    }
-
-    /// Pages and notebook/section-group/section pages of `account` still to migrate (queued or
-    /// running).
-    pub fn remaining_work(&self, account: &str) -> Result<Remaining> {
-        self.read("counting the work left", |c| remaining_in(c, account))
-    }
-
-    /// Files per migrated page over every page this database has migrated, and how many pages
-    /// that is (the plan's estimate of files not yet read).
-    pub fn files_per_page(&self) -> Result<(f64, i64)> {
-        self.read("counting migrated files", |c| {
-            c.query_row(
-                "SELECT coalesce(sum(files), 0), count(*) FROM notion_items
-                 WHERE kind = ?1 AND body_state = ?2",
-                params![JobKind::Page, super::notion_items::BodyColumn::Done],
-                |r| {
-                    let (files, pages): (i64, i64) = (r.get(0)?, r.get(1)?);
-                    Ok((files as f64 / pages.max(1) as f64, pages))
-                },
-            )
-        })
-    }
-
-    /// The Notion page a plan writes under.
-    pub fn plan_target(&self, plan_id: i64) -> Result<Option<String>> {
-        self.read("reading the plan", |c| {
-            c.query_row(
-                "SELECT target_page_id FROM plans WHERE id = ?1",
-                [plan_id],
-                |r| r.get(0),
-            )
-            .optional()
-        })
-    }
-
-    /// The Notion pages earlier plans of `account` put items under (with jobs in them).
-    pub fn plan_targets(&self, account: &str) -> Result<Vec<String>> {
-        self.read("reading plan targets", |c| {
-            let mut st = c.prepare(
-                "SELECT DISTINCT p.target_page_id FROM plans p
-                 WHERE p.account = ?1
-                   AND EXISTS (SELECT 1 FROM jobs j WHERE j.plan_id = p.id AND j.kind != ?2)",
-            )?;
-            let rows = st.query_map(params![account, JobKind::Links], |r| r.get(0))?;
-            rows.collect()
-        })
-    }
-
-    /// Every Notion page `account`'s plans went under, each once, the first planned first.
-    pub fn plan_targets_in_order(&self, account: &str) -> Result<Vec<String>> {
-        self.read("reading plan targets", |c| {
-            let mut st = c.prepare(
-                "SELECT target_page_id FROM plans WHERE account = ?1 GROUP BY target_page_id
-                 ORDER BY MIN(id)",
-            )?;
-            let rows = st.query_map([account], |r| r.get(0))?;
-            rows.collect()
-        })
-    }
-
     /// `account`'s item jobs (the link pass left out) in OneNote order, as `verify` reads them.
     pub fn job_records(&self, account: &str) -> Result<Vec<JobRecord>> {
         self.read("reading the job queue", |c| {
@@ -433,16 +288,17 @@ impl Db {
     /// Every job of `accounts` (all when empty), with whether its Notion page exists: what a run
     /// drives in memory.
     pub fn load_jobs(&self, accounts: &[String]) -> Result<Vec<StoredJob>> {
-        let filter = account_filter(accounts);
+        let accounts = accounts_param(accounts);
         self.read("loading the job queue", |c| {
-            let mut st = c.prepare(&format!(
+            let mut st = c.prepare(
                 "SELECT j.id, j.plan_id, j.account, j.kind, j.item_id, j.parent_job, j.seq,
                         j.attempts, j.state, j.not_before, n.notion_page_id IS NOT NULL AS created
                  FROM jobs j LEFT JOIN notion_items n
                    ON n.account = j.account AND n.item_id = j.item_id AND j.kind != ?1
-                 WHERE 1 = 1 {filter} ORDER BY j.seq, j.id"
-            ))?;
-            let rows = st.query_map([JobKind::Links], |r| {
+                 WHERE (?2 IS NULL OR j.account IN (SELECT value FROM json_each(?2)))
+                 ORDER BY j.seq, j.id",
+            )?;
+            let rows = st.query_map(params![JobKind::Links, accounts], |r| {
                 Ok(StoredJob {
                     job: Job::from_row(r)?,
                     state: r.get("state")?,
@@ -584,30 +440,6 @@ impl Db {
         }
     }
 
-    /// A write of a running migration: `f` runs in a transaction only while `token` holds the run
-    /// lock, checked in that transaction, so a process that lost the lock changes nothing
-    /// ([`StoreError::LockLost`]).
-    pub(crate) fn write_holding<T>(
-        &self,
-        token: &RunToken,
-        action: &str,
-        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T> {
-        self.write(action, |tx| {
-            if !holds(tx, token)? {
-                return Ok(None);
-            }
-            f(tx).map(Some)
-        })?
-        .ok_or_else(|| self.lock_lost())
-    }
-
-    fn lock_lost(&self) -> StoreError {
-        StoreError::LockLost {
-            path: self.path.clone(),
-        }
-    }
-
     /// Fails the job of a planned item whose contents could not be read (from whatever state it
     /// was in: the scan that just ran says it cannot be had). [`StoreError::Transition`] when no
     /// such item is planned.
@@ -648,30 +480,27 @@ impl Db {
         accounts: &[String],
         now: UnixMillis,
     ) -> Result<usize> {
-        let filter = account_filter(accounts);
+        let accounts = accounts_param(accounts);
         self.write_holding(token, "re-queueing failed jobs", |tx| {
             // The link pass of an affected plan must run again after the retried pages exist.
             tx.execute(
-                &format!(
-                    "UPDATE jobs SET state = ?2, updated_at = ?1
-                     WHERE kind = ?5 AND state = ?3 AND plan_id IN (
-                        SELECT j.plan_id FROM jobs j WHERE j.state = ?4 {filter})"
-                ),
+                "UPDATE jobs SET state = ?2, updated_at = ?1
+                 WHERE kind = ?5 AND state = ?3 AND plan_id IN (
+                    SELECT j.plan_id FROM jobs j WHERE j.state = ?4
+                      AND (?6 IS NULL OR j.account IN (SELECT value FROM json_each(?6))))",
                 params![
                     now,
                     JobState::Queued,
                     JobState::Done,
                     JobState::Failed,
-                    JobKind::Links
+                    JobKind::Links,
+                    accounts
                 ],
             )?;
             tx.execute(
-                &format!(
-                    "UPDATE jobs SET state = ?2, attempts = 0, not_before = 0, updated_at = ?1
-                     WHERE state = ?3 {}",
-                    filter.replace("j.", "")
-                ),
-                params![now, JobState::Queued, JobState::Failed],
+                "UPDATE jobs SET state = ?2, attempts = 0, not_before = 0, updated_at = ?1
+                 WHERE state = ?3 AND (?4 IS NULL OR account IN (SELECT value FROM json_each(?4)))",
+                params![now, JobState::Queued, JobState::Failed, accounts],
             )
         })
     }
@@ -705,13 +534,14 @@ impl Db {
                     }
                 }
             }
+            // The queued jobs under a failed ancestor.
             counts.blocked = c.query_row(
-                &format!(
-                    "{blocked} SELECT COUNT(*) FROM jobs
-                     WHERE account = ?1 AND state = ?2 AND id IN (SELECT id FROM blocked)",
-                    blocked = blocked_cte()
-                ),
-                params![account, JobState::Queued],
+                "WITH RECURSIVE blocked(id) AS (
+                    SELECT id FROM jobs WHERE state = ?3
+                    UNION SELECT j.id FROM jobs j JOIN blocked b ON j.parent_job = b.id)
+                 SELECT COUNT(*) FROM jobs
+                 WHERE account = ?1 AND state = ?2 AND id IN (SELECT id FROM blocked)",
+                params![account, JobState::Queued, JobState::Failed],
                 |r| r.get(0),
             )?;
             Ok(counts)
@@ -764,199 +594,23 @@ impl Db {
             rows.collect()
         })
     }
-
-    /// Takes the one-migrating-process lock, or says who holds it. A holder whose process is gone
-    /// (per `is_alive`) or whose heartbeat is older than `stale_after` is replaced. Taking it puts
-    /// the jobs a previous holder left running back in the queue, in the same transaction (see the
-    /// module's doc).
-    pub fn acquire_run_lock(
-        &self,
-        pid: i64,
-        token: &str,
-        now: UnixMillis,
-        stale_after: Duration,
-        is_alive: impl Fn(i64) -> bool,
-    ) -> Result<Result<RunToken, LockHolder>> {
-        self.write("taking the migration lock", |tx| {
-            let holder: Option<(i64, String, i64, i64)> = tx
-                .query_row(
-                    "SELECT pid, token, started_at, heartbeat_at FROM run_lock WHERE id = 1",
-                    [],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-                )
-                .optional()?;
-            let ours = holder.as_ref().is_some_and(|h| h.1 == token);
-            if let Some((hpid, htoken, started, beat)) = holder {
-                let fresh = now - beat < stale_after.as_millis() as i64;
-                if htoken != token && fresh && is_alive(hpid) {
-                    return Ok(Err(LockHolder {
-                        pid: hpid,
-                        started_at: started,
-                    }));
-                }
-            }
-            tx.execute(
-                "INSERT OR REPLACE INTO run_lock(id, pid, token, started_at, heartbeat_at)
-                 VALUES (1, ?1, ?2, ?3, ?3)",
-                params![pid, token, now],
-            )?;
-            // Taken from nobody or from another holder: whatever is running is not ours.
-            if !ours {
-                let orphans = requeue_orphans(tx, now)?;
-                if orphans > 0 {
-                    tracing::info!(
-                        orphans,
-                        "jobs left running by a previous run are queued again"
-                    );
-                }
-            }
-            Ok(Ok(RunToken(token.to_owned())))
-        })
-    }
-
-    /// The migration lock's row, if any process holds it (or held it and died): for `status`.
-    pub fn run_lock_record(&self) -> Result<Option<LockRecord>> {
-        self.read("reading the migration lock", |c| {
-            c.query_row(
-                "SELECT pid, started_at, heartbeat_at, unreachable_since FROM run_lock WHERE id = 1",
-                [],
-                |r| {
-                    Ok(LockRecord {
-                        pid: r.get(0)?,
-                        started_at: r.get(1)?,
-                        heartbeat_at: r.get(2)?,
-                        unreachable_since: r.get(3)?,
-                    })
-                },
-            )
-            .optional()
-        })
-    }
-
-    /// Refreshes our lock's heartbeat; false if we no longer hold it.
-    pub fn heartbeat_run_lock(&self, token: &str, now: UnixMillis) -> Result<bool> {
-        self.write("refreshing the migration lock", |tx| {
-            Ok(tx.execute(
-                "UPDATE run_lock SET heartbeat_at = ?2 WHERE id = 1 AND token = ?1",
-                params![token, now],
-            )? > 0)
-        })
-    }
-
-    /// Records, on the lock process `pid` holds, since when it waits for an unreachable service
-    /// (`None`: everything answers), for `status` to show.
-    pub fn record_network_wait(&self, pid: i64, since: Option<UnixMillis>) -> Result<()> {
-        self.write("recording a wait for the network", |tx| {
-            tx.execute(
-                "UPDATE run_lock SET unreachable_since = ?2 WHERE id = 1 AND pid = ?1",
-                params![pid, since],
-            )?;
-            Ok(())
-        })
-    }
-
-    /// Gives the lock back.
-    pub fn release_run_lock(&self, token: &str) -> Result<()> {
-        self.write("releasing the migration lock", |tx| {
-            tx.execute("DELETE FROM run_lock WHERE id = 1 AND token = ?1", [token])?;
-            Ok(())
-        })
-    }
 }
 
-fn account_filter(accounts: &[String]) -> String {
-    if accounts.is_empty() {
-        String::new()
-    } else {
-        // Account names are user-chosen labels; quote them as SQL string literals.
-        let list: Vec<String> = accounts
-            .iter()
-            .map(|a| format!("'{}'", a.replace('\'', "''")))
-            .collect();
-        format!("AND j.account IN ({})", list.join(", "))
-    }
-}
-
-struct Planner<'a, 't> {
-    tx: &'a rusqlite::Transaction<'t>,
-    account: &'a str,
-    plan_id: i64,
-    now: UnixMillis,
-    seq: &'a mut i64,
-    summary: PlanSummary,
-}
-
-impl Planner<'_, '_> {
-    /// Adds one job unless the item is already planned; returns the item's job id either way.
-    fn add(&mut self, kind: JobKind, item: &str, parent: Option<i64>) -> rusqlite::Result<i64> {
-        let existing: Option<i64> = self
-            .tx
-            .query_row(
-                "SELECT id FROM jobs WHERE account = ?1 AND kind = ?2 AND item_id = ?3",
-                params![self.account, kind, item],
-                |r| r.get(0),
-            )
-            .optional()?;
-        if let Some(id) = existing {
-            self.summary.already_planned += 1;
-            return Ok(id);
-        }
-        *self.seq += 1;
-        self.tx.execute(
-            "INSERT INTO jobs(plan_id, account, kind, item_id, parent_job, seq, state, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?8, ?7)",
-            params![
-                self.plan_id,
-                self.account,
-                kind,
-                item,
-                parent,
-                *self.seq,
-                self.now,
-                JobState::Queued
-            ],
-        )?;
-        self.summary.added += 1;
-        Ok(self.tx.last_insert_rowid())
-    }
-
-    fn add_children(
-        &mut self,
-        parent: i64,
-        groups: &[SectionGroup],
-        sections: &[Section],
-    ) -> rusqlite::Result<()> {
-        for s in sections {
-            let sj = self.add(JobKind::Section, &s.id, Some(parent))?;
-            // A subpage (level > 0) nests under the nearest page before it with a lower level.
-            let mut stack: Vec<(i64, i64)> = Vec::new();
-            for p in &s.pages {
-                while stack.last().is_some_and(|(lvl, _)| *lvl >= p.level) {
-                    stack.pop();
-                }
-                let pj = self.add(
-                    JobKind::Page,
-                    &p.id,
-                    Some(stack.last().map_or(sj, |(_, j)| *j)),
-                )?;
-                stack.push((p.level, pj));
-            }
-        }
-        for g in groups {
-            let gj = self.add(JobKind::SectionGroup, &g.id, Some(parent))?;
-            self.add_children(gj, &g.section_groups, &g.sections)?;
-        }
-        Ok(())
-    }
+/// `accounts` as one statement parameter: a JSON array of the names (read with `json_each`), or
+/// NULL for every account. Names are user-chosen labels: they go in as a value, never as SQL.
+fn accounts_param(accounts: &[String]) -> Option<String> {
+    (!accounts.is_empty())
+        .then(|| serde_json::to_string(accounts).expect("a list of strings is JSON"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::inventory::Page;
+    use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
     use rusqlite::types::{FromSql, ValueRef};
+    use std::time::Duration;
 
-    fn page(id: &str, level: i64, order: i64) -> Page {
+    pub(super) fn page(id: &str, level: i64, order: i64) -> Page {
         Page {
             id: id.into(),
             title: id.to_uppercase(),
@@ -968,7 +622,7 @@ mod tests {
         }
     }
 
-    fn tree() -> Vec<Notebook> {
+    pub(super) fn tree() -> Vec<Notebook> {
         vec![Notebook {
             id: "nb".into(),
             name: "NB".into(),
@@ -1004,10 +658,10 @@ mod tests {
         }]
     }
 
-    const STALE: Duration = Duration::from_secs(60);
+    pub(super) const STALE: Duration = Duration::from_secs(60);
 
     /// A database, and the run lock taken on it.
-    fn open() -> (tempfile::TempDir, Db, RunToken) {
+    pub(super) fn open() -> (tempfile::TempDir, Db, RunToken) {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("s.db")).unwrap();
         let t = db
@@ -1019,7 +673,7 @@ mod tests {
 
     /// The next job the run's graph picks at `now` (loaded afresh, so it is what the database
     /// holds), started in the database.
-    fn claim_within(
+    pub(super) fn claim_within(
         db: &Db,
         t: &RunToken,
         accounts: &[String],
@@ -1034,59 +688,30 @@ mod tests {
         Ok(Some(job))
     }
 
-    fn claim(db: &Db, t: &RunToken, accounts: &[String], now: UnixMillis) -> Result<Option<Job>> {
+    pub(super) fn claim(
+        db: &Db,
+        t: &RunToken,
+        accounts: &[String],
+        now: UnixMillis,
+    ) -> Result<Option<Job>> {
         claim_within(db, t, accounts, now, usize::MAX)
     }
 
-    fn pending(db: &Db, accounts: &[String], now: UnixMillis) -> (usize, Option<UnixMillis>) {
+    pub(super) fn pending(
+        db: &Db,
+        accounts: &[String],
+        now: UnixMillis,
+    ) -> (usize, Option<UnixMillis>) {
         crate::queue::graph::JobGraph::new(db.load_jobs(accounts).unwrap()).pending(accounts, now)
     }
 
-    fn drain(db: &Db, t: &RunToken) -> Vec<String> {
+    pub(super) fn drain(db: &Db, t: &RunToken) -> Vec<String> {
         let mut order = Vec::new();
         while let Some(j) = claim(db, t, &[], 10).unwrap() {
             order.push(j.item_id.clone());
             db.complete_job(j.id, t, 10).unwrap();
         }
         order
-    }
-
-    #[test]
-    fn plan_runs_parents_first_in_onenote_order() {
-        let (_dir, db, t) = open();
-        db.save_scan("a", &tree(), &crate::store::inventory::ScanScope::All, 1)
-            .unwrap();
-        let s = db.create_plan(&t, "a", "target", &tree(), 1).unwrap();
-        assert_eq!(s.added, 11);
-        assert_eq!(
-            drain(&db, &t),
-            vec!["nb", "s1", "p1", "p1a", "p1a1", "p1b", "p2", "g", "s2", "q1", "1"]
-        );
-        // planning again adds nothing but a new (empty) link pass
-        let s2 = db.create_plan(&t, "a", "target", &tree(), 2).unwrap();
-        assert_eq!(s2.added, 1);
-        assert_eq!(s2.already_planned, 10);
-    }
-
-    #[test]
-    fn subpages_hang_under_the_page_before_them() {
-        let (_dir, db, t) = open();
-        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
-        let parent_of = |item: &str| -> String {
-            db.read("q", |c| {
-                c.query_row(
-                    "SELECT p.item_id FROM jobs j JOIN jobs p ON p.id = j.parent_job WHERE j.item_id = ?1",
-                    [item],
-                    |r| r.get(0),
-                )
-            })
-            .unwrap()
-        };
-        assert_eq!(parent_of("p1a"), "p1");
-        assert_eq!(parent_of("p1a1"), "p1a");
-        assert_eq!(parent_of("p1b"), "p1");
-        assert_eq!(parent_of("p2"), "s1");
-        assert_eq!(parent_of("q1"), "s2");
     }
 
     #[test]
@@ -1136,35 +761,6 @@ mod tests {
         assert_eq!(db.plan_targets("a").unwrap(), ["t"]);
         assert_eq!(db.retry_failed(&new, &a, later).unwrap(), 1);
         assert_eq!(db.job_counts("a").unwrap().failed, 0);
-    }
-
-    #[test]
-    fn taking_the_lock_requeues_what_a_gone_holder_left_running_and_shuts_it_out() {
-        let (_dir, db, dead) = open();
-        db.create_plan(&dead, "a", "t", &tree(), 1).unwrap();
-        let j = claim(&db, &dead, &[], 100).unwrap().unwrap();
-        assert_eq!((j.item_id.as_str(), j.attempts), ("nb", 1));
-        // Its children wait for it: nothing else is claimable while it runs.
-        assert!(claim(&db, &dead, &[], 200).unwrap().is_none());
-        // The holder is gone: the next process takes the lock, and with it what was running,
-        // without counting the interrupted attempt.
-        let next = db
-            .acquire_run_lock(2, "next", 300, STALE, |_| false)
-            .unwrap()
-            .unwrap();
-        assert_eq!(db.job_counts("a").unwrap().running, 0);
-        let again = claim(&db, &next, &[], 400).unwrap().unwrap();
-        assert_eq!((again.id, again.attempts), (j.id, 1));
-        // The old holder can neither finish it nor start anything more (s1, queued).
-        assert!(matches!(
-            db.complete_job(j.id, &dead, 500),
-            Err(StoreError::LockLost { .. })
-        ));
-        assert!(matches!(
-            db.start_job(j.id + 1, &dead, 500),
-            Err(StoreError::LockLost { .. })
-        ));
-        assert_eq!(db.job_counts("a").unwrap().running, 1);
     }
 
     #[test]
@@ -1258,6 +854,32 @@ mod tests {
         assert!(claim(&db, &t, &[], 499).unwrap().is_none());
         assert_eq!(pending(&db, &[], 499), (11, Some(500)));
         assert!(claim(&db, &t, &[], 500).unwrap().is_some());
+    }
+
+    #[test]
+    fn account_names_are_values_never_sql() {
+        let (_dir, db, t) = open();
+        let odd = "o'brien\") OR 1=1 --".to_owned();
+        db.create_plan(&t, &odd, "t", &tree(), 1).unwrap();
+        db.create_plan(&t, "a", "t", &tree(), 1).unwrap();
+        let of = |accounts: &[String]| -> Vec<String> {
+            let a: std::collections::BTreeSet<String> = db
+                .load_jobs(accounts)
+                .unwrap()
+                .into_iter()
+                .map(|j| j.job.account)
+                .collect();
+            a.into_iter().collect()
+        };
+        assert_eq!(of(std::slice::from_ref(&odd)), vec![odd.clone()]);
+        assert!(of(&["o'brien".into()]).is_empty());
+        assert_eq!(of(&[]).len(), 2, "no names: every account");
+        let j = claim(&db, &t, std::slice::from_ref(&odd), 1)
+            .unwrap()
+            .unwrap();
+        db.fail_job(j.id, &t, "gone", "item/never", 1).unwrap();
+        assert_eq!(db.retry_failed(&t, &["a".into()], 2).unwrap(), 0);
+        assert_eq!(db.retry_failed(&t, &[odd], 2).unwrap(), 1);
     }
 
     #[test]
@@ -1361,112 +983,4 @@ mod tests {
         let j2 = claim(&db, &t, &[], 3).unwrap().unwrap();
         assert_eq!((j2.id, j2.attempts), (j.id, 1));
     }
-
-    #[test]
-    fn run_lock_is_exclusive_until_the_holder_dies_or_goes_stale() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Db::open(&dir.path().join("s.db")).unwrap();
-        let stale = STALE;
-        let token = |s: &str| Ok(RunToken(s.to_owned()));
-        assert_eq!(
-            db.acquire_run_lock(10, "t1", 0, stale, |_| true).unwrap(),
-            token("t1")
-        );
-        assert_eq!(
-            db.acquire_run_lock(11, "t2", 1000, stale, |_| true)
-                .unwrap(),
-            Err(LockHolder {
-                pid: 10,
-                started_at: 0
-            })
-        );
-        // holder process gone
-        assert_eq!(
-            db.acquire_run_lock(11, "t2", 1000, stale, |_| false)
-                .unwrap(),
-            token("t2")
-        );
-        assert!(!db.heartbeat_run_lock("t1", 2000).unwrap());
-        assert!(db.heartbeat_run_lock("t2", 2000).unwrap());
-        // alive pid but no heartbeat for a minute: pid reuse, take over
-        assert_eq!(
-            db.acquire_run_lock(12, "t3", 62_001, stale, |_| true)
-                .unwrap(),
-            token("t3")
-        );
-        db.release_run_lock("t3").unwrap();
-        assert_eq!(
-            db.acquire_run_lock(13, "t4", 62_002, stale, |_| true)
-                .unwrap(),
-            token("t4")
-        );
-    }
-}
-
-/// Work left of one account.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Remaining {
-    /// OneNote pages.
-    pub pages: i64,
-    /// Notebook, section group and section pages.
-    pub containers: i64,
-}
-
-fn remaining_in(c: &rusqlite::Connection, account: &str) -> rusqlite::Result<Remaining> {
-    let mut st = c.prepare_cached(
-        "SELECT kind, COUNT(*) FROM jobs WHERE account = ?1 AND state IN (?2, ?3)
-         AND kind != ?4 GROUP BY kind",
-    )?;
-    let rows = st.query_map(
-        params![account, JobState::Queued, JobState::Running, JobKind::Links],
-        |r| Ok((r.get::<_, JobKind>(0)?, r.get::<_, i64>(1)?)),
-    )?;
-    let mut out = Remaining::default();
-    for row in rows {
-        let (kind, n) = row?;
-        if kind == JobKind::Page {
-            out.pages += n;
-        } else {
-            out.containers += n;
-        }
-    }
-    Ok(out)
-}
-
-/// Plans `notebooks` for `account` inside `tx` (see [`Db::create_plan`]).
-fn plan_in(
-    tx: &rusqlite::Transaction<'_>,
-    account: &str,
-    target: &str,
-    notebooks: &[Notebook],
-    now: UnixMillis,
-) -> rusqlite::Result<PlanSummary> {
-    tx.execute(
-        "INSERT INTO plans(account, target_page_id) VALUES (?1, ?2)",
-        params![account, target],
-    )?;
-    let plan_id = tx.last_insert_rowid();
-    let mut seq: i64 = tx.query_row(
-        "SELECT COALESCE(MAX(seq), 0) FROM jobs WHERE account = ?1",
-        [account],
-        |r| r.get(0),
-    )?;
-    let mut p = Planner {
-        tx,
-        account,
-        plan_id,
-        now,
-        seq: &mut seq,
-        summary: PlanSummary {
-            plan_id,
-            ..PlanSummary::default()
-        },
-    };
-    for nb in notebooks {
-        let job = p.add(JobKind::Notebook, &nb.id, None)?;
-        p.add_children(job, &nb.section_groups, &nb.sections)?;
-    }
-    let plan_id_text = plan_id.to_string();
-    p.add(JobKind::Links, &plan_id_text, None)?;
-    Ok(p.summary)
 }
