@@ -23,6 +23,7 @@ use crate::graph::{Caller, GraphClient, GraphError};
 use crate::limiter::budget;
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
+use crate::notion::pace::DOCUMENTED_PER_SECOND;
 use crate::notion::rate::NotionRate;
 use crate::settings::{env, NotionPace, Settings, Window};
 use crate::store::inventory::totals;
@@ -351,10 +352,11 @@ fn via_check(settings: &Settings, db: &Db, graph: &GraphClient, account: &str) -
             ));
         }
     }
+    // Notion's documented average unless a pace is fixed: doctor reads no learned budget.
     let notion_rate = match settings.notion_rate {
         NotionPace::Fixed(w) => w,
         NotionPace::Auto => Window {
-            count: 3,
+            count: DOCUMENTED_PER_SECOND as u32,
             length: std::time::Duration::from_secs(1),
         },
     };
