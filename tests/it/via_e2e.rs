@@ -150,6 +150,9 @@ async fn via_files_reads_each_section_file_once_and_writes_what_the_api_way_writ
     let ways = &s["accounts"][0]["ways"];
     assert_eq!(ways["files"], sections, "{ways}");
     assert_eq!(ways["fell_back"], 0);
+    // And Notion holds every planned page once, complete.
+    let (code, out, err) = notebridge(&lab, &state, &["verify"]).await;
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -209,6 +212,14 @@ async fn a_section_whose_file_does_not_read_goes_through_the_api_alone_and_says_
             .unwrap()
             .contains("could not be read"),
         "{section}"
+    );
+    let (code, text, _) = notebridge(&lab, &state, &["status"]).await;
+    assert_eq!(code, 0);
+    assert!(text.contains("  sections by way (--via):"), "{text}");
+    assert!(
+        text.contains("2 sections through the OneNote API instead of their files")
+            || text.contains("1 section through the OneNote API instead of its file"),
+        "{text}"
     );
     // And the report says it per section.
     let report = state.dir.path().join("r.html");
