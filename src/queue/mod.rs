@@ -1,6 +1,7 @@
 //! Draining the job queue: the run's job graph is loaded once and driven in memory
 //! ([`graph`], `scheduler`); workers fetch page content and resources from Graph in the background
-//! lane, convert, and write to Notion exactly once. Several pages are in flight at a time, so Graph
+//! lane (or read them from section files: `drive_pages` for a synced notebook's, `file_pages` for
+//! an import's), convert, and write to Notion exactly once. Several pages are in flight at a time, so Graph
 //! fetches of one page overlap Notion writes of another, and memory stays bounded by the number of
 //! workers whatever the notebook's size.
 
