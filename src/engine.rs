@@ -9,8 +9,10 @@ use std::future::Future;
 mod drain_tests;
 pub mod estimate;
 pub mod events;
+mod locate;
 mod migrate;
 pub mod plan;
+pub mod way;
 
 pub use events::{Changes, Event, Observer, Progress, Snapshot};
 pub use migrate::{migrate, MigrateError, Outcome, Process, Report, Request, Services, WORKERS};

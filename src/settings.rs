@@ -143,11 +143,11 @@ settings! {
         toml_number: false, default: DefaultValue::Value("https://graph.microsoft.com/v1.0"),
         note: "", example: "https://graph.microsoft.com/v1.0", parse: parse_url,
     }
-    /// Space-separated delegated scopes (team notebooks need `Notes.Read.All`).
+    /// Space-separated delegated scopes (team notebooks need `Notes.Read.All`; `Files.Read` lets `--via auto` read section files from OneDrive).
     SCOPES: Vec<String> = {
         env: "NOTEBRIDGE_SCOPES", flag: None, key: Some("microsoft.scopes"), toml_number: false,
-        default: DefaultValue::Value("offline_access User.Read Notes.Read"), note: "",
-        example: "offline_access User.Read Notes.Read", parse: parse_scopes,
+        default: DefaultValue::Value("offline_access User.Read Notes.Read Files.Read"), note: "",
+        example: "offline_access User.Read Notes.Read Files.Read", parse: parse_scopes,
     }
     /// The Notion integration secret.
     NOTION_TOKEN: String = {
@@ -913,7 +913,10 @@ mod tests {
         assert_eq!(s.tenant, "common");
         assert_eq!(s.graph, GraphLimits::default());
         assert_eq!(s.graph.user_windows[1].count, 400);
-        assert_eq!(s.scopes, vec!["offline_access", "User.Read", "Notes.Read"]);
+        assert_eq!(
+            s.scopes,
+            vec!["offline_access", "User.Read", "Notes.Read", "Files.Read"]
+        );
         assert_eq!(s.notion_rate, NotionPace::Auto);
         assert!(s.client_id.is_none() && s.notion_token.is_none());
         assert_eq!(s.graph_url, "https://graph.microsoft.com/v1.0");

@@ -44,6 +44,8 @@ pub struct SignInTokens {
     pub access: AccessToken,
     /// The refresh token (absent only when `offline_access` was not granted).
     pub refresh: Option<Secret>,
+    /// The permissions the service granted (its `scope` field).
+    pub granted: Vec<String>,
 }
 
 /// Lifetime assumed when the service omits `expires_in` (Entra always sends it).
@@ -171,5 +173,6 @@ pub async fn sign_in(
         refresh: token
             .refresh_token()
             .map(|r| Secret::new(r.secret().clone())),
+        granted: super::identity::granted(token.scopes(), &id.scopes),
     })
 }

@@ -325,6 +325,34 @@ impl<'c> AsyncHttpClient<'c> for SignInHttp {
     }
 }
 
+/// The permissions a token response granted: its `scope` field, or, when the service left it out,
+/// the scopes asked for (RFC 6749 section 5.1: it may be omitted only when it is what was asked).
+/// `offline_access` is a sign-in matter, not a permission on data: it is left out.
+pub(crate) fn granted(answered: Option<&Vec<Scope>>, asked: &[String]) -> Vec<String> {
+    let all: Vec<String> = match answered {
+        Some(s) => s.iter().map(|s| s.to_string()).collect(),
+        None => asked.to_vec(),
+    };
+    all.into_iter()
+        .filter(|s| !s.eq_ignore_ascii_case("offline_access"))
+        .collect()
+}
+
+/// Whether `scope` is a OneDrive/SharePoint file permission (`Files.*`): what lets `--via auto`
+/// read section files, and nothing else needs.
+pub(crate) fn is_file_permission(scope: &str) -> bool {
+    let bare = scope.rsplit('/').next().unwrap_or(scope);
+    bare.len() > 6 && bare[..6].eq_ignore_ascii_case("files.")
+}
+
+/// Whether the `granted` permissions hold `scope`; Entra names Graph's permissions bare
+/// (`Files.Read`) or with the resource (`https://graph.microsoft.com/Files.Read`), in any case.
+pub fn granted_holds(granted: &[String], scope: &str) -> bool {
+    let bare = |s: &str| s.rsplit('/').next().unwrap_or(s).to_ascii_lowercase();
+    let want = bare(scope);
+    granted.iter().any(|g| bare(g) == want)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

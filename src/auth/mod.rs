@@ -11,7 +11,7 @@ mod source;
 
 pub use check::check_app;
 pub use device::{sign_in, DevicePrompt, SignInTokens};
-pub use identity::{Identity, SignInFailure};
+pub use identity::{granted_holds, Identity, SignInFailure};
 pub use me::{fetch_me, Me};
 pub use source::TokenSource;
 
@@ -24,7 +24,8 @@ const REGISTER_HELP: &str = "no Microsoft app (client) id is configured. Registe
 in the Microsoft Entra admin center (App registrations > New registration; supported account types \
 matching your tenant setting), then under Authentication > Advanced settings set \"Allow public \
 client flows\" to Yes (device code flow), and under API permissions add the delegated Microsoft Graph \
-permissions Notes.Read, User.Read and offline_access. Put its Application (client) ID in the \
+permissions Notes.Read, Files.Read, User.Read and offline_access (Files.Read lets a migration \
+read whole section files from OneDrive instead of page by page). Put its Application (client) ID in the \
 NOTEBRIDGE_CLIENT_ID environment variable or as client_id under [microsoft] in the config file";
 
 /// Errors of sign-in and token refresh. Messages name the account and never contain a secret.

@@ -157,11 +157,23 @@ impl TokenSource {
         let during = "refreshing an access token";
         let retries = Retries::new(self.inner.policy, 0);
         let mut unreachable = 0u32;
+        let mut asked = self.refresh_scopes(a);
         loop {
-            let failure = match self.exchange(a).await {
+            let failure = match self.exchange(a, &asked).await {
                 Ok(resp) => {
                     self.inner.reach.answered(Service::SignIn);
-                    return self.store(a, resp);
+                    return self.store(a, resp, &asked);
+                }
+                // A file permission only speeds a migration up (`--via auto`): one the account
+                // never consented to (an account signed in before it was asked for) is left out,
+                // not a reason to sign in again.
+                Err(Exchange::Final(AuthError::ConsentRequired { permission, .. }))
+                    if super::identity::is_file_permission(&permission)
+                        && asked.iter().any(|s| s.eq_ignore_ascii_case(&permission)) =>
+                {
+                    info!(account = %a.name, %permission, "refreshing without a file permission the account has not consented to");
+                    asked.retain(|s| !s.eq_ignore_ascii_case(&permission));
+                    continue;
                 }
                 Err(Exchange::Final(e)) => {
                     self.inner.reach.answered(Service::SignIn);
@@ -218,14 +230,36 @@ impl TokenSource {
         }
     }
 
-    /// One refresh-token exchange.
-    async fn exchange(&self, a: &Account) -> Result<RefreshResponse, Exchange> {
+    /// The scopes a refresh asks for: the configured ones, less the file permissions the
+    /// account's last token was not granted (asking for a permission never consented to fails the
+    /// whole refresh; `login` asks for it again).
+    fn refresh_scopes(&self, a: &Account) -> Vec<String> {
+        let configured = self.inner.id.scopes.clone();
+        let granted = match self.inner.db.granted_scopes(&a.name) {
+            Ok(Some(g)) => g,
+            Ok(None) => return configured,
+            Err(e) => {
+                tracing::warn!(account = %a.name, "could not read the granted permissions: {e}");
+                return configured;
+            }
+        };
+        configured
+            .into_iter()
+            .filter(|s| {
+                !super::identity::is_file_permission(s)
+                    || super::identity::granted_holds(&granted, s)
+            })
+            .collect()
+    }
+
+    /// One refresh-token exchange asking for `scopes`.
+    async fn exchange(&self, a: &Account, scopes: &[String]) -> Result<RefreshResponse, Exchange> {
         let id = &self.inner.id;
         let old = RefreshToken::new(a.refresh_token.clone().unwrap_or_default());
         debug!(account = %a.name, "refreshing the access token");
         id.client
             .exchange_refresh_token(&old)
-            .add_scopes(id.scopes())
+            .add_scopes(scopes.iter().map(|s| oauth2::Scope::new(s.clone())))
             .request_async(&id.oauth)
             .await
             .map_err(|e| {
@@ -280,7 +314,12 @@ impl TokenSource {
     }
 
     /// Stores a refresh's tokens and returns the access token.
-    fn store(&self, a: &Account, resp: RefreshResponse) -> Result<AccessToken, AuthError> {
+    fn store(
+        &self,
+        a: &Account,
+        resp: RefreshResponse,
+        asked: &[String],
+    ) -> Result<AccessToken, AuthError> {
         let old_secret = a.refresh_token.clone().unwrap_or_default();
         let now = self.inner.clock.now_ms();
         let lifetime = resp.expires_in().unwrap_or(DEFAULT_LIFETIME);
@@ -301,6 +340,11 @@ impl TokenSource {
                 account: a.name.clone(),
                 source: Box::new(source),
             })?;
+        // `auto` reads section files only with the permission the last token carries.
+        let granted = super::identity::granted(resp.scopes(), asked);
+        if let Err(e) = self.inner.db.save_granted_scopes(&a.name, &granted) {
+            tracing::warn!(account = %a.name, "could not record the granted permissions: {e}");
+        }
         info!(account = %a.name, expires_in_s = lifetime.as_secs(), "access token refreshed");
         Ok(access)
     }

@@ -15,12 +15,20 @@ use super::output::Printer;
 use crate::auth::{check_app, AuthError, Identity, TokenSource};
 use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
+use crate::engine::estimate;
+use crate::engine::way::{decide, Via};
 use crate::failure::Classify;
+use crate::graph::sources::SourceKind;
 use crate::graph::{Caller, GraphClient, GraphError};
+use crate::limiter::budget;
 use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
+use crate::notion::pace::DOCUMENTED_PER_SECOND;
 use crate::notion::rate::NotionRate;
-use crate::settings::{env, Settings};
+use crate::settings::{env, NotionPace, Settings, Window};
+use crate::store::inventory::totals;
+use crate::store::jobs::Remaining;
+use crate::store::ways::Way;
 use crate::store::Db;
 
 /// Free space below this on the database's file system fails the check: the ledger and the job
@@ -296,8 +304,111 @@ async fn microsoft(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &m
         }
         if let Some(graph) = &graph {
             out.push(graph_check(db, graph, account).await);
+            out.push(via_check(settings, db, graph, account));
         }
     }
+}
+
+/// Which way each source of `account` takes under `--via auto` (from the permissions its token
+/// was just granted), and, where a missing permission forces the OneNote API, what adding it would
+/// save by the budget model, for the pages of the source's last scan. Informational: either way
+/// migrates.
+fn via_check(settings: &Settings, db: &Db, graph: &GraphClient, account: &str) -> Check {
+    let name = format!("via:{account}");
+    let granted = match db.granted_scopes(account) {
+        Ok(g) => g,
+        Err(e) => {
+            return Check::fail(
+                &name,
+                e.meaning().map(Exit::from),
+                e.to_string(),
+                "see the message",
+            )
+        }
+    };
+    let user_id = match db.account(account) {
+        Ok(Some(a)) => a.user_id,
+        Ok(None) => return Check::pass(&name, "no such account"),
+        Err(e) => {
+            return Check::fail(
+                &name,
+                e.meaning().map(Exit::from),
+                e.to_string(),
+                "see the message",
+            )
+        }
+    };
+    let mut sources = vec![(
+        account.to_owned(),
+        "own notebooks".to_owned(),
+        SourceKind::Personal,
+    )];
+    for s in db.sources(account).unwrap_or_default() {
+        if s.source.kind != SourceKind::Personal {
+            sources.push((
+                s.source.inventory_key(account),
+                s.source.label(),
+                s.source.kind,
+            ));
+        }
+    }
+    // Notion's documented average unless a pace is fixed: doctor reads no learned budget.
+    let notion_rate = match settings.notion_rate {
+        NotionPace::Fixed(w) => w,
+        NotionPace::Auto => Window {
+            count: DOCUMENTED_PER_SECOND as u32,
+            length: std::time::Duration::from_secs(1),
+        },
+    };
+    let fpp = estimate::files_per_page(db).unwrap_or((estimate::ASSUMED_FILES_PER_PAGE, false));
+    let mut parts = Vec::new();
+    let mut fixes = Vec::new();
+    for (key, label, kind) in sources {
+        let d = decide(Via::Auto, kind, granted.as_deref());
+        let way = match d.way {
+            Way::Files => "section files",
+            Way::Api => "the OneNote API",
+        };
+        let mut part = format!("{label}: {way} ({})", d.reason);
+        if let Some(missing) = d.missing {
+            let t = db.inventory(&key).map(|n| totals(&n)).unwrap_or_default();
+            if t.pages > 0 {
+                let left = Remaining {
+                    pages: t.pages as i64,
+                    containers: (t.notebooks + t.section_groups + t.sections) as i64,
+                };
+                if let Ok((api, files)) = estimate::by_way(
+                    graph.limiter(),
+                    notion_rate,
+                    fpp,
+                    &user_id,
+                    left,
+                    t.sections as i64,
+                ) {
+                    part.push_str(&format!(
+                        "; adding {missing} would save time for its {} pages: {} -> {}",
+                        t.pages,
+                        budget::human(std::time::Duration::from_secs(api)),
+                        budget::human(std::time::Duration::from_secs(files))
+                    ));
+                }
+            }
+            if !fixes.iter().any(|f: &String| f.contains(missing)) {
+                fixes.push(format!(
+                    "add {missing} to the app's API permissions and to {}, then notebridge login \
+                     --account {account}",
+                    env::SCOPES
+                ));
+            }
+        }
+        parts.push(part);
+    }
+    let mut check = Check::pass(&name, parts.join("; "));
+    if !fixes.is_empty() {
+        // Either way migrates: a pass, with what would make it faster.
+        check.fix = Some(fixes.join("; "));
+    }
+    check
 }
 
 /// The configured scopes hold a OneNote read permission and `offline_access` (for unattended runs).

@@ -100,6 +100,11 @@ async fn login(id: &Identity, db: &Db, printer: &Printer, args: &LoginArgs) -> C
         }
         .into());
     }
+    db.save_granted_scopes(&args.account, &tokens.granted)
+        .map_err(|source| AuthError::Store {
+            account: args.account.clone(),
+            source: Box::new(source),
+        })?;
     if printer.json {
         printer.json_line(&json!({
             "account": args.account,

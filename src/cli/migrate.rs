@@ -13,6 +13,7 @@ use super::progress::Ticker;
 use crate::cli::exit::{CliError, CliResult, Exit};
 use crate::clock::{Clock, Jitter};
 use crate::engine::plan::Picks;
+use crate::engine::way::Via;
 use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Services};
 use crate::queue::cancel::Cancel;
 use crate::queue::RunEnd;
@@ -72,6 +73,12 @@ pub struct MigrateArgs {
     /// Print the plan and the time the budgets imply; write nothing to Notion or the queue.
     #[arg(long)]
     pub dry_run: bool,
+    /// How page content is read for notebooks in OneDrive or SharePoint: api (the OneNote API,
+    /// page by page), files (each section's .one file through the drive API; a section that
+    /// cannot be read so goes through the API), auto (files where the token carries the file
+    /// permission: Files.Read, or Files.Read.All / Sites.Read.All for groups and sites).
+    #[arg(long, value_name = "WAY", default_value = "auto", value_parser = Via::parse)]
+    pub via: Via,
 }
 
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
@@ -138,6 +145,7 @@ async fn migrate(
         dry_run: args.dry_run,
         workers: settings.workers,
         from: args.from.clone(),
+        via: args.via,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();
@@ -214,6 +222,12 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                 "seconds": r.seconds,
             },
             "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
+            "drive": {"requests": r.drive.requests, "downloads": r.drive.downloads,
+                      "bytes": r.drive.bytes, "throttled": r.drive.throttled,
+                      "resumed": r.drive.resumed,
+                      "sections_read": s.from_drive.sections.load(Ordering::Relaxed),
+                      "pages_from_files": s.from_drive.pages.load(Ordering::Relaxed),
+                      "pages_fell_back": s.from_drive.fell_back.load(Ordering::Relaxed)},
             "notion": {"requests": n.requests, "throttled": n.throttled, "retries": n.retries,
                        "waited_seconds": r.notion_waited.as_secs_f64()},
             "failed": failed,
@@ -243,6 +257,21 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
             r.notion_waited.as_secs_f64(),
             s.approximations.load(Ordering::Relaxed)
         ));
+        let from_files = s.from_drive.pages.load(Ordering::Relaxed);
+        let fell_back = s.from_drive.fell_back.load(Ordering::Relaxed);
+        if from_files + fell_back > 0 || r.drive.requests > 0 {
+            printer.out(format!(
+                "Section files: {} sections read ({:.1} MB, {} drive requests, {} downloads), {} \
+                 pages from them, {} pages of their sections through the OneNote API instead \
+                 (`notebridge status` says why)",
+                s.from_drive.sections.load(Ordering::Relaxed),
+                r.drive.bytes as f64 / 1e6,
+                r.drive.requests,
+                r.drive.downloads,
+                from_files,
+                fell_back
+            ));
+        }
         if failed > 0 {
             printer.out(format!(
                 "{failed} items failed ({blocked} more wait on them); `notebridge status` lists them, \

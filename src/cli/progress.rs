@@ -276,6 +276,31 @@ impl Frames for Migration {
                 }
             };
             let s = self.progress.snapshot().await;
+            let mut details = vec![
+                format!("{} files", s.files),
+                format!(
+                    "Graph {} req, {} throttled",
+                    s.graph.requests, s.graph.throttled
+                ),
+                match &s.notion_pace {
+                    Some(p) => format!("Notion {} req ({})", s.notion.requests, p.short()),
+                    None => format!("Notion {} req", s.notion.requests),
+                },
+            ];
+            if s.pages_from_files + s.pages_fell_back > 0 {
+                // Which way the pages went: from section files (drive requests apart), or the
+                // OneNote API for sections that fell back.
+                details.insert(
+                    1,
+                    format!(
+                        "{} pages from section files ({} drive req, {:.1} MB), {} via the API",
+                        s.pages_from_files,
+                        s.drive.requests + s.drive.downloads,
+                        s.drive.bytes as f64 / 1e6,
+                        s.pages_fell_back
+                    ),
+                );
+            }
             Frame {
                 done: s.done.max(0) as u64,
                 total: Some(s.total.max(0) as u64),
@@ -284,17 +309,7 @@ impl Frames for Migration {
                 waiting: s
                     .network_wait
                     .or_else(|| s.limiter_wait.map(|w| names.label(&w))),
-                details: vec![
-                    format!("{} files", s.files),
-                    format!(
-                        "Graph {} req, {} throttled",
-                        s.graph.requests, s.graph.throttled
-                    ),
-                    match &s.notion_pace {
-                        Some(p) => format!("Notion {} req ({})", s.notion.requests, p.short()),
-                        None => format!("Notion {} req", s.notion.requests),
-                    },
-                ],
+                details,
             }
         })
     }

@@ -11,6 +11,7 @@ use serde_json::json;
 use super::output::Printer;
 use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::engine::way;
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
 use crate::limiter::Limiter;
@@ -18,6 +19,7 @@ use crate::notion::rate::{all_views, NotionRate, PaceView};
 use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
+use crate::store::ways::{ShownWay, WayCounts};
 use crate::store::Db;
 
 /// Arguments of `status`.
@@ -62,6 +64,18 @@ pub struct AccountStatus {
     pub changed_since_migration: Vec<ChangedPage>,
     /// Its groups and sites with queued or migrated work (already counted in the totals above).
     pub sources: Vec<SourceStatus>,
+    /// Which way its sections' pages are read (`--via`), and why.
+    pub ways: Ways,
+}
+
+/// The sections of an account by the way their pages are read.
+#[derive(Debug, Serialize)]
+pub struct Ways {
+    /// Sections by way.
+    #[serde(flatten)]
+    pub counts: WayCounts,
+    /// Each section's way, its reason and any fall-back.
+    pub sections: Vec<ShownWay>,
 }
 
 /// One group or site of an account, as `status` shows it.
@@ -152,6 +166,10 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             failures,
             changed_since_migration: changed,
             sources,
+            ways: Ways {
+                counts: db.way_counts(name)?,
+                sections: db.section_ways_of(name)?,
+            },
         });
     }
     let mut imports = Vec::new();
@@ -366,6 +384,12 @@ fn print_human(
                 src.jobs.pages_total,
                 src.jobs.failed
             ));
+        }
+        if !s.ways.sections.is_empty() {
+            printer.out("  sections by way (--via):");
+            for line in way::lines(&s.ways.sections) {
+                printer.out(format!("    {line}"));
+            }
         }
         print_failures(printer, &s.failures);
         print_changed(printer, &s.changed_since_migration);

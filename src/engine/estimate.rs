@@ -10,6 +10,7 @@ use crate::limiter::budget::{self, WindowState};
 use crate::limiter::{Limiter, LimiterError};
 use crate::settings::Window;
 use crate::store::jobs::Remaining;
+use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
 /// Files per page assumed before any page of this database has been read.
@@ -21,6 +22,9 @@ const NOTION_PER_CONTAINER: f64 = 1.0;
 const NOTION_PER_PAGE: f64 = 2.0;
 /// Notion requests per file: create the upload, send it (the block that shows it goes with the body).
 const NOTION_PER_FILE: f64 = 2.0;
+/// Drive requests per section read from its file: the content request (answered with a redirect)
+/// and the download from where it points. Finding the files is done while planning, before this.
+pub const DRIVE_PER_SECTION: i64 = 2;
 
 /// One account's part of the plan.
 #[derive(Clone, Debug, Serialize)]
@@ -33,8 +37,21 @@ pub struct AccountPlan {
     pub containers: i64,
     /// Files (images, attachments) expected in those pages.
     pub files: i64,
-    /// Graph requests: one per page's content, one per file.
+    /// OneNote API requests: one per page's content, one per file (pages read from their
+    /// section files send none).
     pub graph_requests: i64,
+    /// Pages read from their section files (`--via files` or `auto`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pages_by_files: i64,
+    /// Sections read from their files: one download each.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sections_by_files: i64,
+    /// Drive requests to download those sections (not counted in any OneNote window).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drive_requests: i64,
+    /// Bytes those downloads bring.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drive_bytes: i64,
     /// The requests per hour background work may send for this account (the binding window).
     pub requests_per_hour: f64,
     /// The binding window, e.g. `400/1h`.
@@ -67,6 +84,24 @@ pub struct Plan {
     pub seconds: u64,
 }
 
+fn is_zero(n: &i64) -> bool {
+    *n == 0
+}
+
+/// One account's (or import's) work for the plan: its name, its Graph user (none for an import
+/// from files), what is left, and what of that is read from section files.
+#[derive(Clone, Debug, Default)]
+pub struct Work {
+    /// How the plan names it.
+    pub label: String,
+    /// The Graph user its requests are counted against.
+    pub user_id: Option<String>,
+    /// What is left.
+    pub left: Remaining,
+    /// What of it is read from section files.
+    pub files: FilesLeft,
+}
+
 /// Files per page: measured over the pages this database migrated, else assumed.
 pub fn files_per_page(db: &Db) -> Result<(f64, bool), StoreError> {
     let (per_page, pages) = db.files_per_page()?;
@@ -77,21 +112,28 @@ pub fn files_per_page(db: &Db) -> Result<(f64, bool), StoreError> {
     })
 }
 
-/// The plan for `work` (account, its Graph user id, what is left), timed by the limiter's budgets
-/// as they stand now and by Notion's rate. An import from files has no Graph user: it sends no
-/// Graph request and only Notion's rate times it.
+/// The plan for `work`, timed by the limiter's budgets as they stand now and by Notion's rate.
+/// An import from files has no Graph user: it sends no Graph request and only Notion's rate times
+/// it. Pages read from their section files send no OneNote request either: their sections' drive
+/// downloads are counted apart, outside the OneNote windows.
 pub fn plan(
     limiter: &Limiter,
     notion_rate: Window,
     files_per_page: (f64, bool),
-    work: &[(String, Option<String>, Remaining)],
+    work: &[Work],
 ) -> Result<Plan, LimiterError> {
     let now = limiter.now_ms();
     let (fpp, measured) = files_per_page;
     let mut accounts = Vec::new();
     let mut app: Option<Vec<WindowState>> = None;
     let (mut all_graph, mut notion) = (0i64, 0f64);
-    for (account, user_id, left) in work {
+    for Work {
+        label: account,
+        user_id,
+        left,
+        files: by_files,
+    } in work
+    {
         let files = (left.pages as f64 * fpp).round() as i64;
         notion += left.containers as f64 * NOTION_PER_CONTAINER
             + left.pages as f64 * NOTION_PER_PAGE
@@ -103,6 +145,10 @@ pub fn plan(
                 containers: left.containers,
                 files,
                 graph_requests: 0,
+                pages_by_files: 0,
+                sections_by_files: 0,
+                drive_requests: 0,
+                drive_bytes: 0,
                 requests_per_hour: f64::INFINITY,
                 window: String::new(),
                 seconds: 0,
@@ -110,7 +156,8 @@ pub fn plan(
             });
             continue;
         };
-        let graph_requests = left.pages + files;
+        let by_api = (left.pages - by_files.pages).max(0);
+        let graph_requests = by_api + (by_api as f64 * fpp).round() as i64;
         let (user, app_windows) = limiter.background_budget(user_id)?;
         app.get_or_insert(app_windows);
         let t = budget::time_for(now, graph_requests as u64, &user);
@@ -122,6 +169,10 @@ pub fn plan(
             containers: left.containers,
             files,
             graph_requests,
+            pages_by_files: by_files.pages.min(left.pages),
+            sections_by_files: by_files.sections,
+            drive_requests: by_files.sections * DRIVE_PER_SECTION,
+            drive_bytes: by_files.bytes,
             requests_per_hour: bind.map(|b| b.per_hour()).unwrap_or(f64::INFINITY),
             window: bind.map(|b| b.window.to_string()).unwrap_or_default(),
             seconds: t.as_secs(),
@@ -153,6 +204,42 @@ pub fn plan(
         notion_seconds,
         seconds,
     })
+}
+
+/// The time `left` would take for the Graph user `user_id` read each way: through the OneNote API
+/// (its windows bind) and from `sections` section files (Notion's pace binds), in seconds. What
+/// `doctor` shows when a missing permission forces the API.
+pub fn by_way(
+    limiter: &Limiter,
+    notion_rate: Window,
+    files_per_page: (f64, bool),
+    user_id: &str,
+    left: Remaining,
+    sections: i64,
+) -> Result<(u64, u64), LimiterError> {
+    let work = |files: FilesLeft| Work {
+        label: String::new(),
+        user_id: Some(user_id.to_owned()),
+        left,
+        files,
+    };
+    let api = plan(
+        limiter,
+        notion_rate,
+        files_per_page,
+        &[work(FilesLeft::default())],
+    )?;
+    let files = plan(
+        limiter,
+        notion_rate,
+        files_per_page,
+        &[work(FilesLeft {
+            pages: left.pages,
+            sections,
+            bytes: 0,
+        })],
+    )?;
+    Ok((api.seconds, files.seconds))
 }
 
 impl Plan {
@@ -210,6 +297,18 @@ impl Plan {
                 a.requests_per_hour,
                 a.window
             ));
+            if a.sections_by_files > 0 {
+                out.push(format!(
+                    "{}: {} of the pages from {} section files: {} drive requests, {:.1} MB \
+                     (outside the OneNote windows); the other {} pages through the OneNote API",
+                    a.account,
+                    a.pages_by_files,
+                    a.sections_by_files,
+                    a.drive_requests,
+                    a.drive_bytes as f64 / 1e6,
+                    a.pages - a.pages_by_files
+                ));
+            }
         }
         if let Some(s) = self.app_seconds {
             out.push(format!(
@@ -249,6 +348,10 @@ mod tests {
                 containers: 2,
                 files: 10,
                 graph_requests: 20,
+                pages_by_files: 0,
+                sections_by_files: 0,
+                drive_requests: 0,
+                drive_bytes: 0,
                 requests_per_hour: 380.0,
                 window: "400/1h".into(),
                 seconds,
@@ -262,6 +365,67 @@ mod tests {
             notion_seconds: (notion_requests / 3) as u64,
             seconds: seconds.max((notion_requests / 3) as u64),
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn pages_read_from_section_files_send_no_onenote_request_and_their_downloads_are_counted_apart(
+    ) {
+        use crate::clock::{Clock, Jitter};
+        use crate::settings::GraphLimits;
+        let t = tempfile::tempdir().unwrap();
+        let db = std::sync::Arc::new(Db::open(&t.path().join("s.db")).unwrap());
+        let limiter = Limiter::open(
+            db,
+            GraphLimits::default(),
+            Clock::anchored_at(1_700_000_000_000),
+            Jitter::seeded(1),
+        )
+        .unwrap();
+        let rate = Window {
+            count: 3,
+            length: Duration::from_secs(1),
+        };
+        let left = Remaining {
+            pages: 1000,
+            containers: 20,
+        };
+        let work = |files| Work {
+            label: "alice".into(),
+            user_id: Some("u1".into()),
+            left,
+            files,
+        };
+        let api = plan(&limiter, rate, (1.0, true), &[work(FilesLeft::default())]).unwrap();
+        let a = &api.accounts[0];
+        assert_eq!((a.graph_requests, a.drive_requests), (2000, 0));
+        let mixed = FilesLeft {
+            pages: 900,
+            sections: 18,
+            bytes: 36_000_000,
+        };
+        let p = plan(&limiter, rate, (1.0, true), &[work(mixed)]).unwrap();
+        let a = &p.accounts[0];
+        assert_eq!(
+            a.graph_requests, 200,
+            "only the 100 API pages and their files"
+        );
+        assert_eq!(a.pages_by_files, 900);
+        assert_eq!(a.drive_requests, 36);
+        assert_eq!(a.drive_bytes, 36_000_000);
+        assert!(a.seconds < api.accounts[0].seconds);
+        assert_eq!(
+            p.notion_requests, api.notion_requests,
+            "Notion's work is the same"
+        );
+        let lines = p.lines();
+        assert!(
+            lines[1].contains("900 of the pages from 18 section files: 36 drive requests, 36.0 MB"),
+            "{lines:?}"
+        );
+        // The hour window binds the API way at the documented limits; Notion's pace the other.
+        let (by_api, by_files) = by_way(&limiter, rate, (1.0, true), "u1", left, 20).unwrap();
+        assert!(by_api > 4 * 3600, "2000 requests at 400/h: {by_api}");
+        assert_eq!(by_files, p.notion_seconds, "{by_files}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use tokio::sync::watch;
 
 use super::estimate::{self, Plan};
 use crate::clock::UnixMillis;
+use crate::drive::DriveCounters;
 use crate::graph::GraphCounts;
 use crate::notion::client::NotionCounts;
 use crate::notion::rate::PaceView;
@@ -187,6 +188,12 @@ pub struct Snapshot {
     pub notion: NotionCounts,
     /// Notion's pace (shared with every process on the database), when it could be read.
     pub notion_pace: Option<PaceView>,
+    /// Pages this run read from their section files.
+    pub pages_from_files: u64,
+    /// Pages of `files` sections this run read through the OneNote API instead.
+    pub pages_fell_back: u64,
+    /// Drive requests and bytes of this run.
+    pub drive: DriveCounters,
 }
 
 impl Progress {
@@ -246,7 +253,14 @@ impl Progress {
                 total += c.pages_total;
             }
             if let Ok(left) = m.db().account_remaining(a) {
-                work.push((a.clone(), user.clone(), left));
+                work.push(estimate::Work {
+                    label: a.clone(),
+                    user_id: user.clone(),
+                    left,
+                    // The ETA takes each section's way: a section read from its file spends
+                    // no OneNote request.
+                    files: m.db().account_files_left(a).unwrap_or_default(),
+                });
             }
         }
         let s = m.stats();
@@ -284,6 +298,9 @@ impl Progress {
             graph: m.graph().counts(),
             notion: m.notion().counts(),
             notion_pace: rate.view().ok(),
+            pages_from_files: s.from_drive.pages.load(Ordering::Relaxed),
+            pages_fell_back: s.from_drive.fell_back.load(Ordering::Relaxed),
+            drive: m.drive_counters().unwrap_or_default(),
         }
     }
 }

@@ -10,8 +10,10 @@ use std::time::Duration;
 use super::estimate::{self, Plan};
 use super::events::{Event, Observer, Progress};
 use super::plan::{Picks, PlanError, Planner};
+use super::way::Via;
 use super::{drain, retry_failed, select_accounts, summarise, SelectError, Selection, Summary};
 use crate::clock::{Clock, Jitter, UnixMillis};
+use crate::drive::{DriveClient, DriveCounters};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
 use crate::imports;
@@ -61,6 +63,8 @@ pub struct Request {
     /// Paths of OneNote's own files to migrate instead of accounts (`--from`): each is a source
     /// of its own, read with no account and no Graph request.
     pub from: Vec<std::path::PathBuf>,
+    /// How page content is read for an account's notebooks (`--via`).
+    pub via: Via,
 }
 
 impl Default for Request {
@@ -77,6 +81,7 @@ impl Default for Request {
             dry_run: false,
             workers: WORKERS,
             from: Vec::new(),
+            via: Via::Auto,
         }
     }
 }
@@ -226,6 +231,8 @@ pub struct Report {
     pub stats: Arc<RunStats>,
     /// Graph requests of the run.
     pub graph: GraphCounts,
+    /// Drive requests and bytes of the run (section files).
+    pub drive: DriveCounters,
     /// Notion requests of the run.
     pub notion: NotionCounts,
     /// Time spent waiting on Notion's rate.
@@ -335,6 +342,15 @@ async fn run(
         .await?;
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
+    // Section files come through the drive API, paced apart from OneNote's windows, with the
+    // same tokens.
+    let drive = DriveClient::open(
+        db.clone(),
+        settings,
+        graph.tokens().clone(),
+        clock.clone(),
+        jitter.clone(),
+    );
     let _network_wait = record_network_wait(db.clone(), graph.reachability());
 
     if req.resume && accounts.is_empty() {
@@ -351,14 +367,19 @@ async fn run(
         update: req.update && owner.is_some(),
         owner,
         observer,
+        via: req.via,
+        drive: &drive,
     };
     let target = req.target.as_deref().filter(|_| !req.resume);
     if req.dry_run {
         let mut work = Vec::new();
         for account in &accounts {
-            let left = match target {
-                Some(t) => Some(planner(t).plan(account).await?.left),
-                None => None,
+            let (left, files) = match target {
+                Some(t) => {
+                    let p = planner(t).plan(account).await?;
+                    (Some(p.left), Some(p.files))
+                }
+                None => (None, None),
             };
             let account = account.clone();
             work.push(
@@ -367,11 +388,16 @@ async fn run(
                         Some(l) => l,
                         None => db.account_remaining(&account)?,
                     };
-                    Ok::<_, MigrateError>((
-                        plan_label(db, &account)?,
-                        graph_user(db, &account)?,
+                    let files = match files {
+                        Some(f) => f,
+                        None => db.account_files_left(&account)?,
+                    };
+                    Ok::<_, MigrateError>(estimate::Work {
+                        label: plan_label(db, &account)?,
+                        user_id: graph_user(db, &account)?,
                         left,
-                    ))
+                        files,
+                    })
                 })
                 .await?,
             );
@@ -404,7 +430,8 @@ async fn run(
         owner.clone(),
     )
     .with_cancel(cancel.clone())
-    .with_retries(settings.retries);
+    .with_retries(settings.retries)
+    .with_drive(drive.clone());
     observer.event(Event::Draining(Box::new(Progress::new(
         &migration, &accounts,
     ))));
@@ -425,14 +452,17 @@ async fn run(
             let (limiter, rate) = (graph.limiter().clone(), notion.rate().clone());
             let p = db
                 .call(move |db| {
-                    let left = db.account_remaining(&account)?;
-                    let user_id = graph_user(db, &account)?;
-                    let label = plan_label(db, &account)?;
+                    let work = estimate::Work {
+                        label: plan_label(db, &account)?,
+                        user_id: graph_user(db, &account)?,
+                        left: db.account_remaining(&account)?,
+                        files: db.account_files_left(&account)?,
+                    };
                     Ok::<_, MigrateError>(estimate::plan(
                         &limiter,
                         rate.window(),
                         files_per_page,
-                        &[(label, user_id, left)],
+                        &[work],
                     )?)
                 })
                 .await?;
@@ -452,6 +482,7 @@ async fn run(
         unreadable_sources: unreadable.into_inner(),
         stats: migration.stats().clone(),
         graph: graph.counts(),
+        drive: drive.counters(),
         notion: notion.counts(),
         notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,

@@ -7,7 +7,9 @@
 use std::sync::Arc;
 
 use super::events::{Event, Observer};
+use super::way::Via;
 use crate::clock::{Clock, UnixMillis};
+use crate::drive::{DriveClient, DriveError};
 use crate::failure::{Class, Classify, Meaning, Next, Scope};
 use crate::graph::scan::{scan, scan_at, ScanProgress, ScanResult};
 use crate::graph::sources::{
@@ -22,6 +24,7 @@ use crate::store::imports::is_files_key;
 use crate::store::inventory::{ScanDiff, ScanScope};
 use crate::store::jobs::Remaining;
 use crate::store::jobs::RunToken;
+use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
 /// What a run takes from OneNote: the account's own notebooks, or those of the sources named.
@@ -68,6 +71,10 @@ pub enum PlanError {
     /// An import key with no path recorded (a database edited by hand).
     #[error("no path is recorded for the import {0}; run `notebridge migrate --from PATH` again")]
     UnknownImport(String),
+    /// Finding a notebook's section files met a failure that is the run's (a sign-in, an outage,
+    /// a throttle longer than the time left).
+    #[error(transparent)]
+    Drive(DriveError),
     /// A `--notebook` that the account does not have.
     #[error(
         "account {account} has no notebook named or with id {name:?} (run `notebridge scan \
@@ -100,6 +107,7 @@ impl Classify for PlanError {
             PlanError::Source(e) => e.class(),
             PlanError::SourcePage(e) => e.class(),
             PlanError::Files(e) => e.class(),
+            PlanError::Drive(e) => e.class(),
             PlanError::UnknownImport(_) => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
@@ -117,6 +125,8 @@ pub struct Planned {
     pub left: Remaining,
     /// Sources that could not be listed at all (nothing of them was planned).
     pub unreadable_sources: usize,
+    /// What of `left` is read from section files (`--via`).
+    pub files: FilesLeft,
 }
 
 /// Everything planning one account needs.
@@ -134,6 +144,10 @@ pub(super) struct Planner<'a> {
     /// nothing is written to the queue or to Notion).
     pub owner: Option<&'a RunToken>,
     pub observer: &'a dyn Observer,
+    /// How page content is read (`--via`).
+    pub via: Via,
+    /// Finds notebooks' section files (`--via files` and `auto`).
+    pub drive: &'a DriveClient,
 }
 
 impl Planner<'_> {
@@ -162,9 +176,13 @@ impl Planner<'_> {
         record_scan_cost(meter);
         store_scan(self.db, account, notebooks, &result, self.clock.now_ms())?;
         let left = self.plan_key(account, account, &self.target, &Found::of_scan(&result))?;
+        let files = self
+            .plan_ways(&who, account, account, &result.notebooks)
+            .await?;
         Ok(Planned {
             left,
             unreadable_sources: 0,
+            files,
         })
     }
 
@@ -204,6 +222,7 @@ impl Planner<'_> {
         Ok(Planned {
             left,
             unreadable_sources: 0,
+            files: FilesLeft::default(),
         })
     }
 
@@ -271,14 +290,14 @@ impl Planner<'_> {
                 continue;
             }
             let under = self.page_of(source, &key).await?;
-            let left = self.plan_key(
-                &key,
-                &label(&account, source),
-                &under,
-                &Found::of_scan(result),
-            )?;
+            let shown = label(&account, source);
+            let left = self.plan_key(&key, &shown, &under, &Found::of_scan(result))?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
+            let files = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
+            planned.files.pages += files.pages;
+            planned.files.sections += files.sections;
+            planned.files.bytes += files.bytes;
         }
         Ok(planned)
     }
@@ -558,5 +577,6 @@ pub fn save_result(
     };
     let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
     db.save_page_guids(key, &result.page_guids)?;
+    db.save_notebook_urls(key, &result.notebook_urls)?;
     Ok(diff)
 }

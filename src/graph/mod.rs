@@ -414,6 +414,11 @@ impl GraphClient {
         &self.reach
     }
 
+    /// The token source (the drive client of a run shares it: one refresh for both).
+    pub fn tokens(&self) -> &TokenSource {
+        &self.tokens
+    }
+
     /// The limiter every request goes through.
     pub fn limiter(&self) -> &Limiter {
         &self.limiter

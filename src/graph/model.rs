@@ -32,6 +32,18 @@ pub struct Notebook {
     pub sections: Option<Vec<Section>>,
     /// Top-level section groups (with `$expand=sectionGroups`).
     pub section_groups: Option<Vec<SectionGroup>>,
+    /// `links`: where its folder of section files is in OneDrive or SharePoint.
+    pub links: Option<NotebookLinks>,
+}
+
+/// A notebook's `links`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotebookLinks {
+    /// The notebook in the desktop client: `onenote:` and its folder's address in the drive.
+    pub one_note_client_url: Option<Href>,
+    /// The notebook in OneNote on the web.
+    pub one_note_web_url: Option<Href>,
 }
 
 /// A section group.

@@ -10,9 +10,12 @@ use super::batch::BatchGet;
 use super::model;
 use super::{Caller, GraphClient, GraphError};
 use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
+use crate::store::ways::NotebookUrls;
 
 const PAGE_SIZE: usize = 100;
 const ENTITY_FIELDS: &str = "id,displayName,createdDateTime,lastModifiedDateTime";
+/// A notebook's fields: its web URL too, where its section files are found (`--via files`).
+const NOTEBOOK_FIELDS: &str = "id,displayName,createdDateTime,lastModifiedDateTime,links";
 
 /// Live figures for a progress display.
 #[derive(Debug, Default)]
@@ -35,6 +38,8 @@ pub struct ScanResult {
     pub failures: Vec<ScanFailure>,
     /// Page id -> the GUID `onenote:` links use for it.
     pub page_guids: Vec<(String, String)>,
+    /// Each notebook's links (where its section files are).
+    pub notebook_urls: Vec<NotebookUrls>,
 }
 
 /// A container whose contents could not be listed.
@@ -85,6 +90,18 @@ pub async fn scan_at(
         .collect();
     let mut failures = Vec::new();
     let mut out = Vec::new();
+    let notebook_urls = selected
+        .iter()
+        .filter_map(|n| {
+            let links = n.links.as_ref()?;
+            let href = |h: &Option<model::Href>| h.as_ref().and_then(|h| h.href.clone());
+            Some(NotebookUrls {
+                id: n.id.clone(),
+                client_url: href(&links.one_note_client_url),
+                web_url: href(&links.one_note_web_url),
+            })
+        })
+        .collect();
     for nb in selected {
         progress.items.fetch_add(1, Ordering::Relaxed);
         let mut tree = Notebook {
@@ -134,6 +151,7 @@ pub async fn scan_at(
         notebooks: out,
         failures,
         page_guids,
+        notebook_urls,
     })
 }
 
@@ -144,7 +162,7 @@ async fn hierarchy(
     root: &str,
 ) -> Result<Vec<model::Notebook>, GraphError> {
     let full = format!(
-        "{root}/notebooks?$select={ENTITY_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
+        "{root}/notebooks?$select={NOTEBOOK_FIELDS}&$expand=sections($select={ENTITY_FIELDS}),\
          sectionGroups($levels=max;$select={ENTITY_FIELDS};$expand=sections($select={ENTITY_FIELDS}))"
     );
     match graph.get_all(who, &full, 0, "the notebook list").await {
@@ -155,7 +173,7 @@ async fn hierarchy(
             graph
                 .get_all(
                     who,
-                    &format!("{root}/notebooks?$select={ENTITY_FIELDS}"),
+                    &format!("{root}/notebooks?$select={NOTEBOOK_FIELDS}"),
                     0,
                     "the notebook list",
                 )

@@ -1,11 +1,13 @@
 //! Draining the job queue: the run's job graph is loaded once and driven in memory
 //! ([`graph`], `scheduler`); workers fetch page content and resources from Graph in the background
-//! lane, convert, and write to Notion exactly once. Several pages are in flight at a time, so Graph
+//! lane (or read them from section files: `drive_pages` for a synced notebook's, `file_pages` for
+//! an import's), convert, and write to Notion exactly once. Several pages are in flight at a time, so Graph
 //! fetches of one page overlap Notion writes of another, and memory stays bounded by the number of
 //! workers whatever the notebook's size.
 
 pub mod big_page;
 pub mod cancel;
+mod drive_pages;
 mod file_pages;
 pub mod graph;
 pub mod links;
@@ -26,6 +28,7 @@ use bytes::Bytes;
 use crate::convert::{
     convert_page_owned, Block, ConvertOptions, ConvertedPage, Ink, MediaSource, MAX_PAGE_BYTES,
 };
+use crate::drive::{DriveClient, DriveCounters, DriveError};
 use crate::failure::{Class, Classify, Meaning, Next, RetryBudget, Scope};
 use crate::graph::sources::{account_of_key, root_of_key};
 use crate::graph::{Caller, GraphClient, GraphError};
@@ -87,6 +90,10 @@ pub enum RunError {
     /// A created Notion page could not be recorded: going on could create it twice.
     #[error("could not record a created Notion page: {0}")]
     Unrecorded(String),
+    /// Reading a section file met a failure that ends the run (a sign-in, a throttle longer than
+    /// the time left, the state folder).
+    #[error(transparent)]
+    Drive(DriveError),
 }
 
 impl Classify for RunError {
@@ -96,6 +103,7 @@ impl Classify for RunError {
             RunError::Graph(e) => e.class(),
             RunError::Notion(e) => e.class(),
             RunError::Write(e) => e.class(),
+            RunError::Drive(e) => e.class(),
             // Bugs: nothing the user can do but report them.
             RunError::Worker(_) | RunError::Unrecorded(_) => Class::new(Scope::Run, Next::Never),
         }
@@ -135,6 +143,8 @@ pub struct RunStats {
     pub sections_opened: AtomicU64,
     /// Counts the job transitions recorded (and plans added): what a progress display waits on.
     pub transitions: tokio::sync::watch::Sender<u64>,
+    /// What was read from section files in OneDrive or SharePoint (`--via`).
+    pub from_drive: drive_pages::FileStats,
 }
 
 /// One page counted in [`RunStats::ahead`] while it lives.
@@ -307,6 +317,8 @@ pub struct Migration {
     retries: RetryBudget,
     /// Section files opened for imports from files.
     sections: file_pages::OpenSections,
+    /// Section files read from OneDrive or SharePoint (`--via files`); none: the OneNote API only.
+    drive: Option<drive_pages::DriveSections>,
 }
 
 impl Migration {
@@ -337,7 +349,24 @@ impl Migration {
             big: BigPages::default(),
             retries: JOB_RETRIES,
             sections: file_pages::OpenSections::default(),
+            drive: None,
         }
+    }
+
+    /// The same migration reading the sections planned `files` from their files with `drive`
+    /// (downloaded beside the state database).
+    pub fn with_drive(mut self, drive: DriveClient) -> Self {
+        self.drive = Some(drive_pages::DriveSections::new(
+            drive,
+            &self.db,
+            self.clock.clone(),
+        ));
+        self
+    }
+
+    /// The drive client's counters, when section files are read.
+    pub fn drive_counters(&self) -> Option<DriveCounters> {
+        self.drive.as_ref().map(|d| d.client().counters())
     }
 
     /// The run's counters.
@@ -373,7 +402,7 @@ impl Migration {
     pub async fn run(&self, opts: &RunOptions) -> Result<RunEnd, RunError> {
         // Waiting for an unreachable service ends where the run's time does.
         self.graph.reachability().set_deadline(opts.deadline);
-        scheduler::Scheduler {
+        let end = scheduler::Scheduler {
             runner: self.clone(),
             db: self.db.clone(),
             clock: self.clock.clone(),
@@ -381,7 +410,11 @@ impl Migration {
             stats: self.stats.clone(),
         }
         .run(opts, &self.cancel)
-        .await
+        .await;
+        if let Some(d) = &self.drive {
+            d.clean(&self.db);
+        }
+        end
     }
 
     /// The Graph caller for a job's inventory key (background lane, the run's deadline): a group's
@@ -639,6 +672,14 @@ impl Migration {
                 .convert(&self.db, key, item_id, item, &self.stats.sections_opened)
                 .await?;
             return Ok((page, HashMap::new(), None));
+        }
+        if let Some(drive) = &self.drive {
+            let read = drive
+                .read(&self.db, who, key, item_id, item, &self.stats.from_drive)
+                .await?;
+            if let drive_pages::Read::Page(page) = read {
+                return Ok((page, HashMap::new(), None));
+            }
         }
         let mut permit = None;
         loop {

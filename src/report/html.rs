@@ -109,7 +109,7 @@ fn account(h: &mut String, a: &AccountSection) {
     h.push_str("<h3>Sections</h3>\n<div class=\"scroll\"><table class=\"sections\">\n");
     h.push_str(
         "<tr><th>Section</th><th class=\"n\">OneNote</th><th class=\"n\">Notion</th>\
-         <th class=\"n\">Complete</th><th class=\"n\">Failed</th></tr>\n",
+         <th class=\"n\">Complete</th><th class=\"n\">Failed</th><th>Read from</th></tr>\n",
     );
     for s in &a.sections {
         let cls = if s.complete == s.onenote {
@@ -120,12 +120,13 @@ fn account(h: &mut String, a: &AccountSection) {
         let _ = writeln!(
             h,
             "<tr{cls}><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td></tr>",
+             <td class=\"n\">{}</td><td>{}</td></tr>",
             esc(&s.path.join(" / ")),
             s.onenote,
             s.in_notion,
             s.complete,
-            s.failed
+            s.failed,
+            esc(s.way.as_deref().unwrap_or("–"))
         );
     }
     h.push_str("</table></div>\n");
@@ -378,6 +379,7 @@ mod tests {
                     in_notion: 2,
                     complete: 2,
                     failed: 1,
+                    way: Some("OneNote API instead of its file: <b>404</b>".into()),
                 }],
                 failures: vec![FailureRow {
                     kind: "page".into(),
@@ -416,6 +418,10 @@ mod tests {
         assert!(!html.contains("<script"), "page text is escaped");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
         assert!(html.contains("Q&amp;A"));
+        assert!(
+            html.contains("<td>OneNote API instead of its file: &lt;b&gt;404&lt;/b&gt;</td>"),
+            "each section says which way it took, escaped"
+        );
         for needle in ["src=", "href=", "url(", "@import", "http://", "https://"] {
             assert!(!html.contains(needle), "{needle} in the report");
         }

@@ -16,6 +16,7 @@ use crate::notion::rate::PaceView;
 use crate::settings::Window;
 use crate::store::history::HourCount;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
+use crate::store::ways::{SectionWay, Way};
 use crate::store::{Db, StoreError};
 
 /// Where the Notion column of a report comes from.
@@ -40,6 +41,9 @@ pub struct SectionRow {
     pub complete: u64,
     /// Pages failed permanently.
     pub failed: u64,
+    /// How its pages were read (`--via`): `files`, `api`, or why it went through the API instead
+    /// of its file; `None` when no way was planned (an import, or a plan older than `--via`).
+    pub way: Option<String>,
 }
 
 /// One kind of approximation over the account's pages.
@@ -134,6 +138,16 @@ struct StoredApproximation {
     action: String,
 }
 
+/// A section's way as the report's table shows it.
+fn way_text(w: &SectionWay) -> String {
+    match (&w.fell_back, w.way, w.pages_by_api) {
+        (Some(why), _, _) => format!("OneNote API instead of its file: {why}"),
+        (None, Way::Files, 0) => "its file".to_owned(),
+        (None, Way::Files, n) => format!("its file ({n} pages not in it: OneNote API)"),
+        (None, Way::Api, _) => format!("OneNote API ({})", w.reason),
+    }
+}
+
 /// The requests one hour allows under `windows`: the tightest window scaled to an hour.
 pub fn hourly_budget(windows: &[Window]) -> Option<u64> {
     windows
@@ -187,6 +201,12 @@ fn account_section(
     let failed_jobs = db.failed_jobs(account)?;
     let failed_ids: HashSet<&str> = failed_jobs.iter().map(|f| f.item_id.as_str()).collect();
 
+    let ways: HashMap<String, SectionWay> = db
+        .section_ways_of(crate::graph::sources::account_of_key(account))?
+        .into_iter()
+        .filter(|w| w.way.key == account)
+        .map(|w| (w.way.section_id.clone(), w.way))
+        .collect();
     let mut sections = Vec::new();
     for (path, section) in sections_in_order(&inventory) {
         let mut row = SectionRow {
@@ -195,6 +215,7 @@ fn account_section(
             in_notion: 0,
             complete: 0,
             failed: 0,
+            way: ways.get(&section.id).map(way_text),
         };
         for p in &section.pages {
             if let Some(i) = items.get(&p.id) {

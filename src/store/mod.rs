@@ -17,6 +17,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod notion_items;
 pub mod sources;
+pub mod ways;
 pub mod write_journal;
 
 use std::fs::OpenOptions;
@@ -92,6 +93,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0016_drive",
         include_str!("../../migrations/0016_drive.sql"),
     ),
+    ("0017_via", include_str!("../../migrations/0017_via.sql")),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -134,7 +134,8 @@ pub struct StoredSource {
 /// sites' keys (`?1/group:...`, `?1/site:...`).
 /// (A range rather than a prefix function, so SQLite can use the `account` indexes: under the
 /// binary collation every `?1/...` sorts from `?1/` up to, not including, `?10`.)
-const KEY_OF_ACCOUNT: &str = "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
+pub(super) const KEY_OF_ACCOUNT: &str =
+    "(account = ?1 OR (account >= ?1 || '/' AND account < ?1 || '0'))";
 
 impl Db {
     /// Replaces what is known of `account`'s sources with a new discovery.

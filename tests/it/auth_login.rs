@@ -39,7 +39,7 @@ async fn happy_path_json_stores_the_account_privately() {
     assert_eq!((c.device_codes, c.polls, c.too_early_polls), (1, 1, 0));
     assert_eq!(
         w.auth.device_scopes()[0],
-        ["offline_access", "User.Read", "Notes.Read"]
+        ["offline_access", "User.Read", "Notes.Read", "Files.Read"]
     );
     assert_eq!(
         w.graph.requests.load(std::sync::atomic::Ordering::SeqCst),
@@ -55,6 +55,11 @@ async fn happy_path_json_stores_the_account_privately() {
     assert!(
         w.auth.issued_secrets().contains(&rt),
         "stored refresh token is the issued one"
+    );
+    // What the token response granted is what `--via auto` decides from.
+    assert_eq!(
+        db.granted_scopes("alice").unwrap().unwrap(),
+        ["User.Read", "Notes.Read", "Files.Read"]
     );
 
     let out = w.run(&["accounts", "--json"]).await;

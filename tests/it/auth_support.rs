@@ -218,11 +218,21 @@ pub fn settings(w: &World) -> Settings {
     Settings::resolve(&FlagSettings::default(), &env, DefaultDirs::default()).unwrap()
 }
 
-/// Stores `name` as `user` with a refresh token minted by the server and no access token yet.
+/// Stores `name` as `user` with a refresh token minted by the server for the default scopes (as
+/// a sign-in with them grants) and no access token yet.
 pub fn seed(w: &World, db: &Db, name: &str, user: &TestUser) -> String {
-    let rt = w
-        .auth
-        .mint_refresh_token(user, &["offline_access", "User.Read", "Notes.Read"]);
+    seed_with(
+        w,
+        db,
+        name,
+        user,
+        &["offline_access", "User.Read", "Notes.Read", "Files.Read"],
+    )
+}
+
+/// [`seed`] with a refresh token for `scopes` (what the user consented to).
+pub fn seed_with(w: &World, db: &Db, name: &str, user: &TestUser, scopes: &[&str]) -> String {
+    let rt = w.auth.mint_refresh_token(user, scopes);
     db.save_account(&Account {
         name: name.into(),
         user_id: user.id.clone(),

@@ -5,7 +5,7 @@ use crate::auth_support;
 
 use std::time::Duration;
 
-use auth_support::{alice, bob, open, seed, settings, world};
+use auth_support::{alice, bob, open, seed, seed_with, settings, world};
 use notebridge::auth::{AuthError, TokenSource};
 use notebridge::cli::exit::{Exit, Failure};
 use notebridge::clock::Clock;
@@ -170,4 +170,62 @@ async fn unknown_or_signed_out_account_is_a_sign_in_error() {
         assert_eq!(Failure::from(err).exit(), Exit::SignIn);
     }
     assert_eq!(w.auth.counters().refreshes, 0);
+}
+
+#[tokio::test]
+async fn each_token_records_the_permissions_it_was_granted() {
+    let w = world().await;
+    let db = open(&w);
+    seed(&w, &db, "alice", &alice());
+    assert_eq!(db.granted_scopes("alice").unwrap(), None);
+    let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
+    ts.access_token("alice").await.unwrap();
+    assert_eq!(
+        db.granted_scopes("alice").unwrap().unwrap(),
+        ["User.Read", "Notes.Read", "Files.Read"]
+    );
+    assert_eq!(w.auth.counters().refresh_failures, 0);
+}
+
+#[tokio::test]
+async fn an_account_that_never_consented_to_a_file_permission_refreshes_without_it() {
+    // Signed in before Files.Read was among the default scopes: asking for it now is refused
+    // (AADSTS65001), which must not sign the account out; the refresh goes on without it.
+    let w = world().await;
+    let db = open(&w);
+    seed_with(
+        &w,
+        &db,
+        "alice",
+        &alice(),
+        &["offline_access", "User.Read", "Notes.Read"],
+    );
+    let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
+    let t = ts.access_token("alice").await.unwrap();
+    assert_eq!(w.graph.status_with(t.secret()).await, 200);
+    let c = w.auth.counters();
+    assert_eq!((c.refreshes, c.refresh_failures), (1, 1), "{c:?}");
+    assert_eq!(
+        db.granted_scopes("alice").unwrap().unwrap(),
+        ["User.Read", "Notes.Read"]
+    );
+    // Known now: the next refresh does not ask for it at all.
+    ts.refresh_now("alice").await.unwrap();
+    let c = w.auth.counters();
+    assert_eq!((c.refreshes, c.refresh_failures), (2, 1), "{c:?}");
+}
+
+#[tokio::test]
+async fn a_missing_onenote_permission_still_means_signing_in_again() {
+    // Only file permissions are optional: a OneNote permission never consented to is the
+    // user's to fix.
+    let w = world().await;
+    let db = open(&w);
+    seed_with(&w, &db, "alice", &alice(), &["offline_access", "User.Read"]);
+    let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
+    let e = ts.access_token("alice").await.unwrap_err();
+    assert!(
+        matches!(&e, AuthError::ConsentRequired { permission, .. } if permission == "Notes.Read"),
+        "{e:?}"
+    );
 }

@@ -214,3 +214,57 @@ async fn each_failing_check_names_itself_with_its_exit_code() {
         "account:default fails first (3), then notion_token (2)"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn doctor_says_which_way_the_notebooks_take_and_what_the_file_permission_would_save() {
+    // With Files.Read granted: the account's own notebooks are read from their section files.
+    let lab = Lab::start(LabConfig::default()).await;
+    let user = lab.add_user("default", generate(&spec()));
+    let state = State::new();
+    lab.sign_in_with(
+        &Db::open(&state.db).unwrap(),
+        "default",
+        &user,
+        &["offline_access", "User.Read", "Notes.Read", "Files.Read"],
+    );
+    let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
+    assert_eq!(code, 0, "{c:#?}");
+    let via = check(&c, "via:default");
+    assert_eq!(via["ok"], true);
+    assert_eq!(
+        via["detail"],
+        "own notebooks: section files (the token carries Files.Read)"
+    );
+    assert!(via.get("fix").is_none(), "{via}");
+
+    // Signed in without it (an account that never consented): the OneNote API, and what adding
+    // it would save for the pages the last scan found.
+    let lab = Lab::start(LabConfig::default()).await;
+    let user = lab.add_user("default", generate(&spec()));
+    let state = State::new();
+    lab.sign_in_with(
+        &Db::open(&state.db).unwrap(),
+        "default",
+        &user,
+        &["offline_access", "User.Read", "Notes.Read"],
+    );
+    let scanned = command(&lab, &state, &["scan"]).output().await.unwrap();
+    assert_eq!(scanned.status.code(), Some(0), "{scanned:?}");
+    let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
+    assert_eq!(code, 0, "either way migrates: {c:#?}");
+    let via = check(&c, "via:default");
+    let detail = via["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("own notebooks: the OneNote API (the token lacks Files.Read"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("adding Files.Read would save time for its 2 pages: "),
+        "{detail}"
+    );
+    assert!(detail.contains(" -> "), "{detail}");
+    assert!(
+        via["fix"].as_str().unwrap().contains("add Files.Read"),
+        "{via}"
+    );
+}

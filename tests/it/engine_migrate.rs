@@ -245,7 +245,17 @@ async fn two_accounts_are_planned_and_drained_side_by_side_with_one_plan_and_sum
             "{lines:#?}"
         );
     }
-    assert_eq!(lines.len(), 1 + 2 * 3, "{lines:#?}");
+    // And each account's sections' way: these notebooks are in no drive, so the API.
+    for account in ["alice", "bob"] {
+        assert!(
+            lines.iter().any(|l| l.starts_with(&format!(
+                "{account}: 4 sections through the OneNote API instead of their files: the \
+                 notebook's folder could not be read"
+            ))),
+            "{lines:#?}"
+        );
+    }
+    assert_eq!(lines.len(), 1 + 2 * 4, "{lines:#?}");
     let theirs = |db: &State, who: &str| {
         inventory(&db.db, who)
             .iter()
@@ -310,7 +320,7 @@ async fn a_dry_run_plans_and_times_the_work_and_writes_nothing() {
     assert!(plan.notion_requests >= 7 * 2);
     let lines = rec.lines();
     assert_eq!(
-        lines,
+        lines[..2],
         [
             "scanning default...".to_owned(),
             format!(
@@ -319,6 +329,16 @@ async fn a_dry_run_plans_and_times_the_work_and_writes_nothing() {
             ),
         ]
     );
+    // Which way its sections would take (the notebook is in no drive: the OneNote API).
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    assert!(
+        lines[2].starts_with(
+            "default: 4 sections through the OneNote API instead of their files: the notebook's \
+             folder could not be read"
+        ),
+        "{lines:#?}"
+    );
+    assert_eq!(a.pages_by_files, 0);
     assert_eq!(notion_writes(&lab), 0);
     assert!(lab.notion.pages_under(&lab.target_page).is_empty());
     let jobs = counts(&state.db, "default");

@@ -76,3 +76,4 @@ mod verify_cli;
 mod verify_regressions;
 mod verify_report;
 mod verify_support;
+mod via_e2e;

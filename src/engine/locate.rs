@@ -1,0 +1,203 @@
+//! Planning each section's way (`--via`): the decision for the source ([`super::way::decide`]),
+//! then, for the files way, each notebook's folder of section files found through the drive API
+//! from the links the scan recorded ([`crate::drive::DriveClient::locate`]: a few drive requests
+//! per notebook) and each inventory section matched with its file by its
+//! place in the notebook (section-group folders, then the section's name). A section whose file is
+//! not found goes through the OneNote API, and the plan says why.
+
+use std::collections::HashMap;
+
+use super::events::Event;
+use super::plan::{PlanError, Planner};
+use super::way::{decide, kind_of_key, lines, Decision};
+use crate::drive::locate::{DriveOwner, NotebookLinks};
+use crate::drive::SectionFile;
+use crate::graph::sources::account_of_key;
+use crate::graph::sources::{source_of_key, SourceKind};
+use crate::graph::Caller;
+use crate::store::inventory::{Notebook, Section, SectionGroup};
+use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
+
+impl Planner<'_> {
+    /// Plans the way of every section of `notebooks` under the inventory key `key` (`label` names
+    /// it in events), stores it (a dry run only previews it) and returns what of the key's work is
+    /// read from section files.
+    pub(super) async fn plan_ways(
+        &self,
+        who: &Caller,
+        key: &str,
+        label: &str,
+        notebooks: &[Notebook],
+    ) -> Result<FilesLeft, PlanError> {
+        let granted = self.db.granted_scopes(account_of_key(key))?;
+        let decision = decide(self.via, kind_of_key(key), granted.as_deref());
+        let mut ways = Vec::new();
+        for nb in notebooks {
+            let sections = sections_of(nb);
+            match decision.way {
+                Way::Api => ways.extend(sections.into_iter().map(|(_, s)| api(key, s, &decision))),
+                Way::Files => {
+                    ways.extend(self.locate(who, key, nb, sections, &decision).await?);
+                }
+            }
+        }
+        let names: HashMap<&str, (&str, &str)> = notebooks
+            .iter()
+            .flat_map(|nb| {
+                sections_of(nb)
+                    .into_iter()
+                    .map(move |(_, s)| (s.id.as_str(), (s.name.as_str(), nb.name.as_str())))
+            })
+            .collect();
+        let shown: Vec<ShownWay> = ways
+            .iter()
+            .map(|w| {
+                let (section, notebook) = names
+                    .get(w.section_id.as_str())
+                    .copied()
+                    .unwrap_or((w.section_id.as_str(), ""));
+                ShownWay {
+                    way: w.clone(),
+                    section: section.to_owned(),
+                    notebook: notebook.to_owned(),
+                }
+            })
+            .collect();
+        for line in lines(&shown) {
+            self.observer.event(Event::Note(format!("{label}: {line}")));
+        }
+        if self.owner.is_none() {
+            return Ok(self.db.preview_files_left(key, &ways)?);
+        }
+        self.db.save_section_ways(&ways, self.clock.now_ms())?;
+        Ok(self.db.files_left(key)?)
+    }
+}
+
+impl Planner<'_> {
+    /// The `files` way for each section of notebook `nb`: its folder found from the notebook's
+    /// links, each section matched with its file by place and name. A notebook whose folder cannot
+    /// be found, and a section without a file, fall back to the API with the reason; a failure
+    /// that is the run's (a sign-in, an outage, a throttle past the deadline) ends planning.
+    async fn locate(
+        &self,
+        who: &Caller,
+        key: &str,
+        nb: &Notebook,
+        sections: Vec<(Vec<String>, &Section)>,
+        d: &Decision,
+    ) -> Result<Vec<SectionWay>, PlanError> {
+        let fell_back = |s: &Section, why: String| SectionWay {
+            fell_back: Some(why),
+            ..files(key, s, d, None)
+        };
+        let urls = self.db.notebook_urls(key, &nb.id)?;
+        if urls.client_url.is_none() && urls.web_url.is_none() {
+            let why = "the notebook's links are not known (the scan did not get them)".to_owned();
+            return Ok(sections
+                .into_iter()
+                .map(|(_, s)| fell_back(s, why.clone()))
+                .collect());
+        }
+        let links = NotebookLinks {
+            web_url: urls.web_url,
+            client_url: urls.client_url,
+            // The drive the notebook was listed from: the account's own, a group's or a site's.
+            owner: match source_of_key(key) {
+                Some((SourceKind::Group, id)) => DriveOwner::Group(id.to_owned()),
+                Some((SourceKind::Site, id)) => DriveOwner::Site(id.to_owned()),
+                Some((SourceKind::Personal, _)) | None => DriveOwner::Me,
+            },
+        };
+        let found = match self.drive.locate(who, &links).await {
+            Ok(f) => f,
+            Err(e) if e.falls_back() => {
+                let why = format!("the notebook's folder could not be read: {e}");
+                return Ok(sections
+                    .into_iter()
+                    .map(|(_, s)| fell_back(s, why.clone()))
+                    .collect());
+            }
+            Err(e) => return Err(PlanError::Drive(e)),
+        };
+        // Section and group names are matched as OneNote shows them: file names without `.one`,
+        // in any case (OneDrive's names are case-insensitive).
+        let key_of =
+            |path: &[String]| -> Vec<String> { path.iter().map(|p| p.to_lowercase()).collect() };
+        let by_path: HashMap<Vec<String>, &SectionFile> = found
+            .sections
+            .iter()
+            .map(|f| (key_of(&f.path), f))
+            .collect();
+        Ok(sections
+            .into_iter()
+            .map(|(path, s)| match by_path.get(&key_of(&path)) {
+                Some(f) => files(
+                    key,
+                    s,
+                    d,
+                    Some(DriveFile {
+                        drive_id: f.drive_id.clone(),
+                        item_id: f.item_id.clone(),
+                        size: f.size,
+                        ctag: f.ctag.clone(),
+                    }),
+                ),
+                None => fell_back(
+                    s,
+                    format!(
+                        "no file {}.one was found in the notebook's folder",
+                        path.join("/")
+                    ),
+                ),
+            })
+            .collect())
+    }
+}
+
+/// A section planned from its file.
+fn files(key: &str, s: &Section, d: &Decision, file: Option<DriveFile>) -> SectionWay {
+    SectionWay {
+        key: key.to_owned(),
+        section_id: s.id.clone(),
+        way: Way::Files,
+        reason: d.reason.clone(),
+        file,
+        fell_back: None,
+        pages_by_api: 0,
+    }
+}
+
+/// A section planned through the API.
+fn api(key: &str, s: &Section, d: &Decision) -> SectionWay {
+    SectionWay {
+        key: key.to_owned(),
+        section_id: s.id.clone(),
+        way: Way::Api,
+        reason: d.reason.clone(),
+        file: None,
+        fell_back: None,
+        pages_by_api: 0,
+    }
+}
+
+/// Every section of a notebook with its place in it: the section-group names from the notebook
+/// down, then its own name. Walked with an explicit stack: nesting comes from the service.
+pub(super) fn sections_of(nb: &Notebook) -> Vec<(Vec<String>, &Section)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(Vec<String>, &[SectionGroup], &[Section])> =
+        vec![(Vec::new(), &nb.section_groups, &nb.sections)];
+    while let Some((trail, groups, sections)) = stack.pop() {
+        for s in sections {
+            let mut path = trail.clone();
+            path.push(s.name.clone());
+            out.push((path, s));
+        }
+        for g in groups.iter().rev() {
+            let mut t = trail.clone();
+            t.push(g.name.clone());
+            stack.push((t, &g.section_groups, &g.sections));
+        }
+    }
+    out
+}
