@@ -38,7 +38,7 @@ use crate::notion::client::{NotionClient, NotionError};
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::plan;
-use crate::notion::writer::{mime_for, Fetch, NewPage, Resource, WriteError, WriteStats, Writer};
+use crate::notion::writer::{Fetch, NewPage, Resource, WriteError, WriteStats, Writer};
 use crate::store::imports::is_files_key;
 use crate::store::jobs::{Job, JobKind, RunToken};
 use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
@@ -1110,17 +1110,17 @@ pub fn resources_of(media: &[&MediaSource]) -> HashMap<String, Resource> {
         } = m
         {
             let name = file_name.clone().unwrap_or_else(|| {
-                let ext = match mime.as_deref() {
-                    Some("image/jpeg") => "jpg",
-                    Some("image/gif") => "gif",
-                    Some("image/webp") => "webp",
-                    Some("image/svg+xml") => "svg",
-                    Some("application/pdf") => "pdf",
-                    _ => "png",
-                };
+                // An image of a type Notion does not take (or none) is named as a PNG, as the
+                // page shows it.
+                let ext = mime
+                    .as_deref()
+                    .and_then(crate::mime::upload_extension)
+                    .unwrap_or("png");
                 format!("image-{}.{ext}", i + 1)
             });
-            let mime = mime.clone().or_else(|| Some(mime_for(&name).to_owned()));
+            let mime = mime
+                .clone()
+                .or_else(|| Some(crate::mime::for_name(&name).to_owned()));
             out.insert(
                 url.clone(),
                 Resource {

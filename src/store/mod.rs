@@ -7,8 +7,8 @@
 //! its calls in order on tokio's blocking pool.
 
 pub mod accounts;
-pub mod drive_ledger;
 mod calls;
+pub mod drive_ledger;
 pub mod history;
 pub mod identity;
 pub mod import_key;

@@ -34,7 +34,6 @@ use crate::graph::GraphError;
 use crate::store::StoreError;
 
 pub use super::upload::{PART_SIZE, SINGLE_PART_MAX};
-pub use crate::mime::{for_name as mime_for, notion_accepts};
 pub use names::{agree_with_bytes, fit_name, upload_name, MAX_NAME_BYTES};
 
 /// A file the page refers to, to be fetched from Graph and uploaded to Notion.
