@@ -8,6 +8,9 @@
 //! blocks are matched to Notion's by position, as that version did ([`rewrite_page`]); this keeps
 //! the links of a migration that was upgraded halfway, at the cost of one page read each.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::{JobError, Migration};
@@ -25,11 +28,35 @@ use crate::store::notion_items::NotionItem;
 /// idle at the end of a run; as many as the user's background lane may have in flight by default.
 const PAGES_AT_ONCE: usize = 4;
 
+/// The link passes running in a run, one per account at a time. Every plan of an account (its own
+/// notebooks, each group's and site's) ends with a pass, and each pass covers all of the account's
+/// pages: two at once would send the same block updates twice and forget a recorded block the
+/// other has just forgotten. The second waits, then finds only what the first left.
+#[derive(Clone, Default)]
+pub(super) struct Passes {
+    running: Arc<std::sync::Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>>,
+}
+
+impl Passes {
+    /// Waits until no other pass of `account` runs; the pass runs while the guard lives.
+    async fn enter(&self, account: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = self
+            .running
+            .lock()
+            .expect("link passes poisoned")
+            .entry(account.to_owned())
+            .or_default()
+            .clone();
+        lock.lock_owned().await
+    }
+}
+
 /// Rewrites the pending links of `who`'s pages, its groups' and sites' included (a link between
 /// an own page and a team's resolves whichever was migrated last); returns how many blocks were
 /// updated.
 pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, JobError> {
     use futures::stream::{self, StreamExt, TryStreamExt};
+    let _pass = m.link_passes.enter(&who.account).await;
     let account = who.account.clone();
     // Every store call of the pass runs off the runtime ([`crate::store::Db::call`]).
     let (migrated, pages) = m
@@ -330,5 +357,25 @@ fn degrade_one(body: &mut [Value], e: &NotionError, degraded: &mut Vec<Degraded>
         | NotionError::Unreachable(_)
         | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Passes;
+
+    #[tokio::test]
+    async fn a_second_pass_of_an_account_waits_for_the_first_and_other_accounts_do_not() {
+        let passes = Passes::default();
+        let first = passes.enter("alice").await;
+        let other = tokio::time::timeout(std::time::Duration::ZERO, passes.enter("bob")).await;
+        assert!(other.is_ok(), "another account's pass runs at once");
+        let mut second = Box::pin(passes.enter("alice"));
+        assert!(
+            futures::poll!(second.as_mut()).is_pending(),
+            "alice's second pass waits while her first runs"
+        );
+        drop(first);
+        let _second = second.await;
     }
 }

@@ -319,6 +319,8 @@ pub struct Migration {
     sections: file_pages::OpenSections,
     /// Section files read from OneDrive or SharePoint (`--via files`); none: the OneNote API only.
     drive: Option<drive_pages::DriveSections>,
+    /// One link pass of an account at a time (see [`links::Passes`]).
+    link_passes: links::Passes,
 }
 
 impl Migration {
@@ -350,6 +352,7 @@ impl Migration {
             retries: JOB_RETRIES,
             sections: file_pages::OpenSections::default(),
             drive: None,
+            link_passes: links::Passes::default(),
         }
     }
 
