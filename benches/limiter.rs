@@ -476,7 +476,7 @@ async fn lanes() {
         (alone, meter.requests())
     };
     let l = open_limiter(&dir, "busy.db", limits());
-    l.record_scan_cost("alice", cost as u32).unwrap();
+    l.record_scan_cost("alice", cost as u32).await.unwrap();
     let svc = Target::start(1).await;
     let stop = Instant::now() + Duration::from_millis(350 * n as u64 + 500);
     let mut bg = Vec::new();
@@ -547,7 +547,7 @@ async fn migration_lanes(n: usize) {
     };
     let lim = limits_scaled(scale);
     let l = open_limiter(&dir, &format!("migration-{n}.db"), lim.clone());
-    l.record_scan_cost("alice", cost as u32).unwrap();
+    l.record_scan_cost("alice", cost as u32).await.unwrap();
     let svc = Target::start(scale).await;
     let long = lim.user_windows.iter().map(|w| w.length).max().unwrap();
     let begin = Instant::now();

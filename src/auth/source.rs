@@ -81,7 +81,7 @@ impl TokenSource {
     pub async fn access_token(&self, account: &str) -> Result<AccessToken, AuthError> {
         let flight = self.flight(account);
         let _turn = flight.lock().await;
-        let acct = self.load(account)?;
+        let acct = self.load(account).await?;
         if let Some(t) = self.usable(&acct) {
             return Ok(t);
         }
@@ -93,7 +93,7 @@ impl TokenSource {
     pub async fn refresh_now(&self, account: &str) -> Result<AccessToken, AuthError> {
         let flight = self.flight(account);
         let _turn = flight.lock().await;
-        let acct = self.load(account)?;
+        let acct = self.load(account).await?;
         self.refresh(&acct).await
     }
 
@@ -106,7 +106,7 @@ impl TokenSource {
     ) -> Result<AccessToken, AuthError> {
         let flight = self.flight(account);
         let _turn = flight.lock().await;
-        let acct = self.load(account)?;
+        let acct = self.load(account).await?;
         if acct.access_token.as_deref() != Some(rejected.secret()) {
             if let Some(t) = self.usable(&acct) {
                 debug!(account, "token already replaced by another request");
@@ -126,10 +126,14 @@ impl TokenSource {
             .clone()
     }
 
-    fn load(&self, account: &str) -> Result<Account, AuthError> {
+    /// The signed-in account `account`, read off the runtime (a database locked by another
+    /// process waits on the blocking pool, not on a runtime thread).
+    async fn load(&self, account: &str) -> Result<Account, AuthError> {
+        let name = account.to_owned();
         self.inner
             .db
-            .account(account)
+            .call(move |db| db.account(&name))
+            .await
             .map_err(|source| AuthError::Store {
                 account: account.to_owned(),
                 source: Box::new(source),
@@ -157,12 +161,12 @@ impl TokenSource {
         let during = "refreshing an access token";
         let retries = Retries::new(self.inner.policy, 0);
         let mut unreachable = 0u32;
-        let mut asked = self.refresh_scopes(a);
+        let mut asked = self.refresh_scopes(a).await;
         loop {
             let failure = match self.exchange(a, &asked).await {
                 Ok(resp) => {
                     self.inner.reach.answered(Service::SignIn);
-                    return self.store(a, resp, &asked);
+                    return self.store(a, resp, &asked).await;
                 }
                 // A file permission only speeds a migration up (`--via auto`): one the account
                 // never consented to (an account signed in before it was asked for) is left out,
@@ -233,9 +237,10 @@ impl TokenSource {
     /// The scopes a refresh asks for: the configured ones, less the file permissions the
     /// account's last token was not granted (asking for a permission never consented to fails the
     /// whole refresh; `login` asks for it again).
-    fn refresh_scopes(&self, a: &Account) -> Vec<String> {
+    async fn refresh_scopes(&self, a: &Account) -> Vec<String> {
         let configured = self.inner.id.scopes.clone();
-        let granted = match self.inner.db.granted_scopes(&a.name) {
+        let name = a.name.clone();
+        let granted = match self.inner.db.call(move |db| db.granted_scopes(&name)).await {
             Ok(Some(g)) => g,
             Ok(None) => return configured,
             Err(e) => {
@@ -314,7 +319,7 @@ impl TokenSource {
     }
 
     /// Stores a refresh's tokens and returns the access token.
-    fn store(
+    async fn store(
         &self,
         a: &Account,
         resp: RefreshResponse,
@@ -333,16 +338,30 @@ impl TokenSource {
             .refresh_token()
             .map(|r| r.secret().clone())
             .unwrap_or(old_secret);
-        self.inner
-            .db
-            .update_tokens(&a.name, &rt, access.secret(), access.expires_at(), now)
-            .map_err(|source| AuthError::Store {
-                account: a.name.clone(),
-                source: Box::new(source),
-            })?;
         // `auto` reads section files only with the permission the last token carries.
         let granted = super::identity::granted(resp.scopes(), asked);
-        if let Err(e) = self.inner.db.save_granted_scopes(&a.name, &granted) {
+        let (name, secret, expires) = (
+            a.name.clone(),
+            access.secret().to_owned(),
+            access.expires_at(),
+        );
+        let (stored, recorded) = self
+            .inner
+            .db
+            .call(move |db| {
+                let stored = db.update_tokens(&name, &rt, &secret, expires, now);
+                // The permissions are recorded only with the tokens they came with.
+                let recorded = stored
+                    .is_ok()
+                    .then(|| db.save_granted_scopes(&name, &granted));
+                (stored, recorded)
+            })
+            .await;
+        stored.map_err(|source| AuthError::Store {
+            account: a.name.clone(),
+            source: Box::new(source),
+        })?;
+        if let Some(Err(e)) = recorded {
             tracing::warn!(account = %a.name, "could not record the granted permissions: {e}");
         }
         info!(account = %a.name, expires_in_s = lifetime.as_secs(), "access token refreshed");

@@ -111,13 +111,13 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<
             )
             .await;
             ticker.finish();
-            record_scan_cost(meter);
+            record_scan_cost(meter).await;
             return done;
         }
         let result = scan(&graph, &who, &args.notebooks, progress).await;
         ticker.finish();
         let result = result?;
-        record_scan_cost(meter);
+        record_scan_cost(meter).await;
 
         let diff = store_scan(&db, &args.account, &args.notebooks, &result, clock.now_ms())?;
         let t = totals(&result.notebooks);

@@ -27,7 +27,7 @@ struct Scanned {
 /// exit 4 when a source or an item in one could not be read (the others are scanned regardless).
 pub(super) async fn run(
     printer: &Printer,
-    db: &Db,
+    db: &Arc<Db>,
     graph: &GraphClient,
     who: &Caller,
     picks: &Picks,

@@ -29,7 +29,8 @@ impl Planner<'_> {
         label: &str,
         notebooks: &[Notebook],
     ) -> Result<FilesLeft, PlanError> {
-        let granted = self.db.granted_scopes(account_of_key(key))?;
+        let account = account_of_key(key).to_owned();
+        let granted = self.db.call(move |db| db.granted_scopes(&account)).await?;
         let decision = decide(self.via, kind_of_key(key), granted.as_deref());
         let mut ways = Vec::new();
         for nb in notebooks {
@@ -66,11 +67,17 @@ impl Planner<'_> {
         for line in lines(&shown) {
             self.observer.event(Event::Note(format!("{label}: {line}")));
         }
-        if self.owner.is_none() {
-            return Ok(self.db.preview_files_left(key, &ways)?);
-        }
-        self.db.save_section_ways(&ways, self.clock.now_ms())?;
-        Ok(self.db.files_left(key)?)
+        let (k, preview, now) = (key.to_owned(), self.owner.is_none(), self.clock.now_ms());
+        Ok(self
+            .db
+            .call(move |db| {
+                if preview {
+                    return db.preview_files_left(&k, &ways);
+                }
+                db.save_section_ways(&ways, now)?;
+                db.files_left(&k)
+            })
+            .await?)
     }
 }
 
@@ -91,7 +98,8 @@ impl Planner<'_> {
             fell_back: Some(why),
             ..files(key, s, d, None)
         };
-        let urls = self.db.notebook_urls(key, &nb.id)?;
+        let (k, id) = (key.to_owned(), nb.id.clone());
+        let urls = self.db.call(move |db| db.notebook_urls(&k, &id)).await?;
         if urls.client_url.is_none() && urls.web_url.is_none() {
             let why = "the notebook's links are not known (the scan did not get them)".to_owned();
             return Ok(sections

@@ -157,7 +157,7 @@ impl Planner<'_> {
         if is_files_key(account) {
             return self.plan_files(account).await;
         }
-        let who = Caller::for_account(self.db, account, Lane::Foreground)?;
+        let who = Caller::of_account(self.db, account, Lane::Foreground).await?;
         if self.picks.team() {
             return self.plan_sources(&who).await;
         }
@@ -173,9 +173,13 @@ impl Planner<'_> {
             Arc::new(ScanProgress::default()),
         )
         .await?;
-        record_scan_cost(meter);
-        store_scan(self.db, account, notebooks, &result, self.clock.now_ms())?;
-        let left = self.plan_key(account, account, &self.target, &Found::of_scan(&result))?;
+        record_scan_cost(meter).await;
+        check_wanted(account, notebooks, &result)?;
+        let now = self.clock.now_ms();
+        save_off(self.db, account, !notebooks.is_empty(), &result, now).await?;
+        let left = self
+            .plan_key(account, account, &self.target, &Found::of_scan(&result))
+            .await?;
         let files = self
             .plan_ways(&who, account, account, &result.notebooks)
             .await?;
@@ -190,16 +194,21 @@ impl Planner<'_> {
     /// stores what they hold with where each section is, and plans it under the target. A section
     /// that cannot be read is planned and failed with the reader's reason; the rest goes on.
     async fn plan_files(&self, key: &str) -> Result<Planned, PlanError> {
+        let k = key.to_owned();
         let path = self
             .db
-            .import_path(key)?
+            .call(move |db| db.import_path(&k))
+            .await?
             .ok_or_else(|| PlanError::UnknownImport(key.to_owned()))?;
         self.observer.event(Event::Scanning {
             label: path.clone(),
         });
         let read = imports::read(std::path::Path::new(&path)).await?;
         let inv = imports::Inventory::of(&read);
-        imports::store(self.db, key, &inv, self.clock.now_ms())?;
+        let (k, stored, now) = (key.to_owned(), inv.clone(), self.clock.now_ms());
+        self.db
+            .call(move |db| imports::store(db, &k, &stored, now))
+            .await?;
         if let Some(bin) = &read.recycle_bin {
             self.observer
                 .event(Event::Note(imports::recycle_bin_note(bin)));
@@ -218,7 +227,7 @@ impl Planner<'_> {
                 .collect(),
             loose: inv.loose.then_some(imports::LOOSE_NOTEBOOK),
         };
-        let left = self.plan_key(key, &path, &self.target, &found)?;
+        let left = self.plan_key(key, &path, &self.target, &found).await?;
         Ok(Planned {
             left,
             unreadable_sources: 0,
@@ -265,7 +274,7 @@ impl Planner<'_> {
                 Err(e) => return Err(e.into()),
             }
         }
-        record_scan_cost(meter);
+        record_scan_cost(meter).await;
         for w in &self.picks.notebooks {
             let found = scanned
                 .iter()
@@ -284,14 +293,16 @@ impl Planner<'_> {
         for (source, result) in &scanned {
             let key = source.inventory_key(&account);
             let now = self.clock.now_ms();
-            save_result(self.db, &key, !self.picks.notebooks.is_empty(), result, now)?;
+            save_off(self.db, &key, !self.picks.notebooks.is_empty(), result, now).await?;
             if source.kind != SourceKind::Personal && result.notebooks.is_empty() {
                 // No page for a team with nothing selected in it.
                 continue;
             }
             let under = self.page_of(source, &key).await?;
             let shown = label(&account, source);
-            let left = self.plan_key(&key, &shown, &under, &Found::of_scan(result))?;
+            let left = self
+                .plan_key(&key, &shown, &under, &Found::of_scan(result))
+                .await?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
             let files = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
@@ -309,7 +320,12 @@ impl Planner<'_> {
         let Some(owner) = self.owner.filter(|_| source.kind != SourceKind::Personal) else {
             return Ok(self.target.clone());
         };
-        if let Some(earlier) = self.db.notion_item(key, source_page::SOURCE_ITEM)? {
+        let k = key.to_owned();
+        let earlier = self
+            .db
+            .call(move |db| db.notion_item(&k, source_page::SOURCE_ITEM))
+            .await?;
+        if let Some(earlier) = earlier {
             if earlier.parent_notion_id != *self.target {
                 self.observer.event(Event::SourcePageElsewhere {
                     source: source.label(),
@@ -330,8 +346,10 @@ impl Planner<'_> {
 
     /// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
     /// beneath the Notion page `target`; `label` names it in events. Returns what is left of the
-    /// key's work (in a dry run, what would be).
-    fn plan_key(
+    /// key's work (in a dry run, what would be). The store's work runs off the runtime
+    /// ([`Db::call`]) and the events are sent from here, after each step's answer: the observer
+    /// is not the store's to call.
+    async fn plan_key(
         &self,
         key: &str,
         label: &str,
@@ -339,8 +357,13 @@ impl Planner<'_> {
         result: &Found<'_>,
     ) -> Result<Remaining, PlanError> {
         let now = self.clock.now_ms();
+        let (k, t) = (key.to_owned(), target.to_owned());
+        let notebooks = result.notebooks.to_vec();
         let Some(owner) = self.owner else {
-            let (planned, left) = self.db.preview_plan(key, target, result.notebooks, now)?;
+            let (planned, left) = self
+                .db
+                .call(move |db| db.preview_plan(&k, &t, &notebooks, now))
+                .await?;
             for f in &result.unread {
                 self.observer.event(Event::Problem(format!(
                     "{label}: {} (what is in it would not be planned)",
@@ -357,12 +380,11 @@ impl Planner<'_> {
             return Ok(left);
         };
         // Items keep the Notion page they were first planned under; say so when that is not `--to`.
-        let earlier: Vec<String> = self
-            .db
-            .plan_targets(key)?
-            .into_iter()
-            .filter(|t| t != target)
-            .collect();
+        let targets = {
+            let k = k.clone();
+            self.db.call(move |db| db.plan_targets(&k)).await?
+        };
+        let earlier: Vec<String> = targets.into_iter().filter(|t| t != target).collect();
         if !earlier.is_empty() {
             self.observer.event(Event::EarlierTarget {
                 label: label.to_owned(),
@@ -370,17 +392,23 @@ impl Planner<'_> {
                 target: target.to_owned(),
             });
         }
-        if let Some(loose) = result.loose {
-            // Sections imported on their own go straight under the target: their notebook's
-            // page is the target itself.
-            imports::record_loose_notebook(self.db, owner, key, loose, target)?;
-        }
-        // A page migrated another way (by Graph, or from files) is the same page: adopted, not
-        // created again.
-        let adopted = self
-            .db
-            .adopt_migrated(owner, key, result.notebooks)
-            .map_err(PlanError::Planning)?;
+        let adopted = {
+            let (k, t, owner, loose) = (k.clone(), t.clone(), owner.clone(), result.loose);
+            let notebooks = notebooks.clone();
+            self.db
+                .call(move |db| {
+                    if let Some(loose) = loose {
+                        // Sections imported on their own go straight under the target: their
+                        // notebook's page is the target itself.
+                        imports::record_loose_notebook(db, &owner, &k, loose, &t)?;
+                    }
+                    // A page migrated another way (by Graph, or from files) is the same page:
+                    // adopted, not created again.
+                    db.adopt_migrated(&owner, &k, &notebooks)
+                        .map_err(PlanError::Planning)
+                })
+                .await?
+        };
         if adopted.pages > 0 {
             self.observer.event(Event::Note(format!(
                 "{label}: {} pages ({} notebook/section pages) were migrated before from the same \
@@ -388,25 +416,45 @@ impl Planner<'_> {
                 adopted.pages, adopted.containers
             )));
         }
-        let planned = self
+        let unread: Vec<(&'static str, String, String)> = result
+            .unread
+            .iter()
+            .map(|f| (f.kind, f.id.clone(), f.reason.clone()))
+            .collect();
+        let update = self.update;
+        let owner = owner.clone();
+        let (planned, failed, rest) = self
             .db
-            .create_plan(owner, key, target, result.notebooks, now)
-            .map_err(PlanError::Planning)?;
+            .call(move |db| {
+                let planned = db
+                    .create_plan(&owner, &k, &t, &notebooks, now)
+                    .map_err(PlanError::Planning)?;
+                // The scan records only failures of the item itself
+                // ([`GraphError::is_item_failure`]).
+                let class = Class::item_fails().code();
+                let mut failed = 0;
+                let rest = (|| {
+                    for (kind, id, reason) in &unread {
+                        failed += 1;
+                        db.fail_planned_item(&owner, &k, kind, id, reason, &class, now)?;
+                    }
+                    let rewrites = if update {
+                        Some(db.plan_rewrites(&owner, &k, now)?)
+                    } else {
+                        None
+                    };
+                    Ok::<_, StoreError>((rewrites, db.remaining_work(&k)?))
+                })();
+                Ok::<_, PlanError>((planned, failed, rest))
+            })
+            .await?;
         // What could not be listed is not silently left out: its job fails with the reason, so the
         // run ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
-        for f in &result.unread {
+        for f in result.unread.iter().take(failed) {
             self.observer
                 .event(Event::Problem(format!("{label}: {}", f.message)));
-            // The scan records only failures of the item itself ([`GraphError::is_item_failure`]).
-            let class = Class::item_fails().code();
-            self.db
-                .fail_planned_item(owner, key, f.kind, &f.id, &f.reason, &class, now)?;
         }
-        let rewrites = if self.update {
-            Some(self.db.plan_rewrites(owner, key, now)?)
-        } else {
-            None
-        };
+        let (rewrites, left) = rest?;
         self.observer.event(Event::Planned {
             label: label.to_owned(),
             added: planned.added.saturating_sub(1),
@@ -414,7 +462,7 @@ impl Planner<'_> {
             rewrites,
             preview: false,
         });
-        Ok(self.db.remaining_work(key)?)
+        Ok(left)
     }
 }
 
@@ -476,7 +524,7 @@ fn label(account: &str, source: &Source) -> String {
 /// discovery found but could not list.
 pub async fn select(
     observer: &dyn Observer,
-    db: &Db,
+    db: &Arc<Db>,
     graph: &GraphClient,
     who: &Caller,
     picks: &Picks,
@@ -486,7 +534,8 @@ pub async fn select(
     let mut problems = Vec::new();
     if picks.all_sources {
         let d = discover(graph, who, account).await?;
-        db.save_sources(account, &d.to_store())?;
+        let (a, found) = (account.clone(), d.to_store());
+        db.call(move |db| db.save_sources(&a, &found)).await?;
         if d.personal_account {
             observer.event(Event::NoTeams {
                 account: account.clone(),
@@ -506,10 +555,13 @@ pub async fn select(
     }
     for g in &picks.groups {
         let s = find_group(graph, who, g).await?;
-        db.remember_source(account, &s)?;
+        remember(db, account, &s).await?;
         out.push(s);
     }
-    let known = db.sources(account)?;
+    let known = {
+        let a = account.clone();
+        db.call(move |db| db.sources(&a)).await?
+    };
     for s in &picks.sites {
         let mut s = find_site(graph, who, s).await?;
         // A site named by its id has no name of its own here (reading it by id needs only
@@ -522,7 +574,7 @@ pub async fn select(
                 s = k.source.clone();
             }
         }
-        db.remember_source(account, &s)?;
+        remember(db, account, &s).await?;
         out.push(s);
     }
     let mut seen = std::collections::HashSet::new();
@@ -530,10 +582,16 @@ pub async fn select(
     Ok((out, problems))
 }
 
+/// Remembers a group or site named on the command line for `account`, off the runtime.
+async fn remember(db: &Arc<Db>, account: &str, source: &Source) -> Result<(), StoreError> {
+    let (a, s) = (account.to_owned(), source.clone());
+    db.call(move |db| db.remember_source(&a, &s)).await
+}
+
 /// Records what a finished scan cost: the foreground reserve the limiter keeps for the account's
 /// next scan. A failure to record it costs only the reserve's accuracy.
-pub fn record_scan_cost(meter: ScanMeter) {
-    match meter.finish() {
+pub async fn record_scan_cost(meter: ScanMeter) {
+    match meter.finish().await {
         Ok(n) => tracing::debug!(requests = n, "scan cost recorded"),
         Err(e) => tracing::warn!(error = %e, "could not record the scan's cost"),
     }
@@ -549,6 +607,12 @@ pub fn store_scan(
     result: &ScanResult,
     now: UnixMillis,
 ) -> Result<ScanDiff, PlanError> {
+    check_wanted(account, wanted, result)?;
+    Ok(save_result(db, account, !wanted.is_empty(), result, now)?)
+}
+
+/// Every notebook asked for by name or id is in what the scan of `account` found.
+fn check_wanted(account: &str, wanted: &[String], result: &ScanResult) -> Result<(), PlanError> {
     for w in wanted {
         if !result.notebooks.iter().any(|n| &n.id == w || &n.name == w) {
             return Err(PlanError::NoNotebook {
@@ -557,7 +621,29 @@ pub fn store_scan(
             });
         }
     }
-    Ok(save_result(db, account, !wanted.is_empty(), result, now)?)
+    Ok(())
+}
+
+/// [`save_result`] from async code: a copy of what the store keeps is written off the runtime.
+async fn save_off(
+    db: &Arc<Db>,
+    key: &str,
+    filtered: bool,
+    result: &ScanResult,
+    now: UnixMillis,
+) -> Result<ScanDiff, StoreError> {
+    let key = key.to_owned();
+    let scope = scan_scope(filtered, result);
+    let notebooks = result.notebooks.clone();
+    let guids = result.page_guids.clone();
+    let urls = result.notebook_urls.clone();
+    db.call(move |db| {
+        let diff = db.save_scan(&key, &notebooks, &scope, now)?;
+        db.save_page_guids(&key, &guids)?;
+        db.save_notebook_urls(&key, &urls)?;
+        Ok(diff)
+    })
+    .await
 }
 
 /// Stores a scan's result under an inventory key (an account, or a group's or site's key).
@@ -568,15 +654,21 @@ pub fn save_result(
     result: &ScanResult,
     now: UnixMillis,
 ) -> Result<ScanDiff, StoreError> {
-    let scope = if !result.failures.is_empty() {
+    let scope = scan_scope(filtered, result);
+    let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
+    db.save_page_guids(key, &result.page_guids)?;
+    db.save_notebook_urls(key, &result.notebook_urls)?;
+    Ok(diff)
+}
+
+/// What deletions a scan's result may show: none after failures, only inside the notebooks
+/// scanned when they were picked.
+fn scan_scope(filtered: bool, result: &ScanResult) -> ScanScope {
+    if !result.failures.is_empty() {
         ScanScope::Notebooks(Vec::new())
     } else if !filtered {
         ScanScope::All
     } else {
         ScanScope::Notebooks(result.notebooks.iter().map(|n| n.id.clone()).collect())
-    };
-    let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
-    db.save_page_guids(key, &result.page_guids)?;
-    db.save_notebook_urls(key, &result.notebook_urls)?;
-    Ok(diff)
+    }
 }

@@ -288,7 +288,15 @@ struct Answer {
 }
 
 impl Caller {
-    /// The caller for a stored, signed-in account.
+    /// [`Caller::for_account`] from async code: the account is read off the runtime
+    /// ([`Db::call`]), so a database locked by another process holds no runtime thread.
+    pub async fn of_account(db: &Arc<Db>, account: &str, lane: Lane) -> Result<Caller, GraphError> {
+        let account = account.to_owned();
+        db.call(move |db| Caller::for_account(db, &account, lane))
+            .await
+    }
+
+    /// The caller for a stored, signed-in account, read on the calling thread (sync code).
     pub fn for_account(db: &Db, account: &str, lane: Lane) -> Result<Caller, GraphError> {
         let no_account = || AuthError::NoAccount {
             account: account.to_owned(),

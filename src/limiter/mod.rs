@@ -414,12 +414,18 @@ impl Limiter {
     }
 
     /// Records that `user`'s last scan cost `requests` Graph requests: the foreground reserve of
-    /// every window of `user` from now on.
-    pub fn record_scan_cost(&self, user: &str, requests: u32) -> Result<(), LimiterError> {
+    /// every window of `user` from now on. Written off the runtime, in order with the grants.
+    pub async fn record_scan_cost(&self, user: &str, requests: u32) -> Result<(), LimiterError> {
         let now = self.inner.clock.now_ms();
-        self.inner.db.write("recording a scan's cost", |c| {
-            ledger::set_scan_cost(c, user, requests, now)
-        })?;
+        let user = user.to_owned();
+        self.inner
+            .db
+            .call(move |db| {
+                db.write("recording a scan's cost", |c| {
+                    ledger::set_scan_cost(c, &user, requests, now)
+                })
+            })
+            .await?;
         Ok(())
     }
 
@@ -467,9 +473,9 @@ impl ScanMeter {
     }
 
     /// Records the scan's cost; returns it.
-    pub fn finish(self) -> Result<u32, LimiterError> {
+    pub async fn finish(self) -> Result<u32, LimiterError> {
         let n = self.requests().min(u32::MAX as u64) as u32;
-        self.limiter.record_scan_cost(&self.user, n)?;
+        self.limiter.record_scan_cost(&self.user, n).await?;
         Ok(n)
     }
 }

@@ -5,7 +5,7 @@
 //! ([`Unfinished::written`]). The queue's pages and containers and a group's or site's own page
 //! all go this one way.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use super::writer::{display_title, NewPage, WriteError, WriteStats, Writer};
 use crate::store::jobs::RunToken;
@@ -15,8 +15,8 @@ use crate::store::Db;
 /// The item a page is written for, and where its lifecycle is recorded.
 #[derive(Clone, Copy)]
 pub struct ItemRecord<'a> {
-    /// The state database.
-    pub db: &'a Db,
+    /// The state database, reached off the runtime ([`Db::call`]).
+    pub db: &'a Arc<Db>,
     /// The run lock's token, presented by every write.
     pub token: &'a RunToken,
     /// The item's inventory key.
@@ -32,6 +32,11 @@ pub struct ItemRecord<'a> {
 /// one the intent is recorded now, before the request. The page is recorded as soon as Notion
 /// gives it, then `on_created` runs (the next sibling's turn). Returns the page, its body written,
 /// to be recorded complete.
+///
+/// The record of the created page is made from inside the writer's sync callback, so it is
+/// submitted ([`Db::submit`]) rather than awaited: it runs before any store call made after it
+/// (the next sibling's intent, the body's journal), and its outcome is awaited once the writer
+/// returns.
 pub async fn create(
     writer: &Writer,
     item: ItemRecord<'_>,
@@ -40,32 +45,51 @@ pub async fn create(
     on_created: &(dyn Fn() + Send + Sync),
 ) -> Result<(Writing, WriteStats), WriteError> {
     let recover = intent.is_some();
-    let intent = match intent {
-        Some(i) => i,
-        None => item.db.record_intent(
-            item.token,
-            item.account,
-            item.item_id,
-            item.kind,
-            page.parent,
-            &display_title(page.title),
-        )?,
-    };
-    let ours = item.db.notion_children_of(page.parent)?;
+    let token = item.token.clone();
+    let (key, item_id, kind) = (item.account.to_owned(), item.item_id.to_owned(), item.kind);
+    let (parent, title) = (page.parent.to_owned(), display_title(page.title));
+    let (intent, ours) = item
+        .db
+        .call(move |db| {
+            let intent = match intent {
+                Some(i) => i,
+                None => db.record_intent(&token, &key, &item_id, kind, &parent, &title)?,
+            };
+            Ok::<_, WriteError>((intent, db.notion_children_of(&parent)?))
+        })
+        .await?;
     let intent = Mutex::new(Some(intent));
-    let recorded: Mutex<Option<Result<Writing, WriteError>>> = Mutex::new(None);
+    type Recorded = tokio::sync::oneshot::Receiver<Result<Writing, WriteError>>;
+    let recorded: Mutex<Option<Recorded>> = Mutex::new(None);
     let record = |id: &str| {
-        let r = match intent.lock().expect("not poisoned").take() {
-            Some(i) => i
-                .created(item.db, item.token, id)
-                .map_err(|e| unrecorded(id, &e.to_string())),
-            None => Err(unrecorded(id, "its item's page was created already")),
-        };
-        *recorded.lock().expect("not poisoned") = Some(r);
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        match intent.lock().expect("not poisoned").take() {
+            Some(i) => {
+                let (token, id) = (item.token.clone(), id.to_owned());
+                item.db.submit(move |db| {
+                    let r = i
+                        .created(db, &token, &id)
+                        .map_err(|e| unrecorded(&id, &e.to_string()));
+                    let _ = tx.send(r);
+                });
+            }
+            None => {
+                let _ = tx.send(Err(unrecorded(id, "its item's page was created already")));
+            }
+        }
+        *recorded.lock().expect("not poisoned") = Some(rx);
         on_created();
     };
     let written = writer.create_page(page, &ours, recover, &record).await;
-    let recorded = recorded.lock().expect("not poisoned").take();
+    let pending = recorded.lock().expect("not poisoned").take();
+    let recorded = match pending {
+        Some(rx) => Some(rx.await.unwrap_or_else(|_| {
+            Err(WriteError::Unrecorded(
+                "the record of a created page was never made".into(),
+            ))
+        })),
+        None => None,
+    };
     match (recorded, written) {
         (Some(Ok(page)), Ok((_, stats))) => Ok((page, stats)),
         // Going on without the record could create the page again: that comes first.
@@ -91,11 +115,22 @@ pub async fn rewrite(
     let title = display_title(new.title);
     if title != old_title {
         writer.client().set_title(page.page_id(), &title).await?;
-        page.retitled(item.db, item.token, &title)?;
     }
-    // The old body's blocks go: nothing recorded of them holds any more.
+    let (token, key, item_id) = (
+        item.token.clone(),
+        item.account.to_owned(),
+        item.item_id.to_owned(),
+    );
+    let (page_rec, retitle) = (page.clone(), (title != old_title).then_some(title));
     item.db
-        .forget_journal(item.token, item.account, item.item_id)?;
+        .call(move |db| {
+            if let Some(title) = retitle {
+                page_rec.retitled(db, &token, &title)?;
+            }
+            // The old body's blocks go: nothing recorded of them holds any more.
+            db.forget_journal(&token, &key, &item_id)
+        })
+        .await?;
     writer
         .replace_body(page.page_id(), new.blocks, new.resources)
         .await

@@ -13,13 +13,13 @@ use std::sync::{Arc, Mutex};
 
 use sha2::{Digest, Sha256};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, UnixMillis};
 use crate::convert::ConvertedPage;
 use crate::drive::{DriveClient, SectionFile};
 use crate::graph::Caller;
 use crate::onefile::{self, ParsedSection, SectionLocation};
 use crate::store::ways::{SectionWay, Way};
-use crate::store::Db;
+use crate::store::{Db, StoreError};
 
 use super::JobError;
 
@@ -74,7 +74,7 @@ struct Slot {
 impl DriveSections {
     /// Section files read with `drive`, downloaded next to the database at `db_path`. Downloads a
     /// killed run left are kept for the sections still to read (they resume); the others go.
-    pub(super) fn new(drive: DriveClient, db: &Db, clock: Clock) -> Self {
+    pub(super) fn new(drive: DriveClient, db: &Arc<Db>, clock: Clock) -> Self {
         let dir = downloads_dir(db.path());
         let this = Self {
             drive,
@@ -89,11 +89,15 @@ impl DriveSections {
     /// Removes the downloads of sections with nothing left to read (at the start of a run: what a
     /// killed one left; at its end: what its last pages read, converted while a sibling was still
     /// being written). A partial download of a section still to read stays: it resumes.
-    pub(super) fn clean(&self, db: &Db) {
-        match db.sections_to_download() {
-            Ok(live) => self.remove_stale(&live),
+    ///
+    /// Submitted to the store's queue ([`Db::submit`]), not waited for: it lists and removes off
+    /// the runtime, and runs before any later store call, so before any page of this run is read.
+    pub(super) fn clean(&self, db: &Arc<Db>) {
+        let dir = self.dir.clone();
+        db.submit(move |db| match db.sections_to_download() {
+            Ok(live) => remove_stale(&dir, &live),
             Err(e) => tracing::warn!("could not list the section files still to read: {e}"),
-        }
+        });
     }
 
     /// The drive client (its counters go in the run's summary).
@@ -101,44 +105,9 @@ impl DriveSections {
         &self.drive
     }
 
-    /// Removes downloads of sections that have nothing left to read, and of files that changed.
-    fn remove_stale(&self, live: &[SectionWay]) {
-        let keep: HashSet<PathBuf> = live.iter().filter_map(|w| self.dest(w)).collect();
-        let keep_dirs: HashSet<PathBuf> = keep
-            .iter()
-            .filter_map(|p| p.parent().map(Path::to_path_buf))
-            .collect();
-        let Ok(dirs) = std::fs::read_dir(&self.dir) else {
-            return;
-        };
-        for d in dirs.flatten() {
-            let path = d.path();
-            if !keep_dirs.contains(&path) {
-                remove_dir(&path);
-                continue;
-            }
-            for f in std::fs::read_dir(&path).into_iter().flatten().flatten() {
-                // The file itself, or its partial download (`<file>.part`), which resumes.
-                let name = f.file_name().to_string_lossy().into_owned();
-                let kept = keep.iter().any(|k| {
-                    k.parent() == Some(path.as_path())
-                        && k.file_name()
-                            .is_some_and(|n| name.starts_with(&*n.to_string_lossy()))
-                });
-                if !kept {
-                    let _ = std::fs::remove_file(f.path());
-                }
-            }
-        }
-    }
-
-    /// Where the file of a `files` section is downloaded: a folder per section, the file named by
-    /// its item and content tag, so a changed file is never taken for the one half-downloaded.
+    /// Where the file of a `files` section is downloaded (see [`dest`]).
     fn dest(&self, w: &SectionWay) -> Option<PathBuf> {
-        let f = w.file.as_ref()?;
-        let section = short_hash(&[&w.key, &w.section_id]);
-        let file = short_hash(&[&f.drive_id, &f.item_id, f.ctag.as_deref().unwrap_or("")]);
-        Some(self.dir.join(section).join(format!("{file}.one")))
+        dest(&self.dir, w)
     }
 
     /// How page `page_id` of inventory key `key` is to be read; converted here when its section's
@@ -154,32 +123,42 @@ impl DriveSections {
         item: &str,
         stats: &FileStats,
     ) -> Result<Read, JobError> {
-        let Some(section) = db.page_section(key, page_id)? else {
-            return Ok(Read::Api);
-        };
-        let Some(way) = db.section_way(key, &section)? else {
+        let (k, p) = (key.to_owned(), page_id.to_owned());
+        let found = db
+            .call(move |db| {
+                let Some(section) = db.page_section(&k, &p)? else {
+                    return Ok(None);
+                };
+                let Some(way) = db.section_way(&k, &section)? else {
+                    return Ok(None);
+                };
+                let guid = match way.way == Way::Files && way.fell_back.is_none() {
+                    true => db.page_guid(&k, &p)?,
+                    false => None,
+                };
+                Ok::<_, StoreError>(Some((section, way, guid)))
+            })
+            .await?;
+        let Some((section, way, guid)) = found else {
             return Ok(Read::Api);
         };
         if way.way != Way::Files {
             return Ok(Read::Api);
         }
         if let Some(why) = way.fell_back {
-            db.count_page_by_api(key, &section)?;
-            stats.fell_back.fetch_add(1, Ordering::Relaxed);
+            by_api(db, key, &section, None, stats).await?;
             return Ok(Read::FellBack(why));
         }
-        let Some(guid) = db.page_guid(key, page_id)? else {
-            db.count_page_by_api(key, &section)?;
-            stats.fell_back.fetch_add(1, Ordering::Relaxed);
+        let Some(guid) = guid else {
+            by_api(db, key, &section, None, stats).await?;
             return Ok(Read::FellBack(
                 "its OneNote GUID is not known (the scan could not read its links)".into(),
             ));
         };
         let Some(dest) = self.dest(&way) else {
             let why = "no section file was found for it".to_owned();
-            db.record_fall_back(key, &section, &why, self.clock.now_ms())?;
-            db.count_page_by_api(key, &section)?;
-            stats.fell_back.fetch_add(1, Ordering::Relaxed);
+            let at = self.clock.now_ms();
+            by_api(db, key, &section, Some((&why, at)), stats).await?;
             return Ok(Read::FellBack(why));
         };
         let id = (key.to_owned(), section.clone());
@@ -201,12 +180,11 @@ impl DriveSections {
         let got = self
             .read_in(db, who, &slot, &way, &section, &guid, item, stats)
             .await;
-        self.release(db, &id, &slot);
+        self.release(db, &id, &slot).await;
         let got = got?;
         match got {
             Read::FellBack(ref why) => {
-                db.count_page_by_api(key, &section)?;
-                stats.fell_back.fetch_add(1, Ordering::Relaxed);
+                by_api(db, key, &section, None, stats).await?;
                 tracing::info!(item, "read through the OneNote API: {why}");
             }
             Read::Page(_) => {
@@ -232,8 +210,10 @@ impl DriveSections {
         let parsed = slot
             .parsed
             .get_or_try_init(|| async {
+                let (k, s) = (way.key.clone(), section.to_owned());
                 let name = db
-                    .item_name(&way.key, "section", section)?
+                    .call(move |db| db.item_name(&k, "section", &s))
+                    .await?
                     .map_or_else(|| section.to_owned(), |(n, _)| n);
                 let opened = self.fetch(who, way, &name, &slot.path).await?;
                 if opened.is_ok() {
@@ -245,7 +225,14 @@ impl DriveSections {
         let parsed = match parsed {
             Ok(p) => p.clone(),
             Err(why) => {
-                db.record_fall_back(&way.key, section, why, self.clock.now_ms())?;
+                let (k, s, w, at) = (
+                    way.key.clone(),
+                    section.to_owned(),
+                    why.clone(),
+                    self.clock.now_ms(),
+                );
+                db.call(move |db| db.record_fall_back(&k, &s, &w, at))
+                    .await?;
                 return Ok(Read::FellBack(why.clone()));
             }
         };
@@ -303,10 +290,12 @@ impl DriveSections {
     }
 
     /// One page is done with the section; it is released when nothing more of it is to be read in
-    /// this run (its file removed), or when it is idle and others are kept idle already.
-    fn release(&self, db: &Db, id: &SectionKey, slot: &Arc<Slot>) {
-        let mut open = self.open.lock().expect("open sections poisoned");
+    /// this run (its file removed), or when it is idle and others are kept idle already. The count
+    /// of pages left is read off the runtime, outside the map's lock; a page that took the
+    /// section up meanwhile keeps it.
+    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot>) {
         let users = {
+            let _open = self.open.lock().expect("open sections poisoned");
             let mut u = slot.users.lock().expect("slot poisoned");
             *u -= 1;
             *u
@@ -315,7 +304,17 @@ impl DriveSections {
             return;
         }
         // This page's own job is still running: anything beyond it is another page to come.
-        let left = db.pages_left_in_section(&id.0, &id.1).unwrap_or(0);
+        let (k, s) = id.clone();
+        let left = db
+            .call(move |db| db.pages_left_in_section(&k, &s))
+            .await
+            .unwrap_or(0);
+        let mut open = self.open.lock().expect("open sections poisoned");
+        let taken_up = *slot.users.lock().expect("slot poisoned") > 0;
+        let same = open.get(id).is_some_and(|s| Arc::ptr_eq(s, slot));
+        if taken_up || !same {
+            return;
+        }
         let idle = open
             .values()
             .filter(|s| *s.users.lock().expect("slot poisoned") == 0)
@@ -331,6 +330,69 @@ impl DriveSections {
             open.remove(id);
         }
     }
+}
+
+/// Removes the downloads under `dir` of sections that have nothing left to read, and of files
+/// that changed.
+fn remove_stale(dir: &Path, live: &[SectionWay]) {
+    let keep: HashSet<PathBuf> = live.iter().filter_map(|w| dest(dir, w)).collect();
+    let keep_dirs: HashSet<PathBuf> = keep
+        .iter()
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    let Ok(dirs) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for d in dirs.flatten() {
+        let path = d.path();
+        if !keep_dirs.contains(&path) {
+            remove_dir(&path);
+            continue;
+        }
+        for f in std::fs::read_dir(&path).into_iter().flatten().flatten() {
+            // The file itself, or its partial download (`<file>.part`), which resumes.
+            let name = f.file_name().to_string_lossy().into_owned();
+            let kept = keep.iter().any(|k| {
+                k.parent() == Some(path.as_path())
+                    && k.file_name()
+                        .is_some_and(|n| name.starts_with(&*n.to_string_lossy()))
+            });
+            if !kept {
+                let _ = std::fs::remove_file(f.path());
+            }
+        }
+    }
+}
+
+/// Where the file of a `files` section is downloaded: a folder per section, the file named by
+/// its item and content tag, so a changed file is never taken for the one half-downloaded.
+fn dest(dir: &Path, w: &SectionWay) -> Option<PathBuf> {
+    let f = w.file.as_ref()?;
+    let section = short_hash(&[&w.key, &w.section_id]);
+    let file = short_hash(&[&f.drive_id, &f.item_id, f.ctag.as_deref().unwrap_or("")]);
+    Some(dir.join(section).join(format!("{file}.one")))
+}
+
+/// Counts a page of section `section` of `key` read through the OneNote API, after recording
+/// why the section falls back when `fell_back` says (with when); off the runtime.
+async fn by_api(
+    db: &Arc<Db>,
+    key: &str,
+    section: &str,
+    fell_back: Option<(&str, UnixMillis)>,
+    stats: &FileStats,
+) -> Result<(), StoreError> {
+    let (k, s) = (key.to_owned(), section.to_owned());
+    let fell_back = fell_back.map(|(why, at)| (why.to_owned(), at));
+    db.call(move |db| {
+        if let Some((why, at)) = fell_back {
+            db.record_fall_back(&k, &s, &why, at)?;
+        }
+        db.count_page_by_api(&k, &s)
+    })
+    .await?;
+    stats.fell_back.fetch_add(1, Ordering::Relaxed);
+    Ok(())
 }
 
 /// The folder of a database's section downloads: beside it, named after it.

@@ -45,7 +45,9 @@ impl OpenSections {
         item: &str,
         opened: &AtomicU64,
     ) -> Result<ConvertedPage, JobError> {
-        let section = db.page_section(key, page_id)?.ok_or_else(|| {
+        let (k, p) = (key.to_owned(), page_id.to_owned());
+        let section = db.call(move |db| db.page_section(&k, &p)).await?;
+        let section = section.ok_or_else(|| {
             JobError::permanent(format!("{item} is not in the inventory of its import"))
         })?;
         let id = (key.to_owned(), section.clone());
@@ -58,7 +60,7 @@ impl OpenSections {
         let converted = self
             .convert_in(db, &slot, key, &section, page_id, item, opened)
             .await;
-        self.release(db, &id, &slot);
+        self.release(db, &id, &slot).await;
         converted
     }
 
@@ -98,10 +100,12 @@ impl OpenSections {
     }
 
     /// One page is done with the section; it is released when nothing more of it is to be
-    /// converted in this run, or when it is idle and others are kept idle already.
-    fn release(&self, db: &Db, id: &SectionKey, slot: &Arc<Slot>) {
-        let mut open = self.open.lock().expect("open sections poisoned");
+    /// converted in this run, or when it is idle and others are kept idle already. The count of
+    /// pages left is read off the runtime, outside the map's lock; a page that took the section
+    /// up meanwhile keeps it.
+    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot>) {
         let users = {
+            let _open = self.open.lock().expect("open sections poisoned");
             let mut u = slot.users.lock().expect("slot poisoned");
             *u -= 1;
             *u
@@ -110,7 +114,17 @@ impl OpenSections {
             return;
         }
         // This page's own job is still running: anything beyond it is another page to come.
-        let left = db.pages_left_in_section(&id.0, &id.1).unwrap_or(0);
+        let (k, s) = id.clone();
+        let left = db
+            .call(move |db| db.pages_left_in_section(&k, &s))
+            .await
+            .unwrap_or(0);
+        let mut open = self.open.lock().expect("open sections poisoned");
+        let taken_up = *slot.users.lock().expect("slot poisoned") > 0;
+        let same = open.get(id).is_some_and(|s| Arc::ptr_eq(s, slot));
+        if taken_up || !same {
+            return;
+        }
         let idle = open
             .values()
             .filter(|s| *s.users.lock().expect("slot poisoned") == 0)
@@ -126,11 +140,12 @@ impl OpenSections {
 /// outer error ends the attempt (the state database); the inner one is the section's, and fails
 /// each of its pages with the reason.
 async fn open(
-    db: &Db,
+    db: &Arc<Db>,
     key: &str,
     section: &str,
 ) -> Result<Result<Arc<ParsedSection>, String>, JobError> {
-    let Some(stored) = db.file_section(key, section)? else {
+    let (k, s) = (key.to_owned(), section.to_owned());
+    let Some(stored) = db.call(move |db| db.file_section(&k, &s)).await? else {
         return Ok(Err(format!(
             "no file is recorded for its section {section}; run `notebridge migrate --from PATH` \
              again"

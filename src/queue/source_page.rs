@@ -5,13 +5,14 @@
 //! often planning is interrupted.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use super::RunError;
 use crate::notion::client::NotionClient;
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::writer::{NewPage, WriteError, Writer};
 use crate::store::jobs::RunToken;
-use crate::store::notion_items::{ItemKind, ItemState, Written};
+use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
 use crate::store::Db;
 
 /// The `item_id` of a source's own page in `notion_items`, under the source's inventory key (the
@@ -19,16 +20,18 @@ use crate::store::Db;
 pub const SOURCE_ITEM: &str = "source";
 
 /// The Notion page of the group or site with inventory key `key` under `target`: the recorded one,
-/// or one created now with `title`, recorded as the run lock's holder `owner`.
+/// or one created now with `title`, recorded as the run lock's holder `owner`. Its store calls run
+/// off the runtime ([`Db::call`]).
 pub async fn ensure(
-    db: &Db,
+    db: &Arc<Db>,
     owner: &RunToken,
     notion: &NotionClient,
     key: &str,
     target: &str,
     title: &str,
 ) -> Result<String, RunError> {
-    let existing = db.notion_item(key, SOURCE_ITEM)?;
+    let k = key.to_owned();
+    let existing = db.call(move |db| db.notion_item(&k, SOURCE_ITEM)).await?;
     let (intent, parent) = match existing {
         None => (None, target.to_owned()),
         // Recorded intent without an id: an earlier run's creation may have reached Notion.
@@ -37,8 +40,7 @@ pub async fn ensure(
             // Created, and stopped before it was recorded complete: a page without a body is
             // complete once created.
             ItemState::Writing(page) => {
-                let done = page.written(db, owner, &Written::default())?;
-                return Ok(done.page_id().to_owned());
+                return complete(db, owner, Unfinished::Writing(page)).await
             }
             ItemState::Rewriting(page) => return Ok(page.page_id().to_owned()),
             ItemState::Complete(page) => return Ok(page.page_id().to_owned()),
@@ -68,7 +70,14 @@ pub async fn ensure(
             WriteError::Store(s) => RunError::Store(s),
             WriteError::Unrecorded(u) => RunError::Unrecorded(u),
         })?;
-    // Nothing but the page: no body, no files, no report.
-    let done = page.written(db, owner, &Written::default())?;
+    complete(db, owner, Unfinished::Writing(page)).await
+}
+
+/// Records the source's page complete: nothing but the page, no body, no files, no report.
+async fn complete(db: &Arc<Db>, owner: &RunToken, page: Unfinished) -> Result<String, RunError> {
+    let owner = owner.clone();
+    let done = db
+        .call(move |db| page.written(db, &owner, &Written::default()))
+        .await?;
     Ok(done.page_id().to_owned())
 }

@@ -229,3 +229,43 @@ async fn a_missing_onenote_permission_still_means_signing_in_again() {
         "{e:?}"
     );
 }
+
+/// Storing a refresh's tokens waits for the database while another process holds a write (up to
+/// the busy timeout). It waits off the runtime: the one thread of a current-thread runtime goes
+/// on running every other task meanwhile (here the sign-in server's, and this one's ticks).
+#[tokio::test(flavor = "current_thread")]
+async fn storing_refreshed_tokens_behind_a_locked_database_leaves_the_runtime_to_other_tasks() {
+    let w = world().await;
+    let db = open(&w);
+    seed(&w, &db, "alice", &alice());
+    let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
+    // Another process in the middle of a write.
+    let mut other = rusqlite::Connection::open(w.db_path()).unwrap();
+    let held = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let token = {
+        let ts = ts.clone();
+        tokio::spawn(async move { ts.access_token("alice").await })
+    };
+    // The refresh is answered (the server runs on this thread too), then its tokens wait to be
+    // stored.
+    let mut ticks = 0;
+    while w.auth.counters().refreshes == 0 {
+        assert!(ticks < 500, "the sign-in server never got the refresh");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        ticks += 1;
+    }
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !token.is_finished(),
+        "the tokens were stored (or failed) while the database was locked"
+    );
+    held.commit().unwrap();
+    let t = token.await.unwrap().unwrap();
+    let stored = db.account("alice").unwrap().unwrap();
+    assert_eq!(stored.access_token.as_deref(), Some(t.secret()));
+    assert_eq!(w.auth.counters().refreshes, 1);
+}

@@ -130,7 +130,7 @@ async fn run(
     lab: &Lab,
     state: &State,
     req: &Request,
-    observer: &Recorder,
+    observer: &dyn Observer,
     cancel: Option<Cancel>,
 ) -> Result<Outcome, engine::MigrateError> {
     let settings = lab.settings(&state.db);
@@ -539,4 +539,69 @@ async fn a_library_run_fails_with_typed_errors_that_carry_their_meaning_and_hold
         Outcome::DryRun { .. }
     ));
     other.release().unwrap();
+}
+
+/// Another process that takes the database's write lock the moment planning starts reading, and
+/// holds it while a ticker on the run's runtime ticks `TICKS` times.
+struct LockWhenScanning {
+    db: std::path::PathBuf,
+    inner: Recorder,
+    /// The ticker: its count of ticks while the lock was held.
+    held: Mutex<Option<tokio::task::JoinHandle<u32>>>,
+}
+
+const TICKS: u32 = 20;
+
+impl Observer for LockWhenScanning {
+    fn event(&self, event: Event) {
+        if matches!(event, Event::Scanning { .. }) && self.held.lock().unwrap().is_none() {
+            let other = rusqlite::Connection::open(&self.db).unwrap();
+            other.execute_batch("BEGIN IMMEDIATE").unwrap();
+            *self.held.lock().unwrap() = Some(tokio::spawn(async move {
+                let mut ticks = 0;
+                for _ in 0..TICKS {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    ticks += 1;
+                }
+                other.execute_batch("COMMIT").unwrap();
+                ticks
+            }));
+        }
+        self.inner.event(event);
+    }
+}
+
+/// Planning's store calls (the import's inventory, the plan) wait for a database another
+/// process holds off the runtime: the one thread of a current-thread runtime goes on running
+/// every other task meanwhile, and planning goes on once the lock is let go.
+#[tokio::test(flavor = "current_thread")]
+async fn planning_behind_a_locked_database_leaves_the_runtime_to_other_tasks() {
+    let Some(section) = crate::files_support::sample("apache-tika/testOneNote1.one") else {
+        return;
+    };
+    let lab = Lab::start(crate::files_support::fast()).await;
+    let state = State::new();
+    let rec = LockWhenScanning {
+        db: state.db.clone(),
+        inner: Recorder::default(),
+        held: Mutex::new(None),
+    };
+    let req = Request {
+        from: vec![section],
+        ..plan_to(&lab)
+    };
+    let r = ran(run(&lab, &state, &req, &rec, None).await.unwrap());
+    assert_eq!(r.end, RunEnd::Finished);
+    let ticker = rec
+        .held
+        .lock()
+        .unwrap()
+        .take()
+        .expect("planning read the import");
+    assert_eq!(ticker.await.unwrap(), TICKS);
+    assert!(
+        rec.inner.lines().iter().any(|l| l.starts_with("plan ")),
+        "{:?}",
+        rec.inner.lines()
+    );
 }

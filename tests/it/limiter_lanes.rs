@@ -150,7 +150,7 @@ async fn the_reserve_is_sized_from_what_the_last_scan_cost() {
     burst(&l, "alice", Lane::Foreground, 10).await;
     burst(&l, "bob", Lane::Foreground, 3).await;
     assert_eq!(
-        meter.finish().unwrap(),
+        meter.finish().await.unwrap(),
         10,
         "only alice's foreground requests"
     );
@@ -223,7 +223,7 @@ async fn a_saturating_migration_keeps_nineteen_twentieths_of_the_binding_window(
     let clock = Clock::anchored_at(T0);
     let l = open(&dir, documented(), &clock);
     // The 40-section notebook's scan: 41 requests, more than a twentieth of the 400/6s window.
-    l.record_scan_cost("alice", 41).unwrap();
+    l.record_scan_cost("alice", 41).await.unwrap();
     let bg = saturate(&l, "alice", T0 + 60_000 - 1).await;
     // Ten long windows: 380 of each window's 400 (the reserve keeps 20; held for the whole scan of
     // 41 it would leave 359, 0.8975 of the budget).
@@ -241,7 +241,7 @@ async fn a_scan_the_reserve_covers_waits_for_nothing_and_a_bigger_one_only_for_t
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = open(&dir, documented(), &clock);
-    l.record_scan_cost("alice", 41).unwrap();
+    l.record_scan_cost("alice", 41).await.unwrap();
     // A migration that has saturated background's part of the long window for a while: bursts at
     // 0, 0.6, 1.2, 1.8 and 2.4 s, again from 6 s, and nothing more until 12 s.
     let bg = saturate(&l, "alice", T0 + 9_000).await;
@@ -332,7 +332,7 @@ async fn with_slow_answers_the_short_windows_reserve_does_not_make_it_bind() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = open(&dir, lim, &clock);
-    l.record_scan_cost("alice", 8).unwrap();
+    l.record_scan_cost("alice", 8).await.unwrap();
     let limits_now = |l: &Limiter| {
         let snap = l.snapshot().unwrap();
         let alice = snap

@@ -137,3 +137,42 @@ async fn a_grant_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks(
     let p = grant.await.unwrap().unwrap();
     p.succeeded(None);
 }
+
+/// A scan's cost is written like a grant: off the runtime, so a database another process holds
+/// leaves the one thread of a current-thread runtime to every other task.
+#[tokio::test(flavor = "current_thread")]
+async fn a_scan_cost_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.db");
+    let db = Arc::new(Db::open(&path).unwrap());
+    let l = Limiter::open(
+        db,
+        GraphLimits::default(),
+        Clock::system(),
+        Jitter::seeded(1),
+    )
+    .unwrap();
+    let usable = |l: &Limiter| -> Vec<u32> {
+        let (user, _) = l.background_budget("alice").unwrap();
+        user.iter().map(|w| w.lane.usable).collect()
+    };
+    let before = usable(&l);
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let held = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let recorded = {
+        let l = l.clone();
+        tokio::spawn(async move { l.record_scan_cost("alice", 1_000).await })
+    };
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        !recorded.is_finished(),
+        "recorded while the database was locked"
+    );
+    held.commit().unwrap();
+    recorded.await.unwrap().unwrap();
+    assert_ne!(usable(&l), before, "the reserve follows the recorded cost");
+}

@@ -6,6 +6,7 @@ use crate::notion_support;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use notebridge::failure::Classify;
@@ -39,7 +40,7 @@ async fn an_intent_whose_creation_reached_notion_finds_that_page_and_makes_no_se
     let s = fast_server(41).await;
     let root = s.add_shared_page("Items");
     let t = tempfile::tempdir().unwrap();
-    let db = Db::open(&t.path().join("s.db")).unwrap();
+    let db = Arc::new(Db::open(&t.path().join("s.db")).unwrap());
     let token = lock(&db, 1, "run");
     let record = ItemRecord {
         db: &db,
@@ -86,7 +87,7 @@ async fn a_page_created_after_the_lock_was_taken_over_is_unrecorded_and_found_by
     let s = fast_server(42).await;
     let root = s.add_shared_page("Items");
     let t = tempfile::tempdir().unwrap();
-    let db = Db::open(&t.path().join("s.db")).unwrap();
+    let db = Arc::new(Db::open(&t.path().join("s.db")).unwrap());
     let old = lock(&db, 1, "old run");
     let intent = db
         .record_intent(&old, "acct", "p1", ItemKind::Page, &root, "Taken over")
