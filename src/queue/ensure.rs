@@ -10,7 +10,7 @@ use crate::convert::Block;
 use crate::graph::Caller;
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
-use crate::notion::plan;
+use crate::notion::steps;
 use crate::notion::writer::{NewPage, Resource, WriteStats, Writer};
 use crate::store::jobs::Job;
 use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
@@ -111,12 +111,12 @@ impl Migration {
             (stats.degraded.len() + stats.smaller.len()) as u64,
             Ordering::Relaxed,
         );
-        let shape = plan::shape(blocks);
+        let shape = steps::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
-            blocks: plan::element_count(blocks) as i64,
+            blocks: steps::element_count(blocks) as i64,
             files: stats.files as i64,
             report: report.as_deref(),
             onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
