@@ -44,6 +44,7 @@ use cancel::Cancel;
 pub use conversion::resources_of;
 use errors::JobError;
 pub use errors::RunError;
+// `source_page` writes a group's or site's page with no files, as a container is written.
 use fetch::no_fetch;
 use scheduler::Turn;
 pub use stats::RunStats;
