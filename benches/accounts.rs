@@ -141,7 +141,7 @@ fn claim(pages: usize) {
         let Some(id) = in_flight.pop_front() else {
             break;
         };
-        assert_eq!(g.ahead_of(id).running, 0);
+        assert_eq!(g.earlier_siblings(id).running, 0);
         g.created(id);
         g.finish(id, JobState::Done, 0, true);
         g.pending(&accounts, 0);

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use notebridge::convert::{convert_page, convert_page_owned, ConvertOptions, MAX_PAGE_BYTES};
-use notebridge::notion::plan::{request_json, Planner};
+use notebridge::notion::steps::{request_json, Steps};
 
 /// Counts the bytes allocated and not yet freed (and their peak), beside the RSS figures: freed
 /// memory the allocator keeps is in RSS, not here, so the two together say where memory goes.
@@ -174,10 +174,10 @@ fn measure(what: &str) {
         _ => {
             peak_growth(|| {
                 // What migrate holds: the text freed once parsed, then the page's blocks while its
-                // plan's requests are made one at a time (`notion::plan`), each dropped once sent.
+                // steps' requests are made one at a time (`notion::steps`), each dropped once sent.
                 let page = convert_page_owned(html, &ConvertOptions::default());
                 let mut biggest = 0;
-                for step in Planner::new_page(&page.blocks) {
+                for step in Steps::new_page(&page.blocks) {
                     if let Some(items) = step.items() {
                         let json = request_json(&page.blocks, items, |b, _| b.to_json_shallow());
                         biggest = biggest.max(black_box(json).len());

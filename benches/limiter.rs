@@ -21,7 +21,9 @@ mod common;
 
 use common::{env_num, ideal_makespan_ms};
 use notebridge::clock::{Clock, Jitter};
-use notebridge::limiter::{parse_scope_header, BreakerState, Lane, Limiter, Scope, ThrottleScope};
+use notebridge::limiter::{
+    parse_scope_header, BreakerState, BudgetHolder, Lane, Limiter, ThrottleScope,
+};
 use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits, Window};
 use notebridge::store::Db;
 use notebridge_testkit::graph::faults::ExternalScope;
@@ -359,7 +361,7 @@ async fn watch_app_breaker(l: Limiter, stop: Instant) -> Vec<(u32, i64, i64)> {
     let mut last_until = None;
     while Instant::now() < stop {
         let snap = l.snapshot().unwrap();
-        if let Some(app) = snap.scopes.iter().find(|s| s.scope == Scope::App) {
+        if let Some(app) = snap.scopes.iter().find(|s| s.scope == BudgetHolder::App) {
             if let BreakerState::Open { until, trips } = app.breaker {
                 if last_until != Some(until) {
                     last_until = Some(until);

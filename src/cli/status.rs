@@ -13,7 +13,7 @@ use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::engine::way;
 use crate::graph::sources::{source_of_key, SourceKind};
-use crate::limiter::state::{BreakerState, LimiterSnapshot, Scope, ScopeState};
+use crate::limiter::state::{BreakerState, BudgetHolder, BudgetState, LimiterSnapshot};
 use crate::limiter::Limiter;
 use crate::notion::rate::{all_views, NotionRate, PaceView};
 use crate::settings::Settings;
@@ -396,7 +396,7 @@ fn print_human(
         if let Some(scope) = limiter
             .scopes
             .iter()
-            .find(|x| x.scope == Scope::User(s.graph_user_id.clone()))
+            .find(|x| x.scope == BudgetHolder::User(s.graph_user_id.clone()))
         {
             print_scope(
                 printer,
@@ -410,7 +410,7 @@ fn print_human(
     // The app's budget is shown when it is configured or its breaker is not closed (a 429
     // scoped `Application`); by default only the per-user budgets apply.
     if let Some(app) = limiter.scopes.iter().find(|x| {
-        x.scope == Scope::App
+        x.scope == BudgetHolder::App
             && (!x.windows.is_empty()
                 || x.concurrency.is_some()
                 || x.breaker != BreakerState::Closed)
@@ -426,7 +426,7 @@ fn print_human(
     }
 }
 
-fn print_scope(printer: &Printer, label: &str, s: &ScopeState, now: UnixMillis) {
+fn print_scope(printer: &Printer, label: &str, s: &BudgetState, now: UnixMillis) {
     printer.out(format!("  {label}:"));
     for w in &s.windows {
         let used = w.foreground + w.background;

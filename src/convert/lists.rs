@@ -7,7 +7,7 @@ use super::blocks::{is_spacer, Block, RichText, TextBlock};
 use super::css;
 use super::tags;
 use super::tags::Tag;
-use super::walker::{Kind, Sink, Style, Walker, MAX_DEPTH, MAX_LIST_NESTING};
+use super::walker::{Sink, Style, TextBlockKind, Walker, MAX_DEPTH, MAX_LIST_NESTING};
 
 impl Walker<'_> {
     /// A whole list: each `<li>` becomes an item; anything else in the list is kept in place.
@@ -61,7 +61,7 @@ impl Walker<'_> {
                     self.report
                         .add("text directly inside a list", "kept as a paragraph");
                     // Loose text gets a block of its own, as a browser draws it on its own line.
-                    let mut sub = Sink::new(Kind::Paragraph, false);
+                    let mut sub = Sink::new(TextBlockKind::Paragraph, false);
                     sub.push_text(t, st);
                     sub.flush(self);
                     sub.blocks
@@ -129,9 +129,9 @@ impl Walker<'_> {
         inherited: &[Tag],
     ) -> Vec<Block> {
         let base = if ordered {
-            Kind::Numbered
+            TextBlockKind::Numbered
         } else {
-            Kind::Bulleted
+            TextBlockKind::Bulleted
         };
         if depth > MAX_DEPTH {
             let mut sub = Sink::new(base, false);

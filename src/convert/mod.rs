@@ -30,7 +30,7 @@ pub use embedded::{EmbeddedFile, EMBEDDED_SCHEME};
 pub use report::{Approximation, Report};
 pub use walker::{onenote_page_id, usable_url};
 
-use walker::{Kind, Sink, Style, Walker};
+use walker::{Sink, Style, TextBlockKind, Walker};
 
 /// Largest page body notebridge converts (a page whose answer with its ink is bigger is fetched
 /// again without its ink, and the ink reported as not carried over). A bigger page is refused with this reason rather than converted: conversion holds the parsed page and its
@@ -133,7 +133,7 @@ fn convert_document(
     let mut report = Report::default();
     let mut w = Walker::new(&mut report);
     w.carried = files;
-    let mut sink = Sink::new(Kind::Paragraph, false);
+    let mut sink = Sink::new(TextBlockKind::Paragraph, false);
     if let Some(body) = root.child_elements().find(|e| e.value().name() == "body") {
         w.set_media_count(walker::MediaCount::of(body));
         let st = w.style_of(body, &Style::default());

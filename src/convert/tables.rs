@@ -7,7 +7,7 @@ use super::blocks::is_spacer;
 use super::blocks::{Annotations, Block, Color, RichKind, RichText};
 use super::css;
 use super::rich_text::{merge_plain, split_text, MAX_TEXT};
-use super::walker::{Kind, Sink, Style, Walker};
+use super::walker::{Sink, Style, TextBlockKind, Walker};
 
 /// Notion cell arrays share the 100-object limit of every rich-text array.
 const MAX_ITEMS: usize = 100;
@@ -32,7 +32,7 @@ impl Walker<'_> {
             .child_elements()
             .filter(|c| c.value().name() == "caption")
         {
-            let mut sink = Sink::new(Kind::Paragraph, false);
+            let mut sink = Sink::new(TextBlockKind::Paragraph, false);
             self.children(cap, st, &mut sink, depth + 1);
             sink.flush(self);
             before.extend(sink.blocks);
@@ -117,7 +117,7 @@ impl Walker<'_> {
             cst = cst.with_background(bg);
         }
         let st = &cst;
-        let mut sink = Sink::new(Kind::Paragraph, false);
+        let mut sink = Sink::new(TextBlockKind::Paragraph, false);
         self.children(el, st, &mut sink, depth + 1);
         sink.flush(self);
         let mut lines: Vec<Vec<RichText>> = Vec::new();

@@ -63,7 +63,7 @@ impl Style {
 
 /// What the text being collected becomes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Kind {
+pub enum TextBlockKind {
     /// paragraph (a code block when every run is monospace)
     Paragraph,
     /// heading_1..3
@@ -88,8 +88,8 @@ pub struct Sink {
     /// Finished blocks in order.
     pub blocks: Vec<Block>,
     inline: Inline,
-    base: Kind,
-    kind: Kind,
+    base: TextBlockKind,
+    kind: TextBlockKind,
     /// Inside a `<p>`-like element: a `<br>` is always a line break.
     in_para: bool,
     /// How many of the last blocks are blank lines of code: empty monospace lines right after a
@@ -109,7 +109,7 @@ fn is_plain_code(b: &Block) -> bool {
 
 impl Sink {
     /// An empty container whose loose text becomes `base` blocks.
-    pub fn new(base: Kind, in_para: bool) -> Self {
+    pub fn new(base: TextBlockKind, in_para: bool) -> Self {
         Self {
             blocks: Vec::new(),
             inline: Inline::default(),
@@ -170,7 +170,7 @@ impl Sink {
         let kind = std::mem::replace(&mut self.kind, self.base);
         let mut inline = std::mem::take(&mut self.inline);
         w.placeholders += inline.placeholders;
-        let edges = if kind == Kind::Code {
+        let edges = if kind == TextBlockKind::Code {
             EdgeBreaks::default()
         } else {
             inline.take_edge_breaks()
@@ -178,7 +178,8 @@ impl Sink {
         let sole_display = inline.is_sole_display_equation();
         let rich = inline.finish();
         let block = make_block(kind, rich, sole_display).map(|mut b| {
-            if matches!(self.base, Kind::Heading(_)) && !matches!(b, Block::Heading { .. }) {
+            if matches!(self.base, TextBlockKind::Heading(_)) && !matches!(b, Block::Heading { .. })
+            {
                 // A heading turned into another block keeps its emphasis on its text.
                 embolden(&mut b);
             }
@@ -232,20 +233,20 @@ fn is_code_run(r: &RichText) -> bool {
 
 /// The block for collected text; `None` when there is nothing to show. `sole_display`: the text is
 /// one display equation and nothing else (it becomes an `equation` block).
-fn make_block(kind: Kind, mut rich: Vec<RichText>, sole_display: bool) -> Option<Block> {
+fn make_block(kind: TextBlockKind, mut rich: Vec<RichText>, sole_display: bool) -> Option<Block> {
     let empty = rich.is_empty();
     let tb = |r| TextBlock::new(r);
     Some(match kind {
-        Kind::ToDo(checked) => Block::ToDo {
+        TextBlockKind::ToDo(checked) => Block::ToDo {
             text: tb(rich),
             checked,
         },
-        Kind::Callout(emoji, color) => Block::Callout {
+        TextBlockKind::Callout(emoji, color) => Block::Callout {
             text: TextBlock { color, ..tb(rich) },
             emoji: emoji.to_string(),
         },
         _ if empty => return None,
-        Kind::Paragraph
+        TextBlockKind::Paragraph
             if sole_display
                 && rich.len() == 1
                 && matches!(rich[0].kind, RichKind::Equation { .. }) =>
@@ -259,7 +260,7 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>, sole_display: bool) -> Option
             };
             Block::Equation { expression }
         }
-        Kind::Paragraph
+        TextBlockKind::Paragraph
             if rich.iter().all(is_code_run) && rich.iter().any(|r| r.annotations.code) =>
         {
             for r in &mut rich {
@@ -270,7 +271,7 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>, sole_display: bool) -> Option
                 language: PLAIN,
             }
         }
-        Kind::Code => {
+        TextBlockKind::Code => {
             for r in &mut rich {
                 r.annotations.code = false;
             }
@@ -279,14 +280,14 @@ fn make_block(kind: Kind, mut rich: Vec<RichText>, sole_display: bool) -> Option
                 language: PLAIN,
             }
         }
-        Kind::Paragraph => Block::Paragraph(tb(rich)),
-        Kind::Heading(level) => Block::Heading {
+        TextBlockKind::Paragraph => Block::Paragraph(tb(rich)),
+        TextBlockKind::Heading(level) => Block::Heading {
             level,
             text: tb(rich),
         },
-        Kind::Bulleted => Block::Bulleted(tb(rich)),
-        Kind::Numbered => Block::Numbered(tb(rich)),
-        Kind::Quote => Block::Quote(tb(rich)),
+        TextBlockKind::Bulleted => Block::Bulleted(tb(rich)),
+        TextBlockKind::Numbered => Block::Numbered(tb(rich)),
+        TextBlockKind::Quote => Block::Quote(tb(rich)),
     })
 }
 
@@ -519,28 +520,31 @@ impl<'r> Walker<'r> {
             return;
         }
         let fresh = sink.fresh();
-        let can_callout =
-            fresh && matches!(sink.base, Kind::Paragraph | Kind::Heading(_) | Kind::Quote);
+        let can_callout = fresh
+            && matches!(
+                sink.base,
+                TextBlockKind::Paragraph | TextBlockKind::Heading(_) | TextBlockKind::Quote
+            );
         let effect = tags::effect(tags, can_callout);
         let mut prefix = effect.prefix.clone();
         if fresh {
             if let Some(checked) = effect.todo {
                 // List items report this when the item is assembled.
-                if let Kind::Heading(_) = sink.base {
+                if let TextBlockKind::Heading(_) = sink.base {
                     self.report.add(
                         "data-tag on a heading",
                         "to_do, its text bold (heading style dropped)",
                     );
                 }
-                sink.kind = Kind::ToDo(checked);
+                sink.kind = TextBlockKind::ToDo(checked);
             } else if let Some((emoji, color)) = effect.callout {
-                if let Kind::Heading(_) = sink.base {
+                if let TextBlockKind::Heading(_) = sink.base {
                     self.report.add(
                         "data-tag on a heading",
                         "callout, its text bold (heading style dropped)",
                     );
                 }
-                sink.kind = Kind::Callout(emoji, color);
+                sink.kind = TextBlockKind::Callout(emoji, color);
             }
         } else {
             // Mid-text a tag cannot change the block: its box shows as a character.
@@ -632,7 +636,7 @@ impl<'r> Walker<'r> {
             }
             "blockquote" => {
                 sink.flush(self);
-                let mut sub = Sink::new(Kind::Quote, false);
+                let mut sub = Sink::new(TextBlockKind::Quote, false);
                 self.children(e, &st, &mut sub, depth);
                 sub.flush(self);
                 for b in sub.blocks {
@@ -695,18 +699,18 @@ impl<'r> Walker<'r> {
     ) {
         sink.flush(self);
         let base = match name {
-            "h1" => Kind::Heading(1),
-            "h2" => Kind::Heading(2),
-            "h3" => Kind::Heading(3),
+            "h1" => TextBlockKind::Heading(1),
+            "h2" => TextBlockKind::Heading(2),
+            "h3" => TextBlockKind::Heading(3),
             "h4" | "h5" | "h6" => {
                 self.report.add(
                     format!("<{name}>"),
                     "heading_3 (Notion has three heading levels)",
                 );
-                Kind::Heading(3)
+                TextBlockKind::Heading(3)
             }
-            "pre" => Kind::Code,
-            _ => Kind::Paragraph,
+            "pre" => TextBlockKind::Code,
+            _ => TextBlockKind::Paragraph,
         };
         let mut st = st.clone();
         st.pre |= name == "pre";

@@ -1052,7 +1052,7 @@ mod tests {
         let wait = GraphError::Limiter(LimiterError::WouldWait {
             until: 5,
             reason: crate::limiter::WaitReason::BreakerOpen {
-                scope: crate::limiter::Scope::App,
+                scope: crate::limiter::BudgetHolder::App,
                 trips: 1,
             },
         });

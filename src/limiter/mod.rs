@@ -27,7 +27,7 @@ use tokio::sync::Notify;
 
 pub use headers::{parse_limit_percentage, parse_retry_after, parse_scope_header, ThrottleScope};
 pub use state::{
-    BreakerState, LimiterSnapshot, Scope, ScopeState, WaitReason, WaitState, WindowUse,
+    BreakerState, BudgetHolder, BudgetState, LimiterSnapshot, WaitReason, WaitState, WindowUse,
 };
 
 use crate::clock::{Clock, Jitter, UnixMillis};
@@ -441,8 +441,8 @@ impl Limiter {
         let now = inner.clock.now_ms();
         let out = inner.db.read("reading the Graph budget", |c| {
             let cost = ledger::scan_cost(c, user)?;
-            let user_rows = inner.counted(c, &Scope::User(user.to_owned()), now, 0)?;
-            let app_rows = inner.counted(c, &Scope::App, now, 0)?;
+            let user_rows = inner.counted(c, &BudgetHolder::User(user.to_owned()), now, 0)?;
+            let app_rows = inner.counted(c, &BudgetHolder::App, now, 0)?;
             let share = inner.limits.background_share;
             Ok((
                 model::background_states(&inner.limits.user_windows, share, cost, &user_rows, now),
@@ -514,17 +514,17 @@ impl Drop for WaiterGuard {
 }
 
 impl Inner {
-    fn windows(&self, scope: &Scope) -> &[Window] {
+    fn windows(&self, scope: &BudgetHolder) -> &[Window] {
         match scope {
-            Scope::App => &self.limits.app_windows,
-            Scope::User(_) => &self.limits.user_windows,
+            BudgetHolder::App => &self.limits.app_windows,
+            BudgetHolder::User(_) => &self.limits.user_windows,
         }
     }
 
-    fn cap(&self, scope: &Scope) -> Option<u32> {
+    fn cap(&self, scope: &BudgetHolder) -> Option<u32> {
         match scope {
-            Scope::App => self.limits.app_concurrency,
-            Scope::User(_) => Some(self.limits.user_concurrency),
+            BudgetHolder::App => self.limits.app_concurrency,
+            BudgetHolder::User(_) => Some(self.limits.user_concurrency),
         }
     }
 
@@ -537,10 +537,10 @@ impl Inner {
             .unwrap_or(0)
     }
 
-    fn policy(&self, scope: &Scope) -> CooldownPolicy {
+    fn policy(&self, scope: &BudgetHolder) -> CooldownPolicy {
         match scope {
-            Scope::App => self.app_policy,
-            Scope::User(_) => self.user_policy,
+            BudgetHolder::App => self.app_policy,
+            BudgetHolder::User(_) => self.user_policy,
         }
     }
 
@@ -556,7 +556,7 @@ impl Inner {
     fn counted(
         &self,
         c: &Connection,
-        scope: &Scope,
+        scope: &BudgetHolder,
         now: UnixMillis,
         slack_ms: i64,
     ) -> rusqlite::Result<Vec<Counted>> {
@@ -565,13 +565,17 @@ impl Inner {
             return Ok(Vec::new());
         };
         let u = match scope {
-            Scope::User(u) => Some(u.as_str()),
-            Scope::App => None,
+            BudgetHolder::User(u) => Some(u.as_str()),
+            BudgetHolder::App => None,
         };
         ledger::counted_since(c, u, now - longest - slack_ms)
     }
 
-    fn breaker_view(&self, c: &Connection, scope: &Scope) -> rusqlite::Result<Option<BreakerView>> {
+    fn breaker_view(
+        &self,
+        c: &Connection,
+        scope: &BudgetHolder,
+    ) -> rusqlite::Result<Option<BreakerView>> {
         Ok(breaker::load(c, &scope.key())?.map(|b| BreakerView {
             open_until: b.open_until,
             trips: b.trips,
@@ -590,7 +594,7 @@ impl Inner {
         now: UnixMillis,
     ) -> rusqlite::Result<LedgerView> {
         let slack = self.window_slack_ms.load(Ordering::Relaxed) as i64;
-        let me = Scope::User(user.to_owned());
+        let me = BudgetHolder::User(user.to_owned());
         let f = ledger::in_flight_view(c, user, &self.owner)?;
         let brake = match ledger::brake(c, user)? {
             Some(b) => {
@@ -626,9 +630,9 @@ impl Inner {
                 breaker: self.breaker_view(c, &me)?,
             },
             app: ScopeView {
-                counted: self.counted(c, &Scope::App, now, slack)?,
+                counted: self.counted(c, &BudgetHolder::App, now, slack)?,
                 in_flight: f.app,
-                breaker: self.breaker_view(c, &Scope::App)?,
+                breaker: self.breaker_view(c, &BudgetHolder::App)?,
             },
             scan_cost: if background {
                 ledger::scan_cost(c, user)?
@@ -732,7 +736,7 @@ impl Inner {
             ledger::delete_waiter(c, waiter_id)?;
         }
         let lease = now + self.lease_ms;
-        let mut probe_scopes: Vec<String> = probes.iter().map(Scope::key).collect();
+        let mut probe_scopes: Vec<String> = probes.iter().map(BudgetHolder::key).collect();
         let mut grants = Vec::with_capacity(count as usize);
         for i in 0..count {
             let id = ledger::insert_grant(c, user, lane, now, &self.owner, lease)?;
@@ -760,7 +764,7 @@ impl Inner {
             && tokio::runtime::Handle::try_current().is_ok();
         // Every user waits on an app-wide cap and on the app breaker's probe.
         let app_wide = self.limits.app_concurrency.is_some()
-            || p.probe_scopes.iter().any(|k| *k == Scope::App.key());
+            || p.probe_scopes.iter().any(|k| *k == BudgetHolder::App.key());
         if delayed {
             let (me, id, user) = (self.clone(), p.id, p.user.clone());
             tokio::spawn(async move {
@@ -800,7 +804,7 @@ impl Inner {
                                 let w = model::shortest(&me.limits.user_windows)
                                     .expect("validated: at least one window");
                                 let len = w.length.as_millis() as i64;
-                                let rows = me.counted(c, &Scope::User(p.user.clone()), now, 0)?;
+                                let rows = me.counted(c, &BudgetHolder::User(p.user.clone()), now, 0)?;
                                 let oldest = rows.iter().find(|r| r.at > now - len).map(|r| r.at);
                                 let hold_until = if pct >= 1.0 {
                                     oldest.unwrap_or(now) + len
@@ -818,15 +822,15 @@ impl Inner {
                         }
                     }
                     Outcome::Throttled(scope, retry_after) => {
-                        let own = Scope::User(p.user.clone());
-                        let scopes: Vec<Scope> = match scope {
+                        let own = BudgetHolder::User(p.user.clone());
+                        let scopes: Vec<BudgetHolder> = match scope {
                             ThrottleScope::User => vec![own],
-                            ThrottleScope::Application => vec![Scope::App],
+                            ThrottleScope::Application => vec![BudgetHolder::App],
                             // Without a scope the caller's own budget is the likely one; only when
                             // another account is throttled within the same cooldown is the app's
                             // budget what binds, and every account cools down.
                             ThrottleScope::Unknown if breaker::others_cooling(c, &own.key(), now)? => {
-                                vec![own, Scope::App]
+                                vec![own, BudgetHolder::App]
                             }
                             ThrottleScope::Unknown => vec![own],
                         };
@@ -874,7 +878,7 @@ impl Inner {
 
     /// The highest share of any of `user`'s windows our own ledger has used (0..=1 and above).
     fn own_use(&self, c: &Connection, user: &str, now: UnixMillis) -> rusqlite::Result<f64> {
-        let rows = self.counted(c, &Scope::User(user.to_owned()), now, 0)?;
+        let rows = self.counted(c, &BudgetHolder::User(user.to_owned()), now, 0)?;
         Ok(model::highest_use(&self.limits.user_windows, &rows, now))
     }
 
@@ -882,7 +886,7 @@ impl Inner {
     fn trip(
         &self,
         c: &Connection,
-        scope: &Scope,
+        scope: &BudgetHolder,
         p: &Sent,
         now: UnixMillis,
         retry_after: Option<Duration>,
@@ -919,9 +923,9 @@ impl Inner {
         )
     }
 
-    fn scopes_state(&self, c: &Connection, now: UnixMillis) -> rusqlite::Result<Vec<ScopeState>> {
-        let mut scopes = vec![Scope::App];
-        scopes.extend(ledger::known_users(c)?.into_iter().map(Scope::User));
+    fn scopes_state(&self, c: &Connection, now: UnixMillis) -> rusqlite::Result<Vec<BudgetState>> {
+        let mut scopes = vec![BudgetHolder::App];
+        scopes.extend(ledger::known_users(c)?.into_iter().map(BudgetHolder::User));
         let breakers: HashMap<String, breaker::Breaker> = breaker::load_all(c)?
             .into_iter()
             .map(|b| (b.scope.clone(), b))
@@ -929,8 +933,8 @@ impl Inner {
         let mut out = Vec::new();
         for scope in scopes {
             let u = match &scope {
-                Scope::User(u) => Some(u.as_str()),
-                Scope::App => None,
+                BudgetHolder::User(u) => Some(u.as_str()),
+                BudgetHolder::App => None,
             };
             let scan_cost = match u {
                 Some(u) => ledger::scan_cost(c, u)?,
@@ -965,7 +969,7 @@ impl Inner {
                 Some(u) => ledger::brake(c, u)?.map(|b| b.percentage),
                 None => None,
             };
-            out.push(ScopeState {
+            out.push(BudgetState {
                 windows,
                 in_flight_foreground: f.total - f.background,
                 in_flight_background: f.background,

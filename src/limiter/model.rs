@@ -5,7 +5,7 @@
 //! once ([`scope_windows`]), for the decision, `status` and the plan and ETA alike.
 
 use super::budget::{self, LaneWindow, WindowState};
-use super::state::{Scope, WaitReason, WindowUse};
+use super::state::{BudgetHolder, WaitReason, WindowUse};
 use super::window::brake_interval_ms;
 use super::Lane;
 use crate::clock::UnixMillis;
@@ -163,7 +163,7 @@ pub enum Verdict {
         /// How many.
         count: u32,
         /// The scopes whose probe the first grant is.
-        probes: Vec<Scope>,
+        probes: Vec<BudgetHolder>,
     },
     /// Wait.
     Wait(Blocked),
@@ -365,11 +365,11 @@ pub fn decide(policy: Policy<'_>, view: &LedgerView, user: &str, lane: Lane, max
     let mut free = max.max(1);
     let mut probes = Vec::new();
     let scopes = [
-        (Scope::User(user.to_owned()), &view.user),
-        (Scope::App, &view.app),
+        (BudgetHolder::User(user.to_owned()), &view.user),
+        (BudgetHolder::App, &view.app),
     ];
     for (scope, sv) in scopes {
-        let app = scope == Scope::App;
+        let app = scope == BudgetHolder::App;
         if let Some(br) = sv.breaker {
             if now < br.open_until {
                 let reason = WaitReason::BreakerOpen {
@@ -662,7 +662,7 @@ mod tests {
             decide(policy(&l), &v, "alice", Lane::Foreground, 5),
             Verdict::Grant {
                 count: 1,
-                probes: vec![Scope::User("alice".into())]
+                probes: vec![BudgetHolder::User("alice".into())]
             }
         );
         v.user.breaker.as_mut().unwrap().probe_remote = Some(true);

@@ -10,28 +10,28 @@ use crate::clock::UnixMillis;
 /// A budget the limiter models: the whole app, or one user.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case", tag = "kind", content = "user")]
-pub enum Scope {
+pub enum BudgetHolder {
     /// Every request in this database.
     App,
     /// One Graph user id.
     User(String),
 }
 
-impl Scope {
+impl BudgetHolder {
     /// The key breakers are stored under.
     pub fn key(&self) -> String {
         match self {
-            Scope::App => "app".into(),
-            Scope::User(u) => format!("user:{u}"),
+            BudgetHolder::App => "app".into(),
+            BudgetHolder::User(u) => format!("user:{u}"),
         }
     }
 }
 
-impl fmt::Display for Scope {
+impl fmt::Display for BudgetHolder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Scope::App => f.write_str("the app"),
-            Scope::User(u) => write!(f, "{u}"),
+            BudgetHolder::App => f.write_str("the app"),
+            BudgetHolder::User(u) => write!(f, "{u}"),
         }
     }
 }
@@ -43,7 +43,7 @@ pub enum WaitReason {
     /// A sliding window has no room (for `lane`: background is limited to its share).
     WindowFull {
         /// Whose window.
-        scope: Scope,
+        scope: BudgetHolder,
         /// The window, e.g. `400/1h`.
         window: String,
         /// Whether the background share (not the whole window) is what is full.
@@ -52,7 +52,7 @@ pub enum WaitReason {
     /// A concurrency cap is reached.
     ConcurrencyCap {
         /// Whose cap.
-        scope: Scope,
+        scope: BudgetHolder,
         /// Requests in flight.
         in_flight: u32,
         /// The cap that applies to the lane.
@@ -61,14 +61,14 @@ pub enum WaitReason {
     /// A circuit breaker is open after a 429.
     BreakerOpen {
         /// Whose breaker.
-        scope: Scope,
+        scope: BudgetHolder,
         /// Consecutive 429s.
         trips: u32,
     },
     /// The breaker's one probe is out; everyone else waits for its answer.
     ProbeInFlight {
         /// Whose breaker.
-        scope: Scope,
+        scope: BudgetHolder,
     },
     /// The service reported the user near a limit (`x-ms-throttle-limit-percentage`).
     SoftBrake {
@@ -83,9 +83,9 @@ pub enum WaitReason {
 
 impl fmt::Display for WaitReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let owner = |s: &Scope| match s {
-            Scope::App => "the app's".to_string(),
-            Scope::User(u) => format!("{u}'s"),
+        let owner = |s: &BudgetHolder| match s {
+            BudgetHolder::App => "the app's".to_string(),
+            BudgetHolder::User(u) => format!("{u}'s"),
         };
         match self {
             WaitReason::WindowFull {
@@ -113,8 +113,8 @@ impl fmt::Display for WaitReason {
                 f,
                 "Graph throttled {} ({trips} time(s) in a row); cooling down",
                 match scope {
-                    Scope::App => "the app".to_string(),
-                    Scope::User(u) => u.clone(),
+                    BudgetHolder::App => "the app".to_string(),
+                    BudgetHolder::User(u) => u.clone(),
                 }
             ),
             WaitReason::ProbeInFlight { scope } => {
@@ -174,9 +174,9 @@ pub enum BreakerState {
 
 /// One scope's state.
 #[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct ScopeState {
+pub struct BudgetState {
     /// App or user.
-    pub scope: Scope,
+    pub scope: BudgetHolder,
     /// Every window's use.
     pub windows: Vec<WindowUse>,
     /// Requests in flight, foreground.
@@ -216,7 +216,7 @@ pub struct LimiterSnapshot {
     /// When it was taken.
     pub at: UnixMillis,
     /// The app first, then each user.
-    pub scopes: Vec<ScopeState>,
+    pub scopes: Vec<BudgetState>,
     /// This process's waiting requests.
     pub waits: Vec<WaitState>,
 }

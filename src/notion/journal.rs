@@ -4,7 +4,7 @@
 //! updates exactly those blocks, from what was written, without reading the page again).
 //!
 //! A step is recorded with a mark of what it sends: a resumed write trusts a record only while the
-//! plan it makes from the page's content now sends the same as when the step was recorded.
+//! steps it makes from the page's content now send the same as when the step was recorded.
 
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ use crate::store::{Db, StoreError};
 /// longer ago than this is made again rather than sent to be refused.
 pub const UPLOAD_REUSE_MS: UnixMillis = 45 * 60 * 1000;
 
-/// What a step of the plan learned when it was executed (or found applied).
+/// What one of a page's write steps learned when it was executed (or found applied).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Learned {

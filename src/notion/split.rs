@@ -1,6 +1,6 @@
 //! Reading Notion request JSON: a block's type and children, and the shape of a body (what
-//! `verify` compares with what Notion holds). How a body is split into requests is the write plan's
-//! ([`super::plan`]).
+//! `verify` compares with what Notion holds). How a body is split into requests is decided by its write steps
+//! ([`super::steps`]).
 
 use serde_json::Value;
 

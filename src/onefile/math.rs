@@ -29,7 +29,7 @@ pub struct MathRun<'a> {
 /// The kinds of objects that matter for the markup (the parser's, or a plain group).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Object {
-    kind: Kind,
+    kind: ObjectKind,
     arg_count: u32,
     columns: u8,
     char: Option<char>,
@@ -38,7 +38,7 @@ pub struct Object {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
+enum ObjectKind {
     Group,
     Accent,
     Boxed,
@@ -66,28 +66,28 @@ enum Kind {
 impl Object {
     fn of(o: &MathInlineObject) -> Self {
         let kind = match o.object_type() {
-            MathObjectType::Accent => Kind::Accent,
-            MathObjectType::BoxedFormula => Kind::Boxed,
-            MathObjectType::Brackets => Kind::Brackets,
-            MathObjectType::BracketsWithSeps => Kind::BracketsWithSeps,
-            MathObjectType::EquationArray => Kind::EquationArray,
-            MathObjectType::Fraction => Kind::Fraction,
-            MathObjectType::SlashedFraction => Kind::SlashedFraction,
-            MathObjectType::FunctionApply => Kind::FunctionApply,
-            MathObjectType::LeftSubSup => Kind::LeftSubSup,
-            MathObjectType::LowerLimit => Kind::LowerLimit,
-            MathObjectType::UpperLimit => Kind::UpperLimit,
-            MathObjectType::Matrix => Kind::Matrix,
-            MathObjectType::Nary => Kind::Nary,
-            MathObjectType::Overbar => Kind::Overbar,
-            MathObjectType::Underbar => Kind::Underbar,
-            MathObjectType::Phantom => Kind::Phantom,
-            MathObjectType::Radical => Kind::Radical,
-            MathObjectType::Stack | MathObjectType::StretchStack => Kind::Stack,
-            MathObjectType::Subscript => Kind::Subscript,
-            MathObjectType::Superscript => Kind::Superscript,
-            MathObjectType::SubSup => Kind::SubSup,
-            _ => Kind::Group,
+            MathObjectType::Accent => ObjectKind::Accent,
+            MathObjectType::BoxedFormula => ObjectKind::Boxed,
+            MathObjectType::Brackets => ObjectKind::Brackets,
+            MathObjectType::BracketsWithSeps => ObjectKind::BracketsWithSeps,
+            MathObjectType::EquationArray => ObjectKind::EquationArray,
+            MathObjectType::Fraction => ObjectKind::Fraction,
+            MathObjectType::SlashedFraction => ObjectKind::SlashedFraction,
+            MathObjectType::FunctionApply => ObjectKind::FunctionApply,
+            MathObjectType::LeftSubSup => ObjectKind::LeftSubSup,
+            MathObjectType::LowerLimit => ObjectKind::LowerLimit,
+            MathObjectType::UpperLimit => ObjectKind::UpperLimit,
+            MathObjectType::Matrix => ObjectKind::Matrix,
+            MathObjectType::Nary => ObjectKind::Nary,
+            MathObjectType::Overbar => ObjectKind::Overbar,
+            MathObjectType::Underbar => ObjectKind::Underbar,
+            MathObjectType::Phantom => ObjectKind::Phantom,
+            MathObjectType::Radical => ObjectKind::Radical,
+            MathObjectType::Stack | MathObjectType::StretchStack => ObjectKind::Stack,
+            MathObjectType::Subscript => ObjectKind::Subscript,
+            MathObjectType::Superscript => ObjectKind::Superscript,
+            MathObjectType::SubSup => ObjectKind::SubSup,
+            _ => ObjectKind::Group,
         };
         Object {
             kind,
@@ -101,7 +101,7 @@ impl Object {
 
     fn group() -> Self {
         Object {
-            kind: Kind::Group,
+            kind: ObjectKind::Group,
             arg_count: 0,
             columns: 0,
             char: None,
@@ -191,26 +191,26 @@ fn mo(c: char) -> String {
 fn render(o: &Object, args: &[String]) -> String {
     let arg = |i: usize| row(args.get(i).map(String::as_str).unwrap_or(""));
     match o.kind {
-        Kind::Group | Kind::Phantom => args.iter().map(|a| row(a)).collect(),
-        Kind::Fraction => format!("<mfrac>{}{}</mfrac>", arg(0), arg(1)),
-        Kind::SlashedFraction => format!("{}<mo>/</mo>{}", arg(0), arg(1)),
-        Kind::Superscript => format!("<msup>{}{}</msup>", arg(0), arg(1)),
-        Kind::Subscript => format!("<msub>{}{}</msub>", arg(0), arg(1)),
-        Kind::SubSup => format!("<msubsup>{}{}{}</msubsup>", arg(0), arg(1), arg(2)),
-        Kind::LeftSubSup => format!(
+        ObjectKind::Group | ObjectKind::Phantom => args.iter().map(|a| row(a)).collect(),
+        ObjectKind::Fraction => format!("<mfrac>{}{}</mfrac>", arg(0), arg(1)),
+        ObjectKind::SlashedFraction => format!("{}<mo>/</mo>{}", arg(0), arg(1)),
+        ObjectKind::Superscript => format!("<msup>{}{}</msup>", arg(0), arg(1)),
+        ObjectKind::Subscript => format!("<msub>{}{}</msub>", arg(0), arg(1)),
+        ObjectKind::SubSup => format!("<msubsup>{}{}{}</msubsup>", arg(0), arg(1), arg(2)),
+        ObjectKind::LeftSubSup => format!(
             "<mmultiscripts>{}<mprescripts />{}{}</mmultiscripts>",
             arg(2),
             arg(0),
             arg(1)
         ),
-        Kind::Radical => {
+        ObjectKind::Radical => {
             let degree = args.first().filter(|d| !d.is_empty() && args.len() > 1);
             match degree {
                 Some(d) => format!("<mroot>{}{}</mroot>", arg(1), row(d)),
                 None => format!("<msqrt>{}</msqrt>", arg(args.len().saturating_sub(1))),
             }
         }
-        Kind::Brackets | Kind::BracketsWithSeps => {
+        ObjectKind::Brackets | ObjectKind::BracketsWithSeps => {
             let open = o.char.unwrap_or('(');
             let shut = o.char1.unwrap_or(')');
             let sep = o.char2.unwrap_or('|');
@@ -222,7 +222,7 @@ fn render(o: &Object, args: &[String]) -> String {
                 mo(shut)
             )
         }
-        Kind::Nary => {
+        ObjectKind::Nary => {
             let op = mo(o.char.unwrap_or('∫'));
             format!(
                 "<munderover>{op}{}{}</munderover>{}",
@@ -231,19 +231,21 @@ fn render(o: &Object, args: &[String]) -> String {
                 arg(2)
             )
         }
-        Kind::LowerLimit => format!("<munder>{}{}</munder>", arg(0), arg(1)),
-        Kind::UpperLimit | Kind::Stack => format!("<mover>{}{}</mover>", arg(0), arg(1)),
-        Kind::Accent => format!(
+        ObjectKind::LowerLimit => format!("<munder>{}{}</munder>", arg(0), arg(1)),
+        ObjectKind::UpperLimit | ObjectKind::Stack => {
+            format!("<mover>{}{}</mover>", arg(0), arg(1))
+        }
+        ObjectKind::Accent => format!(
             "<mover accent=\"true\">{}{}</mover>",
             arg(0),
             mo(o.char.unwrap_or('\u{302}'))
         ),
-        Kind::Overbar => format!("<mover>{}<mo>¯</mo></mover>", arg(0)),
-        Kind::Underbar => format!("<munder>{}<mo>_</mo></munder>", arg(0)),
-        Kind::Boxed => format!("<menclose notation=\"box\">{}</menclose>", arg(0)),
-        Kind::FunctionApply => format!("{}<mo>\u{2061}</mo>{}", arg(0), arg(1)),
-        Kind::Matrix | Kind::EquationArray => {
-            let cols = if o.kind == Kind::Matrix {
+        ObjectKind::Overbar => format!("<mover>{}<mo>¯</mo></mover>", arg(0)),
+        ObjectKind::Underbar => format!("<munder>{}<mo>_</mo></munder>", arg(0)),
+        ObjectKind::Boxed => format!("<menclose notation=\"box\">{}</menclose>", arg(0)),
+        ObjectKind::FunctionApply => format!("{}<mo>\u{2061}</mo>{}", arg(0), arg(1)),
+        ObjectKind::Matrix | ObjectKind::EquationArray => {
+            let cols = if o.kind == ObjectKind::Matrix {
                 usize::from(o.columns.max(1))
             } else {
                 1
@@ -294,7 +296,7 @@ fn escape(out: &mut String, c: char) {
 mod tests {
     use super::*;
 
-    fn obj(kind: Kind) -> Option<Object> {
+    fn obj(kind: ObjectKind) -> Option<Object> {
         Some(Object {
             kind,
             ..Object::group()
@@ -310,30 +312,30 @@ mod tests {
         // x = (a+1)/2
         let runs = [
             ("x=", None),
-            ("\u{fdd0}", obj(Kind::Fraction)),
+            ("\u{fdd0}", obj(ObjectKind::Fraction)),
             ("a+1\u{fdee}2\u{fdef}", None),
         ];
         assert_eq!(latex(&runs), "x=\\frac{a+1}{2}");
         // e^{i\pi} and a root of degree 3.
         assert_eq!(
             latex(&[
-                ("\u{fdd0}", obj(Kind::Superscript)),
+                ("\u{fdd0}", obj(ObjectKind::Superscript)),
                 ("e\u{fdee}iπ\u{fdef}", None)
             ]),
             "e^{i\\pi}"
         );
         assert_eq!(
             latex(&[
-                ("\u{fdd0}", obj(Kind::Radical)),
+                ("\u{fdd0}", obj(ObjectKind::Radical)),
                 ("3\u{fdee}x\u{fdef}", None)
             ]),
             "\\sqrt[3]{x}"
         );
         // Nested: a fraction in a subscript.
         let runs = [
-            ("\u{fdd0}", obj(Kind::Subscript)),
+            ("\u{fdd0}", obj(ObjectKind::Subscript)),
             ("x\u{fdee}", None),
-            ("\u{fdd0}", obj(Kind::Fraction)),
+            ("\u{fdd0}", obj(ObjectKind::Fraction)),
             ("1\u{fdee}n\u{fdef}\u{fdef}", None),
         ];
         assert_eq!(latex(&runs), "x_{\\frac{1}{n}}");

@@ -83,7 +83,7 @@ struct KeyQueue {
 
 /// The earlier siblings of a job whose Notion page does not exist yet.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Ahead {
+pub struct EarlierSiblings {
     /// In flight now.
     pub running: usize,
     /// Waiting in the queue (for a retry time, or for a worker).
@@ -107,7 +107,7 @@ pub struct JobGraph {
     plan_left: HashMap<i64, usize>,
     /// The `now` of the last claim: a job re-queued with a retry time after it waits in `delayed`.
     seen: UnixMillis,
-    /// Nodes and groups looked at by claims, `pending` and `ahead_of`: what the tests bound.
+    /// Nodes and groups looked at by claims, `pending` and `earlier_siblings`: what the tests bound.
     #[cfg(test)]
     looked: std::cell::Cell<usize>,
 }
@@ -467,9 +467,9 @@ impl JobGraph {
 
     /// The earlier siblings of `job` whose Notion page does not exist yet. Only those are looked
     /// at: the claim order keeps them to the ones in flight or parked for a retry.
-    pub fn ahead_of(&self, job: i64) -> Ahead {
+    pub fn earlier_siblings(&self, job: i64) -> EarlierSiblings {
         let Some(&i) = self.by_id.get(&job) else {
-            return Ahead::default();
+            return EarlierSiblings::default();
         };
         let waiting = &self.groups[self.nodes[i].group].waiting;
         // A link pass is no member: every sibling is before it.
@@ -478,7 +478,7 @@ impl JobGraph {
         } else {
             waiting.range(..i)
         };
-        let mut out = Ahead::default();
+        let mut out = EarlierSiblings::default();
         for &s in earlier {
             self.look(1);
             let n = &self.nodes[s];
@@ -628,13 +628,13 @@ mod tests {
             g.finish(j.id, JobState::Done, 0, true);
         }
         let pages: Vec<Job> = (0..3).map(|_| g.claim(&[], 0, 3).unwrap()).collect();
-        assert_eq!(g.ahead_of(pages[0].id), Ahead::default());
-        assert_eq!(g.ahead_of(pages[2].id).running, 2);
+        assert_eq!(g.earlier_siblings(pages[0].id), EarlierSiblings::default());
+        assert_eq!(g.earlier_siblings(pages[2].id).running, 2);
         g.created(pages[0].id);
-        assert_eq!(g.ahead_of(pages[2].id).running, 1);
+        assert_eq!(g.earlier_siblings(pages[2].id).running, 1);
         // Page 4 waits for a retry: page 5 is told when that may be.
         g.finish(pages[1].id, JobState::Queued, 9_000, true);
-        let a = g.ahead_of(pages[2].id);
+        let a = g.earlier_siblings(pages[2].id);
         assert_eq!((a.running, a.queued, a.next), (0, 1, 9_000));
         // Another account's pages are no siblings.
         let mut other = job(9, JobKind::Page, Some(2), 1);
@@ -647,7 +647,7 @@ mod tests {
             created: n.created,
         }));
         let g = JobGraph::new(jobs);
-        assert_eq!(g.ahead_of(9), Ahead::default());
+        assert_eq!(g.earlier_siblings(9), EarlierSiblings::default());
     }
 
     /// The graph as it was decided by scanning every node (the claim before the queues): what the
@@ -751,11 +751,11 @@ mod tests {
             (count, next)
         }
 
-        fn ahead_of(&self, job: i64) -> Ahead {
+        fn earlier_siblings(&self, job: i64) -> EarlierSiblings {
             let Some(i) = self.at(job) else {
-                return Ahead::default();
+                return EarlierSiblings::default();
             };
-            let mut out = Ahead::default();
+            let mut out = EarlierSiblings::default();
             for s in self.siblings(i).into_iter().take_while(|&s| s != i) {
                 let n = &self.nodes[s];
                 if n.created {
@@ -926,7 +926,7 @@ mod tests {
                     }
                 }
                 for &id in &ids {
-                    prop_assert_eq!(g.ahead_of(id), r.ahead_of(id));
+                    prop_assert_eq!(g.earlier_siblings(id), r.earlier_siblings(id));
                     prop_assert_eq!(g.state(id), r.nodes[r.at(id).unwrap()].state.into());
                 }
             }
@@ -964,8 +964,8 @@ mod tests {
             };
             calls += 3;
             assert_eq!(
-                g.ahead_of(id),
-                Ahead::default(),
+                g.earlier_siblings(id),
+                EarlierSiblings::default(),
                 "the oldest in flight is first in line"
             );
             g.created(id);

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::cancel::Cancel;
-use super::graph::{Ahead, JobGraph};
+use super::graph::{EarlierSiblings, JobGraph};
 use super::{JobError, RunEnd, RunError, RunOptions, RunStats, JOB_RETRIES, PER_PARENT};
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Next, RetryBudget, Scope};
@@ -78,7 +78,7 @@ impl Turn {
     /// Refuses to start a page whose earlier sibling is queued for a retry (it would hold a
     /// worker, and its fetched content, until that one ran): parked until about then.
     pub(crate) fn check(&self) -> Result<(), JobError> {
-        match self.ahead() {
+        match self.earlier_siblings() {
             a if a.queued > 0 => Err(JobError::NotYet(a.next)),
             _ => Ok(()),
         }
@@ -92,8 +92,8 @@ impl Turn {
             let change = self.shared.changes.notified();
             tokio::pin!(change);
             change.as_mut().enable();
-            match self.ahead() {
-                Ahead {
+            match self.earlier_siblings() {
+                EarlierSiblings {
                     running: 0,
                     queued: 0,
                     ..
@@ -115,12 +115,12 @@ impl Turn {
 
     /// Whether every earlier sibling has its Notion page now.
     pub(crate) fn is_now(&self) -> bool {
-        let a = self.ahead();
+        let a = self.earlier_siblings();
         a.running == 0 && a.queued == 0
     }
 
-    fn ahead(&self) -> Ahead {
-        self.shared.graph().ahead_of(self.job)
+    fn earlier_siblings(&self) -> EarlierSiblings {
+        self.shared.graph().earlier_siblings(self.job)
     }
 }
 

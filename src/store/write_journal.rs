@@ -1,4 +1,4 @@
-//! The write journal of pages being written: what each finished step of a page's write plan learned
+//! The write journal of pages being written: what each finished write step of a page learned
 //! (`write_steps`), and the Notion blocks written holding links to pages not migrated yet
 //! (`link_blocks`). The rows are opaque text here; `notion::journal` gives them their meaning.
 
@@ -12,7 +12,7 @@ use crate::clock::UnixMillis;
 /// One finished step as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StepRow {
-    /// The step's number in the page's plan.
+    /// The step's number among the page's write steps.
     pub step: i64,
     /// What the step sends (to tell the same plan from a changed one).
     pub mark: String,

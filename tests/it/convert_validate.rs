@@ -1,15 +1,15 @@
 //! Notion's request rules for converted blocks, checked on the JSON that would be sent.
 //!
 //! Used by the other `convert_*` tests. The tree is split into requests exactly as
-//! the writer plans it (`notebridge::notion::plan`), and every request goes through the validator
+//! the writer makes its steps (`notebridge::notion::steps`), and every request goes through the validator
 //! the Notion test server applies (`validate_children`, `validate_table_rows_with`), so "the blocks
 //! pass" means the server would take them. On top, the converter's own rules that Notion does not
 //! enforce but that the converter promises: no empty text runs, link schemes Notion can open, a
 //! checked flag on every to-do, an emoji on every callout, a language on every code block.
 
 use notebridge::convert::Block;
-use notebridge::notion::plan::{self, Items, Planner};
 use notebridge::notion::split;
+use notebridge::notion::steps::{self, Items, Steps};
 use notebridge_testkit::notion::validate::{
     validate_children, validate_table_rows_with, UploadState,
 };
@@ -93,16 +93,16 @@ fn house_rules(b: &Value) -> Result<(), String> {
     Ok(())
 }
 
-/// Every request of the writer's plan for `list` (a new page's), checked by the test server's
+/// Every request of the writer's steps for `list` (a new page's), checked by the test server's
 /// validator. Uploads are not involved: media keep their resource URLs here.
 fn requests_pass(list: &[Block]) -> Result<(), String> {
-    for step in Planner::new_page(list) {
+    for step in Steps::new_page(list) {
         let Some(items) = step.items() else { continue };
-        let req = Value::Array(plan::request_json(list, items, |b, _| b.to_json_shallow()));
+        let req = Value::Array(steps::request_json(list, items, |b, _| b.to_json_shallow()));
         match items {
             Items::Rows { table, .. } => {
-                let Some(Block::Table { width, .. }) = plan::block_at(list, table) else {
-                    return Err(format!("rows planned for {table:?}, not a table"));
+                let Some(Block::Table { width, .. }) = steps::block_at(list, table) else {
+                    return Err(format!("rows put in a step for {table:?}, not a table"));
                 };
                 validate_table_rows_with(&req, "body.children", *width, &|_| UploadState::Uploaded)
             }

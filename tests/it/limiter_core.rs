@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{
-    BreakerState, Lane, Limiter, LimiterError, Permit, Scope, ThrottleScope, WaitReason,
+    BreakerState, BudgetHolder, Lane, Limiter, LimiterError, Permit, ThrottleScope, WaitReason,
 };
 use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits};
 use notebridge::store::Db;
@@ -86,7 +86,7 @@ async fn the_wait_is_the_max_over_layers_not_the_min() {
     assert_eq!(
         alice_wait.reason,
         WaitReason::WindowFull {
-            scope: Scope::User("alice".into()),
+            scope: BudgetHolder::User("alice".into()),
             window: "12/600ms".into(),
             background_share: false
         }
@@ -208,7 +208,7 @@ async fn a_user_429_slows_that_user_only() {
     let alice = snap
         .scopes
         .iter()
-        .find(|s| s.scope == Scope::User("alice".into()))
+        .find(|s| s.scope == BudgetHolder::User("alice".into()))
         .unwrap();
     let BreakerState::Open { until, trips: 1 } = alice.breaker else {
         panic!("{:?}", alice.breaker)
@@ -257,7 +257,7 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = limiter(open_db(&dir), &clock);
-    let open = |l: &Limiter| -> Vec<Scope> {
+    let open = |l: &Limiter| -> Vec<BudgetHolder> {
         l.snapshot()
             .unwrap()
             .scopes
@@ -271,7 +271,7 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
         .unwrap()
         .throttled(ThrottleScope::Unknown, None);
     // No scope: the caller's own budget is the likely one. Others go on at once.
-    assert_eq!(open(&l), vec![Scope::User("alice".into())]);
+    assert_eq!(open(&l), vec![BudgetHolder::User("alice".into())]);
     let bob = l.acquire("bob", Lane::Foreground).await.unwrap();
     assert_eq!(bob.granted_at(), T0);
     assert!(!bob.is_probe());
@@ -280,9 +280,9 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
     assert_eq!(
         open(&l),
         vec![
-            Scope::App,
-            Scope::User("alice".into()),
-            Scope::User("bob".into())
+            BudgetHolder::App,
+            BudgetHolder::User("alice".into()),
+            BudgetHolder::User("bob".into())
         ]
     );
     let carol = l.acquire("carol", Lane::Foreground).await.unwrap();
@@ -299,7 +299,7 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
         .await
         .unwrap()
         .throttled(ThrottleScope::Unknown, None);
-    assert_eq!(open(&l), vec![Scope::User("dave".into())]);
+    assert_eq!(open(&l), vec![BudgetHolder::User("dave".into())]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -385,7 +385,7 @@ async fn the_ledger_survives_a_restart() {
     let alice = snap
         .scopes
         .iter()
-        .find(|s| s.scope == Scope::User("alice".into()))
+        .find(|s| s.scope == BudgetHolder::User("alice".into()))
         .unwrap();
     assert_eq!(alice.windows[0].foreground, 12);
     assert!(matches!(alice.breaker, BreakerState::Open { until, trips: 1 } if until == T0 + 2000));
@@ -494,7 +494,7 @@ async fn soft_brake_paces_and_stops_at_the_limit() {
     assert_eq!(
         snap.scopes
             .iter()
-            .find(|s| s.scope == Scope::User("alice".into()))
+            .find(|s| s.scope == BudgetHolder::User("alice".into()))
             .unwrap()
             .brake,
         None

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use notebridge::clock::{Clock, Jitter};
 use notebridge::limiter::{
-    BreakerState, Lane, Limiter, LimiterError, Scope, ThrottleScope, WaitReason,
+    BreakerState, BudgetHolder, Lane, Limiter, LimiterError, ThrottleScope, WaitReason,
 };
 use notebridge::settings::{
     parse_windows, BackgroundShare, DefaultDirs, FlagSettings, GraphLimits, Settings,
@@ -71,7 +71,11 @@ async fn the_default_settings_apply_only_the_per_user_limits() {
         assert!(t.iter().all(|&t| t == T0), "{user}: {t:?}");
     }
     let snap = l.snapshot().unwrap();
-    let app = snap.scopes.iter().find(|s| s.scope == Scope::App).unwrap();
+    let app = snap
+        .scopes
+        .iter()
+        .find(|s| s.scope == BudgetHolder::App)
+        .unwrap();
     assert!(app.windows.is_empty());
     assert_eq!(app.concurrency, None);
     // Nor an app-wide cap: 5 accounts x 5 in flight, above the 20 documented for app-only calls.
@@ -96,7 +100,11 @@ async fn an_application_429_cools_every_account_without_app_limits() {
         .unwrap()
         .throttled(ThrottleScope::Application, None);
     let snap = l.snapshot().unwrap();
-    let app = snap.scopes.iter().find(|s| s.scope == Scope::App).unwrap();
+    let app = snap
+        .scopes
+        .iter()
+        .find(|s| s.scope == BudgetHolder::App)
+        .unwrap();
     let BreakerState::Open { until, .. } = app.breaker else {
         panic!("{:?}", app.breaker)
     };
@@ -127,7 +135,7 @@ async fn background_uses_all_but_the_floor_reserve_for_an_account_never_scanned(
     let alice = snap
         .scopes
         .iter()
-        .find(|s| s.scope == Scope::User("alice".into()))
+        .find(|s| s.scope == BudgetHolder::User("alice".into()))
         .unwrap();
     assert_eq!(alice.windows[0].background_limit, 38);
     assert_eq!(alice.windows[1].background_limit, 380);
@@ -187,7 +195,7 @@ async fn the_reserve_is_sized_from_what_the_last_scan_cost() {
     let alice = snap
         .scopes
         .iter()
-        .find(|s| s.scope == Scope::User("alice".into()))
+        .find(|s| s.scope == BudgetHolder::User("alice".into()))
         .unwrap();
     assert_eq!(alice.windows[0].background_limit, 30);
     assert_eq!(alice.windows[1].background_limit, 190);
@@ -338,7 +346,7 @@ async fn with_slow_answers_the_short_windows_reserve_does_not_make_it_bind() {
         let alice = snap
             .scopes
             .iter()
-            .find(|s| s.scope == Scope::User("alice".into()))
+            .find(|s| s.scope == BudgetHolder::User("alice".into()))
             .map(|s| {
                 s.windows
                     .iter()

@@ -139,10 +139,7 @@ async fn a_write_stopped_mid_page_resumes_without_listing_the_steps_it_recorded(
         .unwrap();
     let whole_appends = count(&s, from, Endpoint::AppendChildren);
     let whole_uploads = count(&s, from, Endpoint::CreateUpload);
-    assert!(
-        whole_appends > 6,
-        "{whole_appends} appends: a plan of many steps"
-    );
+    assert!(whole_appends > 6, "{whole_appends} appends: many steps");
 
     let w = journalled(&s, &db, "page");
     let id = write_until_the_third_append_fails(&s, &w, &root, "Stopped").await;
@@ -196,8 +193,8 @@ async fn a_write_stopped_mid_page_resumes_without_listing_the_steps_it_recorded(
 /// Block elements the creation and the first two appends wrote (what the resumed write does not
 /// count as written by it).
 fn written_before_stop(blocks: &[Block]) -> u64 {
-    use notebridge::notion::plan::{Planner, Step};
-    Planner::new_page(blocks)
+    use notebridge::notion::steps::{Step, Steps};
+    Steps::new_page(blocks)
         .filter_map(|s| match s {
             Step::CreatePage { items } | Step::Append { items, .. } => Some(items.elements()),
             Step::Upload { .. } => None,
@@ -207,7 +204,7 @@ fn written_before_stop(blocks: &[Block]) -> u64 {
 }
 
 fn element_count(b: &Block) -> usize {
-    notebridge::notion::plan::element_count(std::slice::from_ref(b))
+    notebridge::notion::steps::element_count(std::slice::from_ref(b))
 }
 
 #[tokio::test]
@@ -286,7 +283,7 @@ async fn a_write_killed_at_any_point_resumes_from_its_journal_with_at_most_one_l
 }
 
 #[tokio::test]
-async fn links_are_recorded_in_the_blocks_that_hold_them_wherever_the_plan_put_them() {
+async fn links_are_recorded_in_the_blocks_that_hold_them_wherever_the_steps_put_them() {
     use notebridge::convert::{MediaSource, PageTarget, RichKind, RichText};
     use notebridge::notion::journal::LinkBody;
     let s = fast_server(34).await;

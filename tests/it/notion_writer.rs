@@ -123,9 +123,9 @@ async fn a_deep_page_of_2500_blocks_takes_the_minimum_of_102_requests() {
             item(&format!("{t}T"), vec![a])
         })
         .collect();
-    let total = notebridge::notion::plan::element_count(&blocks);
+    let total = notebridge::notion::steps::element_count(&blocks);
     assert_eq!(total, 2500);
-    assert_eq!(notebridge::notion::plan::depth(&blocks), 6);
+    assert_eq!(notebridge::notion::steps::depth(&blocks), 6);
     let before = requests(&s);
     let page = NewPage {
         parent: &root,

@@ -1,4 +1,4 @@
-//! The step executor: one execution of an item's write plan, each step once, what each learned
+//! The step executor: one execution of an item's write steps, each step once, what each learned
 //! recorded as it is learned, and the one look that decides whether a step was applied.
 
 use std::collections::{HashMap, HashSet};
@@ -13,7 +13,7 @@ use crate::notion::client::{gave_up, NotionClient, NotionError, Position};
 use crate::notion::degrade;
 use crate::notion::journal::{self, Journal, Learned, LinkBody, Made, Recorded, Uploaded};
 use crate::notion::listed::{self, Listed};
-use crate::notion::plan::{self, Items, Parent, Path, Planner, Step};
+use crate::notion::steps::{self, Items, Parent, Path, Step, Steps};
 use crate::store::write_journal::LinkRow;
 
 impl Writer {
@@ -34,7 +34,7 @@ impl Writer {
             resources,
         } = page;
         let mut exec = Exec::new(self, blocks, resources, String::new());
-        let mut steps = Planner::new_page(blocks);
+        let mut steps = Steps::new_page(blocks);
         if recover {
             if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                 on_created(&id);
@@ -50,7 +50,7 @@ impl Writer {
             match steps.next() {
                 Some(step @ Step::Upload { .. }) => exec.push_upload(&step, &mut uploads),
                 Some(Step::CreatePage { items }) => break items,
-                other => unreachable!("a new page's plan starts with its creation: {other:?}"),
+                other => unreachable!("a new page's steps start with its creation: {other:?}"),
             }
         };
         let done = exec.upload_all(&uploads).await?;
@@ -116,7 +116,7 @@ impl Writer {
                 exec.recorded = Some(recorded);
             }
         }
-        exec.run(Planner::body(blocks)).await?;
+        exec.run(Steps::body(blocks)).await?;
         Ok(exec.stats)
     }
 
@@ -140,7 +140,7 @@ impl Writer {
         let mut exec = Exec::new(self, blocks, resources, page.to_owned());
         // Subpages stay where they are; the new body goes before them, as it was.
         exec.top = subpages.then_some(Position::Start);
-        exec.run(Planner::body(blocks)).await?;
+        exec.run(Steps::body(blocks)).await?;
         Ok(exec.stats)
     }
 }
@@ -158,7 +158,7 @@ impl From<Listed> for Made {
 /// The upload steps of one send, by the block they are for.
 type Done = std::collections::HashMap<Path, usize>;
 
-/// One execution of a plan: what each step learned so far, in step order.
+/// One execution of a page's steps: what each step learned so far, in step order.
 struct Exec<'w, 'a> {
     w: &'w Writer,
     /// The writer's client for the step being executed ([`Writer::item_client`]).
@@ -174,7 +174,7 @@ struct Exec<'w, 'a> {
     marks: Vec<String>,
     /// Steps are looked up before they are sent, until the first not applied (a page resumed).
     resuming: bool,
-    /// What an earlier attempt recorded, by step, while its records hold for this plan: a
+    /// What an earlier attempt recorded, by step, while its records hold for these steps: a
     /// recorded step is skipped, and only the first one not recorded can have been applied
     /// without its record (steps are sent one after another).
     recorded: Option<HashMap<usize, Recorded>>,
@@ -245,8 +245,8 @@ impl<'w, 'a> Exec<'w, 'a> {
         self.push_learned(Learned::Upload(reused), mark);
     }
 
-    /// The mark of a send: the creation of the page marks as an append to it, so the plan of a
-    /// body resumed in its page ([`Planner::body`]) matches the plan that created it.
+    /// The mark of a send: the creation of the page marks as an append to it, so the steps of a
+    /// body resumed in its page ([`Steps::body`]) match the steps that created it.
     fn mark_of_send(&self, items: &Items) -> String {
         let like = Step::Append {
             parent: Parent::Page,
@@ -256,7 +256,7 @@ impl<'w, 'a> Exec<'w, 'a> {
     }
 
     fn mark_of_upload(&self, step: &Step, block: &[usize]) -> String {
-        let source = plan::block_at(self.blocks, block).and_then(|b| match b.media() {
+        let source = steps::block_at(self.blocks, block).and_then(|b| match b.media() {
             Some(MediaSource::Resource { url, .. }) => Some(url.as_str()),
             Some(MediaSource::Embedded(f)) => Some(f.key.as_str()),
             _ => None,
@@ -281,7 +281,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 l @ (Learned::Blocks(_) | Learned::PageBlocks(_)) => return Some(l),
                 Learned::Upload(_) => {}
             },
-            // The plan differs from the recorded one from here (the page changed in OneNote):
+            // The steps differ from the recorded ones from here (the page changed in OneNote):
             // its steps are looked up one by one, as for a page without records.
             Some(_) => {
                 self.recorded = None;
@@ -356,7 +356,7 @@ impl<'w, 'a> Exec<'w, 'a> {
     /// The page was created by an earlier attempt: its creation step (with its uploads) counts as
     /// done, and the rest is looked up step by step. Returns the creation's step number and what
     /// it sent.
-    fn found_page(&mut self, id: String, steps: &mut Planner<'_>) -> (usize, Items) {
+    fn found_page(&mut self, id: String, steps: &mut Steps<'_>) -> (usize, Items) {
         self.page = id;
         self.resuming = true;
         for s in steps.by_ref() {
@@ -370,7 +370,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 Step::Append { .. } => break,
             }
         }
-        unreachable!("a new page's plan starts with its creation")
+        unreachable!("a new page's steps start with its creation")
     }
 
     /// Executes the steps (after the creation, if any), each once.
@@ -498,7 +498,7 @@ impl<'w, 'a> Exec<'w, 'a> {
 
     /// What Notion holds where a send of `items` under `parent` goes: `Some` with the ids of its
     /// blocks when it was applied, `None` when it was not, an error when the parent holds what no
-    /// prefix of the plan explains (it was changed outside notebridge). `fresh`: list again even
+    /// prefix of the steps explains (it was changed outside notebridge). `fresh`: list again even
     /// when a listing of the parent was made while resuming.
     ///
     /// The one place that decides whether a write happened: after an unclear answer and when a page
@@ -521,7 +521,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             &self.listings[parent]
         };
         let (before, n) = (items.before(), items.len());
-        let total = match plan::block_at(self.blocks, items.parent_path()) {
+        let total = match steps::block_at(self.blocks, items.parent_path()) {
             _ if items.parent_path().is_empty() => self.blocks.len(),
             Some(Block::Table { rows, .. }) => rows.len(),
             Some(b) => b.children().len(),
@@ -573,7 +573,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 .map(|i| {
                     let mut p = under.clone();
                     p.push(i);
-                    plan::block_at(self.blocks, &p).map_or("?", Block::type_name)
+                    steps::block_at(self.blocks, &p).map_or("?", Block::type_name)
                 })
                 .collect(),
         }
@@ -596,7 +596,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 continue;
             }
-            let b = plan::block_at(self.blocks, path).expect("planned blocks exist");
+            let b = steps::block_at(self.blocks, path).expect("planned blocks exist");
             let key = match b.media() {
                 Some(MediaSource::Resource { url, .. }) => url.as_str(),
                 Some(MediaSource::Embedded(f)) => f.key.as_str(),
@@ -644,7 +644,7 @@ impl<'w, 'a> Exec<'w, 'a> {
     /// files pointed at, placeholders where a file could not be carried over.
     fn request(&mut self, items: &Items, done: &Done) -> Vec<Value> {
         let blocks = self.blocks;
-        plan::request_json(blocks, items, |b, path| self.block_json(b, path, done))
+        steps::request_json(blocks, items, |b, path| self.block_json(b, path, done))
     }
 
     /// One block's JSON without its children, its file as the upload made it. An address Notion
@@ -782,7 +782,7 @@ fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>
     let mut out = Vec::new();
     match items {
         Items::Rows { table, range } => {
-            if let Some(Block::Table { rows, .. }) = plan::block_at(blocks, table) {
+            if let Some(Block::Table { rows, .. }) = steps::block_at(blocks, table) {
                 for (i, r) in rows[range.clone()].iter().enumerate() {
                     out.extend(LinkBody::of_row(r).map(|b| (i, None, b)));
                 }
@@ -796,7 +796,7 @@ fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>
             let mut path = under.clone();
             for (i, (k, c)) in range.clone().zip(carried).enumerate() {
                 path.push(k);
-                let b = plan::block_at(blocks, &path).expect("planned blocks exist");
+                let b = steps::block_at(blocks, &path).expect("planned blocks exist");
                 out.extend(LinkBody::of(b).map(|l| (i, None, l)));
                 match b {
                     Block::Table { rows, .. } => {

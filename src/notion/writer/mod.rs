@@ -1,4 +1,4 @@
-//! Writing one OneNote item into Notion exactly once, by executing its write plan ([`super::plan`]).
+//! Writing one OneNote item into Notion exactly once, by executing its write steps ([`super::steps`]).
 //!
 //! Notion has no idempotency keys and a write can be applied although its answer was a 504 or never
 //! arrived. So the writer records what each step learned (the ids of the blocks it created, its
@@ -8,7 +8,7 @@
 //! those its journal recorded (steps are sent one after another, so no later one can have been), or,
 //! without records, step by step until the first one that was not.
 //!
-//! The rooms: [`exec`] executes a plan's steps (creating the page, appending, looking);
+//! The rooms: [`exec`] executes a page's steps (creating the page, appending, looking);
 //! [`fallback`] makes a file's upload, or its smaller rendition's, or says why it cannot be carried
 //! over; [`names`] gives each file the name Notion takes (its types are [`crate::mime`]'s).
 
@@ -190,7 +190,7 @@ impl Writer {
         find_lost_page(&self.client, parent, title, ours).await
     }
 
-    /// This writer's client for one step of an item's plan (a creation, an append, an upload): the
+    /// This writer's client for one step of an item's write (a creation, an append, an upload): the
     /// step's requests, looks and resends spend from one retry count, which starts from what the
     /// item's earlier attempts spent. Each step has its own, as each request of uv's has: what one
     /// failing step spends is not taken from the next.

@@ -1,4 +1,4 @@
-//! Plans checked without a server: the rules by example, a snapshot of a mixed page's plan, and
+//! Steps checked without a server: the rules by example, a snapshot of a mixed page's steps, and
 //! properties over random trees (every request within Notion's limits, every block in exactly one
 //! step, order kept, parents resolved, each file uploaded right before its block is sent).
 
@@ -49,7 +49,7 @@ fn sends(steps: &[Step]) -> Vec<&Items> {
 #[test]
 fn shallow_children_travel_with_their_parent() {
     let blocks = vec![item("a", vec![para("x"), para("y")])];
-    let steps: Vec<Step> = Planner::new_page(&blocks).collect();
+    let steps: Vec<Step> = Steps::new_page(&blocks).collect();
     assert_eq!(steps.len(), 1);
     assert_eq!(
         steps[0],
@@ -74,7 +74,7 @@ fn shallow_children_travel_with_their_parent() {
 #[test]
 fn deep_children_are_deferred_whole_to_the_block_the_step_created() {
     let blocks = vec![item("a", vec![item("b", vec![para("c")]), para("d")])];
-    let steps: Vec<Step> = Planner::body(&blocks).collect();
+    let steps: Vec<Step> = Steps::body(&blocks).collect();
     let lines: Vec<String> = steps.iter().map(Step::describe).collect();
     assert_eq!(
         lines,
@@ -88,7 +88,7 @@ fn deep_children_are_deferred_whole_to_the_block_the_step_created() {
 #[test]
 fn more_than_100_children_spill_into_later_appends() {
     let blocks = vec![item("a", (0..250).map(|i| para(&i.to_string())).collect())];
-    let lines: Vec<String> = Planner::new_page(&blocks).map(|s| s.describe()).collect();
+    let lines: Vec<String> = Steps::new_page(&blocks).map(|s| s.describe()).collect();
     assert_eq!(
         lines,
         [
@@ -102,7 +102,7 @@ fn more_than_100_children_spill_into_later_appends() {
 #[test]
 fn tables_carry_100_rows_append_the_rest_and_are_never_second_level() {
     let blocks = vec![table(230), item("holder", vec![table(2)])];
-    let lines: Vec<String> = Planner::new_page(&blocks).map(|s| s.describe()).collect();
+    let lines: Vec<String> = Steps::new_page(&blocks).map(|s| s.describe()).collect();
     assert_eq!(
         lines,
         [
@@ -121,7 +121,7 @@ fn carried_children_stay_within_the_byte_budget() {
         .map(|_| Block::Paragraph(TextBlock::new(vec![RichText::plain("é".repeat(1999)); 3])))
         .collect();
     let blocks = vec![item("a", heavy)];
-    let steps: Vec<Step> = Planner::new_page(&blocks).collect();
+    let steps: Vec<Step> = Steps::new_page(&blocks).collect();
     let Some(Items::Blocks { carried, .. }) = steps[0].items() else {
         panic!("{steps:?}");
     };
@@ -137,10 +137,10 @@ fn carried_children_stay_within_the_byte_budget() {
 
 #[test]
 fn an_empty_page_is_created_without_blocks_and_an_empty_body_has_no_steps() {
-    let steps: Vec<Step> = Planner::new_page(&[]).collect();
+    let steps: Vec<Step> = Steps::new_page(&[]).collect();
     assert_eq!(steps.len(), 1);
     assert!(steps[0].items().unwrap().is_empty());
-    assert_eq!(Planner::body(&[]).count(), 0);
+    assert_eq!(Steps::body(&[]).count(), 0);
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn the_shape_of_typed_blocks_is_the_shape_of_their_json() {
 }
 
 #[test]
-fn a_mixed_page_plans_as_the_snapshot_says() {
+fn a_mixed_pages_steps_are_as_the_snapshot_says() {
     let mut deep = para("leaf");
     for d in (1..5).rev() {
         deep = item(
@@ -183,11 +183,11 @@ fn a_mixed_page_plans_as_the_snapshot_says() {
             .collect(),
     ));
     blocks.extend((0..120).map(|i| para(&format!("p{i}"))));
-    let plan: Vec<String> = Planner::new_page(&blocks)
+    let steps: Vec<String> = Steps::new_page(&blocks)
         .enumerate()
         .map(|(n, s)| format!("{n}: {}", s.describe()))
         .collect();
-    insta::assert_snapshot!("mixed_page_plan", plan.join("\n"));
+    insta::assert_snapshot!("mixed_page_steps", steps.join("\n"));
 }
 
 /// Every block or table row of the tree, by path (a row's path ends in its row index).
@@ -210,12 +210,12 @@ fn all_nodes(blocks: &[Block]) -> Vec<Path> {
     out
 }
 
-/// Checks every property of a plan of `blocks`; `new` whether it creates the page.
-fn check_plan(blocks: &[Block], new: bool) -> Result<(), TestCaseError> {
+/// Checks every property of the steps of `blocks`; `new` whether it creates the page.
+fn check_steps(blocks: &[Block], new: bool) -> Result<(), TestCaseError> {
     let steps: Vec<Step> = if new {
-        Planner::new_page(blocks).collect()
+        Steps::new_page(blocks).collect()
     } else {
-        Planner::body(blocks).collect()
+        Steps::body(blocks).collect()
     };
     let mut covered: HashMap<Path, usize> = HashMap::new();
     // How many children of each parent have been sent, in order.
@@ -235,7 +235,7 @@ fn check_plan(blocks: &[Block], new: bool) -> Result<(), TestCaseError> {
                 items
             }
             Step::Append { parent, items } => {
-                prop_assert!(!(new && first_send), "a new page's plan starts with it");
+                prop_assert!(!(new && first_send), "a new page's steps start with it");
                 // The parent is the page or a block an earlier send created: that very block.
                 match parent {
                     Parent::Page => prop_assert!(items.parent_path().is_empty()),
@@ -366,10 +366,10 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     #[test]
-    fn every_plan_keeps_notions_limits_every_block_once_in_order_with_parents_resolved(
+    fn every_pages_steps_keep_notions_limits_every_block_once_in_order_with_parents_resolved(
         blocks in prop::collection::vec(tree(), 0..40),
         new in any::<bool>(),
     ) {
-        check_plan(&blocks, new)?;
+        check_steps(&blocks, new)?;
     }
 }

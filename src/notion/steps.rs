@@ -1,12 +1,12 @@
-//! The write plan: a page's typed blocks turned into a flat list of steps Notion accepts, built once
-//! and before anything is written.
+//! A page's write steps: its typed blocks turned into a flat list of steps Notion accepts, made in
+//! the same order every time and before anything is written.
 //!
 //! A step creates the page with its first blocks, appends blocks under a parent, or uploads the file
 //! of one media block (right before the step that sends that block). A parent is the page or the
 //! block an earlier step created ([`Parent::Created`]), so the writer only has to remember what each
 //! step learned. Steps refer to the typed tree by position ([`Items`]), never copy it: the request
-//! JSON is made when a step is sent, one request at a time, and the plan is produced lazily
-//! ([`Planner`] is an iterator) so a long page is never held twice.
+//! JSON is made when a step is sent, one request at a time, and the steps are produced lazily
+//! ([`Steps`] is an iterator) so a long page is never held twice.
 //!
 //! Notion's rules live here: at most [`MAX_CHILDREN`] children per array, two levels of nesting per
 //! request, [`MAX_BLOCKS_PER_REQUEST`] block elements and [`MAX_REQUEST_BYTES`] per request. Texts
@@ -21,7 +21,7 @@
 //! first-level blocks), costing a listing per child; sending it bare costs one append whose answer
 //! gives every child's id. So the rule never costs more requests than the alternative (see
 //! `tests/it/notion_writer.rs` for the count). Children are written depth first, a request at a
-//! time, so a kill leaves a prefix of the plan written and resuming finds where it stopped.
+//! time, so a kill leaves a prefix of the steps written and resuming finds where it stopped.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -49,7 +49,7 @@ pub enum Parent {
     Page,
     /// The `index`-th first-level block that step number `step` created.
     Created {
-        /// The step's number in the plan.
+        /// The step's number among the page's steps.
         step: usize,
         /// The block's index among that step's blocks.
         index: usize,
@@ -115,7 +115,7 @@ impl Items {
     }
 }
 
-/// One step of the plan.
+/// One step of a page's write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Step {
     /// Upload the file of the media block at this path; the next send step sends that block.
@@ -317,9 +317,9 @@ struct Frame {
     end: usize,
 }
 
-/// The plan of one page, produced a step at a time (see the module doc); collect it for the whole
+/// The steps of one page, produced one at a time (see the module doc); collect it for the whole
 /// list.
-pub struct Planner<'a> {
+pub struct Steps<'a> {
     blocks: &'a [Block],
     /// The page is created by the first step (else the body goes into an existing page).
     create: bool,
@@ -331,14 +331,14 @@ pub struct Planner<'a> {
     given: usize,
 }
 
-impl<'a> Planner<'a> {
-    /// The plan of a new page with body `blocks`: its creation with the first request's blocks,
+impl<'a> Steps<'a> {
+    /// The steps of a new page with body `blocks`: its creation with the first request's blocks,
     /// then the rest.
     pub fn new_page(blocks: &'a [Block]) -> Self {
         Self::with(blocks, true)
     }
 
-    /// The plan of `blocks` as the body of a page that exists: appends only.
+    /// The steps of `blocks` as the body of a page that exists: appends only.
     pub fn body(blocks: &'a [Block]) -> Self {
         Self::with(blocks, false)
     }
@@ -360,7 +360,7 @@ impl<'a> Planner<'a> {
     }
 
     /// Makes the next request of the innermost parent with children left, with its uploads.
-    fn plan_request(&mut self) -> bool {
+    fn next_request(&mut self) -> bool {
         let blocks = self.blocks;
         let (items, under, parent, start) = loop {
             let Some(top) = self.stack.last_mut() else {
@@ -468,7 +468,7 @@ impl<'a> Planner<'a> {
     }
 }
 
-impl Iterator for Planner<'_> {
+impl Iterator for Steps<'_> {
     type Item = Step;
 
     fn next(&mut self) -> Option<Step> {
@@ -477,7 +477,7 @@ impl Iterator for Planner<'_> {
                 self.given += 1;
                 return Some(s);
             }
-            if !self.plan_request() {
+            if !self.next_request() {
                 return None;
             }
         }

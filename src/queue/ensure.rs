@@ -1,0 +1,174 @@
+//! A job's Notion page written exactly once: created, resumed or rewritten through its record's
+//! lifecycle, and what was written recorded.
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+
+use crate::convert::Block;
+use crate::graph::Caller;
+use crate::notion::item::{self, ItemRecord};
+use crate::notion::journal::Journal;
+use crate::notion::steps;
+use crate::notion::writer::{NewPage, Resource, WriteStats, Writer};
+use crate::store::jobs::Job;
+use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
+
+use super::fetch::no_fetch;
+use super::prefetch::Prefetched;
+use super::{JobError, Migration, Turn};
+
+impl Migration {
+    /// Creates (or finishes) the Notion page of `job` exactly once. Returns whether a page was
+    /// created or completed now.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn ensure(
+        &self,
+        job: &Job,
+        turn: &Turn,
+        parent: &str,
+        title: &str,
+        blocks: &[Block],
+        resources: &HashMap<String, Resource>,
+        page: Option<PageWrite<'_>>,
+    ) -> Result<bool, JobError> {
+        let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
+        let (a, i) = (account.to_owned(), item_id.to_owned());
+        let existing = self.db.call(move |db| db.notion_item(&a, &i)).await?;
+        let fetch = match &page {
+            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
+            None => no_fetch(),
+        };
+        let mut writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
+            .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
+        if page.is_some() {
+            // What each step learns is recorded as it is learned, with the blocks holding links.
+            let journal = Journal::new(
+                self.db.clone(),
+                self.owner.clone(),
+                account,
+                item_id,
+                self.clock.clone(),
+            );
+            writer = writer.with_journal(journal);
+        }
+        let kind = ItemKind::of_job(job.kind).ok_or_else(|| {
+            JobError::permanent(format!("a {} job has no page", job.kind.as_str()))
+        })?;
+        let record = ItemRecord {
+            db: &self.db,
+            token: &self.owner,
+            account,
+            item_id,
+            kind,
+        };
+        let new = NewPage {
+            parent,
+            title,
+            blocks,
+            resources,
+        };
+        // The next sibling's turn.
+        let created = || turn.created();
+        let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
+            Some((ItemState::Complete(_), _)) => return Ok(false),
+            // `--update`: the page exists; its old body goes, the new one is written.
+            Some((ItemState::Rewriting(page), old_title)) => {
+                let stats = item::rewrite(&writer, record, &page, &old_title, new).await?;
+                (stats, Unfinished::Rewriting(page))
+            }
+            Some((ItemState::Writing(page), _)) => {
+                let stats = writer
+                    .resume_body(page.page_id(), blocks, resources)
+                    .await?;
+                (stats, Unfinished::Writing(page))
+            }
+            // An earlier attempt's creation may have reached Notion: its page is looked for.
+            Some((ItemState::Intended(intent), _)) => {
+                turn.wait().await?;
+                let (page, stats) =
+                    item::create(&writer, record, Some(intent), new, &created).await?;
+                (stats, Unfinished::Writing(page))
+            }
+            None => {
+                turn.wait().await?;
+                let (page, stats) = item::create(&writer, record, None, new, &created).await?;
+                (stats, Unfinished::Writing(page))
+            }
+        };
+        self.stats
+            .blocks
+            .fetch_add(stats.blocks as u64, Ordering::Relaxed);
+        self.stats
+            .files
+            .fetch_add(stats.files as u64, Ordering::Relaxed);
+        self.stats.bytes.fetch_add(stats.bytes, Ordering::Relaxed);
+        self.stats
+            .placeholders
+            .fetch_add(stats.placeholders.len() as u64, Ordering::Relaxed);
+        self.stats.approximations.fetch_add(
+            (stats.degraded.len() + stats.smaller.len()) as u64,
+            Ordering::Relaxed,
+        );
+        let shape = steps::shape(blocks);
+        let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
+        let written = Written {
+            // The whole body as it stands in Notion now, whether this run wrote all of it or
+            // resumed after blocks written before (a placeholder stands in for a file one for one).
+            blocks: steps::element_count(blocks) as i64,
+            files: stats.files as i64,
+            report: report.as_deref(),
+            onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
+            pending_links: page.as_ref().is_some_and(|p| p.pending_links),
+            shape: Some(&shape),
+            links_recorded: page.is_some(),
+        };
+        unfinished.written(&self.db, &self.owner, &written)?;
+        Ok(true)
+    }
+}
+
+/// What a OneNote page's write needs besides its blocks.
+pub(super) struct PageWrite<'a> {
+    /// Who fetches its resources.
+    pub(super) who: &'a Caller,
+    /// The converter's report (JSON).
+    pub(super) report: Option<&'a str>,
+    /// Its `lastModifiedDateTime`.
+    pub(super) last_modified: Option<&'a str>,
+    /// Rendered drawings by `ink:` URL.
+    pub(super) svgs: HashMap<String, Bytes>,
+    /// Files fetched before the page's turn.
+    pub(super) prefetched: Prefetched,
+    /// It links to pages not migrated yet.
+    pub(super) pending_links: bool,
+}
+
+/// The converter's report of a page with what writing it approximated added (elements Notion
+/// refused, files left as placeholders, images carried over at their smaller rendition), so
+/// `verify` lists them beside the converter's.
+fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
+    let mut items: Vec<(String, String)> = stats
+        .degraded
+        .iter()
+        .map(|d| (d.element.clone(), d.action.clone()))
+        .collect();
+    for s in &stats.smaller {
+        let (name, why) = s.split_once(": ").unwrap_or((s.as_str(), "it failed"));
+        items.push((
+            format!("image {name} at full resolution"),
+            format!("the smaller rendition was carried over ({why})"),
+        ));
+    }
+    for p in &stats.placeholders {
+        let (name, why) = p
+            .split_once(": ")
+            .unwrap_or((p.as_str(), "not carried over"));
+        items.push((
+            format!("file {name}"),
+            format!("visible placeholder: {why}"),
+        ));
+    }
+    crate::notion::degrade::add_to_report(report, items)
+}
