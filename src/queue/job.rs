@@ -22,7 +22,7 @@ impl Migration {
     /// The Graph caller for a job's inventory key (background lane, the run's deadline): a group's
     /// or site's items are read as the signed-in account, with its token and its budget (Graph's
     /// limits are the user's).
-    fn caller(&self, key: &str, opts: &RunOptions) -> Result<Caller, JobError> {
+    async fn caller(&self, key: &str, opts: &RunOptions) -> Result<Caller, JobError> {
         if is_files_key(key) {
             // An import from files reads nothing from Graph: no user, no budget. Its pages'
             // files are embedded in them and served from memory.
@@ -38,7 +38,7 @@ impl Migration {
         if let Some(c) = self.callers.lock().expect("callers poisoned").get(account) {
             return Ok(c.clone());
         }
-        let mut c = Caller::for_account(&self.db, account, Lane::Background)?;
+        let mut c = Caller::of_account(&self.db, account, Lane::Background).await?;
         c.deadline = opts.deadline;
         self.callers
             .lock()
@@ -99,7 +99,7 @@ impl Migration {
     ) -> Result<(), JobError> {
         match job.kind {
             JobKind::Links => {
-                let who = self.caller(&job.account, opts)?;
+                let who = self.caller(&job.account, opts).await?;
                 let n = links::rewrite_pending(self, &who).await?;
                 self.stats.links.fetch_add(n, Ordering::Relaxed);
                 Ok(())
@@ -165,7 +165,8 @@ impl Migration {
         // The page's Graph requests (content, ink, files) spend from the item's one count.
         let already = u32::try_from(job.attempts - 1).unwrap_or(0);
         let who = self
-            .caller(&job.account, opts)?
+            .caller(&job.account, opts)
+            .await?
             .for_item(crate::failure::Retries::new(self.retries, already));
         let created = existing.is_some_and(|i| i.page_id().is_some());
         if !created {
