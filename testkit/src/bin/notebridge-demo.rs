@@ -1,6 +1,8 @@
 //! The offline demo: starts the built-in sign-in, Graph and Notion test servers on loopback, generates
-//! a OneNote notebook, and runs the real notebridge commands against them (`login`, `scan`, `migrate`,
-//! `verify`), then prints the Notion tree the migration produced. No credentials, no network.
+//! a OneNote notebook, adds one made of the repository's real OneNote sample files (kept in the
+//! user's OneDrive, so `migrate` reads it from its section files), and runs the real notebridge
+//! commands against them (`login`, `scan`, `migrate`, `verify`), then prints the Notion tree the
+//! migration produced. No credentials, no network.
 //!
 //! `cargo run --release -p notebridge-testkit --bin notebridge-demo [-- --pages N]`
 
@@ -8,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
-use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::lab::{onenote_fixture, Lab, LabConfig};
 use notebridge_testkit::notion::DumpNode;
 
 const USAGE: &str = "\
@@ -87,7 +89,14 @@ fn main() -> ExitCode {
         ..NotebookSpec::default()
     };
     let lab = rt.block_on(Lab::start(LabConfig::default()));
-    let _user = lab.add_user("demo", generate(&spec));
+    let user = lab.add_user("demo", generate(&spec));
+    // A notebook synced to OneDrive as a folder of real `.one` section files: with `Files.Read`
+    // (among the default scopes) `migrate --via auto` reads it a file per section through the drive
+    // API; the generated notebook lives in no drive and goes page by page through the OneNote API.
+    let samples = onenote_fixture("onenote.rs/samples/New Section Group");
+    if samples.is_dir() {
+        lab.graph.add_files_notebook(&user.id, "Samples", &samples);
+    }
     for (k, v) in lab.env() {
         // SAFETY: single-threaded at this point as far as environment access goes: the server
         // threads never read the environment.
@@ -99,7 +108,8 @@ fn main() -> ExitCode {
         "notebridge offline demo: {pages} OneNote pages with images, attachments, subpages and a"
     );
     println!("section group, served by the built-in Graph test server (user windows {}, app windows {}),", lab.config.user_windows, lab.config.app_windows);
-    println!("migrated into the built-in Notion test server (3 requests/s, as the real API). State: {db_arg}\n");
+    println!("migrated into the built-in Notion test server (3 requests/s, as the real API), and a notebook of");
+    println!("real OneNote sample files kept in the user's OneDrive, read a file per section. State: {db_arg}\n");
 
     let steps: Vec<(&str, Vec<String>)> = vec![
         (
@@ -152,6 +162,11 @@ fn main() -> ExitCode {
         c.throttled,
         c.arrived_over_limit,
         lab.notion.counters().rate_limited
+    );
+    let d = lab.graph.drive_counters();
+    println!(
+        "Drive API (the samples notebook's section files): {} requests, {} downloads, {} bytes.",
+        d.api_requests, d.downloads, d.bytes_sent
     );
     println!(
         "The demo's state database is {} (inspect it with `notebridge --db {} status`, or delete the \
