@@ -6,10 +6,10 @@
 //! downloaded or read goes through the OneNote API instead, recorded with the reason; a page that
 //! is not in its file goes through the API alone.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
@@ -21,14 +21,8 @@ use crate::onefile::{self, ParsedSection, SectionLocation};
 use crate::store::ways::{SectionWay, Way};
 use crate::store::{Db, StoreError};
 
+use super::open_sections::{OpenSections, Released, SectionKey, Slot};
 use super::JobError;
-
-/// Sections parsed and kept although no page is converting from them (their next pages may come
-/// soon); beyond these, an idle section is released at once.
-const IDLE_KEPT: usize = 1;
-
-/// A section: (inventory key, section id).
-type SectionKey = (String, String);
 
 /// How a page's content is to be had.
 pub(super) enum Read {
@@ -58,17 +52,8 @@ pub(super) struct DriveSections {
     clock: Clock,
     /// Where downloads go: beside the state database.
     dir: PathBuf,
-    open: Arc<Mutex<HashMap<SectionKey, Arc<Slot>>>>,
-}
-
-/// One section: downloaded and parsed at most once (the first page to need it does it; the others
-/// wait for that), with the pages converting from it now.
-struct Slot {
-    /// The parsed file, or why the section falls back to the API.
-    parsed: tokio::sync::OnceCell<Result<Arc<ParsedSection>, String>>,
-    users: Mutex<usize>,
-    /// The downloaded file.
-    path: PathBuf,
+    /// Parsed section files, each with where it was downloaded.
+    open: OpenSections<PathBuf>,
 }
 
 impl DriveSections {
@@ -80,7 +65,7 @@ impl DriveSections {
             drive,
             clock,
             dir,
-            open: Arc::default(),
+            open: OpenSections::default(),
         };
         this.clean(db);
         this
@@ -162,21 +147,7 @@ impl DriveSections {
             return Ok(Read::FellBack(why));
         };
         let id = (key.to_owned(), section.clone());
-        let slot = {
-            let mut open = self.open.lock().expect("open sections poisoned");
-            let slot = open
-                .entry(id.clone())
-                .or_insert_with(|| {
-                    Arc::new(Slot {
-                        parsed: tokio::sync::OnceCell::new(),
-                        users: Mutex::new(0),
-                        path: dest.clone(),
-                    })
-                })
-                .clone();
-            *slot.users.lock().expect("slot poisoned") += 1;
-            slot
-        };
+        let slot = self.open.enter(&id, || dest.clone());
         let got = self
             .read_in(db, who, &slot, &way, &section, &guid, item, stats)
             .await;
@@ -200,7 +171,7 @@ impl DriveSections {
         &self,
         db: &Arc<Db>,
         who: &Caller,
-        slot: &Slot,
+        slot: &Slot<PathBuf>,
         way: &SectionWay,
         section: &str,
         guid: &str,
@@ -215,7 +186,7 @@ impl DriveSections {
                     .call(move |db| db.item_name(&k, "section", &s))
                     .await?
                     .map_or_else(|| section.to_owned(), |(n, _)| n);
-                let opened = self.fetch(who, way, &name, &slot.path).await?;
+                let opened = self.fetch(who, way, &name, &slot.extra).await?;
                 if opened.is_ok() {
                     stats.sections.fetch_add(1, Ordering::Relaxed);
                 }
@@ -289,45 +260,20 @@ impl DriveSections {
         })
     }
 
-    /// One page is done with the section; it is released when nothing more of it is to be read in
-    /// this run (its file removed), or when it is idle and others are kept idle already. The count
-    /// of pages left is read off the runtime, outside the map's lock; a page that took the
-    /// section up meanwhile keeps it.
-    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot>) {
-        let users = {
-            let _open = self.open.lock().expect("open sections poisoned");
-            let mut u = slot.users.lock().expect("slot poisoned");
-            *u -= 1;
-            *u
-        };
-        if users > 0 {
-            return;
-        }
-        // This page's own job is still running: anything beyond it is another page to come.
-        let (k, s) = id.clone();
-        let left = db
-            .call(move |db| db.pages_left_in_section(&k, &s))
-            .await
-            .unwrap_or(0);
-        let mut open = self.open.lock().expect("open sections poisoned");
-        let taken_up = *slot.users.lock().expect("slot poisoned") > 0;
-        let same = open.get(id).is_some_and(|s| Arc::ptr_eq(s, slot));
-        if taken_up || !same {
-            return;
-        }
-        let idle = open
-            .values()
-            .filter(|s| *s.users.lock().expect("slot poisoned") == 0)
-            .count();
-        if left <= 1 {
-            open.remove(id);
-            if let Some(dir) = slot.path.parent() {
-                remove_dir(dir);
+    /// One page is done with the section: when nothing more of it is to be read in this run, its
+    /// file goes too; a section let go while idle keeps its file for its later pages.
+    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot<PathBuf>>) {
+        match self.open.release(db, id, slot).await {
+            Released::Done => {
+                if let Some(dir) = slot.extra.parent() {
+                    remove_dir(dir);
+                }
+                tracing::debug!(section = %id.1, "section file read and removed");
             }
-            tracing::debug!(section = %id.1, "section file read and removed");
-        } else if idle > IDLE_KEPT {
-            // Released from memory; the file stays for its later pages.
-            open.remove(id);
+            Released::Idle => {
+                tracing::debug!(section = %id.1, "section file released; its download stays");
+            }
+            Released::Kept => {}
         }
     }
 }

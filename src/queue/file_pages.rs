@@ -4,38 +4,23 @@
 //! import, and never parses a section once per page. A section that cannot be opened fails each of
 //! its pages with the reader's reason (the path, when the file is gone since it was planned).
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::convert::ConvertedPage;
 use crate::onefile::{self, ParsedSection, SectionLocation};
 use crate::store::Db;
 
+use super::open_sections::{OpenSections, Released, Slot};
 use super::JobError;
 
-/// Sections parsed and kept although no page is converting from them (their next pages may come
-/// soon); beyond these, an idle section is released at once.
-const IDLE_KEPT: usize = 1;
-
-/// A section of an import: (inventory key, section id).
-type SectionKey = (String, String);
-
-/// The sections opened by one run.
+/// The sections of imports opened by one run.
 #[derive(Clone, Default)]
-pub(super) struct OpenSections {
-    open: Arc<Mutex<HashMap<SectionKey, Arc<Slot>>>>,
+pub(super) struct ImportSections {
+    open: OpenSections<()>,
 }
 
-/// One section: opened at most once (the first page to need it parses it; the others wait for
-/// that), with the number of pages converting from it now.
-#[derive(Default)]
-struct Slot {
-    parsed: tokio::sync::OnceCell<Result<Arc<ParsedSection>, String>>,
-    users: Mutex<usize>,
-}
-
-impl OpenSections {
+impl ImportSections {
     /// Converts page `page_id` of import `key`; `item` names the page in messages.
     pub(super) async fn convert(
         &self,
@@ -51,16 +36,13 @@ impl OpenSections {
             JobError::permanent(format!("{item} is not in the inventory of its import"))
         })?;
         let id = (key.to_owned(), section.clone());
-        let slot = {
-            let mut open = self.open.lock().expect("open sections poisoned");
-            let slot = open.entry(id.clone()).or_default().clone();
-            *slot.users.lock().expect("slot poisoned") += 1;
-            slot
-        };
+        let slot = self.open.enter(&id, || ());
         let converted = self
             .convert_in(db, &slot, key, &section, page_id, item, opened)
             .await;
-        self.release(db, &id, &slot).await;
+        if self.open.release(db, &id, &slot).await != Released::Kept {
+            tracing::debug!(section = %id.1, "section file released");
+        }
         converted
     }
 
@@ -68,7 +50,7 @@ impl OpenSections {
     async fn convert_in(
         &self,
         db: &Arc<Db>,
-        slot: &Slot,
+        slot: &Slot<()>,
         key: &str,
         section: &str,
         page_id: &str,
@@ -97,42 +79,6 @@ impl OpenSections {
                  now)"
             ))
         })
-    }
-
-    /// One page is done with the section; it is released when nothing more of it is to be
-    /// converted in this run, or when it is idle and others are kept idle already. The count of
-    /// pages left is read off the runtime, outside the map's lock; a page that took the section
-    /// up meanwhile keeps it.
-    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot>) {
-        let users = {
-            let _open = self.open.lock().expect("open sections poisoned");
-            let mut u = slot.users.lock().expect("slot poisoned");
-            *u -= 1;
-            *u
-        };
-        if users > 0 {
-            return;
-        }
-        // This page's own job is still running: anything beyond it is another page to come.
-        let (k, s) = id.clone();
-        let left = db
-            .call(move |db| db.pages_left_in_section(&k, &s))
-            .await
-            .unwrap_or(0);
-        let mut open = self.open.lock().expect("open sections poisoned");
-        let taken_up = *slot.users.lock().expect("slot poisoned") > 0;
-        let same = open.get(id).is_some_and(|s| Arc::ptr_eq(s, slot));
-        if taken_up || !same {
-            return;
-        }
-        let idle = open
-            .values()
-            .filter(|s| *s.users.lock().expect("slot poisoned") == 0)
-            .count();
-        if left <= 1 || idle > IDLE_KEPT {
-            open.remove(id);
-            tracing::debug!(section = %id.1, "section file released");
-        }
     }
 }
 

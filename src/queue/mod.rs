@@ -22,6 +22,7 @@ pub mod graph;
 mod job;
 pub mod links;
 pub mod lock;
+mod open_sections;
 pub mod prefetch;
 mod scheduler;
 pub mod source_page;
@@ -95,7 +96,7 @@ pub struct Migration {
     /// How often and after what backoff an item is tried again.
     retries: RetryBudget,
     /// Section files opened for imports from files.
-    sections: file_pages::OpenSections,
+    sections: file_pages::ImportSections,
     /// Section files read from OneDrive or SharePoint (`--via files`); none: the OneNote API only.
     drive: Option<drive_pages::DriveSections>,
     /// One link pass of an account at a time (see [`links::Passes`]).
@@ -129,7 +130,7 @@ impl Migration {
             callers: Arc::new(Mutex::new(HashMap::new())),
             big: BigPages::default(),
             retries: JOB_RETRIES,
-            sections: file_pages::OpenSections::default(),
+            sections: file_pages::ImportSections::default(),
             drive: None,
             link_passes: links::Passes::default(),
         }
