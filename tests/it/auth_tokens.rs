@@ -2,6 +2,7 @@
 //! persisted, single-flight, revoked refresh tokens.
 
 use crate::auth_support;
+use crate::lock_support::{ticks_while_waiting, HeldWrite};
 
 use std::time::Duration;
 
@@ -239,11 +240,7 @@ async fn storing_refreshed_tokens_behind_a_locked_database_leaves_the_runtime_to
     let db = open(&w);
     seed(&w, &db, "alice", &alice());
     let ts = TokenSource::new(db.clone(), &settings(&w), Clock::system()).unwrap();
-    // Another process in the middle of a write.
-    let mut other = rusqlite::Connection::open(w.db_path()).unwrap();
-    let held = other
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
+    let held = HeldWrite::take(&w.db_path());
     let token = {
         let ts = ts.clone();
         tokio::spawn(async move { ts.access_token("alice").await })
@@ -256,14 +253,8 @@ async fn storing_refreshed_tokens_behind_a_locked_database_leaves_the_runtime_to
         tokio::time::sleep(Duration::from_millis(10)).await;
         ticks += 1;
     }
-    for _ in 0..10 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        !token.is_finished(),
-        "the tokens were stored (or failed) while the database was locked"
-    );
-    held.commit().unwrap();
+    ticks_while_waiting(&token, "the tokens were stored (or failed)").await;
+    held.release();
     let t = token.await.unwrap().unwrap();
     let stored = db.account("alice").unwrap().unwrap();
     assert_eq!(stored.access_token.as_deref(), Some(t.secret()));

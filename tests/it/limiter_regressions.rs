@@ -8,6 +8,8 @@ use notebridge::limiter::{Lane, Limiter};
 use notebridge::settings::{parse_windows, BackgroundShare, GraphLimits};
 use notebridge::store::Db;
 
+use crate::lock_support::{ticks_while_waiting, HeldWrite};
+
 const T0: i64 = 1_700_000_000_000;
 
 /// The window slack must hold for the longest window too: pruning at `now - longest` (without the
@@ -108,32 +110,13 @@ async fn a_grant_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks(
         Jitter::seeded(1),
     )
     .unwrap();
-    // Another process in the middle of a write.
-    let mut other = rusqlite::Connection::open(&path).unwrap();
-    let held = other
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
+    let held = HeldWrite::take(&path);
     let grant = {
         let l = l.clone();
         tokio::spawn(async move { l.acquire("alice", Lane::Foreground).await })
     };
-    let ticks = Arc::new(std::sync::atomic::AtomicU32::new(0));
-    let ticker = {
-        let ticks = ticks.clone();
-        tokio::spawn(async move {
-            for _ in 0..10 {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                ticks.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            }
-        })
-    };
-    ticker.await.unwrap();
-    assert_eq!(ticks.load(std::sync::atomic::Ordering::SeqCst), 10);
-    assert!(
-        !grant.is_finished(),
-        "granted while the database was locked"
-    );
-    held.commit().unwrap();
+    ticks_while_waiting(&grant, "granted").await;
+    held.release();
     let p = grant.await.unwrap().unwrap();
     p.succeeded(None);
 }
@@ -157,22 +140,13 @@ async fn a_scan_cost_waiting_on_a_locked_database_leaves_the_runtime_to_other_ta
         user.iter().map(|w| w.lane.usable).collect()
     };
     let before = usable(&l);
-    let mut other = rusqlite::Connection::open(&path).unwrap();
-    let held = other
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
+    let held = HeldWrite::take(&path);
     let recorded = {
         let l = l.clone();
         tokio::spawn(async move { l.record_scan_cost("alice", 1_000).await })
     };
-    for _ in 0..10 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
-        !recorded.is_finished(),
-        "recorded while the database was locked"
-    );
-    held.commit().unwrap();
+    ticks_while_waiting(&recorded, "recorded").await;
+    held.release();
     recorded.await.unwrap().unwrap();
     assert_ne!(usable(&l), before, "the reserve follows the recorded cost");
 }

@@ -38,6 +38,7 @@ mod limiter_core;
 mod limiter_lanes;
 mod limiter_props;
 mod limiter_regressions;
+mod lock_support;
 mod mathml_convert;
 mod migrate_cli;
 mod migrate_degraded;

@@ -10,6 +10,8 @@ use notebridge::notion::pace::{Limit, Mode, Throttle};
 use notebridge::notion::rate::NotionRate;
 use notebridge::settings::{NotionPace, Window};
 use notebridge::store::Db;
+
+use crate::lock_support::{ticks_while_waiting, HeldWrite};
 use notebridge_testkit::notion::rate::{
     RateConfig, RateLimiter, WindowBudget, WorkspaceLimit, CONNECTION_REASON,
 };
@@ -341,25 +343,14 @@ async fn a_grant_waiting_on_a_locked_database_leaves_the_runtime_to_other_tasks(
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("state.db");
     let rate = NotionRate::open(open_db(&dir), TOKEN, NotionPace::Auto, Clock::system());
-    let mut other = rusqlite::Connection::open(&path).unwrap();
-    let held = other
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .unwrap();
+    let held = HeldWrite::take(&path);
     let rate = Arc::new(rate);
     let grant = {
         let rate = rate.clone();
         tokio::spawn(async move { rate.acquire().await })
     };
-    let started = Instant::now();
-    for _ in 0..10 {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(started.elapsed() < Duration::from_secs(1));
-    assert!(
-        !grant.is_finished(),
-        "granted while the database was locked"
-    );
-    held.commit().unwrap();
+    ticks_while_waiting(&grant, "granted").await;
+    held.release();
     let g = grant.await.unwrap().unwrap();
     rate.answered(g).await.unwrap();
     assert_eq!(rate.view().unwrap().requests_last_minute, 1);
