@@ -16,6 +16,7 @@ use std::sync::Mutex;
 use serde::Deserialize;
 
 use super::{enc, model, DriveClient, DriveError, NotebookFiles, SELECT};
+use crate::auth::granted_holds;
 use crate::graph::Caller;
 
 /// The host of personal OneDrive's WebDAV addresses, which `oneNoteClientUrl` uses for a personal
@@ -199,11 +200,9 @@ fn not_here(e: &DriveError) -> bool {
     }
 }
 
-/// Whether `scopes` hold one the shares API takes.
+/// Whether `scopes` hold one the shares API takes (compared as sign-in compares permissions).
 pub fn may_use_shares(scopes: &[String]) -> bool {
-    scopes
-        .iter()
-        .any(|s| SHARES_SCOPES.iter().any(|w| w.eq_ignore_ascii_case(s)))
+    SHARES_SCOPES.iter().any(|w| granted_holds(scopes, w))
 }
 
 /// A notebook's drive and item, once found.
