@@ -137,7 +137,10 @@ fn segments(url: &url::Url) -> Result<Vec<String>, String> {
         if out.len() == MAX_SEGMENTS {
             return Err(format!("a path over {MAX_SEGMENTS} segments"));
         }
-        let name = percent_decode(s).ok_or("a path segment that is not UTF-8")?;
+        let name = percent_encoding::percent_decode_str(s)
+            .decode_utf8()
+            .map_err(|_| "a path segment that is not UTF-8")?
+            .into_owned();
         // Neither can be in a OneDrive or SharePoint name, and each would change the path.
         if name == "." || name == ".." || name.contains(['/', ':', '\\']) {
             return Err(format!("a path segment {name:?} that names no item"));
@@ -145,29 +148,6 @@ fn segments(url: &url::Url) -> Result<Vec<String>, String> {
         out.push(name);
     }
     Ok(out)
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = b
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (b[i], hex) {
-            (b'%', Some(v)) => {
-                out.push(v);
-                i += 3;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
