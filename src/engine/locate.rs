@@ -15,7 +15,7 @@ use crate::drive::SectionFile;
 use crate::graph::sources::account_of_key;
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::graph::Caller;
-use crate::store::inventory::{Notebook, Section, SectionGroup};
+use crate::store::inventory::{Notebook, Section};
 use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
 
 impl Planner<'_> {
@@ -34,7 +34,7 @@ impl Planner<'_> {
         let decision = decide(self.via, kind_of_key(key), granted.as_deref());
         let mut ways = Vec::new();
         for nb in notebooks {
-            let sections = sections_of(nb);
+            let sections = nb.sections_by_path();
             match decision.way {
                 Way::Api => ways.extend(sections.into_iter().map(|(_, s)| api(key, s, &decision))),
                 Way::Files => {
@@ -45,7 +45,7 @@ impl Planner<'_> {
         let names: HashMap<&str, (&str, &str)> = notebooks
             .iter()
             .flat_map(|nb| {
-                sections_of(nb)
+                nb.sections_by_path()
                     .into_iter()
                     .map(move |(_, s)| (s.id.as_str(), (s.name.as_str(), nb.name.as_str())))
             })
@@ -187,25 +187,4 @@ fn api(key: &str, s: &Section, d: &Decision) -> SectionWay {
         fell_back: None,
         pages_by_api: 0,
     }
-}
-
-/// Every section of a notebook with its place in it: the section-group names from the notebook
-/// down, then its own name. Walked with an explicit stack: nesting comes from the service.
-pub(super) fn sections_of(nb: &Notebook) -> Vec<(Vec<String>, &Section)> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(Vec<String>, &[SectionGroup], &[Section])> =
-        vec![(Vec::new(), &nb.section_groups, &nb.sections)];
-    while let Some((trail, groups, sections)) = stack.pop() {
-        for s in sections {
-            let mut path = trail.clone();
-            path.push(s.name.clone());
-            out.push((path, s));
-        }
-        for g in groups.iter().rev() {
-            let mut t = trail.clone();
-            t.push(g.name.clone());
-            stack.push((t, &g.section_groups, &g.sections));
-        }
-    }
-    out
 }

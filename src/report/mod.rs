@@ -15,7 +15,7 @@ use crate::clock::UnixMillis;
 use crate::notion::rate::PaceView;
 use crate::settings::Window;
 use crate::store::history::HourCount;
-use crate::store::inventory::{Notebook, Section, SectionGroup};
+use crate::store::inventory::{Notebook, Section};
 use crate::store::ways::{SectionWay, Way};
 use crate::store::{Db, StoreError};
 
@@ -301,53 +301,26 @@ fn account_section(
     })
 }
 
-/// Every section with its path, in the order the migration plans them (a container's own sections,
-/// then its section groups), walked with an explicit stack.
+/// Every section with its path from its notebook's name down, in the order the migration plans
+/// them.
 fn sections_in_order(notebooks: &[Notebook]) -> Vec<(Vec<String>, &Section)> {
-    enum Node<'a> {
-        Group(&'a SectionGroup, Vec<String>),
-        Section(&'a Section, Vec<String>),
-    }
-    let mut out = Vec::new();
-    for nb in notebooks {
-        let base = vec![nb.name.clone()];
-        let mut stack: Vec<Node> = Vec::new();
-        push_children(&mut stack, &nb.section_groups, &nb.sections, &base);
-        while let Some(n) = stack.pop() {
-            match n {
-                Node::Section(s, path) => out.push((path, s)),
-                Node::Group(g, path) => {
-                    push_children(&mut stack, &g.section_groups, &g.sections, &path)
-                }
-            }
-        }
-    }
-    return out;
-
-    fn push_children<'a>(
-        stack: &mut Vec<Node<'a>>,
-        groups: &'a [SectionGroup],
-        sections: &'a [Section],
-        base: &[String],
-    ) {
-        let with = |name: &str| {
-            let mut p = base.to_vec();
-            p.push(name.to_owned());
-            p
-        };
-        // Pushed in reverse so they pop in the plan's order: a container's sections, then its groups.
-        for g in groups.iter().rev() {
-            stack.push(Node::Group(g, with(&g.name)));
-        }
-        for s in sections.iter().rev() {
-            stack.push(Node::Section(s, with(&s.name)));
-        }
-    }
+    notebooks
+        .iter()
+        .flat_map(|nb| {
+            nb.sections_by_path().into_iter().map(|(path, s)| {
+                let mut p = Vec::with_capacity(path.len() + 1);
+                p.push(nb.name.clone());
+                p.extend(path);
+                (p, s)
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::inventory::SectionGroup;
     use std::time::Duration;
 
     #[test]

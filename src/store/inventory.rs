@@ -29,6 +29,30 @@ pub struct Notebook {
     pub sections: Vec<Section>,
 }
 
+impl Notebook {
+    /// Every section with its place in the notebook (the section-group names from the notebook
+    /// down, then its own name), in the order planning takes them: a container's own sections,
+    /// then its section groups. Walked with an explicit stack: the nesting comes from the service.
+    pub fn sections_by_path(&self) -> Vec<(Vec<String>, &Section)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(Vec<String>, &[SectionGroup], &[Section])> =
+            vec![(Vec::new(), &self.section_groups, &self.sections)];
+        while let Some((trail, groups, sections)) = stack.pop() {
+            for s in sections {
+                let mut path = trail.clone();
+                path.push(s.name.clone());
+                out.push((path, s));
+            }
+            for g in groups.iter().rev() {
+                let mut t = trail.clone();
+                t.push(g.name.clone());
+                stack.push((t, &g.section_groups, &g.sections));
+            }
+        }
+        out
+    }
+}
+
 /// A section group (nests to any depth).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SectionGroup {
