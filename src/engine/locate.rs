@@ -33,8 +33,13 @@ impl Planner<'_> {
         let granted = self.db.call(move |db| db.granted_scopes(&account)).await?;
         let decision = decide(self.via, kind_of_key(key), granted.as_deref());
         let mut ways = Vec::new();
+        // Each section's name and its notebook's, for the plan's lines.
+        let mut names: HashMap<&str, (&str, &str)> = HashMap::new();
         for nb in notebooks {
             let sections = nb.sections_by_path();
+            for (_, s) in &sections {
+                names.insert(s.id.as_str(), (s.name.as_str(), nb.name.as_str()));
+            }
             match decision.way {
                 Way::Api => ways.extend(sections.into_iter().map(|(_, s)| api(key, s, &decision))),
                 Way::Files => {
@@ -42,14 +47,6 @@ impl Planner<'_> {
                 }
             }
         }
-        let names: HashMap<&str, (&str, &str)> = notebooks
-            .iter()
-            .flat_map(|nb| {
-                nb.sections_by_path()
-                    .into_iter()
-                    .map(move |(_, s)| (s.id.as_str(), (s.name.as_str(), nb.name.as_str())))
-            })
-            .collect();
         let shown: Vec<ShownWay> = ways
             .iter()
             .map(|w| {
