@@ -30,6 +30,9 @@ pub use embedded::{EmbeddedFile, EMBEDDED_SCHEME};
 pub use report::{Approximation, Report};
 pub use walker::{onenote_page_id, usable_url};
 
+/// The page's markup as the converter parses it: self-closed elements closed, nesting capped.
+pub use depth::prepare as prepare_markup;
+
 use walker::{Sink, Style, TextBlockKind, Walker};
 
 /// Largest page body notebridge converts (a page whose answer with its ink is bigger is fetched
@@ -118,9 +121,9 @@ pub fn convert_page_with_files(
     convert_document(&doc, opts, Some(files))
 }
 
-/// The page's DOM, its nesting capped first.
+/// The page's DOM, after the pass that caps its nesting and closes its self-closed elements.
 fn parse(html: &str) -> Html {
-    Html::parse_document(&depth::cap_depth(html))
+    Html::parse_document(&depth::prepare(html))
 }
 
 fn convert_document(

@@ -1,8 +1,9 @@
 //! A page's blocks as an indented text tree for people (what `notebridge convert` shows without
-//! `--json`): one line per block with its type, its text cut to the width, the annotations its
-//! text uses and where its links go; table rows under their table.
-
-use std::collections::BTreeSet;
+//! `--json`): one line per block with its type, a file's name, its text cut to the width, and
+//! where its file comes from; table rows under their table.
+//!
+//! A run's marks are shown on that run, in the text, as `[text]{bold, red}`; a link as
+//! `[text](target)`, its text before where it goes; so a block with one bold word reads as it looks.
 
 use console::{measure_text_width, truncate_str};
 
@@ -12,6 +13,9 @@ use super::blocks::{Annotations, Block, Color, MediaSource, RichKind, RichText};
 const INDENT: usize = 2;
 /// Room the text keeps however long the rest of the line is.
 const MIN_TEXT: usize = 12;
+/// Columns of a marked or linked run's text, and of a link's target: one long run must not push
+/// the marks and links after it off the line.
+const RUN_TEXT: usize = 40;
 
 /// The tree's lines, none wider than `width` columns.
 pub fn render(blocks: &[Block], width: usize) -> Vec<String> {
@@ -32,14 +36,12 @@ pub fn render(blocks: &[Block], width: usize) -> Vec<String> {
             let indent = " ".repeat((depth + 1) * INDENT);
             for row in rows {
                 let cells: Vec<String> = row.iter().map(|c| runs_text(c)).collect();
-                let mut notes = Notes::default();
-                row.iter().flatten().for_each(|r| notes.add(r));
                 lines.push(line(
                     &indent,
                     "table_row",
                     "",
                     &cells.join(" | "),
-                    &notes.render(),
+                    "",
                     width,
                 ));
             }
@@ -88,13 +90,10 @@ fn cut(s: &str, width: usize) -> String {
     }
 }
 
-/// What a block says besides its text: a to-do's box, a callout's icon, a table's shape, a media
-/// block's source.
+/// What a block says before its text: a to-do's box, a callout's icon, a table's shape, a file's
+/// name.
 fn head(b: &Block) -> String {
     match b {
-        Block::Heading { .. } | Block::Paragraph(_) | Block::Bulleted(_) | Block::Numbered(_) => {
-            String::new()
-        }
         Block::ToDo { checked, .. } => if *checked { "[x]" } else { "[ ]" }.to_string(),
         Block::Callout { emoji, .. } => visible(emoji),
         Block::Code { language, .. } => format!("({language})"),
@@ -111,17 +110,13 @@ fn head(b: &Block) -> String {
                 ""
             }
         ),
-        Block::Image { source, .. } | Block::Pdf { source, .. } => source_text(source),
-        Block::File { source, name, .. } => match name {
-            Some(n) => format!("{} {}", visible(n), source_text(source)),
-            None => source_text(source),
-        },
-        Block::Video { url } | Block::Embed { url } => visible(url),
+        Block::File { name: Some(n), .. } => visible(n),
         Block::Equation { expression } => visible(expression),
-        Block::Quote(_) | Block::Divider => String::new(),
+        _ => String::new(),
     }
 }
 
+/// Where a media block's content comes from, after its name and caption.
 fn source_text(s: &MediaSource) -> String {
     match s {
         MediaSource::Resource { url, .. } | MediaSource::External(url) => visible(url),
@@ -130,7 +125,8 @@ fn source_text(s: &MediaSource) -> String {
     }
 }
 
-/// The block's own text (captions for media), newlines shown as `↵`.
+/// The block's own text (captions for media) with each run's marks and links, newlines shown
+/// as `↵`.
 fn text_of(b: &Block) -> String {
     match b {
         Block::Table { .. } => String::new(),
@@ -138,96 +134,91 @@ fn text_of(b: &Block) -> String {
     }
 }
 
-/// Annotations used and link targets, after the text.
+/// What follows the text: a media block's source, a block's own colour.
 fn tail(b: &Block) -> String {
-    let mut notes = Notes::default();
-    if let Block::Table { .. } = b {
-        return String::new();
-    }
-    for runs in b.rich_texts() {
-        runs.iter().for_each(|r| notes.add(r));
+    let mut parts = Vec::new();
+    match b {
+        Block::Image { source, .. } | Block::Pdf { source, .. } | Block::File { source, .. } => {
+            parts.push(format!("from {}", source_text(source)));
+        }
+        Block::Video { url } | Block::Embed { url } => parts.push(format!("from {}", visible(url))),
+        _ => {}
     }
     if let Some(t) = b.text() {
         if t.color != Color::Default {
-            notes
-                .annotations
-                .insert(format!("block {}", t.color.as_notion()));
+            parts.push(format!("[block {}]", t.color.as_notion()));
         }
     }
-    notes.render()
+    parts.join(" ")
 }
 
-/// The annotations (sorted) and link targets (in order of first use) of some runs, each once.
-#[derive(Default)]
-struct Notes {
-    annotations: BTreeSet<String>,
-    links: Vec<String>,
+/// A run's marks in Notion's names, in a fixed order.
+fn marks(r: &RichText) -> Vec<String> {
+    let Annotations {
+        bold,
+        italic,
+        strikethrough,
+        underline,
+        code,
+        color,
+    } = r.annotations;
+    let mut out: Vec<String> = [
+        (bold, "bold"),
+        (italic, "italic"),
+        (strikethrough, "strikethrough"),
+        (underline, "underline"),
+        (code, "code"),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| name.to_string())
+    .collect();
+    if color != Color::Default {
+        out.push(color.as_notion());
+    }
+    if matches!(r.kind, RichKind::Equation { .. }) {
+        out.push("equation".to_string());
+    }
+    out
 }
 
-impl Notes {
-    fn add(&mut self, r: &RichText) {
-        let Annotations {
-            bold,
-            italic,
-            strikethrough,
-            underline,
-            code,
-            color,
-        } = r.annotations;
-        for (on, name) in [
-            (bold, "bold"),
-            (italic, "italic"),
-            (strikethrough, "strikethrough"),
-            (underline, "underline"),
-            (code, "code"),
-        ] {
-            if on {
-                self.annotations.insert(name.to_string());
-            }
-        }
-        if color != Color::Default {
-            self.annotations.insert(color.as_notion());
-        }
-        let link = match &r.kind {
-            RichKind::Text {
-                link: Some(url), ..
-            } => Some(visible(url)),
-            RichKind::PageLink {
-                onenote_page_id,
-                target,
-                ..
-            } => Some(match target {
-                Some(t) => t.url(),
-                None => format!("OneNote page {}", visible(onenote_page_id)),
-            }),
-            RichKind::Equation { .. } => {
-                self.annotations.insert("equation".to_string());
-                None
-            }
-            RichKind::Text { link: None, .. } => None,
-        };
-        if let Some(l) = link {
-            if !self.links.contains(&l) {
-                self.links.push(l);
-            }
-        }
+/// Where a run links to, if it does.
+fn link_of(r: &RichText) -> Option<String> {
+    match &r.kind {
+        RichKind::Text {
+            link: Some(url), ..
+        } => Some(visible(url)),
+        RichKind::PageLink {
+            onenote_page_id,
+            target,
+            ..
+        } => Some(match target {
+            Some(t) => t.url(),
+            None => format!("OneNote page {}", visible(onenote_page_id)),
+        }),
+        _ => None,
     }
+}
 
-    fn render(&self) -> String {
-        let mut parts = Vec::new();
-        if !self.annotations.is_empty() {
-            let names: Vec<&str> = self.annotations.iter().map(String::as_str).collect();
-            parts.push(format!("[{}]", names.join(", ")));
-        }
-        for l in &self.links {
-            parts.push(format!("→ {l}"));
-        }
-        parts.join(" ")
+/// One run as shown: plain text as it is, a marked or linked run as `[text](target){marks}`.
+fn run_text(r: &RichText) -> String {
+    let text = visible(&r.visible_text());
+    let (link, marks) = (link_of(r), marks(r));
+    if link.is_none() && marks.is_empty() {
+        return text;
     }
+    let mut out = format!("[{}]", cut(&text, RUN_TEXT));
+    if let Some(l) = link {
+        out.push_str(&format!("({})", cut(&l, RUN_TEXT)));
+    }
+    if !marks.is_empty() {
+        out.push_str(&format!("{{{}}}", marks.join(", ")));
+    }
+    out
 }
 
 fn runs_text(runs: &[RichText]) -> String {
-    runs.iter().map(|r| visible(&r.visible_text())).collect()
+    runs.iter().map(run_text).collect()
 }
 
 /// Text safe to print on a terminal: a line break as `↵`, a tab as a space, other control
@@ -255,7 +246,7 @@ mod tests {
     }
 
     #[test]
-    fn lines_fit_the_width_and_keep_annotations_and_links() {
+    fn lines_fit_the_width_and_show_marks_and_links_on_their_runs() {
         let mut bold = RichText::plain("bold words ".repeat(20));
         bold.annotations.bold = true;
         let link = RichText {
@@ -266,21 +257,34 @@ mod tests {
             annotations: Annotations::default(),
         };
         let child = para(vec![RichText::plain("child\nline\u{1b}[31m")]);
-        let mut item = TextBlock::new(vec![bold, link]);
+        let mut item = TextBlock::new(vec![RichText::plain("see "), bold, link]);
         item.children.push(child);
-        let lines = render(&[Block::Bulleted(item)], 60);
-        assert_eq!(lines.len(), 2);
-        assert!(
-            lines.iter().all(|l| measure_text_width(l) <= 60),
-            "{lines:?}"
+        let lines = render(&[Block::Bulleted(item.clone())], 100);
+        assert_eq!(
+            lines,
+            vec![
+                "bulleted_list_item \"see [bold words bold words bold words bold w…]{bold}[site](https://e.com/x)\"",
+                "  paragraph \"child↵line\\u{1b}[31m\"",
+            ]
         );
-        assert!(lines[0].starts_with("bulleted_list_item \"bold words"));
+        let narrow = render(&[Block::Bulleted(item)], 60);
         assert!(
-            lines[0].ends_with("…\" [bold] → https://e.com/x"),
-            "{}",
-            lines[0]
+            narrow.iter().all(|l| measure_text_width(l) <= 60),
+            "{narrow:?}"
         );
-        assert_eq!(lines[1], "  paragraph \"child↵line\\u{1b}[31m\"");
+    }
+
+    #[test]
+    fn a_file_shows_its_name_and_caption_before_its_source() {
+        let file = Block::File {
+            source: MediaSource::External("https://e.com/files/report.pdf".into()),
+            name: Some("report.pdf".into()),
+            caption: vec![RichText::plain("Q3 numbers")],
+        };
+        assert_eq!(
+            render(&[file], 100),
+            vec!["file report.pdf \"Q3 numbers\" from https://e.com/files/report.pdf"]
+        );
     }
 
     #[test]

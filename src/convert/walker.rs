@@ -474,8 +474,11 @@ impl<'r> Walker<'r> {
                 "color" => {
                     if let Some(c) = css::parse_color(v) {
                         st.fg = css::text_color(c);
-                        self.report
-                            .add("CSS color", "nearest Notion colour (text colour)");
+                        // Black text is Notion's own default: nothing is approximated.
+                        if st.fg != Color::Default {
+                            self.report
+                                .add("CSS color", "nearest Notion colour (text colour)");
+                        }
                     }
                 }
                 // A table's, row's or cell's background is the table's to carry (and to count).
@@ -494,8 +497,11 @@ impl<'r> Walker<'r> {
                             );
                         }
                         st.bg = bg;
-                        self.report
-                            .add("CSS background-color", "nearest Notion colour (background)");
+                        // A white background is Notion's page itself: nothing is approximated.
+                        if bg != Color::Default {
+                            self.report
+                                .add("CSS background-color", "nearest Notion colour (background)");
+                        }
                     }
                 }
                 "font-size"
@@ -625,7 +631,8 @@ impl<'r> Walker<'r> {
                 for b in self.attachment(e) {
                     sink.push_block(self, b);
                 }
-                // A self-closed `<object/>` swallows what follows it in HTML parsing.
+                // An object's own content is its fallback (a self-closed one has none: the
+                // pass before parsing closes it).
                 self.children(e, &st, sink, depth);
             }
             "iframe" => self.iframe(e, &st, sink, depth),

@@ -71,7 +71,7 @@ fn deep_elements_of_every_kind_convert_on_a_worker_stack() {
         ("<table><tr><td>a", "", "</td></tr></table>"),
         ("<a href=\"https://e.com\">a", "", "</a>"),
         ("<p><b><i>a", "", "</i></b></p>"),
-        // Each self-closed iframe swallows the rest of the page, parsed again.
+        // Self-closed iframes, closed by the pass before parsing, each followed by its text.
         ("<iframe src=\"https://e.com\"/>a", "", ""),
     ];
     for (open, inner, close) in cases {

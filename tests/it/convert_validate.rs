@@ -171,12 +171,14 @@ pub fn shows(c: char) -> bool {
     !c.is_whitespace() && !matches!(c, '\u{FFFC}' | '\u{200B}' | '\u{FEFF}')
 }
 
-/// The characters a browser would show for the page body (no whitespace, no U+FFFC), one
+/// The characters a reader sees in the page body as the converter reads its markup (no
+/// whitespace, no U+FFFC), one
 /// string per absolutely positioned outline (their order on the page is by position, not by
 /// source) and one per run of unpositioned content between outlines (the converter keeps each run
 /// after the outline before it, so runs are in order only within themselves).
 pub fn visible_source_segments(html: &str) -> Vec<String> {
-    let doc = scraper::Html::parse_document(html);
+    // Read as the converter reads it: Graph's self-closed `<object/>` is closed, not left open.
+    let doc = scraper::Html::parse_document(&notebridge::convert::prepare_markup(html));
     let mut loose = String::new();
     let mut segments = Vec::new();
     if let Some(body) = doc

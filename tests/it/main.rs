@@ -16,6 +16,7 @@ mod convert_fidelity;
 mod convert_fixtures;
 mod convert_hostile;
 mod convert_losses;
+mod convert_markup;
 mod convert_math;
 mod convert_props;
 mod convert_validate;
