@@ -75,9 +75,8 @@ fn no_answer(name: &str, service: &str, tried: &str, limit: Duration, fix: Strin
         name,
         None,
         format!(
-            "{service} did not answer within {} ({tried}): the address refuses connections, \
-             does not exist, or accepts and never answers",
-            budget::human(limit)
+            "{service} did not answer within {limit:?} ({tried}): the address refuses \
+             connections, does not exist, or accepts and never answers"
         ),
         format!("{fix}; a slow network may need more time: doctor --timeout 30s"),
     )
@@ -782,5 +781,105 @@ fn human_bytes(n: u64) -> String {
         format!("{:.1} GB", n as f64 / (1024.0 * MB))
     } else {
         format!("{:.0} MB", n as f64 / MB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{DefaultDirs, FlagSettings};
+
+    /// Settings of a files-only user (a Notion token, nothing of Microsoft's) whose Notion is at
+    /// `notion_url`, with the database in `dir`.
+    fn files_user(dir: &std::path::Path, notion_url: &str) -> Settings {
+        let flags = FlagSettings {
+            db: Some(dir.join("s.db")),
+            config: None,
+        };
+        let env = [
+            (env::NOTION_TOKEN, "ntn_test"),
+            (env::NOTION_URL, notion_url),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        Settings::resolve(&flags, &env, DefaultDirs::default()).unwrap()
+    }
+
+    fn args(timeout: Duration) -> DoctorArgs {
+        DoctorArgs {
+            account: None,
+            all_accounts: false,
+            to: Some("0123456789abcdef0123456789abcdef".into()),
+            timeout,
+        }
+    }
+
+    fn named<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {checks:?}"))
+    }
+
+    /// On the paused clock the timeout is reached as soon as nothing else can happen: the check
+    /// ends at its limit, not at the network's.
+    async fn ends_within_its_limit(notion_url: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = files_user(dir.path(), notion_url);
+        let limit = Duration::from_secs(10);
+        let started = tokio::time::Instant::now();
+        let checks = checks(&settings, &args(limit)).await;
+        assert!(started.elapsed() >= limit, "it waited its limit");
+        assert!(
+            started.elapsed() < limit * 2,
+            "and no longer: {:?}",
+            started.elapsed()
+        );
+        let n = named(&checks, "notion_token");
+        assert!(!n.ok);
+        assert!(
+            n.detail.starts_with("Notion did not answer within 10s"),
+            "{}",
+            n.detail
+        );
+        assert!(
+            n.detail.contains(&format!("GET {notion_url}/v1/users/me")),
+            "{}",
+            n.detail
+        );
+        assert!(n.fix.as_deref().unwrap().contains(env::NOTION_URL), "{n:?}");
+        // What does not need Notion is still checked; the Microsoft checks are skipped, saying why.
+        assert!(named(&checks, "database").ok);
+        assert!(named(&checks, "migration_lock").ok);
+        let ms = named(&checks, "microsoft");
+        assert!(
+            ms.ok && ms.detail.starts_with("skipped: no client id"),
+            "{ms:?}"
+        );
+        assert_eq!(exit_for(&checks), Exit::Unexpected);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_notion_that_accepts_and_never_answers_fails_at_the_timeout() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                open.push(sock);
+            }
+        });
+        ends_within_its_limit(&url).await;
+        held.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_notion_port_that_refuses_fails_at_the_timeout() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        ends_within_its_limit(&format!("http://127.0.0.1:{port}")).await;
     }
 }
