@@ -323,3 +323,112 @@ async fn killed_mid_run_a_resume_with_only_the_token_finishes_every_page_once() 
     assert_eq!(code, 0, "{out}");
     user.asked_no_one_else("the kill and the resume");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_the_contents_name_that_is_not_there_is_a_note_not_a_failure() {
+    // A notebook folder copied without its section group folder: a real table of contents that
+    // names five sections, the folder `FileSyncandWOPI` and the recycle bin, beside five real
+    // sections under the names it gives (the samples hold no notebook with its group folders, so
+    // the folder is the one thing missing by construction).
+    let rels = [
+        (
+            "interop-testsuites/MS-ONESTORE-Resources/NoSection.onetoc2",
+            "Open Notebook.onetoc2",
+        ),
+        (
+            "onenote.rs/samples/New Section Group/New Section 1.one",
+            "New Section 1.one",
+        ),
+        (
+            "onenote.rs/samples/New Section Group/New Section 2.one",
+            "New Section 2.one",
+        ),
+        ("apache-tika/testOneNote1.one", "New Section 3.one"),
+        ("apache-tika/testOneNote2016.one", "testing Section.one"),
+        ("apache-tika/testOneNote4.one", "testone1.one"),
+    ];
+    let lab = Lab::start(fast()).await;
+    let user = User::new(&lab).await;
+    let notebook = user.home.path().join("Work notebook");
+    std::fs::create_dir(&notebook).unwrap();
+    for (rel, name) in rels {
+        let Some(src) = sample(rel) else { return };
+        std::fs::copy(src, notebook.join(name)).unwrap();
+    }
+    let nb = notebook.to_str().unwrap();
+    let missing = notebook.join("FileSyncandWOPI");
+    let target = lab.notion.add_shared_page("Imports");
+
+    let (code, out, err) = user.run(&["--json", "scan", "--from", nb]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc = json(&out);
+    assert!(!has_problem(&doc), "every section there reads: {doc}");
+    assert_eq!(
+        doc["missing_folders"][0],
+        missing.to_str().unwrap(),
+        "{doc}"
+    );
+    assert!(err.contains("names the folder"), "{err}");
+
+    let (code, out, err) = user.run(&["migrate", "--from", nb, "--to", &target]).await;
+    assert_eq!(code, 0, "a note, not a failed item: {out}\n{err}");
+    let note = format!("names the folder {}, which is not there", missing.display());
+    assert!(out.contains(&note), "the run's summary says it: {out}");
+    assert_eq!(
+        notion_tree(&lab, &target),
+        expected_tree(&doc),
+        "the rest, every page once"
+    );
+
+    // Every run after: still exit 0, nothing to retry.
+    let (code, out, err) = user
+        .run(&[
+            "--json",
+            "migrate",
+            "--from",
+            nb,
+            "--resume",
+            "--retry-failed",
+        ])
+        .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let run = json(&out);
+    assert_eq!(run["failed"], 0, "{run}");
+    assert!(run["notes"][0].as_str().unwrap().contains(&note), "{run}");
+    assert!(
+        err.contains("0 failed items put back"),
+        "nothing to retry: {err}"
+    );
+    let (code, out, err) = user.run(&["migrate", "--from", nb, "--to", &target]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    let (code, out, _) = user.run(&["--json", "status"]).await;
+    assert_eq!(code, 0);
+    let status = json(&out);
+    let import = &status["imports"][0];
+    assert!(
+        import["failures"].as_array().unwrap().is_empty(),
+        "{status}"
+    );
+    assert!(
+        import["notes"][0].as_str().unwrap().contains(&note),
+        "{status}"
+    );
+    let (_, text, _) = user.run(&["status"]).await;
+    assert!(
+        text.contains("  note: the notebook's table of contents"),
+        "{text}"
+    );
+    assert!(text.contains(&note), "{text}");
+    let report = user.home.path().join("r.html");
+    let (code, _, err) = user
+        .run(&["report", "--output", report.to_str().unwrap()])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(html.contains("<h3>Notes</h3>"), "the report says it");
+    assert!(html.contains("FileSyncandWOPI"));
+    let (code, out, _) = user.run(&["verify"]).await;
+    assert_eq!(code, 0, "{out}");
+    user.asked_no_one_else("the notebook without its folder");
+}
