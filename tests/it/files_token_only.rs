@@ -432,3 +432,27 @@ async fn a_folder_the_contents_name_that_is_not_there_is_a_note_not_a_failure() 
     assert_eq!(code, 0, "{out}");
     user.asked_no_one_else("the notebook without its folder");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_accounts_migration_without_a_client_id_says_so_before_any_work() {
+    let lab = Lab::start(fast()).await;
+    let user = User::new(&lab).await;
+    let who = lab.add_user(
+        "default",
+        notebridge_testkit::generator::generate(&Default::default()),
+    );
+    lab.sign_in(
+        &notebridge::store::Db::open(&user.db).unwrap(),
+        "default",
+        &who,
+    );
+    let target = lab.notion.add_shared_page("Imports");
+    let (code, out, err) = user.run(&["migrate", "--to", &target]).await;
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(err.contains("NOTEBRIDGE_CLIENT_ID"), "{err}");
+    assert!(
+        notion_tree(&lab, &target).is_empty(),
+        "nothing planned or written"
+    );
+    user.asked_no_one_else("an account's migration without a client id");
+}
