@@ -419,4 +419,34 @@ mod tests {
         assert_eq!(refresh_margin(3_600_000, 0), 300_000);
         assert_eq!(refresh_margin(0, 10), 0);
     }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_client_id_only_a_token_request_fails_and_it_names_the_setting() {
+        use crate::settings::{DefaultDirs, FlagSettings};
+        let dir = tempfile::tempdir().unwrap();
+        let flags = FlagSettings {
+            db: Some(dir.path().join("s.db")),
+            config: None,
+        };
+        let settings = Settings::resolve(&flags, &HashMap::new(), DefaultDirs::default()).unwrap();
+        let db = Arc::new(Db::open(&settings.db_path).unwrap());
+        let clock = Clock::anchored_at(1_000_000);
+        // Made without one: an import from files never asks it for anything.
+        let ts = TokenSource::new(db.clone(), &settings, clock).unwrap();
+        assert!(matches!(ts.require_app(), Err(AuthError::MissingClientId)));
+        db.save_account(&Account {
+            name: "a".into(),
+            user_id: "u".into(),
+            user_principal_name: "a@example.com".into(),
+            display_name: None,
+            refresh_token: Some("rt".into()),
+            access_token: None,
+            access_expires_at: None,
+            updated_at: 0,
+        })
+        .unwrap();
+        let e = ts.access_token("a").await.unwrap_err();
+        assert!(matches!(e, AuthError::MissingClientId), "{e}");
+        assert!(e.to_string().contains("NOTEBRIDGE_CLIENT_ID"), "{e}");
+    }
 }
