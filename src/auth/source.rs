@@ -31,7 +31,12 @@ pub struct TokenSource {
 #[derive(Debug)]
 struct Inner {
     db: Arc<Db>,
-    id: Identity,
+    /// The app tokens are asked for with; `None` when no client id is configured. Only a token
+    /// request needs one (and then fails with [`AuthError::MissingClientId`]): an import from
+    /// files, which asks for none, runs without it.
+    id: Option<Identity>,
+    /// The configured scopes (a refresh asks for them, less what the account never consented to).
+    scopes: Vec<String>,
     clock: Clock,
     /// Shared with the run's other clients: the sign-in service being down is waited out there too.
     reach: Reachability,
@@ -59,10 +64,16 @@ impl TokenSource {
         reach: Reachability,
         jitter: Jitter,
     ) -> Result<TokenSource, AuthError> {
+        let id = match Identity::from_settings(settings) {
+            Ok(id) => Some(id),
+            Err(AuthError::MissingClientId) => None,
+            Err(e) => return Err(e),
+        };
         Ok(TokenSource {
             inner: Arc::new(Inner {
                 db,
-                id: Identity::from_settings(settings)?,
+                id,
+                scopes: settings.scopes.clone(),
                 clock,
                 reach,
                 jitter,
@@ -70,6 +81,16 @@ impl TokenSource {
                 flights: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// Whether a client id is configured: what signing in and refreshing need. A run that reads an
+    /// account's notebooks asks this before any work, so that a missing id is said up front.
+    pub fn require_app(&self) -> Result<(), AuthError> {
+        self.app().map(|_| ())
+    }
+
+    fn app(&self) -> Result<&Identity, AuthError> {
+        self.inner.id.as_ref().ok_or(AuthError::MissingClientId)
     }
 
     /// Where this source records and waits out unreachable services.
@@ -238,7 +259,7 @@ impl TokenSource {
     /// account's last token was not granted (asking for a permission never consented to fails the
     /// whole refresh; `login` asks for it again).
     async fn refresh_scopes(&self, a: &Account) -> Vec<String> {
-        let configured = self.inner.id.scopes.clone();
+        let configured = self.inner.scopes.clone();
         let name = a.name.clone();
         let granted = match self.inner.db.call(move |db| db.granted_scopes(&name)).await {
             Ok(Some(g)) => g,
@@ -259,7 +280,7 @@ impl TokenSource {
 
     /// One refresh-token exchange asking for `scopes`.
     async fn exchange(&self, a: &Account, scopes: &[String]) -> Result<RefreshResponse, Exchange> {
-        let id = &self.inner.id;
+        let id = self.app().map_err(Exchange::Final)?;
         let old = RefreshToken::new(a.refresh_token.clone().unwrap_or_default());
         debug!(account = %a.name, "refreshing the access token");
         id.client
@@ -397,5 +418,35 @@ mod tests {
         assert_eq!(refresh_margin(10_000, 0), 2_000);
         assert_eq!(refresh_margin(3_600_000, 0), 300_000);
         assert_eq!(refresh_margin(0, 10), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_client_id_only_a_token_request_fails_and_it_names_the_setting() {
+        use crate::settings::{DefaultDirs, FlagSettings};
+        let dir = tempfile::tempdir().unwrap();
+        let flags = FlagSettings {
+            db: Some(dir.path().join("s.db")),
+            config: None,
+        };
+        let settings = Settings::resolve(&flags, &HashMap::new(), DefaultDirs::default()).unwrap();
+        let db = Arc::new(Db::open(&settings.db_path).unwrap());
+        let clock = Clock::anchored_at(1_000_000);
+        // Made without one: an import from files never asks it for anything.
+        let ts = TokenSource::new(db.clone(), &settings, clock).unwrap();
+        assert!(matches!(ts.require_app(), Err(AuthError::MissingClientId)));
+        db.save_account(&Account {
+            name: "a".into(),
+            user_id: "u".into(),
+            user_principal_name: "a@example.com".into(),
+            display_name: None,
+            refresh_token: Some("rt".into()),
+            access_token: None,
+            access_expires_at: None,
+            updated_at: 0,
+        })
+        .unwrap();
+        let e = ts.access_token("a").await.unwrap_err();
+        assert!(matches!(e, AuthError::MissingClientId), "{e}");
+        assert!(e.to_string().contains("NOTEBRIDGE_CLIENT_ID"), "{e}");
     }
 }

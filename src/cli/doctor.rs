@@ -2,10 +2,13 @@
 //! one-line verdict and, when it fails, what to do. It writes nothing to Notion and sends a known,
 //! small number of requests: one device-code request to the sign-in service, one token refresh per
 //! account, one Graph request per account (foreground lane, counted by the limiter) and one or two
-//! Notion reads.
+//! Notion reads. Each request waits at most `--timeout` for its service, so doctor always ends. With
+//! nothing of Microsoft's set up (no client id, no account) it checks what a migration of OneNote's
+//! own files needs and says the Microsoft checks were skipped.
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
@@ -25,7 +28,7 @@ use crate::limiter::Lane;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::pace::DOCUMENTED_PER_SECOND;
 use crate::notion::rate::NotionRate;
-use crate::settings::{env, NotionPace, Settings, Window};
+use crate::settings::{env, parse_duration, NotionPace, Settings, Window};
 use crate::store::inventory::totals;
 use crate::store::jobs::Remaining;
 use crate::store::ways::Way;
@@ -47,6 +50,36 @@ pub struct DoctorArgs {
     /// The Notion page a migration would write under (id or URL): checks it is shared.
     #[arg(long, value_name = "NOTION_PAGE")]
     pub to: Option<String>,
+    /// How long each check may wait for its service (e.g. 10s, 30s): one that does not answer in
+    /// time fails with what it tried, so doctor always ends.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_timeout)]
+    pub timeout: Duration,
+}
+
+fn parse_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s).map_err(|e| format!("{e}; for example: 10s"))?;
+    if d.is_zero() {
+        return Err("must be longer than zero; for example: 10s".into());
+    }
+    Ok(d)
+}
+
+/// `fut`, or `None` when it has not finished within `limit`.
+async fn within<T>(limit: Duration, fut: impl std::future::Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(limit, fut).await.ok()
+}
+
+/// A check whose service did not answer in time: what was tried, and what usually causes it.
+fn no_answer(name: &str, service: &str, tried: &str, limit: Duration, fix: String) -> Check {
+    Check::fail(
+        name,
+        None,
+        format!(
+            "{service} did not answer within {limit:?} ({tried}): the address refuses \
+             connections, does not exist, or accepts and never answers"
+        ),
+        format!("{fix}; a slow network may need more time: doctor --timeout 30s"),
+    )
 }
 
 /// One check's verdict.
@@ -138,7 +171,10 @@ async fn checks(settings: &Settings, args: &DoctorArgs) -> Vec<Check> {
         Some(db) => db,
         None => return out,
     };
-    microsoft(settings, &db, args, &mut out).await;
+    match files_only(settings, &db, args) {
+        Some(why) => out.push(Check::pass("microsoft", why)),
+        None => microsoft(settings, &db, args, &mut out).await,
+    }
     notion(settings, &db, args, &mut out).await;
     out.push(migration_lock(&db));
     out
@@ -225,6 +261,25 @@ fn database(settings: &Settings, out: &mut Vec<Check>) -> Option<Arc<Db>> {
     Some(db)
 }
 
+/// Why the Microsoft checks are skipped, when nothing of Microsoft's is set up: no client id, no
+/// account named and none in the database. A migration of OneNote's own files needs none of it.
+fn files_only(settings: &Settings, db: &Db, args: &DoctorArgs) -> Option<String> {
+    let no_app = settings
+        .client_id
+        .as_deref()
+        .is_none_or(|c| c.trim().is_empty());
+    let no_account =
+        args.account.is_none() && !args.all_accounts && db.accounts().is_ok_and(|a| a.is_empty());
+    (no_app && no_account).then(|| {
+        format!(
+            "skipped: no client id ({}) and no account, which a migration of OneNote's own files \
+             (`migrate --from`) does not need; for notebooks in OneDrive or SharePoint, register \
+             an app (README, \"Using it with real accounts\") and run `notebridge login`",
+            env::CLIENT_ID
+        )
+    })
+}
+
 /// Client id, the sign-in service, each account's refresh, the scopes, and Graph for each account.
 async fn microsoft(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut Vec<Check>) {
     let id = match Identity::from_settings(settings) {
@@ -245,15 +300,27 @@ async fn microsoft(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &m
             return;
         }
     };
-    out.push(match check_app(&id).await {
-        Ok(()) => Check::pass(
+    let sign_in_fix = format!(
+        "check the network, any proxy (HTTPS_PROXY) and {} ({})",
+        env::AUTHORITY_URL,
+        settings.authority_url
+    );
+    out.push(match within(args.timeout, check_app(&id)).await {
+        None => no_answer(
+            "sign_in_service",
+            "the Microsoft sign-in service",
+            &format!("a device-code request to {}", settings.authority_url),
+            args.timeout,
+            sign_in_fix.clone(),
+        ),
+        Some(Ok(())) => Check::pass(
             "sign_in_service",
             format!(
                 "{} accepts the app for tenant {} (device-code sign-in allowed)",
                 settings.authority_url, settings.tenant
             ),
         ),
-        Err(e) => auth_failure("sign_in_service", &e),
+        Some(Err(e)) => auth_failure("sign_in_service", &e),
     });
     out.push(scopes(settings));
 
@@ -295,15 +362,40 @@ async fn microsoft(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &m
     };
     for account in &accounts {
         let name = format!("account:{account}");
-        match tokens.refresh_now(account).await {
-            Ok(_) => out.push(Check::pass(&name, "signed in; its token refreshes")),
-            Err(e) => {
+        match within(args.timeout, tokens.refresh_now(account)).await {
+            Some(Ok(_)) => out.push(Check::pass(&name, "signed in; its token refreshes")),
+            Some(Err(e)) => {
                 out.push(auth_failure(&name, &e));
+                continue;
+            }
+            None => {
+                out.push(no_answer(
+                    &name,
+                    "the Microsoft sign-in service",
+                    &format!("a token refresh at {}", settings.authority_url),
+                    args.timeout,
+                    sign_in_fix.clone(),
+                ));
                 continue;
             }
         }
         if let Some(graph) = &graph {
-            out.push(graph_check(db, graph, account).await);
+            let check = within(args.timeout, graph_check(db, graph, account))
+                .await
+                .unwrap_or_else(|| {
+                    no_answer(
+                        &format!("graph:{account}"),
+                        "Microsoft Graph",
+                        &format!("GET {}/me/onenote/notebooks", settings.graph_url),
+                        args.timeout,
+                        format!(
+                            "check the network, any proxy (HTTPS_PROXY) and {} ({})",
+                            env::GRAPH_URL,
+                            settings.graph_url
+                        ),
+                    )
+                });
+            out.push(check);
             out.push(via_check(settings, db, graph, account));
         }
     }
@@ -538,10 +630,30 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
     ));
     let client = NotionClient::new(&settings.notion_url, token, rate, Jitter::from_entropy())
         .with_backoff_base(settings.retries.pause);
-    let me = match client.me().await {
-        Ok(me) => me,
-        Err(e) => {
+    let base = settings.notion_url.trim_end_matches('/');
+    let unanswered = |name: &str, tried: String| {
+        no_answer(
+            name,
+            "Notion",
+            &tried,
+            args.timeout,
+            format!(
+                "check the network, any proxy (HTTPS_PROXY) and {} ({base})",
+                env::NOTION_URL
+            ),
+        )
+    };
+    let me = match within(args.timeout, client.me()).await {
+        Some(Ok(me)) => me,
+        Some(Err(e)) => {
             out.push(notion_failure("notion_token", &e, "the token"));
+            return;
+        }
+        None => {
+            out.push(unanswered(
+                "notion_token",
+                format!("GET {base}/v1/users/me"),
+            ));
             return;
         }
     };
@@ -587,15 +699,16 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
             return;
         }
     };
-    out.push(match client.page(&page).await {
-        Ok(_) => Check::pass(
+    out.push(match within(args.timeout, client.page(&page)).await {
+        None => unanswered("notion_target", format!("GET {base}/v1/pages/{page}")),
+        Some(Ok(_)) => Check::pass(
             "notion_target",
             format!(
                 "{page} is shared and readable; insert is proven by the first write (Notion lists \
                  no capabilities and doctor writes nothing)"
             ),
         ),
-        Err(e) => notion_failure("notion_target", &e, &format!("page {page}")),
+        Some(Err(e)) => notion_failure("notion_target", &e, &format!("page {page}")),
     });
 }
 
@@ -668,5 +781,105 @@ fn human_bytes(n: u64) -> String {
         format!("{:.1} GB", n as f64 / (1024.0 * MB))
     } else {
         format!("{:.0} MB", n as f64 / MB)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{DefaultDirs, FlagSettings};
+
+    /// Settings of a files-only user (a Notion token, nothing of Microsoft's) whose Notion is at
+    /// `notion_url`, with the database in `dir`.
+    fn files_user(dir: &std::path::Path, notion_url: &str) -> Settings {
+        let flags = FlagSettings {
+            db: Some(dir.join("s.db")),
+            config: None,
+        };
+        let env = [
+            (env::NOTION_TOKEN, "ntn_test"),
+            (env::NOTION_URL, notion_url),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        Settings::resolve(&flags, &env, DefaultDirs::default()).unwrap()
+    }
+
+    fn args(timeout: Duration) -> DoctorArgs {
+        DoctorArgs {
+            account: None,
+            all_accounts: false,
+            to: Some("0123456789abcdef0123456789abcdef".into()),
+            timeout,
+        }
+    }
+
+    fn named<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {checks:?}"))
+    }
+
+    /// On the paused clock the timeout is reached as soon as nothing else can happen: the check
+    /// ends at its limit, not at the network's.
+    async fn ends_within_its_limit(notion_url: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = files_user(dir.path(), notion_url);
+        let limit = Duration::from_secs(10);
+        let started = tokio::time::Instant::now();
+        let checks = checks(&settings, &args(limit)).await;
+        assert!(started.elapsed() >= limit, "it waited its limit");
+        assert!(
+            started.elapsed() < limit * 2,
+            "and no longer: {:?}",
+            started.elapsed()
+        );
+        let n = named(&checks, "notion_token");
+        assert!(!n.ok);
+        assert!(
+            n.detail.starts_with("Notion did not answer within 10s"),
+            "{}",
+            n.detail
+        );
+        assert!(
+            n.detail.contains(&format!("GET {notion_url}/v1/users/me")),
+            "{}",
+            n.detail
+        );
+        assert!(n.fix.as_deref().unwrap().contains(env::NOTION_URL), "{n:?}");
+        // What does not need Notion is still checked; the Microsoft checks are skipped, saying why.
+        assert!(named(&checks, "database").ok);
+        assert!(named(&checks, "migration_lock").ok);
+        let ms = named(&checks, "microsoft");
+        assert!(
+            ms.ok && ms.detail.starts_with("skipped: no client id"),
+            "{ms:?}"
+        );
+        assert_eq!(exit_for(&checks), Exit::Unexpected);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_notion_that_accepts_and_never_answers_fails_at_the_timeout() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let held = tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                open.push(sock);
+            }
+        });
+        ends_within_its_limit(&url).await;
+        held.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_notion_port_that_refuses_fails_at_the_timeout() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        ends_within_its_limit(&format!("http://127.0.0.1:{port}")).await;
     }
 }

@@ -18,6 +18,7 @@ use crate::engine::{self, Event, Observer, Outcome, Process, Report, Request, Se
 use crate::queue::cancel::Cancel;
 use crate::queue::RunEnd;
 use crate::settings::{parse_duration, Settings};
+use crate::store::imports::is_files_key;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -186,12 +187,26 @@ async fn migrate(
             }
             Ok(Exit::Done)
         }
-        Outcome::Ran(r) => Ok(print_report(printer, &r)),
+        Outcome::Ran(r) => {
+            // What the last read of the run's imports found that is no item (a folder the table
+            // of contents names that is not there): said with the summary, never failed.
+            let keys = r.accounts.clone();
+            let notes = db
+                .call(move |db| {
+                    let mut notes = Vec::new();
+                    for k in keys.iter().filter(|k| is_files_key(k)) {
+                        notes.extend(db.import_notes(k)?);
+                    }
+                    Ok::<_, crate::store::StoreError>(notes)
+                })
+                .await?;
+            Ok(print_report(printer, &r, &notes))
+        }
     }
 }
 
 /// Prints what a run did and returns its exit code.
-fn print_report(printer: &Printer, r: &Report) -> Exit {
+fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
     let (s, g, n) = (&r.stats, &r.graph, &r.notion);
     let engine::Summary {
         failed,
@@ -232,6 +247,7 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                        "waited_seconds": r.notion_waited.as_secs_f64()},
             "failed": failed,
             "blocked_by_failures": blocked,
+            "notes": notes,
         }));
     } else {
         printer.out(format!(
@@ -271,6 +287,9 @@ fn print_report(printer: &Printer, r: &Report) -> Exit {
                 from_files,
                 fell_back
             ));
+        }
+        for n in notes {
+            printer.out(format!("note: {n}"));
         }
         if failed > 0 {
             printer.out(format!(

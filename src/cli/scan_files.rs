@@ -38,6 +38,7 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
                 "id": p.section_id, "name": p.name, "reason": p.reason,
             })).collect::<Vec<_>>(),
             "recycle_bin": read.recycle_bin.as_ref().map(|b| b.display().to_string()),
+            "missing_folders": read.missing_folders.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         });
         if !sections.is_empty() {
             doc["sections"] = serde_json::to_value(&sections).map_err(Failure::unexpected)?;
@@ -61,6 +62,9 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     ));
     if let Some(bin) = &read.recycle_bin {
         printer.note(imports::recycle_bin_note(bin));
+    }
+    for f in &read.missing_folders {
+        printer.note(crate::engine::plan::missing_folder_note(f));
     }
     for p in &inv.problems {
         printer.problem(p.to_string());

@@ -110,6 +110,9 @@ pub struct ImportStatus {
     pub failures: Vec<FailedJob>,
     /// Pages changed in the files since migration.
     pub changed_since_migration: Vec<ChangedPage>,
+    /// What the last read of the files found that is no item (a folder the table of contents
+    /// names that is not there): not a failure.
+    pub notes: Vec<String>,
 }
 
 /// Who holds the migration lock.
@@ -181,6 +184,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 onenote_pages: totals(&db.inventory(&key)?).pages,
                 failures: db.failed_jobs(&key)?,
                 changed_since_migration: changed(&db, &key)?,
+                notes: db.import_notes(&key)?,
                 key,
             });
         }
@@ -254,6 +258,9 @@ fn print_import(printer: &Printer, i: &ImportStatus) {
         "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
         j.queued, j.blocked, j.running, j.done, j.failed
     ));
+    for n in &i.notes {
+        printer.out(format!("  note: {n}"));
+    }
     print_failures(printer, &i.failures);
     print_changed(printer, &i.changed_since_migration);
 }

@@ -157,10 +157,7 @@ fn planned_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
         }
     }
     if known.is_empty() {
-        return Err(CliError::sign_in(
-            "no accounts in this database; sign in with `notebridge login`, then migrate",
-        )
-        .into());
+        return Err(nothing_yet().into());
     }
     let with_plans: Vec<String> = db
         .accounts_with_jobs()?
@@ -185,7 +182,8 @@ fn planned_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
         .into()),
         None if with_plans.is_empty() => Err(CliError::usage(format!(
             "nothing to verify: no migration was planned in this database yet (accounts: {}); \
-             plan one with `notebridge migrate --to PAGE`",
+             plan one with `notebridge migrate --to PAGE` (or, from OneNote's own files, \
+             `notebridge migrate --from PATH --to PAGE`)",
             list_or_none(&known)
         ))
         .into()),
@@ -226,6 +224,17 @@ pub(super) fn list_or_none(names: &[String]) -> String {
     }
 }
 
+/// A database with no account and nothing imported from files: how to start, either way. Exit 3,
+/// the contract's code for "no account": there is nothing to show until one way has begun.
+fn nothing_yet() -> CliError {
+    CliError::sign_in(
+        "no accounts and no imports from files in this database yet. Start either way: migrate \
+         OneNote's own files (.one, .onepkg or a notebook folder) with only NOTION_TOKEN set: \
+         `notebridge migrate --from PATH --to PAGE`; or sign in with `notebridge login` to read \
+         notebooks through Microsoft Graph",
+    )
+}
+
 /// The named account, or every account; exit 3 when there is none and nothing was imported from
 /// files either.
 pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<String>> {
@@ -241,10 +250,7 @@ pub(super) fn select_accounts(db: &Db, name: Option<&str>) -> CliResult<Vec<Stri
             let all: Vec<String> = db.accounts()?.into_iter().map(|a| a.name).collect();
             // With nobody signed in, imports from files are still reported (by the caller).
             if all.is_empty() && planned_imports(db)?.is_empty() {
-                return Err(CliError::sign_in(
-                    "no accounts in this database; sign in with `notebridge login`",
-                )
-                .into());
+                return Err(nothing_yet().into());
             }
             Ok(all)
         }

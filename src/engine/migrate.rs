@@ -342,6 +342,12 @@ async fn run(
         .await?;
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
+    // Only an account's notebooks need the Microsoft app (and say so before any work); imports
+    // from files never ask for a token, so a run of them needs no client id.
+    let reads_accounts = accounts.iter().any(|k| !is_files_key(k));
+    if reads_accounts {
+        graph.tokens().require_app().map_err(GraphError::from)?;
+    }
     // Section files come through the drive API, paced apart from OneNote's windows, with the
     // same tokens.
     let drive = DriveClient::open(
@@ -430,8 +436,13 @@ async fn run(
         owner.clone(),
     )
     .with_cancel(cancel.clone())
-    .with_retries(settings.retries)
-    .with_drive(drive.clone());
+    .with_retries(settings.retries);
+    // Imports read their own files: no drive downloads to make or clean up.
+    let migration = if reads_accounts {
+        migration.with_drive(drive.clone())
+    } else {
+        migration
+    };
     observer.event(Event::Draining(Box::new(Progress::new(
         &migration, &accounts,
     ))));

@@ -118,6 +118,16 @@ impl Classify for PlanError {
     }
 }
 
+/// The note for a folder (a section group) a notebook's table of contents names that is not on
+/// disk: nothing of it can be read, by this run or a later one, so it is said and not failed.
+pub fn missing_folder_note(path: &std::path::Path) -> String {
+    format!(
+        "the notebook's table of contents names the folder {}, which is not there: nothing of it \
+         is migrated (put the folder back and run `notebridge migrate --from` again to add it)",
+        path.display()
+    )
+}
+
 /// What planning one account left: its work, and how many groups or sites could not be read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Planned {
@@ -205,13 +215,25 @@ impl Planner<'_> {
         });
         let read = imports::read(std::path::Path::new(&path)).await?;
         let inv = imports::Inventory::of(&read);
+        let notes: Vec<String> = read
+            .missing_folders
+            .iter()
+            .map(|p| missing_folder_note(p))
+            .collect();
         let (k, stored, now) = (key.to_owned(), inv.clone(), self.clock.now_ms());
+        let kept = notes.clone();
         self.db
-            .call(move |db| imports::store(db, &k, &stored, now))
+            .call(move |db| {
+                imports::store(db, &k, &stored, now)?;
+                db.save_import_notes(&k, &kept)
+            })
             .await?;
         if let Some(bin) = &read.recycle_bin {
             self.observer
                 .event(Event::Note(imports::recycle_bin_note(bin)));
+        }
+        for n in notes {
+            self.observer.event(Event::Note(n));
         }
         let found = Found {
             notebooks: &inv.notebooks,

@@ -325,6 +325,7 @@ mod tests {
             }],
             sections: vec![],
             recycle_bin: None,
+            missing_folders: Vec::new(),
         };
         let inv = Inventory::of(&import);
         assert!(!inv.loose);
@@ -350,6 +351,7 @@ mod tests {
             notebooks: vec![],
             sections: vec![s],
             recycle_bin: None,
+            missing_folders: Vec::new(),
         };
         let inv = Inventory::of(&import);
         assert!(inv.loose);

@@ -1,7 +1,8 @@
 //! What a path holds: a section file, a notebook (its `.onetoc2`, the folder holding it, or a
 //! `.onepkg`), in OneNote's order. A table of contents gives the order; sections and groups on disk
 //! that it does not name follow in name order (OneNote adds them to the notebook when it opens it),
-//! and what it names but is not there is listed as missing.
+//! and what it names but is not there is listed as missing: a section as a section that cannot be
+//! read, a folder (a section group) as a note of the import.
 
 use std::collections::HashSet;
 use std::fs::File;
@@ -99,15 +100,18 @@ pub(super) fn scan(path: &Path) -> Result<FileImport, FilesError> {
         source,
     };
     let meta = std::fs::metadata(&path).map_err(io_err)?;
+    let mut aside = Aside::default();
     let mut out = FileImport {
         path: path.clone(),
         notebooks: Vec::new(),
         sections: Vec::new(),
         recycle_bin: None,
+        missing_folders: Vec::new(),
     };
     if meta.is_dir() {
         let tree = Disk { root: path.clone() };
-        let c = container(&tree, "", None, 0, &mut out.recycle_bin);
+        let c = container(&tree, "", None, 0, &mut aside);
+        aside.give_to(&mut out);
         if c.sections.is_empty() && c.groups.is_empty() && !c.has_toc {
             return Err(FilesError::NoOneNoteFiles { path });
         }
@@ -140,7 +144,8 @@ pub(super) fn scan(path: &Path) -> Result<FileImport, FilesError> {
                 what: "a cabinet without a notebook (.onetoc2) in it".into(),
             });
         };
-        let c = container(&tree, &root, None, 0, &mut out.recycle_bin);
+        let c = container(&tree, &root, None, 0, &mut aside);
+        aside.give_to(&mut out);
         let name = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -158,7 +163,8 @@ pub(super) fn scan(path: &Path) -> Result<FileImport, FilesError> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let tree = Disk { root: dir.clone() };
         let toc = file_name(&path);
-        let c = container(&tree, "", Some(&toc), 0, &mut out.recycle_bin);
+        let c = container(&tree, "", Some(&toc), 0, &mut aside);
+        aside.give_to(&mut out);
         out.notebooks.push(notebook(c, file_name(&dir)));
         return Ok(out);
     }
@@ -242,6 +248,22 @@ fn section_at(location: SectionLocation, head: &[u8], name: &str) -> FileSection
 }
 
 /// A notebook's or group's content.
+/// What a walk leaves out of the notebook, for the caller to say.
+#[derive(Default)]
+struct Aside {
+    /// The `OneNote_RecycleBin`, where there is one.
+    recycle_bin: Option<PathBuf>,
+    /// The folders a table of contents names that are not there.
+    missing_folders: Vec<PathBuf>,
+}
+
+impl Aside {
+    fn give_to(self, out: &mut FileImport) {
+        out.recycle_bin = self.recycle_bin;
+        out.missing_folders = self.missing_folders;
+    }
+}
+
 struct Container {
     id: String,
     has_toc: bool,
@@ -421,7 +443,7 @@ fn container(
     dir: &str,
     toc: Option<&str>,
     depth: usize,
-    recycle: &mut Option<PathBuf>,
+    aside: &mut Aside,
 ) -> Container {
     let listing = tree.list(dir);
     let toc_name = toc.map(str::to_string).or_else(|| {
@@ -463,8 +485,8 @@ fn container(
     for name in names {
         let entry = listing.iter().find(|(n, _)| *n == name);
         if name.eq_ignore_ascii_case(RECYCLE_BIN) {
-            if entry.is_some() && recycle.is_none() {
-                *recycle = Some(tree.path(&join(dir, &name)));
+            if entry.is_some() && aside.recycle_bin.is_none() {
+                aside.recycle_bin = Some(tree.path(&join(dir, &name)));
             }
             continue;
         }
@@ -472,9 +494,9 @@ fn container(
             Some((_, true)) => {
                 let sub = join(dir, &name);
                 let c = if depth + 1 < MAX_GROUP_DEPTH {
-                    container(tree, &sub, None, depth + 1, recycle)
+                    container(tree, &sub, None, depth + 1, aside)
                 } else {
-                    flat_container(tree, &sub, recycle)
+                    flat_container(tree, &sub, aside)
                 };
                 out.groups.push(FileSectionGroup {
                     id: c.id,
@@ -487,6 +509,11 @@ fn container(
                 let head = tree.head(dir, &name);
                 out.sections
                     .push(section_at(tree.location(dir, &name), &head, &name));
+            }
+            // A folder (a section group) the contents name that is not there holds nothing to
+            // read: said, not failed, since no later run can read it either.
+            None if !has_ext(&name, "one") => {
+                aside.missing_folders.push(tree.path(&join(dir, &name)));
             }
             None => {
                 let location = tree.location(dir, &name);
@@ -511,8 +538,8 @@ fn container(
 }
 
 /// A group at the depth limit: every section below it, in order, with no further groups.
-fn flat_container(tree: &dyn Tree, dir: &str, recycle: &mut Option<PathBuf>) -> Container {
-    let mut c = container(tree, dir, None, MAX_GROUP_DEPTH, recycle);
+fn flat_container(tree: &dyn Tree, dir: &str, aside: &mut Aside) -> Container {
+    let mut c = container(tree, dir, None, MAX_GROUP_DEPTH, aside);
     let mut stack = std::mem::take(&mut c.groups);
     stack.reverse();
     while let Some(g) = stack.pop() {

@@ -41,6 +41,8 @@ pub struct FileImport {
     pub sections: Vec<FileSection>,
     /// The `OneNote_RecycleBin` left out, where there was one.
     pub recycle_bin: Option<PathBuf>,
+    /// Folders (section groups) the table of contents names that are not there: nothing to read.
+    pub missing_folders: Vec<PathBuf>,
 }
 
 /// A notebook: a `.onetoc2` and the sections and groups it names (or a folder of them).

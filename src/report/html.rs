@@ -131,6 +131,15 @@ fn account(h: &mut String, a: &AccountSection) {
     }
     h.push_str("</table></div>\n");
 
+    if !a.notes.is_empty() {
+        // Said, not failed: nothing of them can be read, by this run or a later one.
+        h.push_str("<h3>Notes</h3>\n<ul class=\"notes\">\n");
+        for n in &a.notes {
+            let _ = writeln!(h, "<li>{}</li>", esc(n));
+        }
+        h.push_str("</ul>\n");
+    }
+
     h.push_str("<h3>Failed items</h3>\n");
     if a.failures.is_empty() {
         h.push_str("<p class=\"ok\">None.</p>\n");
@@ -408,6 +417,7 @@ mod tests {
                     },
                 ],
                 hourly_budget: Some(400),
+                notes: vec!["the notebook's table of contents names the folder G".into()],
             }],
         }
     }

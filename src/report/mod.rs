@@ -97,6 +97,9 @@ pub struct AccountSection {
     pub requests_per_hour: Vec<HourCount>,
     /// The requests one hour allows the account (from its windows), when any window bounds it.
     pub hourly_budget: Option<u64>,
+    /// What the last read of an import's files found that is no item (a folder its table of
+    /// contents names that is not there): not a failure.
+    pub notes: Vec<String>,
 }
 
 /// The whole report.
@@ -298,6 +301,7 @@ fn account_section(
             db.graph_requests_per_hour(&user_id)?
         },
         hourly_budget: hourly_budget(user_windows),
+        notes: db.import_notes(account)?,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod drive_ledger;
 pub mod history;
 pub mod identity;
 pub mod import_key;
+pub mod import_notes;
 pub mod imports;
 pub mod inventory;
 pub mod jobs;
@@ -94,6 +95,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0016_drive.sql"),
     ),
     ("0017_via", include_str!("../../migrations/0017_via.sql")),
+    (
+        "0020_import_notes",
+        include_str!("../../migrations/0020_import_notes.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -268,3 +268,59 @@ async fn doctor_says_which_way_the_notebooks_take_and_what_the_file_permission_w
         "{via}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_notion_fails_its_checks_with_what_was_tried_and_doctor_ends() {
+    let (lab, state) = lab().await;
+    // A listener that accepts and never answers (a proxy or a blackhole), and a refused port.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((sock, _)) = silent.accept().await {
+            open.push(sock);
+        }
+    });
+    let refused_url = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}", l.local_addr().unwrap())
+    };
+    for url in [&silent_url, &refused_url] {
+        let (code, c) = doctor(
+            &lab,
+            &state,
+            &["--timeout", "1s", "--to", &lab.target_page],
+            |c| {
+                c.env("NOTEBRIDGE_NOTION_URL", url);
+            },
+        )
+        .await;
+        assert_eq!(failed(&c), vec!["notion_token".to_owned()], "{url}: {c:#?}");
+        assert_eq!(code, 1, "a network failure says nothing about the set-up");
+        let n = check(&c, "notion_token");
+        let detail = n["detail"].as_str().unwrap();
+        assert!(
+            detail.starts_with("Notion did not answer within 1s"),
+            "{detail}"
+        );
+        assert!(
+            detail.contains(&format!("GET {url}/v1/users/me")),
+            "{detail}"
+        );
+        let fix = n["fix"].as_str().unwrap();
+        assert!(fix.contains("NOTEBRIDGE_NOTION_URL"), "{fix}");
+        assert!(fix.contains("--timeout"), "{fix}");
+        // The Microsoft side was still checked, and passed.
+        assert_eq!(check(&c, "graph:default")["ok"], true);
+    }
+    held.abort();
+    let out = command(&lab, &state, &["doctor", "--timeout", "0s"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a zero timeout is a usage error"
+    );
+}

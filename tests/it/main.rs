@@ -28,6 +28,7 @@ mod files_inputs;
 mod files_migrate;
 mod files_resume;
 mod files_support;
+mod files_token_only;
 mod graph_bodies;
 mod graph_listings;
 mod graph_proxy;
