@@ -15,6 +15,7 @@ pub mod import_key;
 pub mod imports;
 pub mod inventory;
 pub mod jobs;
+pub mod layouts;
 pub mod notion_items;
 pub mod sources;
 pub mod ways;
@@ -94,6 +95,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0016_drive.sql"),
     ),
     ("0017_via", include_str!("../../migrations/0017_via.sql")),
+    (
+        "0018_layout",
+        include_str!("../../migrations/0018_layout.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
