@@ -2,6 +2,7 @@
 //! exactly once.
 
 pub mod client;
+pub mod database;
 pub mod degrade;
 pub mod item;
 pub mod journal;

@@ -188,6 +188,18 @@ impl Db {
         })
     }
 
+    /// Whether `database` is recorded as some section's database (a database found again by its
+    /// title is adopted only when no other section holds it).
+    pub fn database_claimed(&self, database: &str) -> Result<bool> {
+        self.read("reading a database's owner", |c| {
+            c.query_row(
+                "SELECT EXISTS (SELECT 1 FROM section_databases WHERE database_id = ?1)",
+                [database],
+                |r| r.get(0),
+            )
+        })
+    }
+
     /// The tags recorded for `data_source`, in the order they were recorded.
     pub fn database_tags(&self, data_source: &str) -> Result<Vec<RecordedTag>> {
         self.read("reading a database's tags", |c| {

@@ -34,6 +34,7 @@ mod graph_scan;
 mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
+mod layout_database;
 mod layout_server;
 mod limiter_core;
 mod limiter_lanes;
