@@ -3,6 +3,7 @@
 
 pub mod client;
 pub mod database;
+pub mod database_row;
 pub mod degrade;
 pub mod item;
 pub mod journal;
