@@ -35,6 +35,7 @@ mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
 mod layout_database;
+mod layout_plan;
 mod layout_rows;
 mod layout_server;
 mod limiter_core;
