@@ -549,6 +549,59 @@ pub fn row_title(page: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// What a data source holds against the rows planned for it (`verify`, per database).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RowCheck {
+    /// Rows found, in creation order.
+    pub found: usize,
+    /// Planned row ids that the data source does not hold.
+    pub missing: Vec<String>,
+    /// Rows held whose title appears more often than it was planned (a row made twice), with how
+    /// many of that title are held.
+    pub repeated: Vec<(String, usize)>,
+}
+
+impl RowCheck {
+    /// Every planned row present exactly once.
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty() && self.repeated.is_empty()
+    }
+}
+
+/// Reads every row of `data_source` (paged queries) and checks them against `planned` (row page
+/// id and title of each row the state database recorded).
+pub async fn check_rows(
+    notion: &NotionClient,
+    data_source: &str,
+    planned: &[(String, String)],
+) -> Result<RowCheck, NotionError> {
+    let held = rows(notion, data_source).await?;
+    let ids: std::collections::HashSet<&str> =
+        held.iter().filter_map(|r| r["id"].as_str()).collect();
+    let mut held_titles: HashMap<String, usize> = HashMap::new();
+    for r in &held {
+        *held_titles.entry(row_title(r)).or_default() += 1;
+    }
+    let mut planned_titles: HashMap<&str, usize> = HashMap::new();
+    for (_, t) in planned {
+        *planned_titles.entry(t.as_str()).or_default() += 1;
+    }
+    let mut repeated: Vec<(String, usize)> = held_titles
+        .into_iter()
+        .filter(|(t, n)| *n > planned_titles.get(t.as_str()).copied().unwrap_or(0).max(1))
+        .collect();
+    repeated.sort();
+    Ok(RowCheck {
+        found: held.len(),
+        missing: planned
+            .iter()
+            .filter(|(id, _)| !ids.contains(id.as_str()))
+            .map(|(id, _)| id.clone())
+            .collect(),
+        repeated,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -220,3 +220,48 @@ async fn rows_carry_onenote_properties_update_in_place_and_read_back_paged() {
     assert_eq!(hits(&s, Endpoint::QueryDataSource) - before, 2);
     assert_eq!(database::row_title(&all[104]), "p104");
 }
+
+#[tokio::test]
+async fn verify_checks_each_planned_row_is_held_once() {
+    let s = fast_server(15).await;
+    let root = s.add_shared_page("Notebook");
+    let n = client(&s, 1000, 1000);
+    let (_, d) = layout();
+    let sec = d
+        .ensure_database(&n, "acct", "sec", &root, "Work")
+        .await
+        .unwrap();
+    let mut planned = Vec::new();
+    for i in 0..103u32 {
+        let r = Row {
+            title: format!("p{i}"),
+            order: i,
+            ..Row::default()
+        };
+        let v = database::create_row(&n, &sec.data_source_id, &r, &[])
+            .await
+            .unwrap();
+        planned.push((v["id"].as_str().unwrap().to_owned(), r.title));
+    }
+    let check = database::check_rows(&n, &sec.data_source_id, &planned)
+        .await
+        .unwrap();
+    assert!(check.complete(), "{check:?}");
+    assert_eq!(check.found, 103);
+
+    // A row made twice and one planned but gone are both told.
+    let twice = Row {
+        title: "p7".into(),
+        ..Row::default()
+    };
+    database::create_row(&n, &sec.data_source_id, &twice, &[])
+        .await
+        .unwrap();
+    planned.push((uuid::Uuid::new_v4().to_string(), "gone".into()));
+    let check = database::check_rows(&n, &sec.data_source_id, &planned)
+        .await
+        .unwrap();
+    assert!(!check.complete());
+    assert_eq!(check.repeated, vec![("p7".to_owned(), 2)]);
+    assert_eq!(check.missing, vec![planned.last().unwrap().0.clone()]);
+}
