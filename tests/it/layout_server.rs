@@ -368,6 +368,22 @@ async fn queries_page_through_rows_and_filter_by_title() {
         .await;
     assert_eq!(st, 400);
 
+    // A trashed row is no longer listed.
+    let id = found["results"][0]["id"].as_str().unwrap().to_owned();
+    let (st, _) = a
+        .patch(&format!("/v1/pages/{id}"), json!({"in_trash": true}))
+        .await;
+    assert_eq!(st, 200);
+    let (_, all) = a
+        .post(&format!("/v1/data_sources/{ds}/query"), json!({}))
+        .await;
+    assert_eq!(all["results"].as_array().unwrap().len(), 6);
+    assert!(all["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["id"] != id.as_str()));
+
     // Older versions have no data source routes.
     let old = Api {
         version: "2022-06-28",
