@@ -375,6 +375,7 @@ async fn run(
         observer,
         via: req.via,
         drive: &drive,
+        layout: crate::store::layouts::Layout::default(),
     };
     let target = req.target.as_deref().filter(|_| !req.resume);
     if req.dry_run {

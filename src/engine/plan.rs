@@ -24,6 +24,7 @@ use crate::store::imports::is_files_key;
 use crate::store::inventory::{ScanDiff, ScanScope};
 use crate::store::jobs::Remaining;
 use crate::store::jobs::RunToken;
+use crate::store::layouts::{Layout, LayoutCheck};
 use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
@@ -75,6 +76,19 @@ pub enum PlanError {
     /// a throttle longer than the time left).
     #[error(transparent)]
     Drive(DriveError),
+    /// The target was planned with another layout (a target is laid out one way).
+    #[error(
+        "the Notion page {target} was planned with --layout {recorded}; it cannot be laid out as \
+         {asked} as well (run again with --layout {recorded}, or migrate to another page)"
+    )]
+    Layout {
+        /// The target page.
+        target: String,
+        /// The layout recorded with its plan.
+        recorded: Layout,
+        /// The layout asked for now.
+        asked: Layout,
+    },
     /// A `--notebook` that the account does not have.
     #[error(
         "account {account} has no notebook named or with id {name:?} (run `notebridge scan \
@@ -111,6 +125,7 @@ impl Classify for PlanError {
             PlanError::UnknownImport(_) => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
+            PlanError::Layout { .. } => Class::new(Scope::Run, Next::Never).means(Meaning::Usage),
             PlanError::NoNotebook { .. } | PlanError::NoNotebookInSources { .. } => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
@@ -158,6 +173,8 @@ pub(super) struct Planner<'a> {
     pub via: Via,
     /// Finds notebooks' section files (`--via files` and `auto`).
     pub drive: &'a DriveClient,
+    /// How the target is laid out in Notion; recorded with its first plan.
+    pub layout: Layout,
 }
 
 impl Planner<'_> {
@@ -366,6 +383,38 @@ impl Planner<'_> {
         .await?)
     }
 
+    /// Records the layout with the target's first plan (a dry run only reads it); a target
+    /// planned with another is [`PlanError::Layout`].
+    async fn check_layout(&self, target: &str) -> Result<(), PlanError> {
+        let (t, asked, now, real) = (
+            target.to_owned(),
+            self.layout,
+            self.clock.now_ms(),
+            self.owner.is_some(),
+        );
+        let recorded = self
+            .db
+            .call(move |db| {
+                if real {
+                    db.record_layout(&t, asked, now).map(|c| match c {
+                        LayoutCheck::Differs(l) => Some(l),
+                        LayoutCheck::Recorded | LayoutCheck::Same => None,
+                    })
+                } else {
+                    db.layout_of(&t).map(|l| l.filter(|l| *l != asked))
+                }
+            })
+            .await?;
+        match recorded {
+            Some(recorded) => Err(PlanError::Layout {
+                target: target.to_owned(),
+                recorded,
+                asked: self.layout,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Plans what a scan found under one inventory key (an account's own, or a group's or site's)
     /// beneath the Notion page `target`; `label` names it in events. Returns what is left of the
     /// key's work (in a dry run, what would be). The store's work runs off the runtime
@@ -380,6 +429,7 @@ impl Planner<'_> {
     ) -> Result<Remaining, PlanError> {
         let now = self.clock.now_ms();
         let (k, t) = (key.to_owned(), target.to_owned());
+        self.check_layout(target).await?;
         let notebooks = result.notebooks.to_vec();
         let Some(owner) = self.owner else {
             let (planned, left) = self

@@ -778,6 +778,20 @@ impl NotionClient {
         .await
     }
 
+    /// One JSON request with the client's pacing and retry rules, for the request kinds other
+    /// modules own (`notion::database`).
+    pub(crate) async fn call_json(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+        retry: Retry,
+        what: &str,
+    ) -> Result<Value, NotionError> {
+        let body = body.map_or(Body::None, Body::Json);
+        self.call(method, path, body, retry, what).await
+    }
+
     async fn call(
         &self,
         method: Method,

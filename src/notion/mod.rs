@@ -2,6 +2,8 @@
 //! exactly once.
 
 pub mod client;
+pub mod database;
+pub mod database_row;
 pub mod degrade;
 pub mod item;
 pub mod journal;

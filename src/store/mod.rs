@@ -16,6 +16,7 @@ pub mod import_notes;
 pub mod imports;
 pub mod inventory;
 pub mod jobs;
+pub mod layouts;
 pub mod notion_items;
 pub mod sources;
 pub mod ways;
@@ -95,6 +96,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0016_drive.sql"),
     ),
     ("0017_via", include_str!("../../migrations/0017_via.sql")),
+    (
+        "0018_layout",
+        include_str!("../../migrations/0018_layout.sql"),
+    ),
     (
         "0020_import_notes",
         include_str!("../../migrations/0020_import_notes.sql"),

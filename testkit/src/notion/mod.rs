@@ -1,9 +1,11 @@
 //! A Notion API test server (axum on loopback) that enforces the documented rules: bearer and
-//! `Notion-Version` checks, sharing, pages and blocks, append limits, file uploads, a per-token rate
-//! limit, plus fault injection and inspection of what arrived.
+//! `Notion-Version` checks, sharing, pages and blocks, append limits, file uploads, databases with
+//! their data sources and rows, a per-token rate limit, plus fault injection and inspection of what
+//! arrived.
 //!
 //! It is never more lenient than Notion: where the docs are unsure, the stricter reading wins.
 
+pub mod databases;
 pub mod error;
 pub mod faults;
 pub mod mentions;
@@ -69,6 +71,16 @@ pub enum Endpoint {
     CompleteUpload,
     /// `GET /v1/file_uploads/{id}`.
     GetUpload,
+    /// `POST /v1/databases`.
+    CreateDatabase,
+    /// `GET /v1/databases/{id}`.
+    GetDatabase,
+    /// `GET /v1/data_sources/{id}`.
+    GetDataSource,
+    /// `PATCH /v1/data_sources/{id}`.
+    UpdateDataSource,
+    /// `POST /v1/data_sources/{id}/query`.
+    QueryDataSource,
     /// Anything else (answered 400 `invalid_request_url`).
     Unknown,
 }
@@ -86,6 +98,8 @@ impl Endpoint {
                 | Endpoint::CreateUpload
                 | Endpoint::SendUpload
                 | Endpoint::CompleteUpload
+                | Endpoint::CreateDatabase
+                | Endpoint::UpdateDataSource
         )
     }
 }
@@ -379,6 +393,39 @@ impl NotionServer {
     /// The visible content tree under a page or block, or `None` for an unknown id.
     pub fn dump(&self, root_id: &str) -> Option<DumpNode> {
         self.shared.lock().store.dump(root_id)
+    }
+
+    /// The visible rows of a database (or of its data source `id`), in creation order, with each
+    /// property's value.
+    pub fn rows(&self, id: &str) -> Vec<databases::RowDump> {
+        self.shared.lock().store.rows(id)
+    }
+
+    /// Visible databases directly in page `id`, in order, as (database id, data source id, title).
+    pub fn databases_under(&self, id: &str) -> Vec<(String, String, String)> {
+        let g = self.shared.lock();
+        g.store
+            .visible_children(id)
+            .into_iter()
+            .filter_map(|n| match &n.kind {
+                store::model::NodeKind::Database { data_source, .. } => {
+                    Some((n.id.clone(), data_source.clone(), n.title()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The schema of a data source as the API renders its `properties` (`None` for an unknown id).
+    pub fn schema(&self, data_source: &str) -> Option<Value> {
+        let g = self.shared.lock();
+        let ds = g.store.sources.get(data_source)?;
+        Some(Value::Object(
+            ds.properties
+                .iter()
+                .map(|p| (p.name.clone(), p.render()))
+                .collect(),
+        ))
     }
 
     /// Visible child pages of `id` in order, as (id, title).

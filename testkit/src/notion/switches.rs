@@ -45,7 +45,10 @@ impl Default for Switches {
 impl Switches {
     /// The refusal of a request to `e` when the workspace holds `blocks` blocks (trashed included).
     pub fn refuse(&self, e: Endpoint, blocks: usize) -> Option<ApiError> {
-        if !matches!(e, Endpoint::CreatePage | Endpoint::AppendChildren) {
+        if !matches!(
+            e,
+            Endpoint::CreatePage | Endpoint::AppendChildren | Endpoint::CreateDatabase
+        ) {
             return None;
         }
         if !self.insert_content {

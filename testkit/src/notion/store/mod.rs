@@ -2,11 +2,13 @@
 
 pub mod model;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::notion::databases::schema::Property;
+use crate::notion::databases::{values, DataSource, DataSources, RowDump};
 use model::{
     iso, normalise_payload, normalise_rich_text_item, plain_text, Node, NodeKind, ParentRef,
 };
@@ -25,7 +27,8 @@ pub enum Position {
 /// A node of [`Store::dump`]: the content in order, without ids, so tests compare it with the source.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DumpNode {
-    /// `page` for pages, else the block type.
+    /// `page` for pages (rows included), `database` for databases (their rows as children), else
+    /// the block type.
     pub kind: String,
     /// Page title (pages only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,10 +44,12 @@ pub struct DumpNode {
     pub children: Vec<DumpNode>,
 }
 
-/// All pages and blocks, keyed by id.
+/// All pages, databases and blocks, keyed by id, and the databases' data sources.
 #[derive(Debug, Default)]
 pub struct Store {
     nodes: HashMap<String, Node>,
+    /// The data sources of the databases, with their schemas and rows' values.
+    pub sources: DataSources,
 }
 
 impl Store {
@@ -110,6 +115,120 @@ impl Store {
             p.edited_ms = now;
         }
         id
+    }
+
+    /// Creates a database under the page `parent` (listed last among its children) with one data
+    /// source of schema `properties`; returns (database id, data source id).
+    pub fn create_database(
+        &mut self,
+        parent: &str,
+        title: Vec<Value>,
+        properties: Vec<Property>,
+        now: i64,
+    ) -> (String, String) {
+        let ds_id = uuid::Uuid::new_v4().to_string();
+        let db_id = self.insert_node(
+            ParentRef::Page(parent.to_owned()),
+            NodeKind::Database {
+                title: title.clone(),
+                data_source: ds_id.clone(),
+            },
+            now,
+        );
+        if let Some(p) = self.nodes.get_mut(parent) {
+            p.children.push(db_id.clone());
+            p.edited_ms = now;
+        }
+        self.sources.insert(DataSource {
+            id: ds_id.clone(),
+            database_id: db_id.clone(),
+            title,
+            properties,
+            rows: Vec::new(),
+            values: HashMap::new(),
+            created_ms: now,
+            edited_ms: now,
+        });
+        (db_id, ds_id)
+    }
+
+    /// Creates a row (a page) in the data source `ds` with validated values; returns its id.
+    pub fn create_row(
+        &mut self,
+        ds: &str,
+        title: Vec<Value>,
+        vals: BTreeMap<String, Value>,
+        icon: Value,
+        cover: Value,
+        now: i64,
+    ) -> String {
+        let id = self.insert_node(
+            ParentRef::DataSource(ds.to_owned()),
+            page_kind(title, icon, cover),
+            now,
+        );
+        if let Some(d) = self.sources.get_mut(ds) {
+            d.rows.push(id.clone());
+            d.values.insert(id.clone(), vals);
+        }
+        id
+    }
+
+    /// The data source a row page belongs to.
+    pub fn row_source(&self, id: &str) -> Option<&str> {
+        match self.nodes.get(id).map(|n| &n.parent) {
+            Some(ParentRef::DataSource(ds)) => Some(ds),
+            _ => None,
+        }
+    }
+
+    /// The visible rows of data source `ds` in creation order.
+    pub fn visible_rows(&self, ds: &str) -> Vec<&Node> {
+        self.sources.get(ds).map_or_else(Vec::new, |d| {
+            d.rows
+                .iter()
+                .filter_map(|r| self.nodes.get(r))
+                .filter(|n| !self.trashed(&n.id))
+                .collect()
+        })
+    }
+
+    /// The visible rows of the database or data source `id`, as tests read them.
+    pub fn rows(&self, id: &str) -> Vec<RowDump> {
+        let ds = match self.nodes.get(id).map(|n| &n.kind) {
+            Some(NodeKind::Database { data_source, .. }) => data_source.clone(),
+            _ => id.to_owned(),
+        };
+        let Some(d) = self.sources.get(&ds) else {
+            return Vec::new();
+        };
+        self.visible_rows(&ds)
+            .into_iter()
+            .map(|n| {
+                let title = match &n.kind {
+                    NodeKind::Page { title, .. } => title.clone(),
+                    _ => Vec::new(),
+                };
+                let raw: BTreeMap<String, Value> = d
+                    .render_row(&n.id, &title)
+                    .as_object()
+                    .map(|o| o.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                    .unwrap_or_default();
+                let properties = raw
+                    .iter()
+                    .map(|(k, v)| {
+                        let ty = v["type"].as_str().unwrap_or("");
+                        (k.clone(), values::plain(ty, &v[ty]))
+                    })
+                    .collect();
+                RowDump {
+                    id: n.id.clone(),
+                    title: n.title(),
+                    properties,
+                    raw,
+                }
+            })
+            .collect()
     }
 
     fn insert_node(&mut self, parent: ParentRef, kind: NodeKind, now: i64) -> String {
@@ -243,6 +362,10 @@ impl Store {
             cur = match &n.parent {
                 ParentRef::Workspace => None,
                 ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
+                ParentRef::DataSource(ds) => self
+                    .sources
+                    .get(ds)
+                    .and_then(|d| self.nodes.get(&d.database_id)),
             };
         }
         false
@@ -253,6 +376,11 @@ impl Store {
             ParentRef::Workspace => json!({"type": "workspace", "workspace": true}),
             ParentRef::Page(p) => json!({"type": "page_id", "page_id": p}),
             ParentRef::Block(b) => json!({"type": "block_id", "block_id": b}),
+            ParentRef::DataSource(ds) => json!({
+                "type": "data_source_id",
+                "data_source_id": ds,
+                "database_id": self.sources.get(ds).map(|d| d.database_id.clone()),
+            }),
         }
     }
 
@@ -265,7 +393,7 @@ impl Store {
     ) -> Value {
         let ty = n.block_type();
         let payload = match &n.kind {
-            NodeKind::Page { .. } => json!({"title": n.title()}),
+            NodeKind::Page { .. } | NodeKind::Database { .. } => json!({"title": n.title()}),
             NodeKind::Block { payload, .. } => {
                 let mut p = render_file(payload);
                 super::mentions::render_live(self, &mut p);
@@ -296,6 +424,13 @@ impl Store {
             return Value::Null;
         };
         let user = json!({"object": "user", "id": bot_id});
+        let properties = match &n.parent {
+            ParentRef::DataSource(ds) => self
+                .sources
+                .get(ds)
+                .map_or_else(|| json!({}), |d| d.render_row(&n.id, title)),
+            _ => json!({"title": {"id": "title", "type": "title", "title": title}}),
+        };
         let slug: String = n.title().split_whitespace().collect::<Vec<_>>().join("-");
         json!({
             "object": "page",
@@ -310,7 +445,7 @@ impl Store {
             "archived": n.in_trash,
             "in_trash": n.in_trash,
             "is_locked": false,
-            "properties": {"title": {"id": "title", "type": "title", "title": title}},
+            "properties": properties,
             "url": format!("https://www.notion.so/{}{}", if slug.is_empty() { String::new() } else { format!("{slug}-") }, n.id.replace('-', "")),
             "public_url": null,
         })
@@ -335,6 +470,17 @@ impl Store {
                 text: String::new(),
                 file: None,
                 children,
+            },
+            NodeKind::Database { data_source, .. } => DumpNode {
+                kind: "database".into(),
+                title: Some(n.title()),
+                text: String::new(),
+                file: None,
+                children: self
+                    .visible_rows(data_source)
+                    .into_iter()
+                    .map(|r| self.dump_node(r))
+                    .collect(),
             },
             NodeKind::Block { ty, payload } => DumpNode {
                 kind: ty.clone(),

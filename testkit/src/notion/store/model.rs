@@ -12,6 +12,8 @@ pub enum ParentRef {
     Page(String),
     /// A block.
     Block(String),
+    /// A data source (the node is one of its rows).
+    DataSource(String),
 }
 
 /// What a node is.
@@ -25,6 +27,14 @@ pub enum NodeKind {
         icon: Value,
         /// Page cover as sent (or null).
         cover: Value,
+    },
+    /// A database: listed in its parent page's children as a `child_database` block with the same
+    /// id; its rows hang under its one data source, not among its children.
+    Database {
+        /// Title as normalised rich text.
+        title: Vec<Value>,
+        /// The id of its data source.
+        data_source: String,
     },
     /// A block with its normalised type payload (without `children`).
     Block {
@@ -59,14 +69,15 @@ impl Node {
     pub fn block_type(&self) -> &str {
         match &self.kind {
             NodeKind::Page { .. } => "child_page",
+            NodeKind::Database { .. } => "child_database",
             NodeKind::Block { ty, .. } => ty,
         }
     }
 
-    /// The page title in plain text (empty for blocks).
+    /// The page or database title in plain text (empty for blocks).
     pub fn title(&self) -> String {
         match &self.kind {
-            NodeKind::Page { title, .. } => plain_text(title),
+            NodeKind::Page { title, .. } | NodeKind::Database { title, .. } => plain_text(title),
             NodeKind::Block { .. } => String::new(),
         }
     }

@@ -1,0 +1,59 @@
+//! The layout is recorded with the plan (the binary, files route): a first plan records `pages`
+//! for its target, a second run keeps it, and a target recorded with another layout is exit 2
+//! naming the recorded one, with nothing planned or written.
+
+use crate::files_support::{fast, notion_writes, run, sample};
+use crate::migrate_support::State;
+
+use notebridge::store::layouts::{Layout, LayoutCheck};
+use notebridge::store::Db;
+use notebridge_testkit::lab::Lab;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_records_its_layout_and_a_target_laid_out_otherwise_is_refused() {
+    let Some(path) = sample("apache-tika/testOneNote1.one") else {
+        return;
+    };
+    let lab = Lab::start(fast()).await;
+    let state = State::new();
+    let target = lab.notion.add_shared_page("Pages here");
+    let args = ["migrate", "--from", path.to_str().unwrap(), "--to", &target];
+    let (code, out, err) = run(&lab, &state, &args).await;
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let db = Db::open(&state.db).unwrap();
+    assert_eq!(db.layout_of(&target).unwrap(), Some(Layout::Pages));
+    let (code, _, err) = run(&lab, &state, &args).await;
+    assert_eq!(code, 0, "a second run keeps the layout: {err}");
+
+    // A target whose plan recorded layout `database`: planning it as pages is refused.
+    let other = lab.notion.add_shared_page("Database here");
+    assert_eq!(
+        db.record_layout(&other, Layout::Database, 1).unwrap(),
+        LayoutCheck::Recorded
+    );
+    drop(db);
+    let writes = notion_writes(&lab);
+    let args = ["migrate", "--from", path.to_str().unwrap(), "--to", &other];
+    let (code, out, err) = run(&lab, &state, &args).await;
+    assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
+    assert!(
+        err.contains("--layout database"),
+        "the message names the recorded layout: {err}"
+    );
+    assert_eq!(notion_writes(&lab), writes, "nothing written");
+    assert!(lab.notion.pages_under(&other).is_empty());
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--from",
+            path.to_str().unwrap(),
+            "--to",
+            &other,
+            "--dry-run",
+        ],
+    )
+    .await;
+    assert_eq!(code, 2, "a dry run says the same: {out}\n{err}");
+}
