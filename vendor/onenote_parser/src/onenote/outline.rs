@@ -1,7 +1,9 @@
 use crate::errors::{ErrorKind, Result};
 use crate::fsshttpb::data::exguid::ExGuid;
 use crate::one::property::layout_alignment::LayoutAlignment;
-use crate::one::property_set::{PropertySetId, outline_element_node, outline_group, outline_node};
+use crate::one::property_set::{
+    DEFAULT_CHILD_LEVEL, PropertySetId, outline_element_node, outline_group, outline_node,
+};
 use crate::onenote::ParserContext;
 use crate::onenote::content::{Content, parse_content};
 use crate::onenote::list::{List, parse_list};
@@ -266,6 +268,20 @@ pub(crate) fn parse_outline(
         .get_object(outline_id)
         .ok_or_else(|| ErrorKind::MalformedOneNoteData("outline node is missing".into()))?;
     let data = outline_node::parse(outline_object)?;
+    let child_level = data.child_level.unwrap_or_else(|| {
+        warn!(
+            ctx,
+            "outline has no child level; reading it as {DEFAULT_CHILD_LEVEL}"
+        );
+        DEFAULT_CHILD_LEVEL
+    });
+    let indents = data.outline_indent_distance.map_or_else(
+        || {
+            warn!(ctx, "outline has no indent distances; reading it without");
+            Vec::new()
+        },
+        |distance| distance.into_value(),
+    );
 
     let items = data
         .children
@@ -275,9 +291,9 @@ pub(crate) fn parse_outline(
 
     let outline = Outline {
         items,
-        child_level: data.child_level,
+        child_level,
         list_spacing: data.list_spacing,
-        indents: data.outline_indent_distance.into_value(),
+        indents,
         alignment_in_parent: data.layout_alignment_in_parent,
         alignment_self: data.layout_alignment_self,
         layout_max_height: data.layout_max_height,
@@ -334,6 +350,13 @@ fn parse_outline_group(
         .get_object(group_id)
         .ok_or_else(|| ErrorKind::MalformedOneNoteData("outline group is missing".into()))?;
     let data = outline_group::parse(group_object)?;
+    let child_level = data.child_level.unwrap_or_else(|| {
+        warn!(
+            ctx,
+            "outline group has no child level; reading it as {DEFAULT_CHILD_LEVEL}"
+        );
+        DEFAULT_CHILD_LEVEL
+    });
     if data.last_modified.is_none() {
         warn!(
             ctx,
@@ -348,7 +371,7 @@ fn parse_outline_group(
         .collect::<Result<_>>()?;
 
     let group = OutlineGroup {
-        child_level: data.child_level,
+        child_level,
         outlines,
     };
 
@@ -364,6 +387,13 @@ pub(crate) fn parse_outline_element(
         .get_object(element_id)
         .ok_or_else(|| ErrorKind::MalformedOneNoteData("outline element is missing".into()))?;
     let data = outline_element_node::parse(element_object)?;
+    let child_level = data.child_level.unwrap_or_else(|| {
+        warn!(
+            ctx,
+            "outline element has no child level; reading it as {DEFAULT_CHILD_LEVEL}"
+        );
+        DEFAULT_CHILD_LEVEL
+    });
     if data.created_at.is_none() {
         warn!(
             ctx,
@@ -390,7 +420,7 @@ pub(crate) fn parse_outline_element(
         .collect::<Result<_>>()?;
 
     let element = OutlineElement {
-        child_level: data.child_level,
+        child_level,
         list_spacing: data.list_spacing,
         children,
         contents,

@@ -226,6 +226,13 @@ fn parse_cell(
         .get_object(cell_id)
         .ok_or_else(|| ErrorKind::MalformedOneNoteData("cell object is missing".into()))?;
     let data = table_cell_node::parse(cell_object)?;
+    let outline_indent_distance = data.outline_indent_distance.unwrap_or_else(|| {
+        warn!(
+            ctx,
+            "table cell has no indent distances; reading it without"
+        );
+        OutlineIndentDistance::default()
+    });
 
     let contents = data
         .contents
@@ -237,7 +244,7 @@ fn parse_cell(
         contents,
         background_color: data.background_color,
         layout_max_width: data.layout_max_width,
-        outline_indent_distance: data.outline_indent_distance,
+        outline_indent_distance,
     };
 
     Ok(cell)

@@ -3,7 +3,7 @@ use crate::one::property::PropertyType;
 use crate::onestore::Object;
 use crate::reader::Reader;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct OutlineIndentDistance(Vec<f32>);
 
 impl OutlineIndentDistance {

@@ -50,6 +50,14 @@ pub(crate) mod text_run_data;
 pub(crate) mod title_node;
 pub(crate) mod toc_container;
 
+/// The child level read for an outline, outline group or outline element whose
+/// `OutlineElementChildLevel` is absent. [\[MS-ONE\] 2.3.8] requires the property
+/// and makes 1 its smallest value: one level of indentation below the parent, the
+/// level OneNote writes for content that is not indented further.
+///
+/// [\[MS-ONE\] 2.3.8]: https://learn.microsoft.com/en-us/openspecs/office_file_formats/ms-one/b631036a-9152-4385-8165-60fc324e5efd
+pub(crate) const DEFAULT_CHILD_LEVEL: u8 = 1;
+
 #[derive(Debug, Copy, Clone, Primitive)]
 pub(crate) enum PropertySetId {
     AuthorContainer = 0x00120001,

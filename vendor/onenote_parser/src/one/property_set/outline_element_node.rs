@@ -17,12 +17,17 @@ pub(crate) struct Data {
     pub(crate) created_at: Option<Time>,
     pub(crate) last_modified: Time,
     pub(crate) children: Vec<ExGuid>,
-    pub(crate) child_level: u8,
+    /// Required by [\[MS-ONE\] 2.3.8], but some writers leave it out; see [`DEFAULT_CHILD_LEVEL`].
+    ///
+    /// [`DEFAULT_CHILD_LEVEL`]: crate::one::property_set::DEFAULT_CHILD_LEVEL
+    pub(crate) child_level: Option<u8>,
     pub(crate) contents: Vec<ExGuid>,
     pub(crate) list_contents: Vec<ExGuid>,
     pub(crate) list_spacing: Option<f32>,
-    pub(crate) author_original: ExGuid,
-    pub(crate) author_most_recent: ExGuid,
+    /// [\[MS-ONE\] 2.2.21] sets no requirement on the author references, and writers other than
+    /// OneNote leave them out; nothing here reads them.
+    pub(crate) author_original: Option<ExGuid>,
+    pub(crate) author_most_recent: Option<ExGuid>,
     pub(crate) rtl: bool,
     pub(crate) is_deletable: bool,
     pub(crate) is_selectable: bool,
@@ -38,23 +43,14 @@ pub(crate) fn parse(object: &Object) -> Result<Data> {
     })?;
     let children =
         ObjectReference::parse_vec(PropertyType::ElementChildNodes, object)?.unwrap_or_default();
-    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?
-        .ok_or_else(|| {
-            ErrorKind::MalformedOneNoteFileData("outline has no child element level".into())
-        })?;
+    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?;
     let contents =
         ObjectReference::parse_vec(PropertyType::ContentChildNodes, object)?.unwrap_or_default();
     let list_contents =
         ObjectReference::parse_vec(PropertyType::ListNodes, object)?.unwrap_or_default();
     let list_spacing = simple::parse_f32(PropertyType::ListSpacingMu, object)?;
-    let author_original = ObjectReference::parse(PropertyType::AuthorOriginal, object)?
-        .ok_or_else(|| {
-            ErrorKind::MalformedOneNoteFileData("outline element has no original author".into())
-        })?;
-    let author_most_recent = ObjectReference::parse(PropertyType::AuthorMostRecent, object)?
-        .ok_or_else(|| {
-            ErrorKind::MalformedOneNoteFileData("outline element has no most recent author".into())
-        })?;
+    let author_original = ObjectReference::parse(PropertyType::AuthorOriginal, object)?;
+    let author_most_recent = ObjectReference::parse(PropertyType::AuthorMostRecent, object)?;
     let rtl = simple::parse_bool(PropertyType::OutlineElementRtl, object)?.unwrap_or_default();
     let is_deletable = simple::parse_bool(PropertyType::Deletable, object)?.unwrap_or_default();
     let is_selectable = simple::parse_bool(PropertyType::CannotBeSelected, object)?
@@ -148,6 +144,39 @@ mod tests {
         let data = parse(&object).expect("missing unused timestamp should be non-fatal");
 
         assert_eq!(data.created_at, None);
-        assert_eq!(data.child_level, 0);
+        assert_eq!(data.child_level, Some(0));
+    }
+
+    #[test]
+    fn accepts_missing_author_references() {
+        let property_ids = [
+            PropertyType::LastModifiedTime,
+            PropertyType::OutlineElementChildLevel,
+        ];
+        let mut bytes = Vec::new();
+        bytes.extend_from_slice(&(property_ids.len() as u16).to_le_bytes());
+        for property_id in property_ids {
+            bytes.extend_from_slice(&(property_id as u32).to_le_bytes());
+        }
+        bytes.extend_from_slice(&1_u32.to_le_bytes());
+        bytes.push(1);
+
+        let mut reader = Reader::new(&bytes);
+        let object = Object {
+            context_id: Default::default(),
+            jc_id: PropertySetId::OutlineElementNode.as_jcid(),
+            props: ObjectPropSet {
+                properties: PropertySet::parse(&mut reader).unwrap(),
+                ..Default::default()
+            },
+            file_data: None,
+            mapping: Rc::new(TestMapping),
+        };
+
+        let data = parse(&object).expect("absent author references should be non-fatal");
+
+        assert_eq!(data.author_original, None);
+        assert_eq!(data.author_most_recent, None);
+        assert_eq!(data.child_level, Some(1));
     }
 }

@@ -1,4 +1,4 @@
-use crate::errors::{ErrorKind, Result};
+use crate::errors::Result;
 use crate::fsshttpb::data::exguid::ExGuid;
 use crate::one::property::object_reference::ObjectReference;
 use crate::one::property::time::Time;
@@ -16,7 +16,10 @@ use crate::onestore::Object;
 pub(crate) struct Data {
     pub(crate) last_modified: Option<Time>,
     pub(crate) children: Vec<ExGuid>,
-    pub(crate) child_level: u8,
+    /// Required by [\[MS-ONE\] 2.3.8], but some writers leave it out; see [`DEFAULT_CHILD_LEVEL`].
+    ///
+    /// [`DEFAULT_CHILD_LEVEL`]: crate::one::property_set::DEFAULT_CHILD_LEVEL
+    pub(crate) child_level: Option<u8>,
 }
 
 pub(crate) fn parse(object: &Object) -> Result<Data> {
@@ -25,10 +28,7 @@ pub(crate) fn parse(object: &Object) -> Result<Data> {
     let last_modified = Time::parse(PropertyType::LastModifiedTime, object)?;
     let children =
         ObjectReference::parse_vec(PropertyType::ElementChildNodes, object)?.unwrap_or_default();
-    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?
-        .ok_or_else(|| {
-            ErrorKind::MalformedOneNoteFileData("outline group has no child level".into())
-        })?;
+    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?;
 
     let data = Data {
         last_modified,
@@ -87,6 +87,6 @@ mod tests {
         let data = parse(&object).expect("missing unused timestamp should be non-fatal");
 
         assert_eq!(data.last_modified, None);
-        assert_eq!(data.child_level, 0);
+        assert_eq!(data.child_level, Some(0));
     }
 }

@@ -18,7 +18,10 @@ use crate::onestore::Object;
 pub(crate) struct Data {
     pub(crate) last_modified: Time,
     pub(crate) children: Vec<ExGuid>,
-    pub(crate) child_level: u8,
+    /// Required by [\[MS-ONE\] 2.3.8], but some writers leave it out; see [`DEFAULT_CHILD_LEVEL`].
+    ///
+    /// [`DEFAULT_CHILD_LEVEL`]: crate::one::property_set::DEFAULT_CHILD_LEVEL
+    pub(crate) child_level: Option<u8>,
     pub(crate) layout_max_height: Option<f32>,
     pub(crate) layout_max_width: Option<f32>,
     pub(crate) layout_reserved_width: Option<f32>,
@@ -28,7 +31,8 @@ pub(crate) struct Data {
     pub(crate) offset_from_parent_horiz: Option<f32>,
     pub(crate) offset_from_parent_vert: Option<f32>,
     pub(crate) list_spacing: Option<f32>,
-    pub(crate) outline_indent_distance: OutlineIndentDistance,
+    /// Required by [\[MS-ONE\] 2.2.2], but some writers leave it out.
+    pub(crate) outline_indent_distance: Option<OutlineIndentDistance>,
     pub(crate) layout_alignment_in_parent: Option<LayoutAlignment>,
     pub(crate) layout_alignment_self: Option<LayoutAlignment>,
     pub(crate) is_deletable: bool,
@@ -48,10 +52,7 @@ pub(crate) fn parse(object: &Object) -> Result<Data> {
     })?;
     let children =
         ObjectReference::parse_vec(PropertyType::ElementChildNodes, object)?.unwrap_or_default();
-    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?
-        .ok_or_else(|| {
-            ErrorKind::MalformedOneNoteFileData("outline node has no child level".into())
-        })?;
+    let child_level = simple::parse_u8(PropertyType::OutlineElementChildLevel, object)?;
 
     let layout_max_height = simple::parse_f32(PropertyType::LayoutMaxHeight, object)?;
     let layout_reserved_width =
@@ -65,9 +66,7 @@ pub(crate) fn parse(object: &Object) -> Result<Data> {
     let is_layout_size_set_by_user =
         simple::parse_bool(PropertyType::IsLayoutSizeSetByUser, object)?.unwrap_or_default();
     let list_spacing = simple::parse_f32(PropertyType::ListSpacingMu, object)?;
-    let outline_indent_distance = OutlineIndentDistance::parse(object)?.ok_or_else(|| {
-        ErrorKind::MalformedOneNoteFileData("outline node has no outline indent distance".into())
-    })?;
+    let outline_indent_distance = OutlineIndentDistance::parse(object)?;
     let offset_from_parent_horiz = simple::parse_f32(PropertyType::OffsetFromParentHoriz, object)?;
     let offset_from_parent_vert = simple::parse_f32(PropertyType::OffsetFromParentVert, object)?;
 

@@ -19,7 +19,8 @@ pub(crate) struct Data {
     pub(crate) last_modified: Option<Time>,
     pub(crate) contents: Vec<ExGuid>,
     pub(crate) layout_max_width: Option<f32>,
-    pub(crate) outline_indent_distance: OutlineIndentDistance,
+    /// Required by [\[MS-ONE\] 2.2.2], but some writers leave it out.
+    pub(crate) outline_indent_distance: Option<OutlineIndentDistance>,
     pub(crate) background_color: Option<Color>,
 }
 
@@ -30,9 +31,7 @@ pub(crate) fn parse(object: &Object) -> Result<Data> {
     let contents = ObjectReference::parse_vec(PropertyType::ElementChildNodes, object)?
         .ok_or_else(|| ErrorKind::MalformedOneNoteFileData("table cell has no contents".into()))?;
     let layout_max_width = simple::parse_f32(PropertyType::LayoutMaxWidth, object)?;
-    let outline_indent_distance = OutlineIndentDistance::parse(object)?.ok_or_else(|| {
-        ErrorKind::MalformedOneNoteFileData("table cell has no outline indent distance".into())
-    })?;
+    let outline_indent_distance = OutlineIndentDistance::parse(object)?;
     let background_color = Color::parse(PropertyType::CellBackgroundColor, object)?;
 
     let data = Data {
