@@ -22,6 +22,7 @@ mod convert_validate;
 mod doctor_cli;
 mod drive_client;
 mod engine_migrate;
+mod files_damaged;
 mod files_identity;
 mod files_inputs;
 mod files_migrate;

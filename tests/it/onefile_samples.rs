@@ -324,10 +324,10 @@ fn a_notebook_lists_each_bad_section_with_its_reason_and_reads_the_rest() {
 
 #[test]
 fn a_damaged_section_fails_alone_with_the_parsers_reason() {
+    // (`testOneNote-fuzz3.one` keeps its first page: `files_damaged`.)
     for rel in [
         "apache-tika/testOneNote-fuzz1.one",
         "apache-tika/testOneNote-fuzz2.one",
-        "apache-tika/testOneNote-fuzz3.one",
     ] {
         let s = lone(rel);
         let p = s.problem.as_ref().unwrap_or_else(|| panic!("{rel} read"));
@@ -335,7 +335,7 @@ fn a_damaged_section_fails_alone_with_the_parsers_reason() {
         assert!(p.reason.contains("cannot be read ("), "{}", p.reason);
         assert!(
             p.reason.ends_with(
-                "the parser reads a section as a whole, so one bad page costs its section"
+                "the damage is in the section's own records, so none of its pages can be read"
             ),
             "{}",
             p.reason
@@ -454,7 +454,11 @@ fn every_readable_sample_page_converts_to_blocks_notion_takes() {
                 }
                 let parsed = open(s);
                 for p in &s.pages {
-                    let page = parsed.convert(&p.id).unwrap();
+                    // A page that cannot be read says so (a fuzzer's output has one).
+                    let Some(page) = parsed.convert(&p.id) else {
+                        assert!(parsed.unreadable(&p.id).is_some(), "{} {}", s.name, p.order);
+                        continue;
+                    };
                     validate::blocks(&page.blocks)
                         .unwrap_or_else(|e| panic!("{} {}: {e}", s.name, p.order));
                     pages += 1;

@@ -283,6 +283,15 @@ fn parse_manifest(space: &(impl ObjectSpace + ?Sized)) -> Result<page_manifest_n
     page_manifest_node::parse(page_manifest_object)
 }
 
+/// A page's metadata, read from its object space apart from the rest of the page.
+pub(crate) type PageMetadata = page_metadata::Data;
+
+/// Reads only a page's metadata (its GUID, cached title and level), as for a page whose content
+/// cannot be read.
+pub(crate) fn parse_page_metadata(space: &(impl ObjectSpace + ?Sized)) -> Result<PageMetadata> {
+    parse_metadata(space)
+}
+
 fn parse_metadata(space: &(impl ObjectSpace + ?Sized)) -> Result<page_metadata::Data> {
     let metadata_id = space
         .metadata_root()

@@ -26,6 +26,9 @@ pub(crate) trait OneStore: fmt::Debug {
     /// Fetch the object space that is parent to the object identified by the
     /// given `id` (if any).
     fn object_space(&self, id: CellId) -> Option<&dyn ObjectSpace>;
+
+    /// Why the object space `id` could not be read, when it was found but is damaged.
+    fn object_space_damage(&self, id: CellId) -> Option<&str>;
 }
 
 #[derive(Eq, PartialEq)]

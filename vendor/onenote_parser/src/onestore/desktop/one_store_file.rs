@@ -69,6 +69,14 @@ impl OneStore for RevisionStore {
             .find(|space| space.id == id.0);
         result.map(|space| space as &dyn crate::onestore::ObjectSpace)
     }
+
+    fn object_space_damage(&self, id: CellId) -> Option<&str> {
+        self.root_file_node_list
+            .damaged_object_spaces
+            .iter()
+            .find(|(space, _)| *space == id.0)
+            .map(|(_, reason)| reason.as_str())
+    }
 }
 
 impl Parse for RevisionStore {

@@ -29,6 +29,9 @@ pub(crate) struct PackagingStore {
     header: StoreHeader,
     data_root: ObjectSpace,
     object_spaces: HashMap<CellId, ObjectSpace>,
+    /// The object spaces that could not be read, with the reason: each page of a section is an
+    /// object space of its own, so one page's damage leaves the others readable.
+    damaged_object_spaces: HashMap<CellId, String>,
 }
 
 impl PackagingStore {
@@ -62,6 +65,10 @@ impl OneStore for PackagingStore {
         self.object_spaces
             .get(&id)
             .map(|space| space as &dyn crate::onestore::ObjectSpace)
+    }
+
+    fn object_space_damage(&self, id: CellId) -> Option<&str> {
+        self.damaged_object_spaces.get(&id).map(String::as_str)
     }
 }
 
@@ -121,6 +128,7 @@ pub(crate) fn parse_store(package: &OneStorePackaging) -> Result<PackagingStore>
     // Parse other object spaces
 
     let mut object_spaces = HashMap::new();
+    let mut damaged_object_spaces = HashMap::new();
 
     for mapping in storage_index.cell_mappings.values() {
         if mapping.id.is_nil() {
@@ -131,9 +139,14 @@ pub(crate) fn parse_store(package: &OneStorePackaging) -> Result<PackagingStore>
             continue;
         }
 
-        let (id, group) =
-            parse_object_space(mapping.cell_id, storage_index, package, &mut revision_cache)?;
-        object_spaces.insert(id, group);
+        match parse_object_space(mapping.cell_id, storage_index, package, &mut revision_cache) {
+            Ok((id, group)) => {
+                object_spaces.insert(id, group);
+            }
+            Err(err) => {
+                damaged_object_spaces.insert(mapping.cell_id, err.to_string());
+            }
+        }
     }
 
     Ok(PackagingStore {
@@ -141,6 +154,7 @@ pub(crate) fn parse_store(package: &OneStorePackaging) -> Result<PackagingStore>
         header,
         data_root,
         object_spaces,
+        damaged_object_spaces,
     })
 }
 

@@ -44,6 +44,9 @@ use crate::onestore::desktop::file_node::shared::{
 use crate::onestore::desktop::file_structure::{FileNodeList, ParseContext};
 use crate::onestore::desktop::parse::{Parse, ParseWithCount};
 
+/// The `FileNodeID` of an `ObjectSpaceManifestListReferenceFND` ([MS-ONESTORE] 2.5.2).
+const OBJECT_SPACE_MANIFEST_LIST_REFERENCE: u32 = 0x008;
+
 /// See [\[MS-ONESTORE\] 2.4.3](https://learn.microsoft.com/en-us/openspecs/office_file_formats/ms-onestore/25a9b048-f91a-48d1-b803-137b7194e69e)
 #[derive(Debug, Clone)]
 #[allow(dead_code)]
@@ -62,6 +65,8 @@ pub(crate) struct FileNode {
 pub(crate) enum FileNodeDataRef {
     SingleElement(FileNodeChunkReference),
     ElementList(FileNodeList),
+    /// A list that could not be read, with the reason.
+    DamagedList(String),
     NoData,
     InvalidData,
 }
@@ -141,11 +146,24 @@ impl FileNode {
             1 => FileNodeDataRef::SingleElement(FileNodeChunkReference::parse(
                 reader, stp_format, cb_format,
             )?),
-            2 => FileNodeDataRef::ElementList({
+            2 => {
                 let list_ref = FileNodeChunkReference::parse(reader, stp_format, cb_format)?;
-                let mut resolved_reader = list_ref.resolve_to_reader(reader)?;
-                FileNodeList::parse(&mut resolved_reader, context, list_ref.data_size())
-            }?),
+                let list = list_ref
+                    .resolve_to_reader(reader)
+                    .and_then(|mut resolved_reader| {
+                        FileNodeList::parse(&mut resolved_reader, context, list_ref.data_size())
+                    });
+                match list {
+                    Ok(list) => FileNodeDataRef::ElementList(list),
+                    // Every list below an object space manifest list belongs to that one object
+                    // space ([MS-ONESTORE] 2.1.4, 2.1.6): damage there is that object space's,
+                    // so the node is kept and the damage reported with its object space.
+                    Err(err) if node_id == OBJECT_SPACE_MANIFEST_LIST_REFERENCE => {
+                        FileNodeDataRef::DamagedList(err.to_string())
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
             _ => FileNodeDataRef::InvalidData,
         };
 
@@ -155,9 +173,11 @@ impl FileNode {
             0x004 => {
                 FileNodeData::ObjectSpaceManifestRootFND(ObjectSpaceManifestRootFND::parse(reader)?)
             }
-            0x008 => FileNodeData::ObjectSpaceManifestListReferenceFND(
-                ObjectSpaceManifestListReferenceFND::parse(reader, &data_ref)?,
-            ),
+            OBJECT_SPACE_MANIFEST_LIST_REFERENCE => {
+                FileNodeData::ObjectSpaceManifestListReferenceFND(
+                    ObjectSpaceManifestListReferenceFND::parse(reader, &data_ref)?,
+                )
+            }
             0x00C => FileNodeData::ObjectSpaceManifestListStartFND(
                 ObjectSpaceManifestListStartFND::parse(reader)?,
             ),
@@ -281,11 +301,6 @@ impl FileNode {
 
         // The stored size can be incorrect when node_id is zero
         if actual_size != size && node_id != 0 {
-            println!(
-                "Incorrect structure size: {:#?} (expected size {}, but was {})",
-                node, size, actual_size
-            );
-
             Err(ErrorKind::MalformedOneNoteFileData(
                 format!(
                     "The size specified for this structure is incorrect. Was {}, expected {}. Id: {:#0x}",

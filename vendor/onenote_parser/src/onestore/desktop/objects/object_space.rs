@@ -43,7 +43,11 @@ impl ObjectSpace {
     ) -> Result<Self> {
         let id = list_reference.gosid.into();
         let context = &context.with_context_id(id);
-        let mut list_iterator = list_reference.last_revision.list.iter_data();
+        let last_revision = list_reference
+            .last_revision
+            .as_ref()
+            .map_err(|reason| ErrorKind::MalformedOneStoreData(reason.clone().into()))?;
+        let mut list_iterator = last_revision.list.iter_data();
         let mut roots = HashMap::new();
         let mut objects = HashMap::new();
 

@@ -13,8 +13,14 @@ use crate::onestore::desktop::objects::parse_context::ParseContext;
 pub(crate) struct RootFileNodeList {
     pub(crate) root_object_space_index: usize,
     pub(crate) object_spaces: Vec<ObjectSpace>,
+    /// The object spaces that could not be read, with the reason: each page of a section is an
+    /// object space of its own, so one page's damage leaves the others readable.
+    pub(crate) damaged_object_spaces: Vec<(ExGuid, String)>,
     // pub(crate) file_data_store: Option<FileDataStore>,
 }
+
+/// The object spaces read, those that could not be (with the reason), and the root's id.
+type ParsedObjectSpaces = (Vec<ObjectSpace>, Vec<(ExGuid, String)>, Option<ExGuid>);
 
 impl<'a> RootFileNodeList {
     pub(crate) fn root_object_space(&self) -> &ObjectSpace {
@@ -32,11 +38,21 @@ impl<'a> RootFileNodeList {
         } else {
             context.clone()
         };
-        let (object_spaces, root_object_space_id) = Self::parse_object_spaces(node_list, &context)?;
+        let (object_spaces, damaged_object_spaces, root_object_space_id) =
+            Self::parse_object_spaces(node_list, &context)?;
 
         let root_object_space_id = root_object_space_id.ok_or_else(|| {
             onestore_parse_error!("Root file node list did not contain a node with the root ID")
         })?;
+        // The root object space is the section itself: without it nothing can be read.
+        if let Some((_, reason)) = damaged_object_spaces
+            .iter()
+            .find(|(id, _)| *id == root_object_space_id)
+        {
+            return Err(
+                onestore_parse_error!("The root object space is damaged: {}", reason).into(),
+            );
+        }
         let root_object_space_index =
             Self::find_root_object_space_index(&object_spaces, root_object_space_id)?;
 
@@ -44,6 +60,7 @@ impl<'a> RootFileNodeList {
             root_object_space_index,
             // file_data_store,
             object_spaces,
+            damaged_object_spaces,
         })
     }
 
@@ -71,15 +88,25 @@ impl<'a> RootFileNodeList {
     fn parse_object_spaces(
         node_list: &'a FileNodeList,
         context: &ParseContext<'a>,
-    ) -> Result<(Vec<ObjectSpace>, Option<ExGuid>)> {
+    ) -> Result<ParsedObjectSpaces> {
         let mut object_spaces = Vec::new();
+        let mut damaged_object_spaces = Vec::new();
         let mut root_object_space_id = None;
 
         let mut iterator = node_list.iter_data();
         let mut last_index = iterator.get_index();
 
         while let Some(current) = iterator.peek() {
-            if let Some(object_space) = ObjectSpace::try_parse(&mut iterator, context)? {
+            let space_id = match current {
+                FileNodeData::ObjectSpaceManifestListReferenceFND(reference) => {
+                    Some(reference.gosid)
+                }
+                _ => None,
+            };
+            let parsed = ObjectSpace::try_parse(&mut iterator, context);
+            if let (Some(id), Err(err)) = (space_id, &parsed) {
+                damaged_object_spaces.push((id.into(), err.to_string()));
+            } else if let Some(object_space) = parsed? {
                 object_spaces.push(object_space);
             } else if FileDataStore::try_parse(&mut iterator)?.is_some() {
                 // FileDataStore can only appear in the root file node list. It may be
@@ -107,7 +134,7 @@ impl<'a> RootFileNodeList {
             last_index = index;
         }
 
-        Ok((object_spaces, root_object_space_id))
+        Ok((object_spaces, damaged_object_spaces, root_object_space_id))
     }
 
     fn find_root_object_space_index(
