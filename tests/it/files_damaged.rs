@@ -40,6 +40,7 @@ struct Tally {
     kept_before: usize,
     reported: usize,
     failed_converting: usize,
+    vanished: usize,
 }
 
 impl Tally {
@@ -52,6 +53,7 @@ impl Tally {
         self.kept_before += o.kept_before;
         self.reported += o.reported;
         self.failed_converting += o.failed_converting;
+        self.vanished += o.vanished;
     }
 
     fn line(&self, name: &str) -> String {
@@ -59,7 +61,7 @@ impl Tally {
         format!(
             "{name}: {} copies, section lost {} ({:.1} %; reading it whole: {} = {:.1} %), \
              pages kept {}/{} ({:.1} %; whole: {:.1} %), pages reported unreadable {}, \
-             pages whose conversion panicked {}",
+             pages whose conversion panicked {}, pages missing from a damaged page list {}",
             self.copies,
             self.lost_whole,
             pct(self.lost_whole, self.copies),
@@ -70,7 +72,8 @@ impl Tally {
             pct(self.kept, self.pages),
             pct(self.kept_before, self.pages),
             self.reported,
-            self.failed_converting
+            self.failed_converting,
+            self.vanished
         )
     }
 }
@@ -93,12 +96,11 @@ fn read_copy(path: &Path, pages_whole: usize) -> Result<Tally, String> {
                 return Ok(t);
             };
             let pages = parsed.pages();
-            if pages.len() != pages_whole {
-                return Err(format!(
-                    "{} pages listed of {pages_whole}: a page went without a word",
-                    pages.len()
-                ));
+            if pages.len() > pages_whole {
+                return Err(format!("{} pages listed of {pages_whole}", pages.len()));
             }
+            // Only a flip in the section's own list of its pages can leave a page out of it.
+            t.vanished = pages_whole - pages.len();
             for p in &pages {
                 // A panic while converting costs that page (the queue catches it per page).
                 let converted =
@@ -162,7 +164,7 @@ fn walk(rel: &str, flips: usize) -> Option<Tally> {
     Some(tally)
 }
 
-fn walk_all(flips: usize) {
+fn walk_all(flips: usize) -> Tally {
     let mut all = Tally::default();
     for rel in SECTIONS {
         let Some(t) = walk(rel, flips) else { continue };
@@ -171,18 +173,22 @@ fn walk_all(flips: usize) {
     }
     eprintln!("{}", all.line("all"));
     if all.copies == 0 {
-        return;
+        return all;
     }
     assert!(
         all.lost_whole < all.lost_whole_before || all.lost_whole_before == 0,
         "reading page by page loses fewer sections: {all:?}"
     );
     assert!(all.kept >= all.kept_before, "{all:?}");
+    all
 }
 
 #[test]
 fn single_flipped_bits_cost_their_page_not_the_section() {
-    walk_all(48);
+    let all = walk_all(48);
+    // Every page of these copies is listed, read or reported (the full walk finds the rare flip
+    // in a section's own list of pages that drops one: `docs/PERFORMANCE.md` §7).
+    assert_eq!(all.vanished, 0, "{all:?}");
 }
 
 /// The full walk for `docs/PERFORMANCE.md` §7 (minutes in a debug build):

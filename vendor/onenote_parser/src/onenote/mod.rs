@@ -58,6 +58,10 @@ pub(crate) struct ParserContext {
     /// and consumed when ink strokes are parsed, filling
     /// [`InkStroke::recognized_word`](ink::InkStroke::recognized_word).
     pub(crate) recognized_words: HashMap<ExGuid, InkRecognizedWord>,
+
+    /// How many outline elements and groups enclose the one being parsed; see
+    /// `outline::MAX_OUTLINE_NESTING_DEPTH`.
+    pub(crate) outline_depth: u32,
 }
 
 /// The OneNote file parser.

@@ -325,7 +325,7 @@ fn parse_outline_item(
 
     let item = match id {
         PropertySetId::OutlineGroup => {
-            OutlineItem::Group(parse_outline_group(item_id, space, ctx)?)
+            OutlineItem::Group(nested(ctx, |ctx| parse_outline_group(item_id, space, ctx))?)
         }
         PropertySetId::OutlineElementNode => {
             OutlineItem::Element(parse_outline_element(item_id, space, ctx)?)
@@ -378,7 +378,40 @@ fn parse_outline_group(
     Ok(group)
 }
 
+/// The deepest nesting of outline elements and groups read (OneNote indents at most 31 levels,
+/// [\[MS-ONE\] 2.3.8], and tables nest a few more). Outlines are read recursively and a file can
+/// make an element its own descendant: the bound turns that into an error instead of a stack
+/// overflow, which would end the whole process.
+///
+/// [\[MS-ONE\] 2.3.8]: https://learn.microsoft.com/en-us/openspecs/office_file_formats/ms-one/b631036a-9152-4385-8165-60fc324e5efd
+const MAX_OUTLINE_NESTING_DEPTH: u32 = 128;
+
+/// Runs `parse` one nesting level deeper, refusing to go past [`MAX_OUTLINE_NESTING_DEPTH`].
+fn nested<T>(
+    ctx: &mut ParserContext,
+    parse: impl FnOnce(&mut ParserContext) -> Result<T>,
+) -> Result<T> {
+    if ctx.outline_depth >= MAX_OUTLINE_NESTING_DEPTH {
+        return Err(ErrorKind::MalformedOneNoteData(
+            "maximum outline nesting depth exceeded".into(),
+        )
+        .into());
+    }
+    ctx.outline_depth += 1;
+    let result = parse(ctx);
+    ctx.outline_depth -= 1;
+    result
+}
+
 pub(crate) fn parse_outline_element(
+    element_id: ExGuid,
+    space: &(impl ObjectSpace + ?Sized),
+    ctx: &mut ParserContext,
+) -> Result<OutlineElement> {
+    nested(ctx, |ctx| parse_outline_element_at(element_id, space, ctx))
+}
+
+fn parse_outline_element_at(
     element_id: ExGuid,
     space: &(impl ObjectSpace + ?Sized),
     ctx: &mut ParserContext,

@@ -117,6 +117,7 @@ pub(crate) fn parse_page_series(
                     // The page was left half-parsed: nothing of it may reach the next one.
                     ctx.page = None;
                     ctx.recognized_words.clear();
+                    ctx.outline_depth = 0;
                     (
                         err.to_string(),
                         parse_page_metadata(page_space).ok().map(Metadata::from),
