@@ -278,3 +278,33 @@ async fn a_damaged_page_is_reported_and_the_sections_other_page_arrives() {
     );
     assert_eq!(lab.graph.counters().total, 0);
 }
+
+/// A desktop section whose transaction log names its own fragment as the next one (MS-ONESTORE
+/// 2.3.1 `fcrTransactionLog` at byte 160, 2.3.3.1 `nextFragment` after its fragment's entries):
+/// the chain is not followed for ever; the section is damaged, and says so.
+#[test]
+fn a_chain_of_fragments_that_loops_ends_the_read() {
+    let Some(src) = sample("apache-tika/testOneNote2016.one") else {
+        return;
+    };
+    let mut bytes = std::fs::read(&src).unwrap();
+    let stp = u64::from_le_bytes(bytes[160..168].try_into().unwrap());
+    let cb = u32::from_le_bytes(bytes[168..172].try_into().unwrap());
+    // The fragment is whole 8-byte entries, then the reference (as the parser reads it).
+    let next = usize::try_from(stp).unwrap() + (cb as usize - 12) / 8 * 8;
+    bytes[next..next + 8].copy_from_slice(&stp.to_le_bytes());
+    bytes[next + 8..next + 12].copy_from_slice(&cb.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("Looping.one");
+    std::fs::write(&path, &bytes).unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(onefile::open_section(&SectionLocation::File(path)).map(|_| ()));
+    });
+    let problem = rx
+        .recv_timeout(HANG)
+        .expect("the read ends")
+        .expect_err("the section is damaged");
+    assert_eq!(problem.kind, onefile::ProblemKind::Damaged, "{problem:?}");
+    assert!(problem.reason.contains("refers back"), "{}", problem.reason);
+}

@@ -83,9 +83,14 @@ impl Parse for RevisionStore {
     fn parse(reader: Reader) -> Result<Self> {
         let header = OneStoreHeader::parse(reader)?;
 
+        // Each chain below is followed from fragment to fragment; a fragment met twice would
+        // loop forever (and grow the list without end), so it ends the parse instead.
+        let mut seen = ChainGuard::default();
+
         let mut free_chunk_list = Vec::new();
         let mut free_chunk_ref = header.fcr_free_chunk_list.clone();
         while !free_chunk_ref.is_fcr_nil() && !free_chunk_ref.is_fcr_zero() {
+            seen.visit("free chunk list", free_chunk_ref.stp)?;
             let mut reader = free_chunk_ref.resolve_to_reader(reader)?;
             let fragment = FreeChunkListFragment::parse(&mut reader, free_chunk_ref.cb.into())?;
             free_chunk_ref = fragment.fcr_next_chunk.clone();
@@ -95,6 +100,7 @@ impl Parse for RevisionStore {
         let mut transaction_log = Vec::new();
         let mut transaction_log_ref = header.fcr_transaction_log.clone();
         loop {
+            seen.visit("transaction log", transaction_log_ref.stp)?;
             let mut reader = transaction_log_ref.resolve_to_reader(reader)?;
 
             let fragment =
@@ -113,6 +119,7 @@ impl Parse for RevisionStore {
         let mut hashed_chunk_list = Vec::new();
         let mut hash_chunk_ref = header.fcr_hashed_chunk_list.clone();
         while !hash_chunk_ref.is_fcr_nil() && !hash_chunk_ref.is_fcr_zero() {
+            seen.visit("hashed chunk list", hash_chunk_ref.stp)?;
             let mut reader = hash_chunk_ref.resolve_to_reader(reader)?;
             let fragment = FileNodeListFragment::parse(
                 &mut reader,
@@ -146,5 +153,22 @@ impl Parse for RevisionStore {
             raw_file_node_list,
             root_file_node_list,
         })
+    }
+}
+
+/// The file offsets of the fragments a chain has visited.
+#[derive(Default)]
+struct ChainGuard(std::collections::HashSet<(&'static str, u64)>);
+
+impl ChainGuard {
+    fn visit(&mut self, chain: &'static str, stp: u64) -> Result<()> {
+        if self.0.insert((chain, stp)) {
+            Ok(())
+        } else {
+            Err(
+                onestore_parse_error!("The {} refers back to its fragment at {}", chain, stp)
+                    .into(),
+            )
+        }
     }
 }
