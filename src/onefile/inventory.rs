@@ -17,7 +17,7 @@ use onenote_parser::fs::FileSource;
 use onenote_parser::{FileSystem, Parser};
 use typed_path::{TypedPath, TypedPathBuf};
 
-use super::section::{self, page_meta, typed};
+use super::section::{self, typed};
 use super::{
     package, FileImport, FileNotebook, FileSection, FileSectionGroup, FilesError, ProblemKind,
     SectionLocation, SectionProblem,
@@ -222,13 +222,7 @@ fn section_at(location: SectionLocation, head: &[u8], name: &str) -> FileSection
         .to_string();
     match section::parse(&location) {
         Ok(s) => {
-            let pages = s
-                .page_series()
-                .iter()
-                .flat_map(|ps| ps.pages().iter())
-                .enumerate()
-                .map(|(i, p)| page_meta(p, i))
-                .collect();
+            let pages = section::pages_of(&s);
             FileSection {
                 id: s.file_identity().to_string(),
                 name: s.display_name().to_string(),

@@ -1,6 +1,9 @@
 //! One section parsed: from a file (read lazily through the parser's positional reads) or from a
 //! package entry (decompressed into memory), a parser panic caught and made a problem, and its pages
-//! converted one at a time.
+//! converted one at a time. Each page is an object space of its own in the file, and the parser
+//! reads them one by one: a page that cannot be read is listed with its reason (under its GUID when
+//! its metadata survived, else under an id derived from where it is in the file) so that it is
+//! reported as that page's problem while the section's other pages are read.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -9,7 +12,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use onenote_parser::fs::file_source::BytesSource;
 use onenote_parser::fs::FileSource;
-use onenote_parser::page::Page;
+use onenote_parser::page::{DamagedPage, Page};
 use onenote_parser::section::Section;
 use onenote_parser::{FileSystem, Parser};
 use typed_path::{TypedPath, TypedPathBuf};
@@ -19,7 +22,7 @@ use crate::convert::{convert_page_with_files, ConvertOptions, ConvertedPage};
 
 /// What a reason adds when the parser gave up on a section.
 const WHOLE_SECTION: &str =
-    "the parser reads a section as a whole, so one bad page costs its section";
+    "the damage is in the section's own records, so none of its pages can be read";
 
 /// A section parsed once so that its pages can be converted one at a time; its file data stays
 /// where it is (the file, or the package entry's bytes) until this is dropped.
@@ -46,12 +49,24 @@ impl ParsedSection {
         self.section.display_name()
     }
 
-    /// The pages' metadata as scanned (same ids), in order.
+    /// The pages' metadata as scanned (same ids), in order, those that cannot be read included.
     pub fn pages(&self) -> Vec<FilePage> {
-        self.all()
+        pages_of(&self.section)
+    }
+
+    /// Why page `page_id` cannot be read, when it is one of the section's damaged pages.
+    pub fn unreadable(&self, page_id: &str) -> Option<String> {
+        let want = bare_guid(page_id);
+        let section = self.id();
+        entries(&self.section)
+            .into_iter()
             .enumerate()
-            .map(|(i, p)| page_meta(p, i))
-            .collect()
+            .find_map(|(i, e)| match e {
+                Entry::Damaged(d) if damaged_meta(&section, d, i).id == want => {
+                    Some(unreadable_reason(d))
+                }
+                _ => None,
+            })
     }
 
     /// Converts one page to the blocks the HTML converter would make; `None`: no such page.
@@ -68,6 +83,92 @@ impl ParsedSection {
             .iter()
             .flat_map(|s| s.pages().iter())
     }
+}
+
+/// A page of a section as the parser gave it: read, or damaged.
+enum Entry<'a> {
+    Read(&'a Page),
+    Damaged(&'a DamagedPage),
+}
+
+/// The section's pages in OneNote's order, the damaged ones in their places.
+fn entries(section: &Section) -> Vec<Entry<'_>> {
+    let mut out = Vec::new();
+    for series in section.page_series() {
+        let mut read = series.pages().iter();
+        let mut damaged = series.damaged_pages().iter().peekable();
+        let total = series.pages().len() + series.damaged_pages().len();
+        for position in 0..total {
+            match damaged.next_if(|d| d.position() == position) {
+                Some(d) => out.push(Entry::Damaged(d)),
+                None => out.extend(read.next().map(Entry::Read)),
+            }
+        }
+        // Positions past the end (never given by the parser) still keep their pages.
+        out.extend(damaged.map(Entry::Damaged));
+    }
+    out
+}
+
+/// Every page of a parsed section, as scanned: each read page's metadata, and for each page that
+/// cannot be read what its metadata still tells (or an id and title of its place).
+pub(super) fn pages_of(section: &Section) -> Vec<FilePage> {
+    let id = section.file_identity().to_string();
+    entries(section)
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| match e {
+            Entry::Read(p) => page_meta(p, i),
+            Entry::Damaged(d) => damaged_meta(&id, d, i),
+        })
+        .collect()
+}
+
+/// A damaged page's entry: its own GUID when its metadata was read, else a GUID derived from the
+/// section's and the page's object space ids, the same for every read of the same file.
+fn damaged_meta(section_id: &str, d: &DamagedPage, order: usize) -> FilePage {
+    let id = d.link_target_id().map_or_else(
+        || derived_guid(&format!("{section_id}|{}", d.object_space())),
+        |g| bare_guid(&g),
+    );
+    let title = d
+        .cached_title()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map_or_else(|| format!("Unreadable page {}", order + 1), str::to_owned);
+    FilePage {
+        id,
+        title,
+        level: d.level().map_or(0, |l| {
+            u32::try_from(l.saturating_sub(1)).unwrap_or(0).min(2)
+        }),
+        order: u32::try_from(order).unwrap_or(u32::MAX),
+        created: None,
+        last_modified: None,
+    }
+}
+
+/// A GUID-shaped id (lowercase, no braces) from the first 16 bytes of `key`'s SHA-256.
+fn derived_guid(key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let h = Sha256::digest(key.as_bytes());
+    let hex: String = h[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+fn unreadable_reason(d: &DamagedPage) -> String {
+    let reason: String = d.reason().chars().take(500).collect();
+    format!(
+        "the page cannot be read from its section file ({reason}); the section's other pages \
+         are read"
+    )
 }
 
 /// A page's metadata; `order` is its position in the section.

@@ -208,15 +208,16 @@ impl DriveSections {
             }
         };
         let wanted = guid.to_owned();
+        let section = Arc::clone(&parsed);
         let converted = tokio::task::spawn_blocking(move || {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parsed.convert(&wanted)))
         })
         .await;
         match converted {
             Ok(Ok(Some(page))) => Ok(Read::Page(page)),
-            Ok(Ok(None)) => Ok(Read::FellBack(
-                "it is not in its section file (added since the file was saved?)".into(),
-            )),
+            Ok(Ok(None)) => Ok(Read::FellBack(section.unreadable(guid).unwrap_or_else(
+                || "it is not in its section file (added since the file was saved?)".into(),
+            ))),
             Ok(Err(_)) | Err(_) => Err(JobError::permanent(format!(
                 "{item}: failed while converting it from its section file"
             ))),

@@ -69,9 +69,13 @@ impl ImportSections {
             Err(reason) => return Err(JobError::permanent(format!("{item}: {reason}"))),
         };
         let wanted = page_id.to_owned();
+        let section = Arc::clone(&parsed);
         let converted = tokio::task::spawn_blocking(move || parsed.convert(&wanted))
             .await
             .map_err(|e| JobError::permanent(format!("{item}: failed while converting it: {e}")))?;
+        if let (None, Some(why)) = (&converted, section.unreadable(page_id)) {
+            return Err(JobError::permanent(format!("{item}: {why}")));
+        }
         converted.ok_or_else(|| {
             JobError::permanent(format!(
                 "{item} is no longer in its section file (deleted in OneNote since it was \

@@ -45,7 +45,8 @@ fn survive(name: &str, bytes: &[u8]) -> Result<(), String> {
         };
         for (_, s) in imp.all_sections() {
             if let Some(p) = &s.problem {
-                if p.kind == ProblemKind::Damaged && !p.reason.contains("a section as a whole") {
+                if p.kind == ProblemKind::Damaged && !p.reason.contains("the section's own records")
+                {
                     return Err(format!(
                         "reason without the whole-section note: {}",
                         p.reason

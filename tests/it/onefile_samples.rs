@@ -324,10 +324,10 @@ fn a_notebook_lists_each_bad_section_with_its_reason_and_reads_the_rest() {
 
 #[test]
 fn a_damaged_section_fails_alone_with_the_parsers_reason() {
+    // (`testOneNote-fuzz3.one` keeps its first page: `files_damaged`.)
     for rel in [
         "apache-tika/testOneNote-fuzz1.one",
         "apache-tika/testOneNote-fuzz2.one",
-        "apache-tika/testOneNote-fuzz3.one",
     ] {
         let s = lone(rel);
         let p = s.problem.as_ref().unwrap_or_else(|| panic!("{rel} read"));
@@ -335,7 +335,7 @@ fn a_damaged_section_fails_alone_with_the_parsers_reason() {
         assert!(p.reason.contains("cannot be read ("), "{}", p.reason);
         assert!(
             p.reason.ends_with(
-                "the parser reads a section as a whole, so one bad page costs its section"
+                "the damage is in the section's own records, so none of its pages can be read"
             ),
             "{}",
             p.reason
@@ -359,10 +359,14 @@ fn a_package_is_one_notebook_read_entry_by_entry() {
     };
     assert_eq!(entry, "Compressed section.one");
     assert!(package.ends_with("makecab-lzx-notebook.onepkg"));
-    // OfficeIMO wrote this section, not OneNote, and the parser refuses it: that is the reason.
-    let p = s.problem.as_ref().unwrap();
-    assert_eq!(p.kind, ProblemKind::Damaged);
-    assert!(p.reason.contains("original author"), "{}", p.reason);
+    // OfficeIMO wrote this section, not OneNote, leaving out properties OneNote always writes
+    // (authors, outline levels and indents): it is read all the same.
+    assert!(s.problem.is_none(), "{:?}", s.problem);
+    assert_eq!(s.pages.len(), 1);
+    assert_eq!(s.pages[0].title, "Compressed page");
+    let page = open(s).convert(&s.pages[0].id).unwrap();
+    validate::blocks(&page.blocks).unwrap();
+    assert!(texts(&page.blocks).iter().any(|t| !t.trim().is_empty()));
     let stored = s.location.to_stored();
     assert_eq!(
         SectionLocation::from_stored(&stored).as_ref(),
@@ -450,7 +454,11 @@ fn every_readable_sample_page_converts_to_blocks_notion_takes() {
                 }
                 let parsed = open(s);
                 for p in &s.pages {
-                    let page = parsed.convert(&p.id).unwrap();
+                    // A page that cannot be read says so (a fuzzer's output has one).
+                    let Some(page) = parsed.convert(&p.id) else {
+                        assert!(parsed.unreadable(&p.id).is_some(), "{} {}", s.name, p.order);
+                        continue;
+                    };
                     validate::blocks(&page.blocks)
                         .unwrap_or_else(|e| panic!("{} {}: {e}", s.name, p.order));
                     pages += 1;

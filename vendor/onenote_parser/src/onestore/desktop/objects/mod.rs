@@ -1,0 +1,10 @@
+mod file_data_store;
+mod global_id_table;
+mod id_mapping;
+pub(crate) mod object;
+mod object_group_list;
+mod object_space;
+pub(crate) mod parse_context;
+pub(crate) mod revision;
+pub(crate) mod revision_manifest_list;
+pub(crate) mod root_file_node_list;

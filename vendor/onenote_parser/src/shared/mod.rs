@@ -1,0 +1,2 @@
+pub(crate) mod guid;
+pub(crate) mod multi_byte;
