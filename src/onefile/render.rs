@@ -30,6 +30,8 @@ const PX_PER_INK_UNIT: f64 = 96.0 / 2540.0;
 /// Outline nesting rendered as nesting; deeper items are rendered at this depth, in order (the
 /// converter flattens deep lists further by its own rule).
 const MAX_NESTING: usize = 40;
+/// CSS px a paragraph is indented per outline level (OneNote's default indent, 0.375 in).
+const PX_PER_INDENT: usize = 36;
 /// OneNote's default text size, in half points.
 const DEFAULT_FONT_HALF_POINTS: u16 = 22;
 
@@ -143,6 +145,8 @@ struct Renderer {
     drawings: Vec<PositionedBlock>,
     notes: Vec<(String, &'static str)>,
     inline_ink: usize,
+    /// The outline level of the paragraphs being written (0 outside outlines' nesting).
+    indent: usize,
 }
 
 /// What a run of list items is.
@@ -197,7 +201,10 @@ impl Renderer {
                     }
                     None => {
                         self.close_list(&mut open);
+                        // Indented as Graph writes an outline level: a left margin per level.
+                        self.indent = depth;
                         self.element_contents(e, false);
+                        self.indent = 0;
                         self.children(e, depth);
                     }
                 },
@@ -224,7 +231,9 @@ impl Renderer {
             match item {
                 OutlineItem::Group(g) => stack.extend(g.outlines().iter().rev()),
                 OutlineItem::Element(e) => {
+                    self.indent = MAX_NESTING;
                     self.element_contents(e, false);
+                    self.indent = 0;
                     stack.extend(e.children().iter().rev());
                 }
             }
@@ -271,6 +280,9 @@ impl Renderer {
         let mut css = String::new();
         if let Some(f) = style.font() {
             let _ = write!(css, "font-family:{};", attr(f));
+        }
+        if !in_list && self.indent > 0 {
+            let _ = write!(css, "margin-left:{}px;", self.indent * PX_PER_INDENT);
         }
         if !css.is_empty() {
             let _ = write!(attrs, " style=\"{css}\"");
@@ -383,9 +395,12 @@ impl Renderer {
                     }
                     None => self.html.push_str("<td>"),
                 }
+                // A cell's paragraphs start at its edge, whatever the table's level.
+                let level = std::mem::take(&mut self.indent);
                 for e in cell.contents() {
                     self.element_contents(e, false);
                 }
+                self.indent = level;
                 self.html.push_str("</td>");
             }
             self.html.push_str("</tr>");
@@ -399,20 +414,25 @@ impl Renderer {
     }
 
     fn image(&mut self, img: &Image, pos: Option<(f32, f32)>) {
-        let bytes = match img.data_status() {
-            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
-            _ => None,
-        }
-        .filter(|b| !b.is_empty());
         let given = img
             .image_filename()
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .map(str::to_string);
+        let own_shown = own_format_shown(img);
+        // A page number on a picture that is a document, not a picture Notion shows, makes it
+        // a file printout's page (OneNote numbers some plain pictures too).
+        let printout = img.displayed_page_number().filter(|_| !own_shown);
+        let picture = picture_of(img, own_shown);
+        if printout.is_some() && !picture.as_ref().is_some_and(|p| p.shown) {
+            self.lost_printout_page(img, given.as_deref(), printout, pos);
+            return;
+        }
+        let bytes = picture.as_ref().map(|p| p.bytes.clone());
         // The bytes say what the picture is; the name and extension only when they do not.
-        let ext = bytes
-            .as_deref()
-            .and_then(sniff_image)
+        let ext = picture
+            .as_ref()
+            .and_then(|p| p.format)
             .map(str::to_string)
             .or_else(|| {
                 img.extension()
@@ -431,13 +451,35 @@ impl Renderer {
             .as_deref()
             .and_then(crate::mime::of_extension)
             .unwrap_or(crate::mime::OCTET_STREAM);
-        let name = given.unwrap_or_else(|| {
-            format!(
+        let rendition = picture.as_ref().is_some_and(|p| p.rendition);
+        let name = match (&given, printout) {
+            // A printout page is a picture of one page of its document, named after both.
+            (_, Some(n)) => format!(
+                "{} page {}.{}",
+                given.as_deref().unwrap_or("printout"),
+                u64::from(n) + 1,
+                ext.as_deref().unwrap_or("bin")
+            ),
+            (Some(g), None) if rendition => {
+                format!("{g}.{}", ext.as_deref().unwrap_or("bin"))
+            }
+            (Some(g), None) => g.clone(),
+            (None, None) => format!(
                 "image-{}.{}",
                 self.files.len() + 1,
                 ext.as_deref().unwrap_or("bin")
-            )
-        });
+            ),
+        };
+        if rendition {
+            self.note(
+                if printout.is_some() {
+                    "file printout page"
+                } else {
+                    "picture in a format Notion does not show"
+                },
+                "the picture OneNote keeps of it for browsers, uploaded instead",
+            );
+        }
         let key = match bytes {
             Some(bytes) => {
                 let key = self.key(&name);
@@ -466,11 +508,11 @@ impl Renderer {
                 );
             }
         }
-        let alt = img.alt_text().or(img.text()).unwrap_or("");
+        let alt = caption_of(img, given.as_deref(), printout);
         let _ = write!(
             self.html,
             "<img{a} alt=\"{}\" src=\"{}\" data-src-type=\"{mime}\" />",
-            attr(alt),
+            attr(&alt),
             attr(&key)
         );
         if let Some(url) = img.hyperlink_url() {
@@ -481,6 +523,47 @@ impl Renderer {
                 );
             }
         }
+    }
+
+    /// A printout page with no picture Notion can show: a placeholder naming the document and the
+    /// page, then the page's recognised text, so that what it said is still on the page.
+    fn lost_printout_page(
+        &mut self,
+        img: &Image,
+        name: Option<&str>,
+        page: Option<u32>,
+        pos: Option<(f32, f32)>,
+    ) {
+        let page = page.map_or(1, |n| u64::from(n) + 1);
+        let name = name.unwrap_or("a file printout");
+        self.note(
+            "file printout page without a picture of it",
+            "placeholder naming the file and page, its recognised text kept below",
+        );
+        match pos {
+            Some((top, left)) => {
+                let _ = write!(
+                    self.html,
+                    "<div style=\"position:absolute;left:{left}px;top:{top}px\">"
+                );
+            }
+            None => self.html.push_str("<div>"),
+        }
+        self.html.push_str("<p>🖨️ ");
+        escape_into(
+            &mut self.html,
+            &format!(
+                "Printout of {name}, page {page} (not carried over: the file holds no picture of \
+                 this page that Notion can show)"
+            ),
+        );
+        self.html.push_str("</p>");
+        if let Some(text) = recognised_text(img) {
+            self.html.push_str("<p>");
+            escape_into(&mut self.html, &text);
+            self.html.push_str("</p>");
+        }
+        self.html.push_str("</div>");
     }
 
     fn file(&mut self, f: &OneFile) {
@@ -558,6 +641,106 @@ impl Renderer {
                 caption: vec![RichText::plain(d.caption)],
             },
         });
+    }
+}
+
+/// The bytes a picture is shown with.
+struct Picture {
+    bytes: Bytes,
+    /// The format the bytes announce.
+    format: Option<&'static str>,
+    /// Notion shows that format.
+    shown: bool,
+    /// The bytes are the browser-compatible rendition OneNote keeps beside the picture (a file
+    /// printout's page, an EMF), not the picture itself.
+    rendition: bool,
+}
+
+/// What a picture is shown with: its own bytes when Notion shows their format, else the rendition
+/// OneNote keeps for browsers when Notion shows that, else its own bytes (or the rendition when it
+/// has no bytes of its own). A printout's own bytes are the whole document, so they are only
+/// read when nothing else shows the page. `own_shown`: [`own_format_shown`].
+fn picture_of(img: &Image, own_shown: bool) -> Option<Picture> {
+    let own = || -> Option<Picture> {
+        let bytes = match img.data_status() {
+            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty())?;
+        Some(picture(bytes, false))
+    };
+    let web = || -> Option<Picture> {
+        let w = img.web_picture()?;
+        if w.data_status() != FileDataStatus::Available {
+            return None;
+        }
+        let bytes = read_all(w.read()).ok().filter(|b| !b.is_empty())?;
+        Some(picture(bytes, true))
+    };
+    if own_shown {
+        return own();
+    }
+    match web() {
+        Some(w) if w.shown => Some(w),
+        w => own().or(w),
+    }
+}
+
+fn picture(bytes: Bytes, rendition: bool) -> Picture {
+    let format = sniff_image(&bytes);
+    Picture {
+        shown: format.is_some_and(|f| crate::mime::notion_accepts(&format!("x.{f}"))),
+        format,
+        bytes,
+        rendition,
+    }
+}
+
+/// Whether the picture's own bytes are in a format Notion shows, from their first bytes alone.
+fn own_format_shown(img: &Image) -> bool {
+    if img.data_status() != FileDataStatus::Available {
+        return false;
+    }
+    let Some(r) = img.read() else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(64);
+    if r.take(64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    sniff_image(&head).is_some_and(|f| crate::mime::notion_accepts(&format!("x.{f}")))
+}
+
+/// The text OneNote recognised in a picture (its OCR), or its alternative text.
+fn recognised_text(img: &Image) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for t in [img.alt_text(), img.text()].into_iter().flatten() {
+        let t = t.trim();
+        if !t.is_empty() && !parts.contains(&t) {
+            parts.push(t);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// A picture's caption: a printout page names its document and page; then the text OneNote
+/// recognised in it (both the alternative text and the OCR text when they differ), so the
+/// picture's words stay searchable.
+fn caption_of(img: &Image, name: Option<&str>, printout: Option<u32>) -> String {
+    let text = recognised_text(img);
+    match printout {
+        Some(n) => {
+            let head = format!(
+                "Printout of {}, page {}",
+                name.unwrap_or("a file"),
+                u64::from(n) + 1
+            );
+            match text {
+                Some(t) => format!("{head}: {t}"),
+                None => head,
+            }
+        }
+        None => text.unwrap_or_default(),
     }
 }
 

@@ -25,6 +25,7 @@ mod engine_migrate;
 mod files_identity;
 mod files_inputs;
 mod files_migrate;
+mod files_render;
 mod files_resume;
 mod files_support;
 mod graph_bodies;
