@@ -18,8 +18,10 @@ use onenote_parser::contents::{
 use onenote_parser::page::{Page, PageContent};
 use onenote_parser::property::common::ColorRef;
 
+use crate::convert::rich_text::{split_text, MAX_TEXT};
 use crate::convert::{
-    Block, EmbeddedFile, Ink, MediaSource, PositionedBlock, RichText, EMBEDDED_SCHEME,
+    Annotations, Block, Color, EmbeddedFile, Hue, Ink, MediaSource, PositionedBlock, RichKind,
+    RichText, TextBlock, EMBEDDED_SCHEME,
 };
 use crate::ink::inkml::{Brush, Stroke};
 
@@ -111,11 +113,17 @@ pub fn page(page: &Page, created: Option<&str>) -> Rendered {
     }
     r.html.push_str("</body></html>");
     if let Some(rec) = page.ink_recognition() {
-        let text = rec.text();
-        if !text.trim().is_empty() && r.drawings.is_empty() && r.inline_ink == 0 {
-            // Recognised handwriting whose strokes are not on the page: its text is all that is left.
-            r.note("handwriting recognition without strokes", "not migrated");
-        }
+        let lines: Vec<Vec<(u32, &str)>> = rec
+            .lines()
+            .iter()
+            .map(|l| {
+                l.words()
+                    .iter()
+                    .filter_map(|w| w.text().map(|t| (w.id(), t)))
+                    .collect()
+            })
+            .collect();
+        r.recognition(&lines);
     }
     Rendered {
         html: r.html,
@@ -147,6 +155,13 @@ struct Renderer {
     inline_ink: usize,
     /// The outline level of the paragraphs being written (0 outside outlines' nesting).
     indent: usize,
+    /// `(top, left)` of the outline being written.
+    outline_at: (f64, f64),
+    /// Where the page's first drawing is, in reading order: the recognised handwriting goes
+    /// right after it.
+    ink_at: Option<(f64, f64)>,
+    /// The recognised words the drawings' strokes name (in their captions already).
+    named_words: std::collections::HashSet<u32>,
 }
 
 /// What a run of list items is.
@@ -163,6 +178,7 @@ impl Renderer {
 
     fn outline(&mut self, o: &Outline) {
         let (top, left) = position(o.offset_horizontal(), o.offset_vertical());
+        self.outline_at = (f64::from(top), f64::from(left));
         let _ = write!(
             self.html,
             "<div style=\"position:absolute;left:{left}px;top:{top}px\">"
@@ -602,6 +618,8 @@ impl Renderer {
             return;
         };
         self.inline_ink += 1;
+        self.named_words.extend(d.words.iter().copied());
+        self.first_ink_at(self.outline_at);
         let name = format!("ink-{}.svg", self.files.len() + 1);
         let key = self.key(&name);
         self.files.push(EmbeddedFile {
@@ -620,9 +638,15 @@ impl Renderer {
 
     /// Ink on the page itself: a drawing placed by position among the outlines.
     fn page_ink(&mut self, ink: &OneInk, top: f64, left: f64) {
-        let Some(d) = drawing(ink, top, left) else {
-            return;
-        };
+        if let Some(d) = drawing(ink, top, left) {
+            self.place_drawing(d);
+        }
+    }
+
+    /// A drawing on the page itself, placed by its position.
+    fn place_drawing(&mut self, d: Drawn) {
+        self.named_words.extend(d.words.iter().copied());
+        self.first_ink_at((d.top, d.left));
         let name = format!("ink-{}.svg", self.files.len() + 1);
         let key = self.key(&name);
         let file = EmbeddedFile {
@@ -640,6 +664,62 @@ impl Renderer {
                 source: MediaSource::Embedded(file),
                 caption: vec![RichText::plain(d.caption)],
             },
+        });
+    }
+
+    fn first_ink_at(&mut self, at: (f64, f64)) {
+        let earlier =
+            |a: (f64, f64), b: (f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).is_lt();
+        if self.ink_at.is_none_or(|now| earlier(at, now)) {
+            self.ink_at = Some(at);
+        }
+    }
+
+    /// The page's handwriting recognition (`lines` of `(word id, best guess)`), kept once: the
+    /// words a drawing's strokes name are in its caption already; the others go in a paragraph
+    /// right after the page's first drawing, or at the page's end when no stroke is on it.
+    fn recognition(&mut self, lines: &[Vec<(u32, &str)>]) {
+        let text = unnamed_words(lines, &self.named_words);
+        if text.is_empty() {
+            return;
+        }
+        let (at, label, action) = match self.ink_at {
+            Some(at) => (
+                at,
+                "Handwriting recognised by OneNote: ",
+                "kept as a paragraph after the drawing",
+            ),
+            // Reading order puts it after everything else on the page.
+            None => (
+                (f64::MAX, f64::MAX),
+                "Handwriting recognised by OneNote (its strokes are not in the file): ",
+                "its recognised text kept as a paragraph at the end of the page",
+            ),
+        };
+        self.note(
+            if self.ink_at.is_some() {
+                "handwriting recognition its strokes do not name"
+            } else {
+                "handwriting recognition without strokes"
+            },
+            action,
+        );
+        let mut rich = vec![RichText {
+            kind: RichKind::Text {
+                content: label.into(),
+                link: None,
+            },
+            annotations: Annotations {
+                italic: true,
+                color: Color::Text(Hue::Gray),
+                ..Default::default()
+            },
+        }];
+        rich.extend(split_text(&text, MAX_TEXT).into_iter().map(RichText::plain));
+        self.drawings.push(PositionedBlock {
+            top: at.0,
+            left: at.1,
+            block: Block::Paragraph(TextBlock::new(rich)),
         });
     }
 }
@@ -750,6 +830,8 @@ struct Drawn {
     top: f64,
     left: f64,
     caption: String,
+    /// The recognised words its caption names, by id.
+    words: Vec<u32>,
 }
 
 /// One stroke as the file gives it: absolute points in ink units and its pen.
@@ -839,7 +921,25 @@ fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
         top: (b.top * 100.0).round() / 100.0,
         left: (b.left * 100.0).round() / 100.0,
         caption,
+        words: words.iter().map(|(id, _)| *id).collect(),
     })
+}
+
+/// The recognised words, line by line, that no drawing names (each word once).
+fn unnamed_words(lines: &[Vec<(u32, &str)>], named: &std::collections::HashSet<u32>) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let words: Vec<&str> = line
+            .iter()
+            .filter(|(id, t)| !named.contains(id) && seen.insert(*id) && !t.trim().is_empty())
+            .map(|(_, t)| t.trim())
+            .collect();
+        if !words.is_empty() {
+            out.push(words.join(" "));
+        }
+    }
+    out.join("\n")
 }
 
 fn brush(s: &PenStroke) -> Brush {
@@ -1413,5 +1513,132 @@ mod tests {
             ..stroke(0.0, None)
         };
         assert!(draw(&[empty], 0.0, 0.0).is_none());
+    }
+
+    /// A model of a page whose ink OneNote recognised (the samples have none): strokes and the
+    /// page's recognition as the parser gives them, rendered and converted. The recognised text
+    /// arrives once, searchable, whether the strokes name their words, some of them, or none, or
+    /// the strokes are not on the page at all.
+    #[test]
+    fn recognised_handwriting_arrives_once_with_its_ink() {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        // "Hello World Hello World": four words, two lines.
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "Hello"), (2, "World")],
+            vec![(3, "Hello"), (4, "World")],
+        ];
+        let stroke = |x: f32, word: Option<u32>| PenStroke {
+            points: vec![(x, 0.0), (x + 500.0, 250.0)],
+            color: None,
+            width: 53.0,
+            transparency: None,
+            word: word.map(|id| {
+                (
+                    id,
+                    lines
+                        .iter()
+                        .flatten()
+                        .find(|w| w.0 == id)
+                        .unwrap()
+                        .1
+                        .to_string(),
+                )
+            }),
+        };
+        let convert = |named: &[Option<u32>], strokes_on_page: bool| {
+            let mut r = Renderer::default();
+            r.html.push_str(
+                "<html><head><title>T</title></head><body>\
+                 <div style=\"position:absolute;left:48px;top:40px\"><p>above</p></div>\
+                 <div style=\"position:absolute;left:48px;top:900px\"><p>below</p></div>",
+            );
+            if strokes_on_page {
+                let pen: Vec<PenStroke> = named
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| stroke(i as f32 * 700.0, *w))
+                    .collect();
+                r.place_drawing(draw(&pen, 300.0, 48.0).unwrap());
+            }
+            r.recognition(&lines);
+            r.html.push_str("</body></html>");
+            let opts = ConvertOptions {
+                last_modified: None,
+                ink: Ink::Drawings(r.drawings),
+            };
+            let page = convert_page_with_files(r.html, &opts, r.files);
+            let texts: Vec<(String, String)> = page
+                .blocks
+                .iter()
+                .map(|b| {
+                    let t: String = b
+                        .rich_texts()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| r.visible_text())
+                        .collect();
+                    (b.type_name().to_string(), t)
+                })
+                .collect();
+            (texts, r.notes)
+        };
+        let words = |t: &str| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| *w == "Hello" || *w == "World")
+                .count()
+        };
+        let total = |texts: &[(String, String)]| texts.iter().map(|(_, t)| words(t)).sum::<usize>();
+
+        // The strokes name every word: the caption holds them, no paragraph repeats them.
+        let (t, _) = convert(&[Some(1), Some(2), Some(3), Some(4)], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert_eq!(t[1].0, "image");
+        assert!(t[1].1.ends_with("“Hello World Hello World”"), "{t:?}");
+        assert_eq!(t.len(), 3, "{t:?}");
+
+        // The strokes name none: the drawing, then the recognised text right after it.
+        let (t, notes) = convert(&[None, None, None], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        let kinds: Vec<&str> = t.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds, ["paragraph", "image", "paragraph", "paragraph"]);
+        assert_eq!(t[0].1, "above");
+        assert_eq!(
+            t[2].1,
+            "Handwriting recognised by OneNote: Hello World\nHello World"
+        );
+        assert_eq!(t[3].1, "below");
+        assert!(notes
+            .iter()
+            .any(|(w, _)| w.contains("its strokes do not name")));
+
+        // Some: each word once, the rest after the drawing.
+        let (t, _) = convert(&[Some(1), Some(2), None], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert!(t[1].1.ends_with("“Hello World”"), "{t:?}");
+        assert_eq!(t[2].1, "Handwriting recognised by OneNote: Hello World");
+
+        // No strokes on the page: the text is all that is left, kept at the page's end.
+        let (t, notes) = convert(&[], false);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert_eq!(t.last().unwrap().0, "paragraph");
+        assert!(t.last().unwrap().1.starts_with(
+            "Handwriting recognised by OneNote (its strokes are not in the file): Hello World"
+        ));
+        assert!(notes
+            .iter()
+            .any(|(w, a)| w.contains("without strokes") && a.contains("kept")));
+    }
+
+    #[test]
+    fn recognised_words_are_kept_once_in_line_order() {
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "a"), (2, "b"), (1, "a")],
+            vec![(3, " "), (4, "d")],
+            vec![(2, "b")],
+        ];
+        let none = std::collections::HashSet::new();
+        assert_eq!(unnamed_words(&lines, &none), "a b\nd");
+        let named: std::collections::HashSet<u32> = [1, 4].into_iter().collect();
+        assert_eq!(unnamed_words(&lines, &named), "b");
     }
 }
