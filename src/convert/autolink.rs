@@ -7,7 +7,8 @@ const MAX_URL: usize = 2000;
 /// Text cut into pieces, each bare `http://` or `https://` URL in it a piece of its own with
 /// that URL as its link. A URL starts a word and runs to the next whitespace, less the
 /// punctuation a sentence puts after it (and a closing bracket it did not open); one Notion would
-/// refuse stays text.
+/// refuse stays text. Linear in the text (page content is hostile): each word is looked at once,
+/// and no further than a URL Notion takes can run.
 pub fn autolink(text: &str) -> Vec<(&str, Option<String>)> {
     let mut out = Vec::new();
     // ASCII lowering keeps every byte offset.
@@ -28,9 +29,16 @@ pub fn autolink(text: &str) -> Vec<(&str, Option<String>)> {
         if !starts_word {
             continue;
         }
-        let end = text[start..]
+        // The word, looked at as far as one byte past the longest URL Notion takes.
+        let mut reach = (start + MAX_URL + 1).min(text.len());
+        while !text.is_char_boundary(reach) {
+            reach -= 1;
+        }
+        let end = text[start..reach]
             .find(char::is_whitespace)
-            .map_or(text.len(), |i| start + i);
+            .map_or(reach, |i| start + i);
+        // The rest of this word is no URL's start either way.
+        from = end;
         let candidate = url_end(&text[start..end]);
         let Some(url) = usable(candidate) else {
             continue;
@@ -51,24 +59,37 @@ pub fn autolink(text: &str) -> Vec<(&str, Option<String>)> {
 
 /// A URL as written in running text, without what ends the sentence around it.
 fn url_end(s: &str) -> &str {
+    // Closing brackets beyond the opening ones, counted once.
+    let excess = |open: char, close: char| {
+        s.matches(close)
+            .count()
+            .saturating_sub(s.matches(open).count())
+    };
+    let (mut round, mut square, mut curly) = (excess('(', ')'), excess('[', ']'), excess('{', '}'));
     let mut s = s;
-    loop {
-        let Some(last) = s.chars().next_back() else {
-            return s;
-        };
-        let unopened = |open: char| s.matches(open).count() < s.matches(last).count();
+    while let Some(last) = s.chars().next_back() {
         let cut = match last {
             '.' | ',' | ';' | ':' | '!' | '?' | '\'' | '"' | '»' | '”' | '’' | '>' => true,
-            ')' => unopened('('),
-            ']' => unopened('['),
-            '}' => unopened('{'),
+            ')' if round > 0 => {
+                round -= 1;
+                true
+            }
+            ']' if square > 0 => {
+                square -= 1;
+                true
+            }
+            '}' if curly > 0 => {
+                curly -= 1;
+                true
+            }
             _ => false,
         };
         if !cut {
-            return s;
+            break;
         }
         s = &s[..s.len() - last.len_utf8()];
     }
+    s
 }
 
 /// A URL Notion takes as a link (the converter's rule for `href`s, for http(s) alone).
@@ -126,5 +147,26 @@ mod tests {
         ] {
             assert_eq!(link(s), [(s.to_string(), None)], "{s}");
         }
+        // A word longer than any URL Notion takes is text, and so is what follows in it.
+        let long = format!("https://a.example/{}", "x".repeat(MAX_URL));
+        assert_eq!(link(&long), [(long.clone(), None)]);
+        let nested = "(https://a.example/(https://b.example/";
+        assert_eq!(
+            link(nested)[1].1,
+            u("https://a.example/(https://b.example/")
+        );
+    }
+
+    /// Hostile text: a word of would-be URLs and brackets far longer than any URL, each part of
+    /// it looked at once; the text comes back whole and every link is one Notion takes.
+    #[test]
+    fn a_word_of_bracketed_schemes_is_cut_once() {
+        let hostile = "(http://".repeat(200_000) + &")".repeat(200_000);
+        let out = autolink(&hostile);
+        assert_eq!(out.iter().map(|(t, _)| *t).collect::<String>(), hostile);
+        assert!(out.len() <= 3, "{}", out.len());
+        assert!(out
+            .iter()
+            .all(|(t, l)| l.as_deref().is_none_or(|l| l == *t && l.len() <= MAX_URL)));
     }
 }
