@@ -550,6 +550,17 @@ impl Renderer {
         page: Option<u32>,
         pos: Option<(f32, f32)>,
     ) {
+        let text = recognised_text(img);
+        self.printout_placeholder(name, page, text.as_deref(), pos);
+    }
+
+    fn printout_placeholder(
+        &mut self,
+        name: Option<&str>,
+        page: Option<u32>,
+        text: Option<&str>,
+        pos: Option<(f32, f32)>,
+    ) {
         let page = page.map_or(1, |n| u64::from(n) + 1);
         let name = name.unwrap_or("a file printout");
         self.note(
@@ -574,9 +585,9 @@ impl Renderer {
             ),
         );
         self.html.push_str("</p>");
-        if let Some(text) = recognised_text(img) {
+        if let Some(text) = text {
             self.html.push_str("<p>");
-            escape_into(&mut self.html, &text);
+            text_into(&mut self.html, text);
             self.html.push_str("</p>");
         }
         self.html.push_str("</div>");
@@ -1640,5 +1651,44 @@ mod tests {
         assert_eq!(unnamed_words(&lines, &none), "a b\nd");
         let named: std::collections::HashSet<u32> = [1, 4].into_iter().collect();
         assert_eq!(unnamed_words(&lines, &named), "b");
+    }
+
+    /// A printout page with no picture Notion shows (a model: the sample's pages all have one).
+    #[test]
+    fn a_printout_page_without_its_picture_names_file_and_page_and_keeps_its_text() {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        let mut r = Renderer::default();
+        r.html.push_str("<html><head><title>T</title></head><body>");
+        r.printout_placeholder(
+            Some("{8B11}.xps"),
+            Some(2),
+            Some("first line\nsecond line"),
+            Some((100.0, 48.0)),
+        );
+        r.html.push_str("</body></html>");
+        let page = convert_page_with_files(r.html, &ConvertOptions::default(), r.files);
+        let texts: Vec<String> = page
+            .blocks
+            .iter()
+            .map(|b| {
+                b.rich_texts()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| r.visible_text())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "🖨️ Printout of {8B11}.xps, page 3 (not carried over: the file holds no picture \
+                 of this page that Notion can show)",
+                "first line\nsecond line"
+            ]
+        );
+        assert!(r
+            .notes
+            .iter()
+            .any(|(w, _)| w == "file printout page without a picture of it"));
     }
 }
