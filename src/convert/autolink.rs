@@ -11,6 +11,10 @@ const MAX_URL: usize = 2000;
 /// and no further than a URL Notion takes can run.
 pub fn autolink(text: &str) -> Vec<(&str, Option<String>)> {
     let mut out = Vec::new();
+    if !text.contains("://") {
+        out.push((text, None));
+        return out;
+    }
     // ASCII lowering keeps every byte offset.
     let lower = text.to_ascii_lowercase();
     let mut plain = 0;
