@@ -5,10 +5,12 @@
 //! resource to fetch ([`MediaSource::Resource`]) and links to other OneNote pages keep the target
 //! page id ([`RichKind::PageLink`]); the writer resolves both before sending.
 
+mod autolink;
 pub mod blocks;
 pub mod css;
 mod depth;
 pub mod embedded;
+mod indent;
 mod limits;
 mod lists;
 pub mod report;
@@ -158,7 +160,8 @@ fn convert_document(
             );
         }
     }
-    let mut blocks = limits::finish(sink.blocks, w.report);
+    let nested = indent::nest_indented(sink.blocks, &sink.indents);
+    let mut blocks = limits::finish(nested, w.report);
     if let Some(line) = date_line(created.as_deref(), opts.last_modified.as_deref()) {
         blocks.insert(0, line);
     }

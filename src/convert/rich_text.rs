@@ -53,6 +53,8 @@ pub struct Inline {
     in_line: bool,
     /// U+FFFC placeholders dropped.
     pub placeholders: usize,
+    /// Some text was preformatted (`<pre>`): a code block, whose text is never linked.
+    verbatim: bool,
 }
 
 /// OneNote puts U+FFFC where an embedded object sat; it carries no text.
@@ -114,6 +116,7 @@ impl Inline {
     pub fn push_text(&mut self, s: &str, ann: Annotations, link: &LinkTarget, preserve: bool) {
         // A whitespace-only node with a line break between code spans is the markup's layout.
         let layout = s.contains('\n') && s.chars().all(is_html_space);
+        self.verbatim |= preserve;
         if preserve || (ann.code && !layout) {
             let mut clean = String::with_capacity(s.len());
             let mut prev = self.last_char();
@@ -299,19 +302,35 @@ impl Inline {
                             });
                         }
                     }
-                    link => {
-                        let url = match link {
-                            LinkTarget::Url(u) => Some(u),
-                            _ => None,
-                        };
+                    LinkTarget::Url(u) => {
                         for part in split_text(&text, MAX_TEXT) {
                             out.push(RichText {
                                 kind: RichKind::Text {
                                     content: part.to_string(),
-                                    link: url.clone(),
+                                    link: Some(u.clone()),
                                 },
                                 annotations: ann,
                             });
+                        }
+                    }
+                    LinkTarget::None => {
+                        // Code keeps its text as written; elsewhere a typed URL is a link, as
+                        // OneNote shows it (and Graph writes it) whichever route read the page.
+                        let pieces = if ann.code || self.verbatim {
+                            vec![(text.as_str(), None)]
+                        } else {
+                            super::autolink::autolink(&text)
+                        };
+                        for (piece, link) in pieces {
+                            for part in split_text(piece, MAX_TEXT) {
+                                out.push(RichText {
+                                    kind: RichKind::Text {
+                                        content: part.to_string(),
+                                        link: link.clone(),
+                                    },
+                                    annotations: ann,
+                                });
+                            }
                         }
                     }
                 },
@@ -444,6 +463,36 @@ mod tests {
 
     fn text_of(items: &[RichText]) -> String {
         items.iter().map(RichText::visible_text).collect()
+    }
+
+    #[test]
+    fn bare_urls_become_links_and_code_stays_text() {
+        let a = Annotations::default();
+        let mut i = Inline::default();
+        i.push_text("go to http://example.com/ now", a, &LinkTarget::None, false);
+        let out = i.finish();
+        assert_eq!(text_of(&out), "go to http://example.com/ now");
+        assert!(
+            matches!(&out[1].kind, RichKind::Text { link: Some(l), .. } if l == "http://example.com/")
+        );
+        let code = Annotations { code: true, ..a };
+        for (ann, pre) in [(code, false), (a, true)] {
+            let mut i = Inline::default();
+            i.push_text("http://example.com/", ann, &LinkTarget::None, pre);
+            let out = i.finish();
+            assert!(
+                out.iter()
+                    .all(|r| matches!(&r.kind, RichKind::Text { link: None, .. })),
+                "{out:?}"
+            );
+        }
+        // An existing link keeps its own target.
+        let mut i = Inline::default();
+        let to = LinkTarget::Url("https://other.example/".into());
+        i.push_text("http://example.com/", a, &to, false);
+        assert!(
+            matches!(&i.finish()[0].kind, RichKind::Text { link: Some(l), .. } if l == "https://other.example/")
+        );
     }
 
     #[test]

@@ -95,6 +95,8 @@ pub struct Sink {
     /// How many of the last blocks are blank lines of code: empty monospace lines right after a
     /// code block, which join it when more code follows.
     code_blanks: usize,
+    /// How far the paragraphs that made `blocks` were indented.
+    pub indents: super::indent::Indents,
 }
 
 fn is_plain_code(b: &Block) -> bool {
@@ -117,6 +119,7 @@ impl Sink {
             kind: base,
             in_para,
             code_blanks: 0,
+            indents: Default::default(),
         }
     }
 
@@ -727,6 +730,7 @@ impl<'r> Walker<'r> {
         sub.flush(self);
         // An empty paragraph is a blank line, as OneNote shows it; an empty monospace one after
         // code is a blank line of that code when more code follows.
+        let first = sink.blocks.len();
         if sub.blocks.is_empty() && name == "p" {
             sink.blank_line(st.code);
         }
@@ -737,6 +741,7 @@ impl<'r> Walker<'r> {
                 sink.push_block(self, b);
             }
         }
+        sink.indents.mark(first, sink.blocks.len(), e.attr("style"));
     }
 
     fn link(&mut self, e: ElementRef<'_>, mut st: Style, sink: &mut Sink, depth: usize) {

@@ -18,8 +18,10 @@ use onenote_parser::contents::{
 use onenote_parser::page::{Page, PageContent};
 use onenote_parser::property::common::ColorRef;
 
+use crate::convert::rich_text::{split_text, MAX_TEXT};
 use crate::convert::{
-    Block, EmbeddedFile, Ink, MediaSource, PositionedBlock, RichText, EMBEDDED_SCHEME,
+    Annotations, Block, Color, EmbeddedFile, Hue, Ink, MediaSource, PositionedBlock, RichKind,
+    RichText, TextBlock, EMBEDDED_SCHEME,
 };
 use crate::ink::inkml::{Brush, Stroke};
 
@@ -30,6 +32,8 @@ const PX_PER_INK_UNIT: f64 = 96.0 / 2540.0;
 /// Outline nesting rendered as nesting; deeper items are rendered at this depth, in order (the
 /// converter flattens deep lists further by its own rule).
 const MAX_NESTING: usize = 40;
+/// CSS px a paragraph is indented per outline level (OneNote's default indent, 0.375 in).
+const PX_PER_INDENT: usize = 36;
 /// OneNote's default text size, in half points.
 const DEFAULT_FONT_HALF_POINTS: u16 = 22;
 
@@ -109,11 +113,17 @@ pub fn page(page: &Page, created: Option<&str>) -> Rendered {
     }
     r.html.push_str("</body></html>");
     if let Some(rec) = page.ink_recognition() {
-        let text = rec.text();
-        if !text.trim().is_empty() && r.drawings.is_empty() && r.inline_ink == 0 {
-            // Recognised handwriting whose strokes are not on the page: its text is all that is left.
-            r.note("handwriting recognition without strokes", "not migrated");
-        }
+        let lines: Vec<Vec<(u32, &str)>> = rec
+            .lines()
+            .iter()
+            .map(|l| {
+                l.words()
+                    .iter()
+                    .filter_map(|w| w.text().map(|t| (w.id(), t)))
+                    .collect()
+            })
+            .collect();
+        r.recognition(&lines);
     }
     Rendered {
         html: r.html,
@@ -143,6 +153,15 @@ struct Renderer {
     drawings: Vec<PositionedBlock>,
     notes: Vec<(String, &'static str)>,
     inline_ink: usize,
+    /// The outline level of the paragraphs being written (0 outside outlines' nesting).
+    indent: usize,
+    /// `(top, left)` of the outline being written.
+    outline_at: (f64, f64),
+    /// Where the page's first drawing is, in reading order: the recognised handwriting goes
+    /// right after it.
+    ink_at: Option<(f64, f64)>,
+    /// The recognised words the drawings' strokes name (in their captions already).
+    named_words: std::collections::HashSet<u32>,
 }
 
 /// What a run of list items is.
@@ -159,6 +178,7 @@ impl Renderer {
 
     fn outline(&mut self, o: &Outline) {
         let (top, left) = position(o.offset_horizontal(), o.offset_vertical());
+        self.outline_at = (f64::from(top), f64::from(left));
         let _ = write!(
             self.html,
             "<div style=\"position:absolute;left:{left}px;top:{top}px\">"
@@ -197,7 +217,10 @@ impl Renderer {
                     }
                     None => {
                         self.close_list(&mut open);
+                        // Indented as Graph writes an outline level: a left margin per level.
+                        self.indent = depth;
                         self.element_contents(e, false);
+                        self.indent = 0;
                         self.children(e, depth);
                     }
                 },
@@ -224,7 +247,9 @@ impl Renderer {
             match item {
                 OutlineItem::Group(g) => stack.extend(g.outlines().iter().rev()),
                 OutlineItem::Element(e) => {
+                    self.indent = MAX_NESTING;
                     self.element_contents(e, false);
+                    self.indent = 0;
                     stack.extend(e.children().iter().rev());
                 }
             }
@@ -271,6 +296,9 @@ impl Renderer {
         let mut css = String::new();
         if let Some(f) = style.font() {
             let _ = write!(css, "font-family:{};", attr(f));
+        }
+        if !in_list && self.indent > 0 {
+            let _ = write!(css, "margin-left:{}px;", self.indent * PX_PER_INDENT);
         }
         if !css.is_empty() {
             let _ = write!(attrs, " style=\"{css}\"");
@@ -383,9 +411,12 @@ impl Renderer {
                     }
                     None => self.html.push_str("<td>"),
                 }
+                // A cell's paragraphs start at its edge, whatever the table's level.
+                let level = std::mem::take(&mut self.indent);
                 for e in cell.contents() {
                     self.element_contents(e, false);
                 }
+                self.indent = level;
                 self.html.push_str("</td>");
             }
             self.html.push_str("</tr>");
@@ -399,20 +430,25 @@ impl Renderer {
     }
 
     fn image(&mut self, img: &Image, pos: Option<(f32, f32)>) {
-        let bytes = match img.data_status() {
-            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
-            _ => None,
-        }
-        .filter(|b| !b.is_empty());
         let given = img
             .image_filename()
             .map(str::trim)
             .filter(|n| !n.is_empty())
             .map(str::to_string);
+        let own_shown = own_format_shown(img);
+        // A page number on a picture that is a document, not a picture Notion shows, makes it
+        // a file printout's page (OneNote numbers some plain pictures too).
+        let printout = img.displayed_page_number().filter(|_| !own_shown);
+        let picture = picture_of(img, own_shown);
+        if printout.is_some() && !picture.as_ref().is_some_and(|p| p.shown) {
+            self.lost_printout_page(img, given.as_deref(), printout, pos);
+            return;
+        }
+        let bytes = picture.as_ref().map(|p| p.bytes.clone());
         // The bytes say what the picture is; the name and extension only when they do not.
-        let ext = bytes
-            .as_deref()
-            .and_then(sniff_image)
+        let ext = picture
+            .as_ref()
+            .and_then(|p| p.format)
             .map(str::to_string)
             .or_else(|| {
                 img.extension()
@@ -431,13 +467,35 @@ impl Renderer {
             .as_deref()
             .and_then(crate::mime::of_extension)
             .unwrap_or(crate::mime::OCTET_STREAM);
-        let name = given.unwrap_or_else(|| {
-            format!(
+        let rendition = picture.as_ref().is_some_and(|p| p.rendition);
+        let name = match (&given, printout) {
+            // A printout page is a picture of one page of its document, named after both.
+            (_, Some(n)) => format!(
+                "{} page {}.{}",
+                given.as_deref().unwrap_or("printout"),
+                u64::from(n) + 1,
+                ext.as_deref().unwrap_or("bin")
+            ),
+            (Some(g), None) if rendition => {
+                format!("{g}.{}", ext.as_deref().unwrap_or("bin"))
+            }
+            (Some(g), None) => g.clone(),
+            (None, None) => format!(
                 "image-{}.{}",
                 self.files.len() + 1,
                 ext.as_deref().unwrap_or("bin")
-            )
-        });
+            ),
+        };
+        if rendition {
+            self.note(
+                if printout.is_some() {
+                    "file printout page"
+                } else {
+                    "picture in a format Notion does not show"
+                },
+                "the picture OneNote keeps of it for browsers, uploaded instead",
+            );
+        }
         let key = match bytes {
             Some(bytes) => {
                 let key = self.key(&name);
@@ -466,11 +524,11 @@ impl Renderer {
                 );
             }
         }
-        let alt = img.alt_text().or(img.text()).unwrap_or("");
+        let alt = caption_of(img, given.as_deref(), printout);
         let _ = write!(
             self.html,
             "<img{a} alt=\"{}\" src=\"{}\" data-src-type=\"{mime}\" />",
-            attr(alt),
+            attr(&alt),
             attr(&key)
         );
         if let Some(url) = img.hyperlink_url() {
@@ -481,6 +539,58 @@ impl Renderer {
                 );
             }
         }
+    }
+
+    /// A printout page with no picture Notion can show: a placeholder naming the document and the
+    /// page, then the page's recognised text, so that what it said is still on the page.
+    fn lost_printout_page(
+        &mut self,
+        img: &Image,
+        name: Option<&str>,
+        page: Option<u32>,
+        pos: Option<(f32, f32)>,
+    ) {
+        let text = recognised_text(img);
+        self.printout_placeholder(name, page, text.as_deref(), pos);
+    }
+
+    fn printout_placeholder(
+        &mut self,
+        name: Option<&str>,
+        page: Option<u32>,
+        text: Option<&str>,
+        pos: Option<(f32, f32)>,
+    ) {
+        let page = page.map_or(1, |n| u64::from(n) + 1);
+        let name = name.unwrap_or("a file printout");
+        self.note(
+            "file printout page without a picture of it",
+            "placeholder naming the file and page, its recognised text kept below",
+        );
+        match pos {
+            Some((top, left)) => {
+                let _ = write!(
+                    self.html,
+                    "<div style=\"position:absolute;left:{left}px;top:{top}px\">"
+                );
+            }
+            None => self.html.push_str("<div>"),
+        }
+        self.html.push_str("<p>🖨️ ");
+        escape_into(
+            &mut self.html,
+            &format!(
+                "Printout of {name}, page {page} (not carried over: the file holds no picture of \
+                 this page that Notion can show)"
+            ),
+        );
+        self.html.push_str("</p>");
+        if let Some(text) = text {
+            self.html.push_str("<p>");
+            text_into(&mut self.html, text);
+            self.html.push_str("</p>");
+        }
+        self.html.push_str("</div>");
     }
 
     fn file(&mut self, f: &OneFile) {
@@ -519,6 +629,8 @@ impl Renderer {
             return;
         };
         self.inline_ink += 1;
+        self.named_words.extend(d.words.iter().copied());
+        self.first_ink_at(self.outline_at);
         let name = format!("ink-{}.svg", self.files.len() + 1);
         let key = self.key(&name);
         self.files.push(EmbeddedFile {
@@ -537,9 +649,15 @@ impl Renderer {
 
     /// Ink on the page itself: a drawing placed by position among the outlines.
     fn page_ink(&mut self, ink: &OneInk, top: f64, left: f64) {
-        let Some(d) = drawing(ink, top, left) else {
-            return;
-        };
+        if let Some(d) = drawing(ink, top, left) {
+            self.place_drawing(d);
+        }
+    }
+
+    /// A drawing on the page itself, placed by its position.
+    fn place_drawing(&mut self, d: Drawn) {
+        self.named_words.extend(d.words.iter().copied());
+        self.first_ink_at((d.top, d.left));
         let name = format!("ink-{}.svg", self.files.len() + 1);
         let key = self.key(&name);
         let file = EmbeddedFile {
@@ -559,6 +677,162 @@ impl Renderer {
             },
         });
     }
+
+    fn first_ink_at(&mut self, at: (f64, f64)) {
+        let earlier =
+            |a: (f64, f64), b: (f64, f64)| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)).is_lt();
+        if self.ink_at.is_none_or(|now| earlier(at, now)) {
+            self.ink_at = Some(at);
+        }
+    }
+
+    /// The page's handwriting recognition (`lines` of `(word id, best guess)`), kept once: the
+    /// words a drawing's strokes name are in its caption already; the others go in a paragraph
+    /// right after the page's first drawing, or at the page's end when no stroke is on it.
+    fn recognition(&mut self, lines: &[Vec<(u32, &str)>]) {
+        let text = unnamed_words(lines, &self.named_words);
+        if text.is_empty() {
+            return;
+        }
+        let (at, label, action) = match self.ink_at {
+            Some(at) => (
+                at,
+                "Handwriting recognised by OneNote: ",
+                "kept as a paragraph after the drawing",
+            ),
+            // Reading order puts it after everything else on the page.
+            None => (
+                (f64::MAX, f64::MAX),
+                "Handwriting recognised by OneNote (its strokes are not in the file): ",
+                "its recognised text kept as a paragraph at the end of the page",
+            ),
+        };
+        self.note(
+            if self.ink_at.is_some() {
+                "handwriting recognition its strokes do not name"
+            } else {
+                "handwriting recognition without strokes"
+            },
+            action,
+        );
+        let mut rich = vec![RichText {
+            kind: RichKind::Text {
+                content: label.into(),
+                link: None,
+            },
+            annotations: Annotations {
+                italic: true,
+                color: Color::Text(Hue::Gray),
+                ..Default::default()
+            },
+        }];
+        rich.extend(split_text(&text, MAX_TEXT).into_iter().map(RichText::plain));
+        self.drawings.push(PositionedBlock {
+            top: at.0,
+            left: at.1,
+            block: Block::Paragraph(TextBlock::new(rich)),
+        });
+    }
+}
+
+/// The bytes a picture is shown with.
+struct Picture {
+    bytes: Bytes,
+    /// The format the bytes announce.
+    format: Option<&'static str>,
+    /// Notion shows that format.
+    shown: bool,
+    /// The bytes are the browser-compatible rendition OneNote keeps beside the picture (a file
+    /// printout's page, an EMF), not the picture itself.
+    rendition: bool,
+}
+
+/// What a picture is shown with: its own bytes when Notion shows their format, else the rendition
+/// OneNote keeps for browsers when Notion shows that, else its own bytes (or the rendition when it
+/// has no bytes of its own). A printout's own bytes are the whole document, so they are only
+/// read when nothing else shows the page. `own_shown`: [`own_format_shown`].
+fn picture_of(img: &Image, own_shown: bool) -> Option<Picture> {
+    let own = || -> Option<Picture> {
+        let bytes = match img.data_status() {
+            FileDataStatus::Available => img.read().and_then(|r| read_all(r).ok()),
+            _ => None,
+        }
+        .filter(|b| !b.is_empty())?;
+        Some(picture(bytes, false))
+    };
+    let web = || -> Option<Picture> {
+        let w = img.web_picture()?;
+        if w.data_status() != FileDataStatus::Available {
+            return None;
+        }
+        let bytes = read_all(w.read()).ok().filter(|b| !b.is_empty())?;
+        Some(picture(bytes, true))
+    };
+    if own_shown {
+        return own();
+    }
+    match web() {
+        Some(w) if w.shown => Some(w),
+        w => own().or(w),
+    }
+}
+
+fn picture(bytes: Bytes, rendition: bool) -> Picture {
+    let format = sniff_image(&bytes);
+    Picture {
+        shown: format.is_some_and(|f| crate::mime::notion_accepts(&format!("x.{f}"))),
+        format,
+        bytes,
+        rendition,
+    }
+}
+
+/// Whether the picture's own bytes are in a format Notion shows, from their first bytes alone.
+fn own_format_shown(img: &Image) -> bool {
+    if img.data_status() != FileDataStatus::Available {
+        return false;
+    }
+    let Some(r) = img.read() else {
+        return false;
+    };
+    let mut head = Vec::with_capacity(64);
+    if r.take(64).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    sniff_image(&head).is_some_and(|f| crate::mime::notion_accepts(&format!("x.{f}")))
+}
+
+/// The text OneNote recognised in a picture (its OCR), or its alternative text.
+fn recognised_text(img: &Image) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for t in [img.alt_text(), img.text()].into_iter().flatten() {
+        let t = t.trim();
+        if !t.is_empty() && !parts.contains(&t) {
+            parts.push(t);
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
+}
+
+/// A picture's caption: a printout page names its document and page; then the text OneNote
+/// recognised in it (both the alternative text and the OCR text when they differ), so the
+/// picture's words stay searchable.
+fn caption_of(img: &Image, name: Option<&str>, printout: Option<u32>) -> String {
+    let text = recognised_text(img);
+    match printout {
+        Some(n) => {
+            let head = format!(
+                "Printout of {}, page {}",
+                name.unwrap_or("a file"),
+                u64::from(n) + 1
+            );
+            match text {
+                Some(t) => format!("{head}: {t}"),
+                None => head,
+            }
+        }
+        None => text.unwrap_or_default(),
+    }
 }
 
 /// One rendered ink object.
@@ -567,6 +841,8 @@ struct Drawn {
     top: f64,
     left: f64,
     caption: String,
+    /// The recognised words its caption names, by id.
+    words: Vec<u32>,
 }
 
 /// One stroke as the file gives it: absolute points in ink units and its pen.
@@ -656,7 +932,25 @@ fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
         top: (b.top * 100.0).round() / 100.0,
         left: (b.left * 100.0).round() / 100.0,
         caption,
+        words: words.iter().map(|(id, _)| *id).collect(),
     })
+}
+
+/// The recognised words, line by line, that no drawing names (each word once).
+fn unnamed_words(lines: &[Vec<(u32, &str)>], named: &std::collections::HashSet<u32>) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let words: Vec<&str> = line
+            .iter()
+            .filter(|(id, t)| !named.contains(id) && seen.insert(*id) && !t.trim().is_empty())
+            .map(|(_, t)| t.trim())
+            .collect();
+        if !words.is_empty() {
+            out.push(words.join(" "));
+        }
+    }
+    out.join("\n")
 }
 
 fn brush(s: &PenStroke) -> Brush {
@@ -1230,5 +1524,171 @@ mod tests {
             ..stroke(0.0, None)
         };
         assert!(draw(&[empty], 0.0, 0.0).is_none());
+    }
+
+    /// A model of a page whose ink OneNote recognised (the samples have none): strokes and the
+    /// page's recognition as the parser gives them, rendered and converted. The recognised text
+    /// arrives once, searchable, whether the strokes name their words, some of them, or none, or
+    /// the strokes are not on the page at all.
+    #[test]
+    fn recognised_handwriting_arrives_once_with_its_ink() {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        // "Hello World Hello World": four words, two lines.
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "Hello"), (2, "World")],
+            vec![(3, "Hello"), (4, "World")],
+        ];
+        let stroke = |x: f32, word: Option<u32>| PenStroke {
+            points: vec![(x, 0.0), (x + 500.0, 250.0)],
+            color: None,
+            width: 53.0,
+            transparency: None,
+            word: word.map(|id| {
+                (
+                    id,
+                    lines
+                        .iter()
+                        .flatten()
+                        .find(|w| w.0 == id)
+                        .unwrap()
+                        .1
+                        .to_string(),
+                )
+            }),
+        };
+        let convert = |named: &[Option<u32>], strokes_on_page: bool| {
+            let mut r = Renderer::default();
+            r.html.push_str(
+                "<html><head><title>T</title></head><body>\
+                 <div style=\"position:absolute;left:48px;top:40px\"><p>above</p></div>\
+                 <div style=\"position:absolute;left:48px;top:900px\"><p>below</p></div>",
+            );
+            if strokes_on_page {
+                let pen: Vec<PenStroke> = named
+                    .iter()
+                    .enumerate()
+                    .map(|(i, w)| stroke(i as f32 * 700.0, *w))
+                    .collect();
+                r.place_drawing(draw(&pen, 300.0, 48.0).unwrap());
+            }
+            r.recognition(&lines);
+            r.html.push_str("</body></html>");
+            let opts = ConvertOptions {
+                last_modified: None,
+                ink: Ink::Drawings(r.drawings),
+            };
+            let page = convert_page_with_files(r.html, &opts, r.files);
+            let texts: Vec<(String, String)> = page
+                .blocks
+                .iter()
+                .map(|b| {
+                    let t: String = b
+                        .rich_texts()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| r.visible_text())
+                        .collect();
+                    (b.type_name().to_string(), t)
+                })
+                .collect();
+            (texts, r.notes)
+        };
+        let words = |t: &str| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| *w == "Hello" || *w == "World")
+                .count()
+        };
+        let total = |texts: &[(String, String)]| texts.iter().map(|(_, t)| words(t)).sum::<usize>();
+
+        // The strokes name every word: the caption holds them, no paragraph repeats them.
+        let (t, _) = convert(&[Some(1), Some(2), Some(3), Some(4)], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert_eq!(t[1].0, "image");
+        assert!(t[1].1.ends_with("“Hello World Hello World”"), "{t:?}");
+        assert_eq!(t.len(), 3, "{t:?}");
+
+        // The strokes name none: the drawing, then the recognised text right after it.
+        let (t, notes) = convert(&[None, None, None], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        let kinds: Vec<&str> = t.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(kinds, ["paragraph", "image", "paragraph", "paragraph"]);
+        assert_eq!(t[0].1, "above");
+        assert_eq!(
+            t[2].1,
+            "Handwriting recognised by OneNote: Hello World\nHello World"
+        );
+        assert_eq!(t[3].1, "below");
+        assert!(notes
+            .iter()
+            .any(|(w, _)| w.contains("its strokes do not name")));
+
+        // Some: each word once, the rest after the drawing.
+        let (t, _) = convert(&[Some(1), Some(2), None], true);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert!(t[1].1.ends_with("“Hello World”"), "{t:?}");
+        assert_eq!(t[2].1, "Handwriting recognised by OneNote: Hello World");
+
+        // No strokes on the page: the text is all that is left, kept at the page's end.
+        let (t, notes) = convert(&[], false);
+        assert_eq!(total(&t), 4, "{t:?}");
+        assert_eq!(t.last().unwrap().0, "paragraph");
+        assert!(t.last().unwrap().1.starts_with(
+            "Handwriting recognised by OneNote (its strokes are not in the file): Hello World"
+        ));
+        assert!(notes
+            .iter()
+            .any(|(w, a)| w.contains("without strokes") && a.contains("kept")));
+    }
+
+    #[test]
+    fn recognised_words_are_kept_once_in_line_order() {
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "a"), (2, "b"), (1, "a")],
+            vec![(3, " "), (4, "d")],
+            vec![(2, "b")],
+        ];
+        let none = std::collections::HashSet::new();
+        assert_eq!(unnamed_words(&lines, &none), "a b\nd");
+        let named: std::collections::HashSet<u32> = [1, 4].into_iter().collect();
+        assert_eq!(unnamed_words(&lines, &named), "b");
+    }
+
+    /// A printout page with no picture Notion shows (a model: the sample's pages all have one).
+    #[test]
+    fn a_printout_page_without_its_picture_names_file_and_page_and_keeps_its_text() {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        let mut r = Renderer::default();
+        r.html.push_str("<html><head><title>T</title></head><body>");
+        r.printout_placeholder(
+            Some("{8B11}.xps"),
+            Some(2),
+            Some("first line\nsecond line"),
+            Some((100.0, 48.0)),
+        );
+        r.html.push_str("</body></html>");
+        let page = convert_page_with_files(r.html, &ConvertOptions::default(), r.files);
+        let texts: Vec<String> = page
+            .blocks
+            .iter()
+            .map(|b| {
+                b.rich_texts()
+                    .into_iter()
+                    .flatten()
+                    .map(|r| r.visible_text())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "🖨️ Printout of {8B11}.xps, page 3 (not carried over: the file holds no picture \
+                 of this page that Notion can show)",
+                "first line\nsecond line"
+            ]
+        );
+        assert!(r
+            .notes
+            .iter()
+            .any(|(w, _)| w == "file printout page without a picture of it"));
     }
 }

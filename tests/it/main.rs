@@ -28,6 +28,7 @@ mod files_identity;
 mod files_inputs;
 mod files_migrate;
 mod files_package;
+mod files_render;
 mod files_resume;
 mod files_support;
 mod files_token_only;
