@@ -122,12 +122,11 @@ pub fn extend(c: &Connection, scope: &str, until: UnixMillis) -> rusqlite::Resul
     Ok(())
 }
 
-/// Whether a user breaker other than `scope` is cooling down at `now` (another account was
-/// throttled and its cooldown overlaps one that starts now).
-pub fn others_cooling(c: &Connection, scope: &str, now: UnixMillis) -> rusqlite::Result<bool> {
+/// Whether a user breaker other than `scope` is not closed: another account was throttled and no
+/// probe of it has succeeded since (open, or half-open waiting for its probe).
+pub fn others_not_closed(c: &Connection, scope: &str) -> rusqlite::Result<bool> {
     c.prepare_cached(
-        "SELECT EXISTS(SELECT 1 FROM limiter_breakers
-                       WHERE scope LIKE 'user:%' AND scope <> ?1 AND open_until > ?2)",
+        "SELECT EXISTS(SELECT 1 FROM limiter_breakers WHERE scope LIKE 'user:%' AND scope <> ?1)",
     )?
-    .query_row(params![scope, now], |r| r.get::<_, i64>(0).map(|n| n != 0))
+    .query_row(params![scope], |r| r.get::<_, i64>(0).map(|n| n != 0))
 }

@@ -36,6 +36,7 @@ mod ink_migrate_placement;
 mod ink_render;
 mod limiter_core;
 mod limiter_lanes;
+mod limiter_outage;
 mod limiter_props;
 mod limiter_regressions;
 mod lock_support;
