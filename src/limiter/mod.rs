@@ -827,12 +827,12 @@ impl Inner {
                             ThrottleScope::User => vec![own],
                             ThrottleScope::Application => vec![BudgetHolder::App],
                             // Without a scope the caller's own budget is the likely one; when
-                            // another account is throttled too (its breaker not closed yet) or the
-                            // app's breaker is, the app's budget is what binds: every account
-                            // cools down, on one breaker whose probes serve them all.
+                            // another account is throttled too (its breaker open or waiting for
+                            // its probe) or the app's breaker is, the app's budget is what binds:
+                            // every account cools down, on one breaker whose probes serve them all.
                             ThrottleScope::Unknown
-                                if breaker::others_not_closed(c, &own.key())?
-                                    || breaker::load(c, &BudgetHolder::App.key())?.is_some() =>
+                                if breaker::throttled_lately(c, "user:%", &own.key(), now)?
+                                    || breaker::throttled_lately(c, "app", &own.key(), now)? =>
                             {
                                 vec![own, BudgetHolder::App]
                             }

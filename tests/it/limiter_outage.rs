@@ -136,3 +136,34 @@ async fn an_application_outage_reaches_the_service_once_then_its_probes() {
 async fn without_the_scope_header_an_outage_of_every_account_stops_them_all_too() {
     outage_case(ThrottleScope::Unknown).await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_breaker_left_half_open_long_ago_does_not_stop_every_account() {
+    use notebridge::limiter::{BreakerState, BudgetHolder};
+    let dir = tempfile::tempdir().unwrap();
+    let db = Arc::new(Db::open(&dir.path().join("state.db")).unwrap());
+    let clock = Clock::anchored_at(T0);
+    let l = Limiter::open(db, limits(), clock.clone(), Jitter::seeded(7)).unwrap();
+    let app_open = |l: &Limiter| {
+        let snap = l.snapshot().unwrap();
+        let app = snap.scopes.iter().find(|s| s.scope == BudgetHolder::App);
+        !matches!(app.map(|s| &s.breaker), Some(BreakerState::Closed) | None)
+    };
+    // alice is throttled, then sends nothing more: her breaker stays half-open
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    clock.sleep(Duration::from_secs(30)).await;
+    l.acquire("bob", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    assert!(!app_open(&l), "bob's 429 is his own");
+    // while bob's breaker is open, carol's 429 without a scope is the app's
+    l.acquire("carol", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    assert!(app_open(&l), "two accounts at once: the app's budget");
+}
