@@ -122,12 +122,20 @@ pub fn extend(c: &Connection, scope: &str, until: UnixMillis) -> rusqlite::Resul
     Ok(())
 }
 
-/// Whether a user breaker other than `scope` is cooling down at `now` (another account was
-/// throttled and its cooldown overlaps one that starts now).
-pub fn others_cooling(c: &Connection, scope: &str, now: UnixMillis) -> rusqlite::Result<bool> {
+/// Whether a breaker whose scope is `like` (an SQL pattern: `user:%`, `app`), other than `except`,
+/// is throttled now: open, or half-open for less than one more cooldown (its probe about to go or
+/// out). A row whose account stopped sending stays half-open; past that it says nothing of now.
+pub fn throttled_lately(
+    c: &Connection,
+    like: &str,
+    except: &str,
+    now: UnixMillis,
+) -> rusqlite::Result<bool> {
     c.prepare_cached(
         "SELECT EXISTS(SELECT 1 FROM limiter_breakers
-                       WHERE scope LIKE 'user:%' AND scope <> ?1 AND open_until > ?2)",
+                       WHERE scope LIKE ?1 AND scope <> ?2 AND open_until + cooldown_ms > ?3)",
     )?
-    .query_row(params![scope, now], |r| r.get::<_, i64>(0).map(|n| n != 0))
+    .query_row(params![like, except, now], |r| {
+        r.get::<_, i64>(0).map(|n| n != 0)
+    })
 }

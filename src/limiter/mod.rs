@@ -826,10 +826,14 @@ impl Inner {
                         let scopes: Vec<BudgetHolder> = match scope {
                             ThrottleScope::User => vec![own],
                             ThrottleScope::Application => vec![BudgetHolder::App],
-                            // Without a scope the caller's own budget is the likely one; only when
-                            // another account is throttled within the same cooldown is the app's
-                            // budget what binds, and every account cools down.
-                            ThrottleScope::Unknown if breaker::others_cooling(c, &own.key(), now)? => {
+                            // Without a scope the caller's own budget is the likely one; when
+                            // another account is throttled too (its breaker open or waiting for
+                            // its probe) or the app's breaker is, the app's budget is what binds:
+                            // every account cools down, on one breaker whose probes serve them all.
+                            ThrottleScope::Unknown
+                                if breaker::throttled_lately(c, "user:%", &own.key(), now)?
+                                    || breaker::throttled_lately(c, "app", &own.key(), now)? =>
+                            {
                                 vec![own, BudgetHolder::App]
                             }
                             ThrottleScope::Unknown => vec![own],

@@ -51,9 +51,12 @@ impl CooldownPolicy {
         }
     }
 
-    /// The cooldown after the `trip`-th consecutive 429 (1-based): `base * 2^(trip-1)`, stretched by a
+    /// The cooldown after the `trip`-th consecutive 429 (1-based): `base * 4^(trip-1)`, stretched by a
     /// jitter factor in `[1, 1.25)` (`jitter` in `[0, 1)`; only upward, so never below the schedule),
-    /// capped; then never less than the model's own wait nor a given Retry-After.
+    /// capped; then never less than the model's own wait nor a given Retry-After. Four times, not
+    /// twice: OneNote counts a refused request in its windows like any other, so each probe into a
+    /// throttle that goes on prolongs it; quadrupling sends half as many into any outage (three in
+    /// the 2.1 windows after the first 429 at the base of a tenth) for a resumption at most one cooldown late.
     pub fn cooldown_ms(
         &self,
         trip: u32,
@@ -61,8 +64,8 @@ impl CooldownPolicy {
         model_wait_ms: i64,
         retry_after: Option<Duration>,
     ) -> i64 {
-        let doublings = trip.saturating_sub(1).min(40);
-        let scheduled = (self.base_ms as f64) * 2f64.powi(doublings as i32);
+        let steps = trip.saturating_sub(1).min(40);
+        let scheduled = (self.base_ms as f64) * 4f64.powi(steps as i32);
         let jittered = (scheduled * (1.0 + 0.25 * jitter.clamp(0.0, 1.0))).min(self.cap_ms as f64);
         let ra = retry_after.map(|d| d.as_millis() as i64).unwrap_or(0);
         (jittered.ceil() as i64).max(model_wait_ms).max(ra).max(1)
@@ -104,8 +107,8 @@ mod tests {
     fn cooldown_grows_caps_and_respects_floors() {
         let p = CooldownPolicy::for_windows(60_000, 3_600_000);
         assert_eq!(p.cooldown_ms(1, 0.0, 0, None), 6_000);
-        assert_eq!(p.cooldown_ms(2, 0.0, 0, None), 12_000);
-        assert_eq!(p.cooldown_ms(3, 0.999, 0, None), 29_994);
+        assert_eq!(p.cooldown_ms(2, 0.0, 0, None), 24_000);
+        assert_eq!(p.cooldown_ms(3, 0.999, 0, None), 119_976);
         assert_eq!(p.cooldown_ms(30, 0.5, 0, None), 3_600_000);
         assert_eq!(p.cooldown_ms(1, 0.0, 41_000, None), 41_000);
         assert_eq!(

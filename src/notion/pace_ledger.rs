@@ -3,7 +3,7 @@
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::pace::{Limit, Pace};
+use super::pace::{InWindow, Limit, Pace};
 use crate::clock::UnixMillis;
 
 fn pace_of(r: &Row<'_>) -> rusqlite::Result<Pace> {
@@ -87,19 +87,16 @@ pub fn set_outcome(
         .optional()
 }
 
-/// Requests of `key` granted from `from` on that Notion counted: answered, or still in flight and
-/// granted before request `refused` (sent before it, so they arrived first).
-pub fn accepted_since(
-    c: &Connection,
-    key: &str,
-    from: UnixMillis,
-    refused: i64,
-) -> rusqlite::Result<u32> {
+/// Requests of `key` granted from `from` on that Notion answered. Those still in flight are left
+/// out: at a 429 some of them arrived before it and some will meet it too, and which is not
+/// known; a budget counted short is found again a request at a time, one counted long would
+/// send each later window's surplus into 429s.
+pub fn answered_since(c: &Connection, key: &str, from: UnixMillis) -> rusqlite::Result<u32> {
     c.prepare_cached(
         "SELECT count(*) FROM notion_grants WHERE token_hash = ?1 AND granted_at >= ?2
-           AND (outcome = 1 OR (outcome IS NULL AND id < ?3))",
+           AND outcome = 1",
     )?
-    .query_row(params![key, from, refused], |r| r.get::<_, i64>(0))
+    .query_row(params![key, from], |r| r.get::<_, i64>(0))
     .map(|n| n.clamp(0, u32::MAX as i64) as u32)
 }
 
@@ -111,6 +108,26 @@ pub fn granted_since(c: &Connection, key: &str, from: UnixMillis) -> rusqlite::R
     )?
     .query_row(params![key, from], |r| r.get::<_, i64>(0))
     .map(|n| n.clamp(0, u32::MAX as i64) as u32)
+}
+
+/// What `key`'s ledger counts in the window beginning at `start` (see [`InWindow`]).
+pub fn in_window(c: &Connection, key: &str, start: UnixMillis) -> rusqlite::Result<InWindow> {
+    c.prepare_cached(
+        "SELECT count(*), coalesce(sum(outcome = 1 AND granted_at >= ?3), 0),
+                coalesce(sum(outcome IS NULL), 0) FROM notion_grants
+          WHERE token_hash = ?1 AND granted_at >= ?2 AND outcome IS NOT 0",
+    )?
+    .query_row(params![key, start - Pace::GRAIN_MS, start], |r| {
+        let n = |i| {
+            r.get::<_, i64>(i)
+                .map(|n| n.clamp(0, u32::MAX as i64) as u32)
+        };
+        Ok(InWindow {
+            granted: n(0)?,
+            answered: n(1)?,
+            in_flight: n(2)?,
+        })
+    })
 }
 
 /// Deletes the grants of `key` before `before`: no count reads them any more.

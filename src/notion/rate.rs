@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::pace::{Counts, Limit, Mode, Pace, Throttle, DOCUMENTED_PER_SECOND};
+use super::pace::{Counts, InWindow, Limit, Mode, Pace, Throttle, DOCUMENTED_PER_SECOND};
 use super::pace_ledger as ledger;
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Classify};
@@ -122,7 +122,13 @@ impl NotionRate {
                             // Kept for the longer of two windows and the minute `status` shows.
                             ledger::prune(tx, &key, now - (2 * pace.window_ms).max(60_000))?;
                         }
-                        let out = match pace.grant(mode, now) {
+                        let mut counted = Ok(InWindow::default());
+                        let granted = pace.grant(mode, now, |start| {
+                            counted = ledger::in_window(tx, &key, start);
+                            *counted.as_ref().unwrap_or(&InWindow::default())
+                        });
+                        counted?;
+                        let out = match granted {
                             Ok(()) => Ok(ledger::insert_grant(tx, &key, now)?),
                             Err(until) => Err((
                                 until,
@@ -175,7 +181,7 @@ impl NotionRate {
                         .for_mode(mode, now);
                     let mut count = Ok(0);
                     let wait = pace.throttled(mode, t, now, granted_at, |from| {
-                        count = ledger::accepted_since(tx, &key, from, g.id);
+                        count = ledger::answered_since(tx, &key, from);
                         *count.as_ref().unwrap_or(&0)
                     });
                     count?;
@@ -244,7 +250,8 @@ impl NotionRate {
     }
 
     /// The pace as one window, for the time estimates: the fixed number, else the learned
-    /// budget, else what the pace spends now.
+    /// budget, else what the pace spends now, at most the documented average (before its first
+    /// 429 the pace is only a ceiling).
     pub fn window(&self) -> Window {
         match self.mode {
             Mode::Fixed { window, .. } => window,
@@ -253,8 +260,11 @@ impl NotionRate {
                     .view()
                     .ok()
                     .map(|v| {
-                        v.budget
-                            .map_or(v.pace_per_minute * v.window_ms as f64 / 60_000.0, f64::from)
+                        v.budget.map_or(
+                            (v.pace_per_minute * v.window_ms as f64 / 60_000.0)
+                                .min(DOCUMENTED_PER_SECOND * window.as_secs_f64()),
+                            f64::from,
+                        )
                     })
                     .unwrap_or(DOCUMENTED_PER_SECOND * window.as_secs_f64());
                 Window {

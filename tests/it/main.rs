@@ -45,6 +45,7 @@ mod layout_rows;
 mod layout_server;
 mod limiter_core;
 mod limiter_lanes;
+mod limiter_outage;
 mod limiter_props;
 mod limiter_regressions;
 mod lock_support;
