@@ -16,8 +16,7 @@ use crate::migrate_support::State;
 const PACKAGE: &str = "obsidian-importer/makecab-lzx-notebook.onepkg";
 
 /// What a files user has: the Notion token (the lab's Notion standing in for Notion's address,
-/// pace and retry pauses). The lab's client id is there because `migrate --from` still asks for
-/// one before it knows every source is a file; nothing here signs in or calls Graph (checked).
+/// pace and retry pauses), no Microsoft client id; nothing here signs in or calls Graph (checked).
 async fn run(lab: &Lab, state: &State, args: &[&str]) -> (i32, String, String) {
     let all = lab.env();
     let keep = [
@@ -26,7 +25,6 @@ async fn run(lab: &Lab, state: &State, args: &[&str]) -> (i32, String, String) {
         env::NOTION_RATE,
         env::RETRY_PAUSE,
         env::RETRY_BACKOFF,
-        env::CLIENT_ID,
     ];
     let out = bin_support::notebridge(state.dir.path(), &["--no-progress"])
         .args([OsStr::new("--db"), state.db.as_os_str()])
