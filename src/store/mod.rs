@@ -101,8 +101,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0018_layout.sql"),
     ),
     (
-        "0020_import_notes",
-        include_str!("../../migrations/0020_import_notes.sql"),
+        "0019_import_notes",
+        include_str!("../../migrations/0019_import_notes.sql"),
     ),
 ];
 
