@@ -139,6 +139,7 @@ async fn record(
             db.set_pending_links(&owner, &key, &id, still_missing)
         })
         .await?;
+    crate::crash::point("links.page_recorded");
     Ok(())
 }
 
@@ -178,12 +179,14 @@ async fn rewrite_recorded(
             continue;
         }
         update(m, &row.block_id, u.body, degraded).await?;
+        crate::crash::point("links.block_updated");
         n += 1;
         if u.unresolved == 0 {
             let (owner, key, id) = (m.owner().clone(), item.key.to_owned(), item.id.to_owned());
             m.db()
                 .call(move |db| db.forget_link_block(&owner, &key, &id, &row.block_id))
                 .await?;
+            crate::crash::point("links.block_forgotten");
         }
     }
     Ok((n, still_missing))
@@ -271,6 +274,7 @@ fn rewrite_level<'a>(
                     };
                     let body = json!({ t: { field: json[t][field].clone() } });
                     update(m, id, body, degraded).await?;
+                    crate::crash::point("links.block_updated");
                     n += 1;
                 }
             }

@@ -88,6 +88,7 @@ impl Writer {
                 Err(e) => return Err(spent(&exec.client, e).into()),
             }
         };
+        crate::crash::point("writer.page_created");
         on_created(&id);
         exec.stats.blocks += items.elements();
         exec.page = id;
@@ -135,6 +136,7 @@ impl Writer {
                 subpages = true;
             } else {
                 self.client.delete_block(&b.id).await?;
+                crate::crash::point("rewrite.block_trashed");
             }
         }
         let mut exec = Exec::new(self, blocks, resources, page.to_owned());
@@ -431,6 +433,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             let mut body = self.request(items, &done);
             drop(done);
             let made = self.append(&pid, &mut body, items, parent).await?;
+            crate::crash::point("writer.blocks_appended");
             drop(body);
             self.stats.blocks += items.elements();
             if *parent == Parent::Page {
@@ -637,6 +640,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             };
             self.learned[step] = Learned::Upload(Some(how));
         }
+        crate::crash::point("writer.file_uploaded");
         self.done(step).await
     }
 
