@@ -34,16 +34,16 @@ fn config() -> LabConfig {
     }
 }
 
-/// 16 pages in two sections and a section group: subpages, an image and an attachment each, and
-/// links every sixth page (two forward, one back across the wrap).
-fn spec() -> NotebookSpec {
+/// `pages` pages in two sections and a section group: subpages, an image and an attachment each,
+/// and links every sixth page (16 pages: two forward, one back across the wrap).
+fn spec(pages: usize) -> NotebookSpec {
     NotebookSpec {
         notebooks: 1,
         section_groups_depth: 1,
         section_groups_per_container: 1,
         sections_per_container: 1,
         pages_per_section: 0,
-        total_pages: Some(16),
+        total_pages: Some(pages),
         subpage_ratio: 0.3,
         images_per_page: 1,
         attachments_per_page: 1,
@@ -91,14 +91,21 @@ struct Scenario {
     user: TestUser,
     state: State,
     graph: String,
+    /// Workers per account (`None`: as a user runs it).
+    workers: Option<&'static str>,
 }
 
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 impl Scenario {
+    /// The walk's scenario: 16 pages, one worker.
     async fn start() -> Scenario {
+        Scenario::with(16, Some("1")).await
+    }
+
+    async fn with(pages: usize, workers: Option<&'static str>) -> Scenario {
         let lab = Lab::start(config()).await;
-        let notes = generate(&spec());
+        let notes = generate(&spec(pages));
         let user = lab.add_user("alice", notes.clone());
         let big = notes.pages[BIG].clone();
         let html = big_html(&page_html(
@@ -127,6 +134,7 @@ impl Scenario {
             user,
             state,
             graph,
+            workers,
         }
     }
 
@@ -135,11 +143,7 @@ impl Scenario {
     async fn run(&self, args: &[&str], at: Option<u64>) -> (Output, Vec<String>) {
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let log = self.state.dir.path().join(format!("points-{n}.log"));
-        let mut b = bin(&self.lab, &self.state, args)
-            .env(notebridge::settings::env::GRAPH_URL, &self.graph)
-            // One worker: the N-th point is the same step from one run to the next.
-            .env("NOTEBRIDGE_WORKERS", "1")
-            .env(notebridge::crash::LOG, &log);
+        let mut b = self.bin(args).env(notebridge::crash::LOG, &log);
         if let Some(at) = at {
             b = b.env(notebridge::crash::AT, at.to_string());
         }
@@ -150,6 +154,16 @@ impl Scenario {
             .filter_map(|l| l.split_once(' ').map(|(_, name)| name.to_owned()))
             .collect();
         (out, names)
+    }
+
+    fn bin(&self, args: &[&str]) -> crate::bin_support::Bin {
+        let b = bin(&self.lab, &self.state, args)
+            .env(notebridge::settings::env::GRAPH_URL, &self.graph);
+        match self.workers {
+            // One worker: the N-th point is the same step from one run to the next.
+            Some(w) => b.env("NOTEBRIDGE_WORKERS", w),
+            None => b,
+        }
     }
 
     fn first(&self) -> Vec<String> {
@@ -466,20 +480,36 @@ fn firsts(points: &[String]) -> Vec<u64> {
 }
 
 /// The points numbered `at`, each resumed; every third resume is itself stopped half way through
-/// what is left.
+/// what is left. Every point is walked; those whose tree differs fail the test at the end, named.
 async fn walk_all(phase: Phase, want: &[String], points: &[String], at: &[u64]) -> usize {
     let total = points.len() as u64;
+    let want = std::sync::Arc::new(want.to_vec());
     let mut reached = 0;
+    let mut failed = Vec::new();
     for (i, &n) in at.iter().enumerate() {
         let resume_at = (i % 3 == 2).then(|| ((total - n) / 2).max(1));
-        let stopped = walk(phase, n, resume_at, want).await;
-        eprintln!(
-            "{phase:?}: point {n} of {total} ({:?}, run passed it: {}), resume stopped at {resume_at:?}",
-            points.get(n as usize - 1),
-            stopped.is_some()
-        );
-        reached += usize::from(stopped.is_some());
+        let w = want.clone();
+        // A task of its own, so that one point's failure is told and the walk goes on.
+        let walked = tokio::spawn(async move { walk(phase, n, resume_at, &w).await }).await;
+        let name = points.get(n as usize - 1);
+        match walked {
+            Ok(stopped) => {
+                eprintln!(
+                    "{phase:?}: point {n} of {total} ({name:?}, run passed it: {}), resume stopped at {resume_at:?}",
+                    stopped.is_some()
+                );
+                reached += usize::from(stopped.is_some());
+            }
+            Err(e) => {
+                eprintln!("{phase:?}: point {n} of {total} ({name:?}) FAILED: {e}");
+                failed.push((n, name.cloned()));
+            }
+        }
     }
+    assert!(
+        failed.is_empty(),
+        "{phase:?}: points whose tree differs: {failed:?}"
+    );
     reached
 }
 
@@ -519,4 +549,73 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
         walked += all.len();
     }
     eprintln!("figures: {walked} crash points walked, every one resumed to exactly the tree");
+}
+
+/// The harness's loop: a 40-page migration killed (`SIGKILL`) at 8 random moments, resumed, and
+/// its tree compared with a run never killed. `NOTEBRIDGE_TEST_KILL_ROUNDS` rounds (1 unless set),
+/// from seed `NOTEBRIDGE_TEST_KILL_SEED`; `scripts/random-kills.sh` runs it in a loop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "random kills (a minute a round); scripts/random-kills.sh runs it"]
+async fn killed_8_times_at_random_moments_a_resume_leaves_exactly_the_tree() {
+    use rand::{Rng, SeedableRng};
+    let var = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let rounds = var("NOTEBRIDGE_TEST_KILL_ROUNDS", 1);
+    let seed = var("NOTEBRIDGE_TEST_KILL_SEED", 1);
+    let want = {
+        let s = Scenario::with(40, None).await;
+        s.complete(&s.first()).await;
+        tree(&s.lab)
+    };
+    for round in 0..rounds {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_add(round));
+        let s = Scenario::with(40, None).await;
+        let first = s.first();
+        let mut kills = Vec::new();
+        let mut planned = false;
+        let mut ended = false;
+        for k in 0..8 {
+            let args: Vec<&str> = if k == 0 || !planned {
+                first.iter().map(String::as_str).collect()
+            } else {
+                vec!["migrate", "--resume"]
+            };
+            let mut child = s.bin(&args).command().spawn().unwrap();
+            let after = std::time::Duration::from_millis(rng.random_range(150..1500));
+            tokio::select! {
+                _ = tokio::time::sleep(after) => {
+                    child.start_kill().unwrap();
+                    let _ = child.wait().await;
+                    kills.push(after.as_millis());
+                }
+                status = child.wait() => {
+                    assert!(status.unwrap().success(), "round {round}: run {k} failed");
+                    ended = true;
+                    break;
+                }
+            }
+            // The plan is recorded once a run has queued its jobs.
+            planned =
+                planned || crate::migrate_support::counts(&s.state.db, "alice")["pages_total"] > 0;
+        }
+        if !ended {
+            let args: Vec<&str> = if planned {
+                vec!["migrate", "--resume"]
+            } else {
+                first.iter().map(String::as_str).collect()
+            };
+            let (out, _) = s.run(&args, None).await;
+            assert_eq!(out.code, Some(0), "round {round}: {}", out.all());
+        }
+        assert_same(
+            &tree(&s.lab),
+            &want,
+            &format!("round {round} (seed {seed}), killed after {kills:?} ms"),
+        );
+        eprintln!("round {round} (seed {seed}): killed after {kills:?} ms; the tree is exact");
+    }
 }

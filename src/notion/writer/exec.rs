@@ -327,7 +327,10 @@ impl<'w, 'a> Exec<'w, 'a> {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        self.page_blocks(n).await?;
+        // Listed, not recorded: the record of this step follows with its links, in one
+        // transaction. Recorded here first, a kill before that record would keep the step without
+        // its links, and a resume would skip the step and never record them.
+        self.list_page_blocks(n).await?;
         let Learned::Blocks(made) = &self.learned[n] else {
             unreachable!("a send's blocks are known once listed");
         };
@@ -456,8 +459,16 @@ impl<'w, 'a> Exec<'w, 'a> {
 
     /// Step `n` created the page with its first blocks: their ids are listed (and recorded) now.
     async fn page_blocks(&mut self, n: usize) -> Result<(), WriteError> {
+        if self.list_page_blocks(n).await? {
+            self.done(n).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::page_blocks`] without the record; whether they were listed now.
+    async fn list_page_blocks(&mut self, n: usize) -> Result<bool, WriteError> {
         let Learned::PageBlocks(count) = self.learned[n] else {
-            return Ok(());
+            return Ok(false);
         };
         let have = listed::body(&self.client, &self.page).await?;
         if have.len() < count {
@@ -469,7 +480,7 @@ impl<'w, 'a> Exec<'w, 'a> {
         }
         let made: Vec<Made> = have.into_iter().take(count).map(Made::from).collect();
         self.learned[n] = Learned::Blocks(made);
-        self.done(n).await
+        Ok(true)
     }
 
     /// The Notion id of a step's parent and whether Notion said it has children. The ids of the
