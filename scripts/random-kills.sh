@@ -12,14 +12,19 @@ set -euo pipefail
 rounds="${1:-50}"
 seed="${2:-1}"
 cd "$(dirname "$0")/.."
-cargo test --test it --no-run
+# Built once; each round runs the test binary itself (no build between rounds).
+bin=$(cargo test --test it --no-run 2>&1 | sed -n 's/.*Executable .*(\(.*\)).*/\1/p' | tail -1)
+[ -x "$bin" ] || { echo "no test binary found"; exit 2; }
 passed=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 for ((r = 0; r < rounds; r++)); do
     s=$((seed + r))
     if NOTEBRIDGE_TEST_KILL_ROUNDS=1 NOTEBRIDGE_TEST_KILL_SEED="$s" \
-        cargo test -q --test it crash_points::killed_8_times -- --ignored --nocapture 2>&1 |
-        grep -E "^round|panicked|differs" ; then :; fi
-    if [ "${PIPESTATUS[0]}" -ne 0 ]; then
+        "$bin" crash_points::killed_8_times --ignored --nocapture >"$out" 2>&1; then
+        grep -E "^round" "$out"
+    else
+        grep -E -A14 "^round|panicked" "$out" | head -80
         echo "seed $s failed after $passed rounds in a row"
         exit 1
     fi

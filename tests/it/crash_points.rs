@@ -25,11 +25,11 @@ use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::TestUser;
 
 /// Graph windows short enough for the test, Notion fast (pacing is tested elsewhere).
-fn config() -> LabConfig {
+fn config(notion_per_second: u32) -> LabConfig {
     LabConfig {
         user_windows: "120/600ms,1200/6s".into(),
         app_windows: "240/600ms,2400/6s".into(),
-        notion_per_second: 200,
+        notion_per_second,
         ..LabConfig::default()
     }
 }
@@ -93,18 +93,34 @@ struct Scenario {
     graph: String,
     /// Workers per account (`None`: as a user runs it).
     workers: Option<&'static str>,
+    /// Where the pages are read from.
+    source: Source,
 }
+
+/// Where a scenario's pages are read from.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The generated notebook, through the OneNote API.
+    Generated,
+    /// A notebook of OneNote files, its section files downloaded through the drive API.
+    Drive,
+    /// OneNote files on disk (`--from`).
+    Import(std::path::PathBuf),
+}
+
+/// A notebook folder of real OneNote files with a section group.
+const FILES: &str = "onenote.rs/samples/New Section Group";
 
 static RUNS: AtomicU64 = AtomicU64::new(0);
 
 impl Scenario {
     /// The walk's scenario: 16 pages, one worker.
     async fn start() -> Scenario {
-        Scenario::with(16, Some("1")).await
+        Scenario::with(16, Some("1"), 200).await
     }
 
-    async fn with(pages: usize, workers: Option<&'static str>) -> Scenario {
-        let lab = Lab::start(config()).await;
+    async fn with(pages: usize, workers: Option<&'static str>, notion_rate: u32) -> Scenario {
+        let lab = Lab::start(config(notion_rate)).await;
         let notes = generate(&spec(pages));
         let user = lab.add_user("alice", notes.clone());
         let big = notes.pages[BIG].clone();
@@ -135,7 +151,31 @@ impl Scenario {
             state,
             graph,
             workers,
+            source: Source::Generated,
         }
+    }
+
+    /// A scenario that reads OneNote's own files (`None`: the samples are not beside this clone).
+    async fn files(drive: bool) -> Option<Scenario> {
+        let path = crate::files_support::sample(FILES)?;
+        let lab = Lab::start(config(200)).await;
+        let (user, _) = lab.add_files_user("alice", "Field notes", &path);
+        let state = State::new();
+        let scopes = ["offline_access", "User.Read", "Notes.Read", "Files.Read"];
+        lab.sign_in_with(&Db::open(&state.db).unwrap(), "alice", &user, &scopes);
+        let graph = lab.graph.base_url().to_owned();
+        Some(Scenario {
+            lab,
+            user,
+            state,
+            graph,
+            workers: Some("1"),
+            source: if drive {
+                Source::Drive
+            } else {
+                Source::Import(path)
+            },
+        })
     }
 
     /// Runs the binary with `args`, stopped at crash point `at` if given; returns how it ended and
@@ -168,9 +208,21 @@ impl Scenario {
 
     fn first(&self) -> Vec<String> {
         let t = self.lab.target_page.clone();
-        ["migrate", "--account", "alice", "--to", &t]
-            .map(str::to_owned)
-            .to_vec()
+        let mut a: Vec<String> = match &self.source {
+            Source::Generated | Source::Drive => ["migrate", "--account", "alice"]
+                .map(str::to_owned)
+                .to_vec(),
+            Source::Import(path) => vec![
+                "migrate".into(),
+                "--from".into(),
+                path.display().to_string(),
+            ],
+        };
+        a.extend(["--to".to_owned(), t]);
+        if let Source::Drive = self.source {
+            a.extend(["--via".to_owned(), "files".to_owned()]);
+        }
+        a
     }
 
     fn update(&self) -> Vec<String> {
@@ -215,6 +267,28 @@ enum Phase {
     First,
     /// After the edit: `migrate --update`.
     Update,
+    /// A notebook of OneNote files read through the drive (`--via files`).
+    Drive,
+    /// OneNote files on disk (`--from`).
+    Import,
+}
+
+impl Phase {
+    /// A fresh scenario for the phase (`None`: its samples are not beside this clone).
+    async fn scenario(self) -> Option<Scenario> {
+        match self {
+            Phase::First | Phase::Update => Some(Scenario::start().await),
+            Phase::Drive => Scenario::files(true).await,
+            Phase::Import => Scenario::files(false).await,
+        }
+    }
+}
+
+/// The tree and the points of a files phase's run never stopped.
+async fn files_reference(phase: Phase) -> Option<(Vec<String>, Vec<String>)> {
+    let s = phase.scenario().await?;
+    let points = s.complete(&s.first()).await;
+    Some((tree(&s.lab), points))
 }
 
 /// What a run that was never stopped leaves: the tree after each phase and the points each
@@ -242,9 +316,12 @@ async fn reference() -> Reference {
 /// at `resume_at` when given) until it ends, and the tree compared with `want`. Returns the name
 /// of the point it stopped at (`None`: the run passed fewer points and ended).
 async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) -> Option<String> {
-    let s = Scenario::start().await;
+    let s = phase
+        .scenario()
+        .await
+        .expect("its samples were found for the reference");
     let cmd = match phase {
-        Phase::First => s.first(),
+        Phase::First | Phase::Drive | Phase::Import => s.first(),
         Phase::Update => {
             s.complete(&s.first()).await;
             s.edit().await;
@@ -525,31 +602,59 @@ fn counts(points: &[String]) -> String {
 async fn stopped_at_the_first_crash_point_of_each_kind_a_resume_leaves_exactly_the_tree() {
     let r = reference().await;
     eprintln!("first migration: {}", counts(&r.first.1));
-    eprintln!("update: {}", counts(&r.update.1));
     let (want, points) = &r.first;
     walk_all(Phase::First, want, points, &firsts(points)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_in_an_update_a_drive_download_or_an_import_a_resume_leaves_exactly_the_tree() {
+    let r = reference().await;
+    eprintln!("update: {}", counts(&r.update.1));
     let (want, points) = &r.update;
-    // The update's own points: those of the first migration are walked above.
-    let update: Vec<u64> = firsts(points)
-        .into_iter()
-        .filter(|&n| points[n as usize - 1].starts_with("rewrite.") || n % 2 == 0)
-        .collect();
-    walk_all(Phase::Update, want, points, &update).await;
+    // The update's own points (those it shares with the first migration are walked there).
+    let own = |p: &[String], prefix: &str| -> Vec<u64> {
+        firsts(p)
+            .into_iter()
+            .filter(|&n| p[n as usize - 1].starts_with(prefix))
+            .collect()
+    };
+    walk_all(Phase::Update, want, points, &own(points, "rewrite.")).await;
+    for (phase, prefix) in [
+        (Phase::Drive, "drive."),
+        (Phase::Import, "queue.body_written"),
+    ] {
+        let Some((want, points)) = files_reference(phase).await else {
+            continue;
+        };
+        eprintln!("{phase:?}: {}", counts(&points));
+        let at = own(&points, prefix);
+        assert!(!at.is_empty(), "{phase:?} passes {prefix}");
+        walk_all(phase, &want, &points, &at).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "walks every crash point (minutes); run with --ignored"]
 async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
     let r = reference().await;
+    let mut phases = vec![(Phase::First, r.first), (Phase::Update, r.update)];
+    for phase in [Phase::Drive, Phase::Import] {
+        if let Some(reference) = files_reference(phase).await {
+            phases.push((phase, reference));
+        }
+    }
     let mut walked = 0;
-    for (phase, (want, points)) in [(Phase::First, &r.first), (Phase::Update, &r.update)] {
+    for (phase, (want, points)) in &phases {
         let all: Vec<u64> = (1..=points.len() as u64).collect();
-        let reached = walk_all(phase, want, points, &all).await;
+        let reached = walk_all(*phase, want, points, &all).await;
         eprintln!("figures: {phase:?}: {}; {reached} reached", counts(points));
         walked += all.len();
     }
     eprintln!("figures: {walked} crash points walked, every one resumed to exactly the tree");
 }
+
+/// Notion's pace in the random-kill loop: slow enough that a 40-page run outlasts its 8 kills.
+const KILL_RATE: u32 = 30;
 
 /// The harness's loop: a 40-page migration killed (`SIGKILL`) at 8 random moments, resumed, and
 /// its tree compared with a run never killed. `NOTEBRIDGE_TEST_KILL_ROUNDS` rounds (1 unless set),
@@ -567,13 +672,13 @@ async fn killed_8_times_at_random_moments_a_resume_leaves_exactly_the_tree() {
     let rounds = var("NOTEBRIDGE_TEST_KILL_ROUNDS", 1);
     let seed = var("NOTEBRIDGE_TEST_KILL_SEED", 1);
     let want = {
-        let s = Scenario::with(40, None).await;
+        let s = Scenario::with(40, None, KILL_RATE).await;
         s.complete(&s.first()).await;
         tree(&s.lab)
     };
     for round in 0..rounds {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed.wrapping_add(round));
-        let s = Scenario::with(40, None).await;
+        let s = Scenario::with(40, None, KILL_RATE).await;
         let first = s.first();
         let mut kills = Vec::new();
         let mut planned = false;
