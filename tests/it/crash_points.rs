@@ -8,7 +8,8 @@
 //! pointing at its page, every file uploaded once and attached once, nothing archived.
 //!
 //! Under `cargo test` a sample runs: the first point of each name. `cargo test --test it
-//! crash_points:: -- --ignored` walks them all and prints the counts.
+//! crash_points::stopped_at_every -- --ignored` walks them all and prints the counts
+//! (`NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` only those phases).
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -642,6 +643,13 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
         if let Some(reference) = files_reference(phase).await {
             phases.push((phase, reference));
         }
+    }
+    // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import).
+    if let Ok(only) = std::env::var("NOTEBRIDGE_TEST_CRASH_PHASES") {
+        phases.retain(|(p, _)| {
+            only.split(',')
+                .any(|o| o.eq_ignore_ascii_case(&format!("{p:?}")))
+        });
     }
     let mut walked = 0;
     for (phase, (want, points)) in &phases {
