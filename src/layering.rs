@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// The layers of `lib.rs`, lowest first (its `pub mod` lines, grouped by its comments).
 const LAYERS: &[&[&str]] = &[
-    &["clock", "failure", "mime", "net", "trace"],
+    &["clock", "crash", "failure", "mime", "net", "trace"],
     &["settings"],
     &["store"],
     &["auth", "limiter"],

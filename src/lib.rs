@@ -21,7 +21,8 @@
 //! - [`net`]: whether the services answer at all (an outage is waited out, never an item's fault);
 //!   [`trace`]: the redacted record of every HTTP exchange, when asked for.
 //! - [`clock`]: the time and randomness seams that make the limiter's tests exact; [`mime`]: the
-//!   one table of file types (extensions, MIME types, what Notion takes).
+//!   one table of file types (extensions, MIME types, what Notion takes); [`crash`]: the test-only
+//!   switch that stops a run hard at one of its crash points.
 //!
 //! The test servers that stand in for Microsoft and Notion live in the `notebridge-testkit` crate,
 //! never in this one.
@@ -29,8 +30,9 @@
 // The modules in layers, lowest first: a module imports only from its own layer and those above
 // it in this list (`layering` checks it).
 
-// Foundations: time, failure meanings, reachability, the HTTP trace, file types.
+// Foundations: time, crash points, failure meanings, reachability, the HTTP trace, file types.
 pub mod clock;
+pub mod crash;
 pub mod failure;
 pub mod mime;
 pub mod net;

@@ -223,6 +223,7 @@ where
 }
 
 fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
+    crate::crash::arm()?;
     let flags = FlagSettings {
         db: cli.global.db.clone(),
         config: cli.global.config.clone(),

@@ -309,6 +309,7 @@ impl DriveClient {
             f.write_all(&chunk)
                 .await
                 .map_err(io(part, "writing the partial file"))?;
+            crate::crash::point("drive.chunk_written");
             written += chunk.len() as u64;
             self.stats
                 .bytes
@@ -378,6 +379,7 @@ async fn finish(part: &Path, dest: &Path, size: u64) -> Result<u64, DriveError> 
     tokio::fs::rename(part, dest)
         .await
         .map_err(io(dest, "moving the finished download into place"))?;
+    crate::crash::point("drive.file_in_place");
     Ok(size)
 }
 

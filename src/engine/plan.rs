@@ -501,6 +501,7 @@ impl Planner<'_> {
                 let planned = db
                     .create_plan(&owner, &k, &t, &notebooks, now)
                     .map_err(PlanError::Planning)?;
+                crate::crash::point("engine.plan_created");
                 // The scan records only failures of the item itself
                 // ([`GraphError::is_item_failure`]).
                 let class = Class::item_fails().code();
@@ -520,6 +521,7 @@ impl Planner<'_> {
                 Ok::<_, PlanError>((planned, failed, rest))
             })
             .await?;
+        crate::crash::point("engine.planned");
         // What could not be listed is not silently left out: its job fails with the reason, so the
         // run ends with exit 4, `status` shows it, and the next `migrate --to` scans it again.
         for f in result.unread.iter().take(failed) {

@@ -58,6 +58,7 @@ pub async fn create(
             Ok::<_, WriteError>((intent, db.notion_children_of(&parent)?))
         })
         .await?;
+    crate::crash::point("item.intent_recorded");
     let intent = Mutex::new(Some(intent));
     type Recorded = tokio::sync::oneshot::Receiver<Result<Writing, WriteError>>;
     let recorded: Mutex<Option<Recorded>> = Mutex::new(None);
@@ -70,6 +71,7 @@ pub async fn create(
                     let r = i
                         .created(db, &token, &id)
                         .map_err(|e| unrecorded(&id, &e.to_string()));
+                    crate::crash::point("item.page_recorded");
                     let _ = tx.send(r);
                 });
             }
@@ -115,6 +117,7 @@ pub async fn rewrite(
     let title = display_title(new.title);
     if title != old_title {
         writer.client().set_title(page.page_id(), &title).await?;
+        crate::crash::point("rewrite.retitled");
     }
     let (token, key, item_id) = (
         item.token.clone(),
@@ -131,6 +134,7 @@ pub async fn rewrite(
             db.forget_journal(&token, &key, &item_id)
         })
         .await?;
+    crate::crash::point("rewrite.journal_forgotten");
     writer
         .replace_body(page.page_id(), new.blocks, new.resources)
         .await

@@ -140,7 +140,9 @@ impl Journal {
         let (account, item) = (self.account.clone(), self.item.clone());
         self.db
             .call(move |db| db.record_step_with_links(&token, &account, &item, &row, &links))
-            .await
+            .await?;
+        crate::crash::point("journal.step_recorded");
+        Ok(())
     }
 }
 

@@ -112,6 +112,7 @@ pub async fn upload_once(
     loop {
         // Repeated blindly by the client: an upload created twice leaves one orphan that expires.
         let up = c.create_upload(name, mime, parts).await?;
+        crate::crash::point("upload.created");
         let id = up["id"]
             .as_str()
             .map(str::to_owned)
@@ -148,6 +149,7 @@ async fn send_single(
     bytes: &Bytes,
 ) -> Result<Done, NotionError> {
     let s = send_step(c, id, name, mime, bytes.clone(), None).await?;
+    crate::crash::point("upload.part_sent");
     // The send answered (or the read-back said) pending: the content did not arrive whole.
     Done::of(s.status).ok_or_else(|| NotionError::BadAnswer {
         what: format!("sending upload {id}"),
@@ -173,6 +175,7 @@ async fn send_parts(
             // Slicing `Bytes` shares the one buffer: a big file is held once, not per part.
             let part = bytes.slice(start..(start + PART_SIZE).min(bytes.len()));
             let s = send_step(c, id, name, mime, part, Some(next)).await?;
+            crate::crash::point("upload.part_sent");
             let sent = s.sent;
             match Done::of(s.status) {
                 None => next = (next + 1).max(sent + 1),

@@ -124,7 +124,9 @@ impl Migration {
             shape: Some(&shape),
             links_recorded: page.is_some(),
         };
+        crate::crash::point("queue.body_written");
         unfinished.written(&self.db, &self.owner, &written)?;
+        crate::crash::point("queue.item_recorded");
         Ok(true)
     }
 }

@@ -139,6 +139,7 @@ async fn record(
             db.set_pending_links(&owner, &key, &id, still_missing)
         })
         .await?;
+    crate::crash::point("links.page_recorded");
     Ok(())
 }
 
@@ -178,12 +179,14 @@ async fn rewrite_recorded(
             continue;
         }
         update(m, &row.block_id, u.body, degraded).await?;
+        crate::crash::point("links.block_updated");
         n += 1;
         if u.unresolved == 0 {
             let (owner, key, id) = (m.owner().clone(), item.key.to_owned(), item.id.to_owned());
             m.db()
                 .call(move |db| db.forget_link_block(&owner, &key, &id, &row.block_id))
                 .await?;
+            crate::crash::point("links.block_forgotten");
         }
     }
     Ok((n, still_missing))
@@ -209,6 +212,9 @@ async fn rewrite_page(
     let (mut page, _, _big) = m
         .fetch_page(who, None, item.key, item.id, &label, last_modified)
         .await?;
+    // The blocks as that version wrote them (every link not resolved then is text naming its
+    // page), to tell that a Notion block still holds what was written before it is rewritten.
+    let written = page.blocks.clone();
     let mut still_missing = false;
     page.resolve_page_links(|id| match migrated.get(&id.to_ascii_lowercase()) {
         Some(t) => Some(t.clone()),
@@ -217,8 +223,77 @@ async fn rewrite_page(
             None
         }
     });
-    let n = rewrite_level(m, notion_id, &page.blocks, degraded).await?;
+    let level = Level {
+        parent: notion_id,
+        expected: &page.blocks,
+        written: &written,
+    };
+    let n = rewrite_level(m, level, degraded).await?;
     Ok((n, still_missing))
+}
+
+/// One level of a page matched by position: the Notion block `parent`, the blocks it should hold
+/// with their links resolved, and the same blocks as written.
+#[derive(Clone, Copy)]
+struct Level<'a> {
+    parent: &'a str,
+    expected: &'a [Block],
+    written: &'a [Block],
+}
+
+/// The text of a block's runs outside any link, cell by cell (what a link pass never changes),
+/// from the block's JSON as sent or as Notion lists it.
+fn unlinked_text(block: &Value) -> String {
+    let t = block["type"].as_str().unwrap_or_default();
+    let p = &block[t];
+    let fields: Vec<&Value> = match p.get("cells").and_then(Value::as_array) {
+        Some(cells) => cells.iter().collect(),
+        None => vec![p.get("rich_text").unwrap_or(&p["caption"])],
+    };
+    let text = |runs: &Value| -> String {
+        runs.as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["type"] == "text" && r["text"]["link"].is_null())
+            .filter_map(|r| r["text"]["content"].as_str())
+            // A link not resolved is written as text naming its page.
+            .filter(|c| !(c.contains(" (OneNote page ") && c.ends_with(')')))
+            .collect()
+    };
+    fields
+        .into_iter()
+        .map(text)
+        .collect::<Vec<_>>()
+        .join("\u{1f}")
+}
+
+/// Whether a Notion block (as listed) holds, outside its links, the text of the block written
+/// there: else it is another block than the position says (its page changed since, or its
+/// records were lost), and rewriting it would put one block's text over another's.
+fn holds_what_was_written(got: &Value, written: &Value) -> bool {
+    unlinked_text(got) == unlinked_text(written)
+}
+
+/// The note of a block whose links are left as they are because it does not hold what was written.
+fn not_rewritten(id: &str) -> Degraded {
+    Degraded {
+        element: "links to other pages".into(),
+        action: format!(
+            "kept as text naming the OneNote page in Notion block {id} (it no longer holds the \
+             text written there, so the link pass left it alone)"
+        ),
+    }
+}
+
+/// The body blocks of `parent` as Notion lists them, with their typed model.
+async fn body_json(m: &Migration, parent: &str) -> Result<Vec<(listed::Listed, Value)>, JobError> {
+    let all = m.notion().children(parent).await.map_err(JobError::from)?;
+    let typed = listed::of_all(&all, parent).map_err(JobError::from)?;
+    Ok(typed
+        .into_iter()
+        .zip(all)
+        .filter(|(l, _)| l.is_body())
+        .collect())
 }
 
 /// Whether a block's own rich text holds a page link.
@@ -236,19 +311,21 @@ fn subtree_has_link(b: &Block) -> bool {
 
 fn rewrite_level<'a>(
     m: &'a Migration,
-    parent: &'a str,
-    expected: &'a [Block],
+    level: Level<'a>,
     degraded: &'a mut Vec<Degraded>,
 ) -> futures::future::BoxFuture<'a, Result<u64, JobError>> {
     Box::pin(async move {
+        let Level {
+            parent,
+            expected,
+            written,
+        } = level;
         if !expected.iter().any(subtree_has_link) {
             return Ok(0);
         }
-        let actual = listed::body(m.notion(), parent)
-            .await
-            .map_err(JobError::from)?;
+        let actual = body_json(m, parent).await?;
         let mut n = 0;
-        for (want, got) in expected.iter().zip(&actual) {
+        for ((want, was), (got, raw)) in expected.iter().zip(written).zip(&actual) {
             let id = got.id.as_str();
             let t = want.type_name();
             if got.kind != t {
@@ -260,7 +337,9 @@ fn rewrite_level<'a>(
             }
             if has_link(want) {
                 if t == "table" {
-                    n += rewrite_rows(m, id, want, degraded).await?;
+                    n += rewrite_rows(m, id, (want, was), degraded).await?;
+                } else if !holds_what_was_written(raw, &was.to_json()) {
+                    degraded.push(not_rewritten(id));
                 } else {
                     let json = want.to_json();
                     // Text blocks carry `rich_text`, media blocks their `caption`.
@@ -271,52 +350,66 @@ fn rewrite_level<'a>(
                     };
                     let body = json!({ t: { field: json[t][field].clone() } });
                     update(m, id, body, degraded).await?;
+                    crate::crash::point("links.block_updated");
                     n += 1;
                 }
             }
             if want.children().iter().any(subtree_has_link) {
-                n += rewrite_level(m, id, want.children(), degraded).await?;
+                let below = Level {
+                    parent: id,
+                    expected: want.children(),
+                    written: was.children(),
+                };
+                n += rewrite_level(m, below, degraded).await?;
             }
         }
         Ok(n)
     })
 }
 
-/// Updates the rows of a written table whose cells hold page links (mentions or links).
+/// Updates the rows of a written table whose cells hold page links (mentions or links), each only
+/// while it holds what was written.
 async fn rewrite_rows(
     m: &Migration,
     table: &str,
-    want: &Block,
+    (want, was): (&Block, &Block),
     degraded: &mut Vec<Degraded>,
 ) -> Result<u64, JobError> {
     let Block::Table { rows: typed, .. } = want else {
         return Ok(0);
     };
-    let rows = listed::body(m.notion(), table)
-        .await
-        .map_err(JobError::from)?;
-    let json = want.to_json();
-    let cells_json = json["table"]["children"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let rows = body_json(m, table).await?;
+    let rows_of = |b: &Block| {
+        b.to_json()["table"]["children"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (cells_json, written_json) = (rows_of(want), rows_of(was));
     let mut n = 0;
-    for ((cells, row), got) in typed.iter().zip(&cells_json).zip(&rows) {
+    for (((cells, row), written), (got, raw)) in
+        typed.iter().zip(&cells_json).zip(&written_json).zip(&rows)
+    {
         let linked = cells
             .iter()
             .flatten()
             .any(|r| matches!(r.kind, RichKind::PageLink { .. }));
-        if linked {
-            let cells = row["table_row"]["cells"].clone();
-            update(
-                m,
-                &got.id,
-                json!({ "table_row": { "cells": cells } }),
-                degraded,
-            )
-            .await?;
-            n += 1;
+        if !linked {
+            continue;
         }
+        if !holds_what_was_written(raw, written) {
+            degraded.push(not_rewritten(&got.id));
+            continue;
+        }
+        let cells = row["table_row"]["cells"].clone();
+        update(
+            m,
+            &got.id,
+            json!({ "table_row": { "cells": cells } }),
+            degraded,
+        )
+        .await?;
+        n += 1;
     }
     Ok(n)
 }
@@ -362,7 +455,50 @@ fn degrade_one(body: &mut [Value], e: &NotionError, degraded: &mut Vec<Degraded>
 
 #[cfg(test)]
 mod tests {
-    use super::Passes;
+    use super::{holds_what_was_written, Passes};
+    use crate::convert::{Block, PageTarget, RichKind, RichText, TextBlock};
+
+    fn para(runs: Vec<RichText>) -> Block {
+        Block::Paragraph(TextBlock::new(runs))
+    }
+
+    fn link(target: Option<PageTarget>) -> RichText {
+        RichText {
+            kind: RichKind::PageLink {
+                content: "Plan".into(),
+                onenote_page_id: "{A}".into(),
+                target,
+            },
+            annotations: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_block_is_rewritten_only_while_it_holds_the_text_written_there() {
+        let written = para(vec![
+            RichText::plain("See "),
+            link(None),
+            RichText::plain("."),
+        ]);
+        let target = PageTarget {
+            id: "a-id".into(),
+            title: "Plan".into(),
+        };
+        let resolved = para(vec![
+            RichText::plain("See "),
+            link(Some(target)),
+            RichText::plain("."),
+        ]);
+        let w = written.to_json();
+        // As written, and as a pass that already sent it left it.
+        assert!(holds_what_was_written(&w, &w));
+        assert!(holds_what_was_written(&resolved.to_json(), &w));
+        // Another block at its position: its text is never replaced.
+        let other = para(vec![RichText::plain("Meeting notes, "), link(None)]);
+        assert!(!holds_what_was_written(&other.to_json(), &w));
+        let empty = para(vec![]);
+        assert!(!holds_what_was_written(&empty.to_json(), &w));
+    }
 
     #[tokio::test]
     async fn a_second_pass_of_an_account_waits_for_the_first_and_other_accounts_do_not() {

@@ -454,6 +454,7 @@ impl<R: Runner> Worker<R> {
             }
         })
         .await?;
+        crate::crash::point("queue.job_recorded");
         self.stats.transitions.send_modify(|n| *n += 1);
         Ok(())
     }

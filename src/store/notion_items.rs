@@ -679,6 +679,8 @@ impl Intended {
 /// Marks the body of `key`'s page `page_id`, found with body column `from`, written: what was
 /// written, the converter's report and whether links wait for the link pass, in one transaction
 /// (a kill never keeps one without the other). What its steps learned is no longer needed and goes.
+/// Its links wait for the link pass too while blocks holding links are recorded: an earlier attempt
+/// may have written them before their pages existed, though the body converted last found them all.
 fn finish_body(
     db: &Db,
     token: &RunToken,
@@ -694,7 +696,9 @@ fn finish_body(
         |tx| {
             one_row(tx.execute(
                 "UPDATE notion_items SET body_state = ?9, blocks = ?3, files = ?4, report = ?5,
-                        onenote_last_modified = ?6, pending_links = ?7, body_shape = ?8,
+                        onenote_last_modified = ?6, body_shape = ?8,
+                        pending_links = (?7 OR EXISTS (SELECT 1 FROM link_blocks
+                            WHERE account = ?1 AND item_id = ?2)),
                         links_recorded = ?10
                  WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
                    AND body_state = ?12",

@@ -239,4 +239,47 @@ mod tests {
         assert_eq!(db.recorded_steps("a", "q").unwrap().len(), 1);
         assert!(db.link_blocks("a", "q").unwrap().is_empty());
     }
+
+    #[test]
+    fn a_page_finished_with_blocks_of_links_recorded_waits_for_the_link_pass() {
+        use crate::store::notion_items::Written;
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        let tk = db
+            .acquire_run_lock(1, "run", 0, std::time::Duration::from_secs(60), |_| true)
+            .unwrap()
+            .unwrap();
+        let writing = db
+            .record_intent(&tk, "a", "p", ItemKind::Page, "root", "p")
+            .unwrap()
+            .created(&db, &tk, "n-p")
+            .unwrap();
+        // An attempt killed after writing a link to a page not migrated then; that page was
+        // migrated before the resume, whose conversion found every link's page.
+        let step = StepRow {
+            step: 0,
+            mark: "m".into(),
+            learned: "{}".into(),
+            at: 5,
+        };
+        let link = LinkRow {
+            block_id: "b1".into(),
+            body: "{}".into(),
+        };
+        db.record_step_with_links(&tk, "a", "p", &step, &[link])
+            .unwrap();
+        let w = Written {
+            pending_links: false,
+            links_recorded: true,
+            ..Written::default()
+        };
+        writing.written(&db, &tk, &w).unwrap();
+        let pending = db.pages_with_pending_links("a").unwrap();
+        assert_eq!(
+            pending.len(),
+            1,
+            "the written link is rewritten by the pass"
+        );
+        assert_eq!(db.link_blocks("a", "p").unwrap().len(), 1);
+    }
 }

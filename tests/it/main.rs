@@ -20,6 +20,7 @@ mod convert_markup;
 mod convert_math;
 mod convert_props;
 mod convert_validate;
+mod crash_points;
 mod doctor_cli;
 mod drive_client;
 mod engine_migrate;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::fallback::UploadFailure;
 use super::{find_lost_page, placeholder, NewPage, Resource, WriteError, WriteStats, Writer};
-use crate::convert::{Block, MediaSource};
+use crate::convert::{Block, MediaSource, RichKind, RichText};
 use crate::failure::{Classify, Next};
 use crate::notion::client::{gave_up, NotionClient, NotionError, Position};
 use crate::notion::degrade;
@@ -39,7 +39,7 @@ impl Writer {
             if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                 on_created(&id);
                 let (created, items) = exec.found_page(id, &mut steps);
-                exec.send_done(created, &items).await?;
+                exec.send_done(created, &items, Sent::Before).await?;
                 exec.run(steps).await?;
                 return Ok((exec.page, exec.stats));
             }
@@ -78,7 +78,7 @@ impl Writer {
                             Learned::PageBlocks(items.len()),
                             exec.mark_of_send(&items),
                         );
-                        exec.send_done(creation, &items).await?;
+                        exec.send_done(creation, &items, Sent::Now).await?;
                         exec.resuming = true;
                         exec.run(steps).await?;
                         return Ok((exec.page, exec.stats));
@@ -88,6 +88,7 @@ impl Writer {
                 Err(e) => return Err(spent(&exec.client, e).into()),
             }
         };
+        crate::crash::point("writer.page_created");
         on_created(&id);
         exec.stats.blocks += items.elements();
         exec.page = id;
@@ -95,7 +96,7 @@ impl Writer {
         // step needs them.
         exec.push_learned(Learned::PageBlocks(items.len()), exec.mark_of_send(&items));
         drop(first);
-        exec.send_done(creation, &items).await?;
+        exec.send_done(creation, &items, Sent::Now).await?;
         exec.run(steps).await?;
         Ok((exec.page, exec.stats))
     }
@@ -135,6 +136,7 @@ impl Writer {
                 subpages = true;
             } else {
                 self.client.delete_block(&b.id).await?;
+                crate::crash::point("rewrite.block_trashed");
             }
         }
         let mut exec = Exec::new(self, blocks, resources, page.to_owned());
@@ -306,11 +308,11 @@ impl<'w, 'a> Exec<'w, 'a> {
 
     /// Records what send step `n` of `items` learned, with the blocks it wrote that hold links to
     /// pages not migrated yet.
-    async fn send_done(&mut self, n: usize, items: &Items) -> Result<(), WriteError> {
+    async fn send_done(&mut self, n: usize, items: &Items, sent: Sent) -> Result<(), WriteError> {
         if self.w.journal.is_none() {
             return Ok(());
         }
-        let links = self.link_rows(n, items).await?;
+        let links = self.link_rows(n, items, sent).await?;
         let j = self.w.journal.as_ref().expect("checked");
         j.step(n, &self.marks[n], &self.learned[n], links).await?;
         Ok(())
@@ -320,12 +322,20 @@ impl<'w, 'a> Exec<'w, 'a> {
     /// they hold. A block Notion holds as another type (a placeholder where a file could not be
     /// carried over) holds no link; the ids of carried children are listed (an append answers
     /// only its first-level blocks).
-    async fn link_rows(&mut self, n: usize, items: &Items) -> Result<Vec<LinkRow>, WriteError> {
-        let wanted = link_candidates(self.blocks, items);
+    async fn link_rows(
+        &mut self,
+        n: usize,
+        items: &Items,
+        sent: Sent,
+    ) -> Result<Vec<LinkRow>, WriteError> {
+        let wanted = link_candidates(self.blocks, items, sent);
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        self.page_blocks(n).await?;
+        // Listed, not recorded: the record of this step follows with its links, in one
+        // transaction. Recorded here first, a kill before that record would keep the step without
+        // its links, and a resume would skip the step and never record them.
+        self.list_page_blocks(n).await?;
         let Learned::Blocks(made) = &self.learned[n] else {
             unreachable!("a send's blocks are known once listed");
         };
@@ -416,7 +426,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                         }
                         uploads.clear();
                         self.push_learned(Learned::Blocks(made), mark);
-                        self.send_done(n, items).await?;
+                        self.send_done(n, items, Sent::Before).await?;
                         continue;
                     }
                     // Nothing from here on was written: no more looks.
@@ -431,13 +441,14 @@ impl<'w, 'a> Exec<'w, 'a> {
             let mut body = self.request(items, &done);
             drop(done);
             let made = self.append(&pid, &mut body, items, parent).await?;
+            crate::crash::point("writer.blocks_appended");
             drop(body);
             self.stats.blocks += items.elements();
             if *parent == Parent::Page {
                 self.placed(&made);
             }
             self.push_learned(Learned::Blocks(made), mark);
-            self.send_done(n, items).await?;
+            self.send_done(n, items, Sent::Now).await?;
         }
         Ok(())
     }
@@ -453,8 +464,16 @@ impl<'w, 'a> Exec<'w, 'a> {
 
     /// Step `n` created the page with its first blocks: their ids are listed (and recorded) now.
     async fn page_blocks(&mut self, n: usize) -> Result<(), WriteError> {
+        if self.list_page_blocks(n).await? {
+            self.done(n).await?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::page_blocks`] without the record; whether they were listed now.
+    async fn list_page_blocks(&mut self, n: usize) -> Result<bool, WriteError> {
         let Learned::PageBlocks(count) = self.learned[n] else {
-            return Ok(());
+            return Ok(false);
         };
         let have = listed::body(&self.client, &self.page).await?;
         if have.len() < count {
@@ -466,7 +485,7 @@ impl<'w, 'a> Exec<'w, 'a> {
         }
         let made: Vec<Made> = have.into_iter().take(count).map(Made::from).collect();
         self.learned[n] = Learned::Blocks(made);
-        self.done(n).await
+        Ok(true)
     }
 
     /// The Notion id of a step's parent and whether Notion said it has children. The ids of the
@@ -637,6 +656,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             };
             self.learned[step] = Learned::Upload(Some(how));
         }
+        crate::crash::point("writer.file_uploaded");
         self.done(step).await
     }
 
@@ -778,13 +798,29 @@ fn spent(c: &NotionClient, e: NotionError) -> NotionError {
 
 /// The blocks a send writes that hold links to pages not migrated yet: (index among the send's
 /// first-level blocks, index among its carried children if it is one, what it holds).
-fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>, LinkBody)> {
+fn link_candidates(
+    blocks: &[Block],
+    items: &Items,
+    sent: Sent,
+) -> Vec<(usize, Option<usize>, LinkBody)> {
+    let of = |b: &Block| match sent {
+        Sent::Now => LinkBody::of(b),
+        Sent::Before => LinkBody::of(&unresolved(b)),
+    };
+    let of_row = |r: &[Vec<RichText>]| match sent {
+        Sent::Now => LinkBody::of_row(r),
+        Sent::Before => {
+            let mut r = r.to_vec();
+            r.iter_mut().flatten().for_each(forget_target);
+            LinkBody::of_row(&r)
+        }
+    };
     let mut out = Vec::new();
     match items {
         Items::Rows { table, range } => {
             if let Some(Block::Table { rows, .. }) = steps::block_at(blocks, table) {
                 for (i, r) in rows[range.clone()].iter().enumerate() {
-                    out.extend(LinkBody::of_row(r).map(|b| (i, None, b)));
+                    out.extend(of_row(r).map(|b| (i, None, b)));
                 }
             }
         }
@@ -797,16 +833,16 @@ fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>
             for (i, (k, c)) in range.clone().zip(carried).enumerate() {
                 path.push(k);
                 let b = steps::block_at(blocks, &path).expect("planned blocks exist");
-                out.extend(LinkBody::of(b).map(|l| (i, None, l)));
+                out.extend(of(b).map(|l| (i, None, l)));
                 match b {
                     Block::Table { rows, .. } => {
                         for (j, r) in rows[..*c].iter().enumerate() {
-                            out.extend(LinkBody::of_row(r).map(|l| (i, Some(j), l)));
+                            out.extend(of_row(r).map(|l| (i, Some(j), l)));
                         }
                     }
                     other => {
                         for (j, kid) in other.children()[..*c].iter().enumerate() {
-                            out.extend(LinkBody::of(kid).map(|l| (i, Some(j), l)));
+                            out.extend(of(kid).map(|l| (i, Some(j), l)));
                         }
                     }
                 }
@@ -815,6 +851,38 @@ fn link_candidates(blocks: &[Block], items: &Items) -> Vec<(usize, Option<usize>
         }
     }
     out
+}
+
+/// Who sent a step whose links are recorded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sent {
+    /// This attempt, from the blocks as converted now: a link resolved now was written resolved.
+    Now,
+    /// An earlier attempt (the step was found applied): its links were written from an earlier
+    /// conversion, which may not have known pages migrated since. Every block holding a page link
+    /// is recorded as if none was known, so the link pass sends each resolved.
+    Before,
+}
+
+/// A copy of a block holding a page link, its links as if their pages were not migrated; a block
+/// without one as it is (it is recorded as such: not at all).
+fn unresolved(b: &Block) -> std::borrow::Cow<'_, Block> {
+    let linked = b.rich_texts().iter().any(|rt| {
+        rt.iter()
+            .any(|r| matches!(r.kind, RichKind::PageLink { .. }))
+    });
+    if !linked {
+        return std::borrow::Cow::Borrowed(b);
+    }
+    let mut c = b.clone();
+    c.visit_rich_text_mut(&mut forget_target);
+    std::borrow::Cow::Owned(c)
+}
+
+fn forget_target(r: &mut RichText) {
+    if let RichKind::PageLink { target, .. } = &mut r.kind {
+        *target = None;
+    }
 }
 
 /// Media block types whose source may be a OneNote resource.
@@ -830,6 +898,46 @@ mod tests {
     use super::*;
     use crate::failure::{Retries, ITEM_RETRIES};
     use std::sync::Arc;
+
+    #[test]
+    fn links_of_a_step_an_earlier_attempt_sent_are_recorded_though_resolved_now() {
+        use crate::convert::{PageTarget, TextBlock};
+        let link = |target: Option<PageTarget>| RichText {
+            kind: RichKind::PageLink {
+                content: "Plan".into(),
+                onenote_page_id: "{A}".into(),
+                target,
+            },
+            annotations: Default::default(),
+        };
+        let resolved = Some(PageTarget {
+            id: "a-id".into(),
+            title: "Plan".into(),
+        });
+        let blocks = vec![
+            Block::Paragraph(TextBlock::new(vec![RichText::plain("no link")])),
+            Block::Paragraph(TextBlock::new(vec![
+                RichText::plain("See "),
+                link(resolved),
+            ])),
+        ];
+        let items = Items::Blocks {
+            under: Vec::new(),
+            range: 0..2,
+            carried: vec![0, 0],
+        };
+        // Written now, resolved: nothing for the link pass.
+        assert!(link_candidates(&blocks, &items, Sent::Now).is_empty());
+        // Found written by an attempt that may not have known the page: recorded, to be sent
+        // resolved by the link pass, as written at its position.
+        let before = link_candidates(&blocks, &items, Sent::Before);
+        assert_eq!(before.len(), 1, "{before:?}");
+        let (i, carried, body) = &before[0];
+        assert_eq!((*i, *carried), (1, None));
+        let unresolved =
+            Block::Paragraph(TextBlock::new(vec![RichText::plain("See "), link(None)]));
+        assert_eq!(Some(body.clone()), LinkBody::of(&unresolved));
+    }
 
     #[test]
     fn unclear_writes_the_writer_retried_carry_their_count() {
