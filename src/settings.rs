@@ -196,7 +196,7 @@ settings! {
     NOTION_RATE: NotionPace = {
         env: "NOTEBRIDGE_NOTION_RATE", flag: None, key: Some("notion.rate"), toml_number: false,
         default: DefaultValue::Value("auto"),
-        note: "(starts at the documented 3/s and learns the connection's budget; a window fixes it)",
+        note: "(learns the connection's budget in the first window and keeps it for the next run; a window fixes it)",
         example: "auto or 3/1s", parse: parse_notion_pace,
     }
     /// Pages worked on at once per account during `migrate`.

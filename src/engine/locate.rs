@@ -20,15 +20,16 @@ use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
 
 impl Planner<'_> {
     /// Plans the way of every section of `notebooks` under the inventory key `key` (`label` names
-    /// it in events), stores it (a dry run only previews it) and returns what of the key's work is
-    /// read from section files.
+    /// it in events) and stores it (a dry run keeps it only in what it returns). Called before the
+    /// key's jobs are recorded: a kill between the two must not leave planned sections with no
+    /// way, which a resume would read through the API instead of their files.
     pub(super) async fn plan_ways(
         &self,
         who: &Caller,
         key: &str,
         label: &str,
         notebooks: &[Notebook],
-    ) -> Result<FilesLeft, PlanError> {
+    ) -> Result<Vec<SectionWay>, PlanError> {
         let account = account_of_key(key).to_owned();
         let granted = self.db.call(move |db| db.granted_scopes(&account)).await?;
         let decision = decide(self.via, kind_of_key(key), granted.as_deref());
@@ -64,14 +65,30 @@ impl Planner<'_> {
         for line in lines(&shown) {
             self.observer.event(Event::Note(format!("{label}: {line}")));
         }
-        let (k, preview, now) = (key.to_owned(), self.owner.is_none(), self.clock.now_ms());
+        if self.owner.is_none() {
+            return Ok(ways);
+        }
+        let now = self.clock.now_ms();
+        Ok(self
+            .db
+            .call(move |db| db.save_section_ways(&ways, now).map(|()| ways))
+            .await?)
+    }
+
+    /// What of the key's work is read from section files, once its jobs are planned with `ways`
+    /// (a dry run: previewed from the inventory).
+    pub(super) async fn files_left(
+        &self,
+        key: &str,
+        ways: Vec<SectionWay>,
+    ) -> Result<FilesLeft, PlanError> {
+        let (k, preview) = (key.to_owned(), self.owner.is_none());
         Ok(self
             .db
             .call(move |db| {
                 if preview {
                     return db.preview_files_left(&k, &ways);
                 }
-                db.save_section_ways(&ways, now)?;
                 db.files_left(&k)
             })
             .await?)

@@ -204,12 +204,13 @@ impl Planner<'_> {
         check_wanted(account, notebooks, &result)?;
         let now = self.clock.now_ms();
         save_off(self.db, account, !notebooks.is_empty(), &result, now).await?;
+        let ways = self
+            .plan_ways(&who, account, account, &result.notebooks)
+            .await?;
         let left = self
             .plan_key(account, account, &self.target, &Found::of_scan(&result))
             .await?;
-        let files = self
-            .plan_ways(&who, account, account, &result.notebooks)
-            .await?;
+        let files = self.files_left(account, ways).await?;
         Ok(Planned {
             left,
             unreadable_sources: 0,
@@ -339,12 +340,13 @@ impl Planner<'_> {
             }
             let under = self.page_of(source, &key).await?;
             let shown = label(&account, source);
+            let ways = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
             let left = self
                 .plan_key(&key, &shown, &under, &Found::of_scan(result))
                 .await?;
             planned.left.pages += left.pages;
             planned.left.containers += left.containers;
-            let files = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
+            let files = self.files_left(&key, ways).await?;
             planned.files.pages += files.pages;
             planned.files.sections += files.sections;
             planned.files.bytes += files.bytes;

@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 use super::client::{title_rich_text, utf16_chunks, NotionClient, NotionError, Retry};
 use crate::clock::Clock;
+use crate::failure::{Class, Classify};
 use crate::store::{Db, StoreError};
 
 /// The row properties, by the names Notion shows.
@@ -63,6 +64,26 @@ pub enum DatabaseError {
         /// The missing field.
         missing: &'static str,
     },
+}
+
+impl Classify for DatabaseError {
+    fn class(&self) -> Class {
+        match self {
+            DatabaseError::Notion(e) => e.class(),
+            DatabaseError::Store(e) => e.class(),
+            // Notion answered outside its documented shape: a retry of the section may find it
+            // well; the page that needed it waits, it is not lost.
+            DatabaseError::BadAnswer { .. } => Class::retry(None),
+        }
+    }
+
+    fn retries(&self) -> u32 {
+        match self {
+            DatabaseError::Notion(e) => e.retries(),
+            DatabaseError::Store(e) => e.retries(),
+            DatabaseError::BadAnswer { .. } => 0,
+        }
+    }
 }
 
 /// The schema of a section's database.
