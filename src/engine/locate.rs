@@ -18,6 +18,13 @@ use crate::graph::Caller;
 use crate::store::inventory::{Notebook, Section};
 use crate::store::ways::{DriveFile, FilesLeft, SectionWay, ShownWay, Way};
 
+/// The ways planned for a key's sections (stored unless a dry run), and the plan's lines that say
+/// which sections take which way.
+pub(super) struct PlannedWays {
+    ways: Vec<SectionWay>,
+    notes: Vec<String>,
+}
+
 impl Planner<'_> {
     /// Plans the way of every section of `notebooks` under the inventory key `key` (`label` names
     /// it in events) and stores it (a dry run keeps it only in what it returns). Called before the
@@ -29,7 +36,7 @@ impl Planner<'_> {
         key: &str,
         label: &str,
         notebooks: &[Notebook],
-    ) -> Result<Vec<SectionWay>, PlanError> {
+    ) -> Result<PlannedWays, PlanError> {
         let account = account_of_key(key).to_owned();
         let granted = self.db.call(move |db| db.granted_scopes(&account)).await?;
         let decision = decide(self.via, kind_of_key(key), granted.as_deref());
@@ -62,26 +69,32 @@ impl Planner<'_> {
                 }
             })
             .collect();
-        for line in lines(&shown) {
-            self.observer.event(Event::Note(format!("{label}: {line}")));
+        let notes = lines(&shown)
+            .into_iter()
+            .map(|line| format!("{label}: {line}"))
+            .collect();
+        if self.owner.is_some() {
+            let now = self.clock.now_ms();
+            let saved = ways.clone();
+            self.db
+                .call(move |db| db.save_section_ways(&saved, now))
+                .await?;
         }
-        if self.owner.is_none() {
-            return Ok(ways);
-        }
-        let now = self.clock.now_ms();
-        Ok(self
-            .db
-            .call(move |db| db.save_section_ways(&ways, now).map(|()| ways))
-            .await?)
+        Ok(PlannedWays { ways, notes })
     }
 
-    /// What of the key's work is read from section files, once its jobs are planned with `ways`
-    /// (a dry run: previewed from the inventory).
+    /// Tells which way the key's sections take (after its plan's own line) and returns what of its
+    /// work is read from section files, once its jobs are planned (a dry run: previewed from the
+    /// inventory).
     pub(super) async fn files_left(
         &self,
         key: &str,
-        ways: Vec<SectionWay>,
+        planned: PlannedWays,
     ) -> Result<FilesLeft, PlanError> {
+        let PlannedWays { ways, notes } = planned;
+        for note in notes {
+            self.observer.event(Event::Note(note));
+        }
         let (k, preview) = (key.to_owned(), self.owner.is_none());
         Ok(self
             .db
