@@ -335,6 +335,7 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
     };
     walk_loose(w, sink, None);
     for (_, _, n, p) in positioned {
+        sink.indents.start(sink.blocks.len());
         match p {
             Placed::Outline(e) => w.element(e, st, sink, 1),
             Placed::Block(b) => sink.push_block(w, b),
