@@ -263,7 +263,8 @@ fn the_api_routes_markup_gives_the_same_links_and_nesting() {
 }
 
 /// Each positioned outline starts its own nesting: the first paragraph of a later outline, though
-/// indented, is no child of the earlier outline's last block (OneNote indents within an outline).
+/// indented, is no child of the earlier outline's last block (OneNote indents within an outline),
+/// nor is content outside any outline.
 #[test]
 fn an_indented_paragraph_never_nests_under_another_outlines_block() {
     let html = "<html><head><title>T</title></head><body>\
@@ -274,11 +275,13 @@ fn an_indented_paragraph_never_nests_under_another_outlines_block() {
         <div style=\"position:absolute;left:48px;top:400px\">\
         <p style=\"margin-left:36px\">Second, indented</p>\
         <p style=\"margin-left:72px\">Second's child</p>\
-        </div></body></html>";
+        </div>\
+        <p style=\"margin-left:36px\">Outside, indented</p>\
+        </body></html>";
     let page = convert::convert_page(html);
     validate::blocks(&page.blocks).unwrap();
     let top: Vec<String> = page.blocks.iter().map(text).collect();
-    assert_eq!(top, ["First", "Second, indented"]);
+    assert_eq!(top, ["First", "Second, indented", "Outside, indented"]);
     let kids = |b: &Block| b.children().iter().map(text).collect::<Vec<_>>();
     assert_eq!(kids(&page.blocks[0]), ["First's child"]);
     assert!(page.blocks[0].children()[0].children().is_empty());
