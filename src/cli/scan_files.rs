@@ -3,13 +3,15 @@
 //! that cannot be read and their reasons. Nothing is stored: the files are their own inventory,
 //! and `migrate --from` reads them again when it plans, so a stored copy would only go stale.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::output::Printer;
 use super::tree::{print_children, print_tree};
 use crate::cli::exit::{CliResult, Exit, Failure};
 use crate::imports::{self, Inventory};
-use crate::store::inventory::{totals, Section};
+use crate::store::inventory::{totals, Notebook, Section, SectionGroup};
 
 use super::scan::ScanArgs;
 
@@ -46,6 +48,7 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
         mark_problems(&mut doc, &inv);
         printer.json_line(&doc);
     } else {
+        let (notebooks, sections) = mark_damaged_pages(&inv, notebooks, sections);
         for nb in &notebooks {
             print_tree(printer, nb);
         }
@@ -66,6 +69,9 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     for f in &read.missing_folders {
         printer.note(crate::engine::plan::missing_folder_note(f));
     }
+    for p in &inv.damaged_pages {
+        printer.note(format!("unreadable {p}"));
+    }
     for p in &inv.problems {
         printer.problem(p.to_string());
     }
@@ -76,15 +82,25 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     })
 }
 
-/// Puts each unreadable section's reason beside it in the document (`"problem"`), walking the
-/// tree with an explicit stack (the depth is the files').
+/// Puts each unreadable section's and damaged page's reason beside it in the document
+/// (`"problem"`), walking the tree with an explicit stack (the depth is the files').
 fn mark_problems(doc: &mut Value, inv: &Inventory) {
-    let reasons: std::collections::HashMap<&str, &str> = inv
+    let reasons: HashMap<&str, &str> = inv
         .problems
         .iter()
         .map(|p| (p.section_id.as_str(), p.reason.as_str()))
         .collect();
-    if reasons.is_empty() {
+    let pages: HashMap<(&str, &str), &str> = inv
+        .damaged_pages
+        .iter()
+        .map(|p| {
+            (
+                (p.section_id.as_str(), p.page_id.as_str()),
+                p.reason.as_str(),
+            )
+        })
+        .collect();
+    if reasons.is_empty() && pages.is_empty() {
         return;
     }
     let mut stack: Vec<&mut Value> = vec![doc];
@@ -93,9 +109,20 @@ fn mark_problems(doc: &mut Value, inv: &Inventory) {
             Value::Object(o) => {
                 let is_section = o.contains_key("pages");
                 if is_section {
-                    let id = o.get("id").and_then(Value::as_str).unwrap_or_default();
-                    if let Some(r) = reasons.get(id) {
+                    let id = o
+                        .get("id")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    if let Some(r) = reasons.get(id.as_str()) {
                         o.insert("problem".into(), Value::String((*r).to_owned()));
+                    }
+                    let listed = o.get_mut("pages").and_then(Value::as_array_mut);
+                    for page in listed.into_iter().flatten() {
+                        let pid = page.get("id").and_then(Value::as_str).unwrap_or_default();
+                        if let Some(r) = pages.get(&(id.as_str(), pid)) {
+                            page["problem"] = Value::String((*r).to_owned());
+                        }
                     }
                 }
                 for (k, child) in o.iter_mut() {
@@ -108,4 +135,44 @@ fn mark_problems(doc: &mut Value, inv: &Inventory) {
             _ => {}
         }
     }
+}
+
+/// The tree as the human listing shows it: a section with pages that cannot be read says how
+/// many and which beside its name (the tree lists sections, not pages). Explicit stack, as above.
+fn mark_damaged_pages(
+    inv: &Inventory,
+    mut notebooks: Vec<Notebook>,
+    mut sections: Vec<Section>,
+) -> (Vec<Notebook>, Vec<Section>) {
+    if inv.damaged_pages.is_empty() {
+        return (notebooks, sections);
+    }
+    let mark = |s: &mut Section| {
+        let bad: Vec<String> = inv
+            .damaged_pages
+            .iter()
+            .filter(|p| p.section_id == s.id)
+            .map(|p| format!("{:?}", p.title))
+            .collect();
+        if !bad.is_empty() {
+            let n = bad.len();
+            let pages = if n == 1 { "page" } else { "pages" };
+            s.name = format!(
+                "{}  [{n} {pages} cannot be read: {}]",
+                s.name,
+                bad.join(", ")
+            );
+        }
+    };
+    let mut groups: Vec<&mut SectionGroup> = Vec::new();
+    for nb in &mut notebooks {
+        nb.sections.iter_mut().for_each(mark);
+        groups.extend(nb.section_groups.iter_mut());
+    }
+    while let Some(g) = groups.pop() {
+        g.sections.iter_mut().for_each(mark);
+        groups.extend(g.section_groups.iter_mut());
+    }
+    sections.iter_mut().for_each(mark);
+    (notebooks, sections)
 }

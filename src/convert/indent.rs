@@ -13,6 +13,9 @@ pub const MAX_INDENT_NESTING: usize = 30;
 #[derive(Clone, Debug, Default)]
 pub struct Indents {
     marks: std::collections::BTreeMap<usize, f64>,
+    /// Blocks that start a nesting of their own (the first block of each positioned outline):
+    /// OneNote indents within one outline, so a block never nests under another outline's.
+    starts: std::collections::BTreeSet<usize>,
 }
 
 impl Indents {
@@ -25,6 +28,12 @@ impl Indents {
             return;
         };
         self.marks.extend((from..to).map(|i| (i, px)));
+    }
+
+    /// Records that the block at `at` (the next one the list gets) starts a nesting of its own:
+    /// nothing before it is its parent.
+    pub fn start(&mut self, at: usize) {
+        self.starts.insert(at);
     }
 
     fn of(&self, index: usize) -> f64 {
@@ -80,6 +89,11 @@ pub fn nest_indented(blocks: Vec<Block>, indents: &Indents) -> Vec<Block> {
     }
     for (i, b) in blocks.into_iter().enumerate() {
         let m = indents.of(i);
+        if indents.starts.contains(&i) {
+            while !open.is_empty() {
+                close(&mut open, &mut out);
+            }
+        }
         while let Some((pm, parent)) = open.last() {
             let under = *pm < m && takes_children(parent) && open.len() < MAX_INDENT_NESTING + 1;
             if under {

@@ -321,6 +321,7 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
         // `loose` is in document order, so sorted by anchor (`None` first).
         let from = loose.partition_point(|(a, _)| *a < anchor);
         let to = loose.partition_point(|(a, _)| *a <= anchor);
+        sink.indents.start(sink.blocks.len());
         for (_, node) in &loose[from..to] {
             match ElementRef::wrap(*node) {
                 Some(e) => w.element(e, st, sink, 1),
@@ -335,6 +336,7 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
     };
     walk_loose(w, sink, None);
     for (_, _, n, p) in positioned {
+        sink.indents.start(sink.blocks.len());
         match p {
             Placed::Outline(e) => w.element(e, st, sink, 1),
             Placed::Block(b) => sink.push_block(w, b),

@@ -102,6 +102,32 @@ impl std::fmt::Display for Unreadable {
     }
 }
 
+/// A page of a readable section that cannot be read itself (it is damaged): it is planned with
+/// the others, and fails alone, with this reason.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadablePage {
+    /// Its section's id.
+    pub section_id: String,
+    /// Its section's name.
+    pub section: String,
+    /// Its id.
+    pub page_id: String,
+    /// Its title (or the name of its place, when its title cannot be read either).
+    pub title: String,
+    /// The reader's reason.
+    pub reason: String,
+}
+
+impl std::fmt::Display for UnreadablePage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "page {:?} ({}) of section {:?}: {}",
+            self.title, self.page_id, self.section, self.reason
+        )
+    }
+}
+
 /// An import as the inventory holds it.
 #[derive(Clone, Debug, Default)]
 pub struct Inventory {
@@ -114,6 +140,8 @@ pub struct Inventory {
     pub sections: Vec<StoredSection>,
     /// Sections that could not be read (they are in `notebooks`, without pages).
     pub problems: Vec<Unreadable>,
+    /// Pages of readable sections that cannot be read (they are in `notebooks`).
+    pub damaged_pages: Vec<UnreadablePage>,
     /// Page id -> the GUID links use for it.
     pub guids: Vec<(String, String)>,
 }
@@ -211,6 +239,15 @@ impl Inventory {
             .iter()
             .map(|p| {
                 self.guids.push((p.id.clone(), link_guid(&p.id)));
+                if let Some(reason) = &p.problem {
+                    self.damaged_pages.push(UnreadablePage {
+                        section_id: s.id.clone(),
+                        section: s.name.clone(),
+                        page_id: p.id.clone(),
+                        title: p.title.clone(),
+                        reason: reason.clone(),
+                    });
+                }
                 Page {
                     id: p.id.clone(),
                     title: p.title.clone(),
@@ -288,6 +325,7 @@ mod tests {
                     order: i as u32,
                     created: None,
                     last_modified: None,
+                    problem: None,
                 })
                 .collect(),
             problem: None,
@@ -363,6 +401,33 @@ mod tests {
             inv.sections[0].problem.as_deref(),
             Some("password protected")
         );
+    }
+
+    #[test]
+    fn a_damaged_page_is_listed_with_its_section() {
+        let mut s = section("s1", &["p1", "p2"]);
+        s.pages[1].problem = Some("the page cannot be read".into());
+        let import = FileImport {
+            path: "/n/S.one".into(),
+            notebooks: vec![],
+            sections: vec![s],
+            recycle_bin: None,
+            missing_folders: Vec::new(),
+        };
+        let inv = Inventory::of(&import);
+        assert!(inv.problems.is_empty());
+        assert_eq!(inv.notebooks[0].sections[0].pages.len(), 2);
+        assert_eq!(
+            inv.damaged_pages,
+            [UnreadablePage {
+                section_id: "s1".into(),
+                section: "S1".into(),
+                page_id: "p2".into(),
+                title: "P2".into(),
+                reason: "the page cannot be read".into(),
+            }]
+        );
+        assert!(inv.damaged_pages[0].to_string().contains("\"P2\""));
     }
 
     #[test]

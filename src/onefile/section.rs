@@ -74,7 +74,18 @@ impl ParsedSection {
     pub fn convert(&self, page_id: &str) -> Option<ConvertedPage> {
         let want = bare_guid(page_id);
         let page = self.all().find(|p| bare_guid(p.link_target_id()) == want)?;
-        Some(convert(page))
+        let mut out = convert(page);
+        for w in self.section.report().warnings() {
+            // A warning raised outside any page (section-level data, or between pages) cannot be
+            // placed, so it is each page's: any of them may show the approximation.
+            let here = w
+                .page()
+                .is_none_or(|(id, _)| bare_guid(&id.to_string()) == want);
+            if here {
+                out.report.add(parser_note(w.message()), PARSER_ACTION);
+            }
+        }
+        Some(out)
     }
 
     fn all(&self) -> impl Iterator<Item = &Page> {
@@ -83,6 +94,17 @@ impl ParsedSection {
             .iter()
             .flat_map(|s| s.pages().iter())
     }
+}
+
+/// What the page report says was done with what the section file's reader warned of: it read
+/// the file anyway, with a neutral value where the writer left one out.
+const PARSER_ACTION: &str =
+    "read anyway, as the file reader says (this part of the page can differ from OneNote's)";
+
+/// A reader warning as the page report's element (bounded: the message may quote the file).
+fn parser_note(message: &str) -> String {
+    let m: String = message.chars().take(200).collect();
+    format!("section file: {m}")
 }
 
 /// A page of a section as the parser gave it: read, or damaged.
@@ -145,6 +167,7 @@ fn damaged_meta(section_id: &str, d: &DamagedPage, order: usize) -> FilePage {
         order: u32::try_from(order).unwrap_or(u32::MAX),
         created: None,
         last_modified: None,
+        problem: Some(unreadable_reason(d)),
     }
 }
 
@@ -183,6 +206,7 @@ pub(super) fn page_meta(p: &Page, order: usize) -> FilePage {
         order: u32::try_from(order).unwrap_or(u32::MAX),
         created: rfc3339(p.created_time().unix_timestamp()),
         last_modified: rfc3339(p.updated_time().unix_timestamp()),
+        problem: None,
     }
 }
 

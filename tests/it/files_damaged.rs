@@ -251,6 +251,31 @@ async fn a_damaged_page_is_reported_and_the_sections_other_page_arrives() {
     assert_eq!(titles.len(), 2, "both pages listed: {doc}");
     assert!(titles.contains(&bad), "{doc}");
     let good: Vec<&String> = titles.iter().filter(|t| **t != bad).collect();
+    // The damaged page says so before anything is migrated; the other page carries no problem.
+    for p in doc["sections"][0]["pages"].as_array().unwrap() {
+        let problem = p.get("problem").and_then(|v| v.as_str());
+        if p["title"] == bad.as_str() {
+            let problem = problem.unwrap_or_else(|| panic!("the damaged page is marked: {doc}"));
+            assert!(
+                problem.contains("cannot be read from its section file"),
+                "{doc}"
+            );
+        } else {
+            assert_eq!(problem, None, "{doc}");
+        }
+    }
+    assert!(doc["sections"][0].get("problem").is_none(), "{doc}");
+    let (code, out, err) = run(&lab, &state, &["scan", "--from", path]).await;
+    assert_eq!(code, 0, "scan --from\n{out}\n{err}");
+    assert!(
+        out.contains(&format!("Damaged  [1 page cannot be read: {bad:?}]")),
+        "the tree marks the section\n{out}"
+    );
+    assert!(
+        err.contains(&format!("unreadable page {bad:?}"))
+            && err.contains("cannot be read from its section file"),
+        "{err}"
+    );
 
     let target = lab.notion.add_shared_page("Imports");
     let (code, out, err) = run(&lab, &state, &["migrate", "--from", path, "--to", &target]).await;

@@ -75,5 +75,37 @@ async fn the_refused_package_section_is_scanned_migrated_and_verified() {
     assert_eq!(code, 0, "verify --from\n{out}\n{err}");
     let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(report["accounts"][0]["totals"]["missing"], 0, "{out}");
+    // What the reader read with a neutral value (the levels and indents OfficeIMO left out) is
+    // in the page's report, as `verify` lists it.
+    let pages: Vec<&serde_json::Value> = report["accounts"][0]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["pages"].as_array().unwrap())
+        .collect();
+    assert_eq!(pages.len(), 1, "{out}");
+    let noted: Vec<&str> = pages[0]["approximations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["element"].as_str())
+        .filter(|e| e.starts_with("section file: "))
+        .collect();
+    assert!(
+        noted
+            .iter()
+            .any(|e| e.contains("child level") || e.contains("indent distances")),
+        "the reader's warnings reach the page's report: {out}"
+    );
+    let html = state.dir.path().join("report.html");
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &["report", "--output", html.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(code, 0, "report\n{out}\n{err}");
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(html.contains(noted[0]), "report lists {:?}", noted[0]);
     assert_eq!(lab.graph.counters().total, 0, "no Graph request");
 }

@@ -262,6 +262,32 @@ fn the_api_routes_markup_gives_the_same_links_and_nesting() {
     );
 }
 
+/// Each positioned outline starts its own nesting: the first paragraph of a later outline, though
+/// indented, is no child of the earlier outline's last block (OneNote indents within an outline),
+/// nor is content outside any outline.
+#[test]
+fn an_indented_paragraph_never_nests_under_another_outlines_block() {
+    let html = "<html><head><title>T</title></head><body>\
+        <div style=\"position:absolute;left:48px;top:120px\">\
+        <p>First</p>\
+        <p style=\"margin-left:36px\">First's child</p>\
+        </div>\
+        <div style=\"position:absolute;left:48px;top:400px\">\
+        <p style=\"margin-left:36px\">Second, indented</p>\
+        <p style=\"margin-left:72px\">Second's child</p>\
+        </div>\
+        <p style=\"margin-left:36px\">Outside, indented</p>\
+        </body></html>";
+    let page = convert::convert_page(html);
+    validate::blocks(&page.blocks).unwrap();
+    let top: Vec<String> = page.blocks.iter().map(text).collect();
+    assert_eq!(top, ["First", "Second, indented", "Outside, indented"]);
+    let kids = |b: &Block| b.children().iter().map(text).collect::<Vec<_>>();
+    assert_eq!(kids(&page.blocks[0]), ["First's child"]);
+    assert!(page.blocks[0].children()[0].children().is_empty());
+    assert_eq!(kids(&page.blocks[1]), ["Second's child"]);
+}
+
 /// The rich-text links of a Notion block as the test server holds it.
 fn json_links(b: &Value) -> Vec<String> {
     let ty = b["type"].as_str().unwrap_or_default();
