@@ -13,6 +13,8 @@ pub mod budget;
 pub mod headers;
 pub mod ledger;
 pub mod model;
+#[cfg(test)]
+mod queue_order;
 pub mod state;
 pub mod window;
 
