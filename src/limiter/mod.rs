@@ -13,6 +13,8 @@ pub mod budget;
 pub mod headers;
 pub mod ledger;
 pub mod model;
+#[cfg(test)]
+mod queue_order;
 pub mod state;
 pub mod window;
 
@@ -33,7 +35,7 @@ pub use state::{
 use crate::clock::{Clock, Jitter, UnixMillis};
 use crate::failure::{self, Class, Classify, Meaning, Next};
 use crate::settings::{BackgroundShare, GraphLimits, Window};
-use crate::store::{Db, StoreError};
+use crate::store::{Db, Priority, StoreError};
 use budget::WindowState;
 use model::{Blocked, BrakeView, BreakerView, Counted, LedgerView, Policy, ScopeView, Verdict};
 use window::CooldownPolicy;
@@ -55,6 +57,15 @@ impl Lane {
         match self {
             Lane::Foreground => 0,
             Lane::Background => 1,
+        }
+    }
+
+    /// Where its calls go in the state database's queue: a foreground grant ahead of the
+    /// migration's queued calls.
+    pub fn priority(self) -> Priority {
+        match self {
+            Lane::Foreground => Priority::Foreground,
+            Lane::Background => Priority::Background,
         }
     }
 }
@@ -310,7 +321,9 @@ impl Limiter {
             // Off the runtime: the transaction can wait out another process's write.
             let (decision, now) = inner
                 .db
-                .call(move |db| me.grant(db, &who, lane, max, &waiter))
+                .call_as(lane.priority(), move |db| {
+                    me.grant(db, &who, lane, max, &waiter)
+                })
                 .await?;
             match decision {
                 Decision::Granted(permits) => {
@@ -420,7 +433,7 @@ impl Limiter {
         let user = user.to_owned();
         self.inner
             .db
-            .call(move |db| {
+            .call_as(Priority::Foreground, move |db| {
                 db.write("recording a scan's cost", |c| {
                     ledger::set_scan_cost(c, &user, requests, now)
                 })
@@ -501,7 +514,8 @@ impl Drop for WaiterGuard {
         }
         if self.registered {
             let id = std::mem::take(&mut self.id);
-            self.inner.db.submit(move |db| {
+            // Only a foreground request registers as a waiter.
+            self.inner.db.submit_as(Priority::Foreground, move |db| {
                 let r = db.write("removing a foreground waiter", |tx| {
                     ledger::delete_waiter(tx, &id)
                 });
@@ -766,11 +780,11 @@ impl Inner {
         let app_wide = self.limits.app_concurrency.is_some()
             || p.probe_scopes.iter().any(|k| *k == BudgetHolder::App.key());
         if delayed {
-            let (me, id, user) = (self.clone(), p.id, p.user.clone());
+            let (me, id, user, lane) = (self.clone(), p.id, p.user.clone(), p.lane);
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(margin)).await;
                 let db = me.db.clone();
-                db.submit(move |db| {
+                db.submit_as(lane.priority(), move |db| {
                     if let Err(e) = db.write("freeing a Graph slot", |c| ledger::release_slot(c, id))
                     {
                         tracing::warn!(error = %e, "could not free a Graph slot; its lease will end it");
@@ -779,10 +793,17 @@ impl Inner {
                 });
             });
         }
-        // Written off the runtime, before any grant asked for after it (the queue keeps the
-        // order); the waiters it may unblock are woken once it is.
+        // Written off the runtime; the waiters it may unblock are woken once it is. A 429 is
+        // written before any grant asked for after it (an ordered call). Any other outcome may be
+        // overtaken by a foreground grant, which then sees the slot still in flight and the
+        // request counted from its grant, as for an answer that came a moment later; one lane's
+        // grants never overtake its own outcomes.
+        let priority = match outcome {
+            Outcome::Throttled(..) => Priority::Ordered,
+            _ => p.lane.priority(),
+        };
         let me = self.clone();
-        self.db.submit(move |db| {
+        self.db.submit_as(priority, move |db| {
             let r = db.write("recording a Graph request's outcome", |c| {
                 if delayed {
                     ledger::count_from(c, p.id, now)?;
@@ -993,6 +1014,7 @@ impl Inner {
 struct Sent {
     id: i64,
     user: String,
+    lane: Lane,
     granted_at: UnixMillis,
     probe_scopes: Vec<String>,
 }
@@ -1073,6 +1095,7 @@ impl Permit {
             let sent = Sent {
                 id: self.id,
                 user: self.user.clone(),
+                lane: self.lane,
                 granted_at: self.granted_at,
                 probe_scopes: std::mem::take(&mut self.probe_scopes),
             };

@@ -3,10 +3,15 @@
 //! (a grant that waits out the busy timeout behind another process, a sync to a slow disk) holds
 //! a runtime thread that Graph and Notion requests need.
 //!
-//! One queue per database, run in the order the calls were made: a limiter permit's outcome,
+//! One queue per database, run in the order the calls were made, but for one exception: a
+//! [`Priority::Foreground`] call (a scan's limiter grant, which someone waits on) goes ahead of the
+//! [`Priority::Background`] calls queued before it (a migration's grants and outcomes), at most
+//! [`OVERTAKES`] times in a row, so background work is delayed by a bounded number of calls and
+//! never starved. An [`Priority::Ordered`] call (the default) is never overtaken: a limiter's 429,
 //! submitted without waiting, is written before any grant asked for after it, as when the write
-//! was made on the spot. The connection is one behind a mutex anyway, so the queue costs no
-//! concurrency.
+//! was made on the spot. Calls of one priority run in the order they were made, so one caller's
+//! calls (all made in its lane's priority) are never reordered. The connection is one behind a
+//! mutex anyway, so the queue costs no concurrency.
 //!
 //! The blocking pool, not a thread of our own, because tokio knows about its tasks: on a paused
 //! clock in tests, time does not auto-advance while one runs, so the limiter's instants stay exact.
@@ -24,6 +29,30 @@ use super::Db;
 
 /// One queued closure.
 type Call = Box<dyn FnOnce(&Db) + Send>;
+
+/// How a queued call may be ordered against the calls queued before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Priority {
+    /// Work someone waits on now (a foreground lane's grant and outcome): runs ahead of the
+    /// background calls queued before it, never ahead of an ordered one.
+    Foreground,
+    /// Work that can wait a few calls (a background lane's grants and outcomes): a foreground
+    /// call made after it may run first.
+    Background,
+    /// Runs after every call queued before it, and before every call queued after it.
+    Ordered,
+}
+
+/// How many foreground calls in a row may go ahead of a waiting background call: its wait is
+/// bounded by this many calls however much foreground work comes.
+pub const OVERTAKES: u32 = 8;
+
+/// A call in the queue, with its place in the order calls were made.
+struct Queued {
+    seq: u64,
+    priority: Priority,
+    call: Call,
+}
 
 /// The database's queue of calls from async code.
 #[derive(Default)]
@@ -45,12 +74,57 @@ impl std::fmt::Debug for Calls {
 
 #[derive(Default)]
 struct State {
-    queue: VecDeque<Call>,
+    queue: VecDeque<Queued>,
     /// A drainer is running or spawned: it takes whatever is queued before it ends.
     draining: bool,
-    /// Calls queued so far, and calls run so far: what [`Db::settle`] waits on.
+    /// Calls queued so far: the next call's place in the order.
     queued: u64,
-    ran: u64,
+    /// The place of the call running now, if one is: with the queue, what [`Db::settle`] waits on.
+    running: Option<u64>,
+    /// Foreground calls in the queue (none: the front is next, without a look further).
+    foreground: usize,
+    /// Foreground calls run in a row ahead of an earlier background call.
+    overtakes: u32,
+}
+
+impl State {
+    fn push(&mut self, priority: Priority, call: Call) {
+        let seq = self.queued;
+        self.queued += 1;
+        if priority == Priority::Foreground {
+            self.foreground += 1;
+        }
+        self.queue.push_back(Queued {
+            seq,
+            priority,
+            call,
+        });
+    }
+
+    /// The next call to run: the first foreground one not behind an ordered call, while
+    /// background has not waited [`OVERTAKES`] of them in a row; else the front.
+    fn pop(&mut self) -> Option<Queued> {
+        let mut at = 0;
+        if self.foreground > 0 && self.overtakes < OVERTAKES {
+            at = self
+                .queue
+                .iter()
+                .position(|q| q.priority != Priority::Background)
+                .filter(|&i| self.queue[i].priority == Priority::Foreground)
+                .unwrap_or(0);
+        }
+        let next = self.queue.remove(at)?;
+        self.overtakes = if at > 0 { self.overtakes + 1 } else { 0 };
+        if next.priority == Priority::Foreground {
+            self.foreground -= 1;
+        }
+        Some(next)
+    }
+
+    /// Whether every call queued before place `target` has run.
+    fn ran_before(&self, target: u64) -> bool {
+        self.running.is_none_or(|r| r >= target) && self.queue.iter().all(|q| q.seq >= target)
+    }
 }
 
 impl Calls {
@@ -75,12 +149,24 @@ impl Db {
         self: &Arc<Self>,
         f: impl FnOnce(&Db) -> T + Send + 'static,
     ) -> T {
+        self.call_as(Priority::Ordered, f).await
+    }
+
+    /// [`Db::call`] in the order `priority` allows.
+    pub async fn call_as<T: Send + 'static>(
+        self: &Arc<Self>,
+        priority: Priority,
+        f: impl FnOnce(&Db) -> T + Send + 'static,
+    ) -> T {
         let (tx, rx) = tokio::sync::oneshot::channel::<Ended<T>>();
-        self.enqueue(Box::new(move |db| {
-            let ended = panic::catch_unwind(AssertUnwindSafe(|| f(db)));
-            // The caller may have gone (its task cancelled): the work is done all the same.
-            let _ = tx.send(ended);
-        }));
+        self.enqueue(
+            priority,
+            Box::new(move |db| {
+                let ended = panic::catch_unwind(AssertUnwindSafe(|| f(db)));
+                // The caller may have gone (its task cancelled): the work is done all the same.
+                let _ = tx.send(ended);
+            }),
+        );
         match rx.await {
             Ok(Ok(v)) => v,
             Ok(Err(p)) => panic::resume_unwind(p),
@@ -92,11 +178,19 @@ impl Db {
     /// Queues `f` to run off the async runtime after every call queued before it, without waiting
     /// for it (a limiter permit's outcome, given back from sync code). A panic in `f` is logged.
     pub fn submit(self: &Arc<Self>, f: impl FnOnce(&Db) + Send + 'static) {
-        self.enqueue(Box::new(move |db| {
-            if panic::catch_unwind(AssertUnwindSafe(|| f(db))).is_err() {
-                tracing::error!("a state database write panicked");
-            }
-        }));
+        self.submit_as(Priority::Ordered, f);
+    }
+
+    /// [`Db::submit`] in the order `priority` allows.
+    pub fn submit_as(self: &Arc<Self>, priority: Priority, f: impl FnOnce(&Db) + Send + 'static) {
+        self.enqueue(
+            priority,
+            Box::new(move |db| {
+                if panic::catch_unwind(AssertUnwindSafe(|| f(db))).is_err() {
+                    tracing::error!("a state database write panicked");
+                }
+            }),
+        );
     }
 
     /// Waits until every call queued so far has run (not those queued after): what sync code
@@ -108,16 +202,15 @@ impl Db {
         }
         let mut s = self.calls.state();
         let target = s.queued;
-        while s.ran < target {
+        while !s.ran_before(target) {
             s = self.calls.ran.wait(s).expect("store calls poisoned");
         }
     }
 
-    fn enqueue(self: &Arc<Self>, call: Call) {
+    fn enqueue(self: &Arc<Self>, priority: Priority, call: Call) {
         {
             let mut s = self.calls.state();
-            s.queue.push_back(call);
-            s.queued += 1;
+            s.push(priority, call);
             if s.draining {
                 return;
             }
@@ -142,8 +235,11 @@ impl Drop for Drainer {
         loop {
             let next = {
                 let mut s = self.0.calls.state();
-                match s.queue.pop_front() {
-                    Some(c) => c,
+                match s.pop() {
+                    Some(q) => {
+                        s.running = Some(q.seq);
+                        q.call
+                    }
                     None => {
                         s.draining = false;
                         break;
@@ -151,7 +247,7 @@ impl Drop for Drainer {
                 }
             };
             next(&self.0);
-            self.0.calls.state().ran += 1;
+            self.0.calls.state().running = None;
             self.0.calls.ran.notify_all();
         }
         DRAINING.set(outer);
@@ -304,6 +400,119 @@ mod tests {
             .build()
             .unwrap();
         assert_eq!(rt.block_on(db.call(count)), 50);
+    }
+
+    /// The order `pop` runs the queued calls in, as their places in the order they were made.
+    fn drain_order(s: &mut State) -> Vec<String> {
+        std::iter::from_fn(|| s.pop())
+            .map(|q| q.seq.to_string())
+            .collect()
+    }
+
+    fn push(s: &mut State, p: Priority) {
+        s.push(p, Box::new(|_| {}));
+    }
+
+    #[test]
+    fn a_foreground_call_goes_ahead_of_queued_background_ones_each_priority_in_order() {
+        use Priority::*;
+        let mut s = State::default();
+        // 0..3 background, 3 foreground, 4 background, 5 foreground.
+        for p in [
+            Background, Background, Background, Foreground, Background, Foreground,
+        ] {
+            push(&mut s, p);
+        }
+        assert_eq!(drain_order(&mut s), ["3", "5", "0", "1", "2", "4"]);
+        assert_eq!(s.foreground, 0);
+    }
+
+    #[test]
+    fn no_call_goes_ahead_of_an_ordered_one() {
+        use Priority::*;
+        let mut s = State::default();
+        for p in [
+            Background, Ordered, Background, Foreground, Ordered, Foreground,
+        ] {
+            push(&mut s, p);
+        }
+        // 3 passes 2 but not the ordered 1; 5 passes nothing (the ordered 4 is before it).
+        assert_eq!(drain_order(&mut s), ["0", "1", "3", "2", "4", "5"]);
+    }
+
+    #[test]
+    fn background_gets_its_turn_after_a_bounded_run_of_foreground_calls() {
+        use Priority::*;
+        let mut s = State::default();
+        push(&mut s, Background);
+        push(&mut s, Background);
+        let n = OVERTAKES as u64 * 2 + 1;
+        for _ in 0..n {
+            push(&mut s, Foreground);
+        }
+        let order: Vec<u64> = std::iter::from_fn(|| s.pop()).map(|q| q.seq).collect();
+        let fg = |from: u64, k: u64| (from..from + k).collect::<Vec<_>>();
+        let k = OVERTAKES as u64;
+        let mut want = fg(2, k);
+        want.push(0);
+        want.extend(fg(2 + k, k));
+        want.push(1);
+        want.extend(fg(2 + 2 * k, n - 2 * k));
+        assert_eq!(order, want);
+    }
+
+    #[test]
+    fn settling_waits_for_the_earlier_calls_an_overtaking_one_passed() {
+        use Priority::*;
+        let mut s = State::default();
+        push(&mut s, Background);
+        push(&mut s, Foreground);
+        let target = s.queued;
+        let first = s.pop().unwrap();
+        assert_eq!(first.seq, 1, "the foreground call runs first");
+        s.running = Some(first.seq);
+        assert!(!s.ran_before(target));
+        s.running = None;
+        // Every call but the background one has run: not settled yet.
+        assert!(!s.ran_before(target));
+        s.running = s.pop().map(|q| q.seq);
+        assert!(!s.ran_before(target));
+        s.running = None;
+        assert!(s.ran_before(target));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_foreground_grant_runs_before_the_background_writes_queued_ahead_of_it() {
+        let (_dir, db) = open();
+        // The drainer is held in a first call until everything below is queued.
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        db.submit(move |_| wait.recv().unwrap());
+        for i in 0..5 {
+            db.submit_as(Priority::Background, move |db| add(db, &format!("b{i}")));
+        }
+        let fg = {
+            let db = db.clone();
+            tokio::spawn(async move { db.call_as(Priority::Foreground, count).await })
+        };
+        // The foreground call is queued once the drainer's state holds it.
+        while db.calls.state().foreground == 0 {
+            tokio::task::yield_now().await;
+        }
+        go.send(()).unwrap();
+        assert_eq!(fg.await.unwrap(), 0, "it ran before every background write");
+        // The background writes kept their own order.
+        let order: Vec<String> = db
+            .call(|db| {
+                db.read("names", |c| {
+                    let mut st = c.prepare("SELECT name FROM accounts ORDER BY rowid")?;
+                    let rows = st.query_map([], |r| r.get(0))?;
+                    rows.collect()
+                })
+            })
+            .await
+            .unwrap();
+        let want: Vec<String> = (0..5).map(|i| format!("b{i}")).collect();
+        assert_eq!(order, want);
     }
 
     #[tokio::test(start_paused = true)]

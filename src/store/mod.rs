@@ -8,6 +8,7 @@
 
 pub mod accounts;
 mod calls;
+pub use calls::Priority;
 pub mod drive_ledger;
 pub mod history;
 pub mod identity;
