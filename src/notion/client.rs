@@ -890,10 +890,10 @@ impl NotionClient {
                         }
                         Decision::Pace => {
                             // Not applied: safe to repeat any request after the shared pause.
-                            self.stats.throttled.fetch_add(1, Ordering::Relaxed);
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
                             let grant = grant.take().expect("a refused request keeps its grant");
-                            self.rate
+                            let paused = self
+                                .rate
                                 .throttled(
                                     grant,
                                     Throttle {
@@ -901,7 +901,10 @@ impl NotionClient {
                                         retry_after: retry_after.unwrap_or(Duration::from_secs(1)),
                                     },
                                 )
-                                .await?;
+                                .await;
+                            // Counted once the pause is recorded: whoever sees the count sees it.
+                            self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                            paused?;
                             throttled += 1;
                             if throttled >= THROTTLED_ATTEMPTS {
                                 return Err(NotionError::GaveUp {
