@@ -1,0 +1,209 @@
+//! Layout `database` end to end through the library's `migrate` ([`notebridge::engine::migrate`])
+//! against the lab (API route): each section becomes one database in its notebook's or section
+//! group's page, each top-level page one row with OneNote's dates, order and level, each subpage a
+//! child page inside its parent row's page; no row's body starts with the grey date line. A second
+//! run writes nothing twice.
+
+use crate::migrate_support::State;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use notebridge::clock::{Clock, Jitter};
+use notebridge::engine::{self, Outcome, Process, Request, Services};
+use notebridge::queue::cancel::Cancel;
+use notebridge::queue::RunEnd;
+use notebridge::store::layouts::Layout;
+use notebridge::store::Db;
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::notion::store::DumpNode;
+
+fn fast() -> LabConfig {
+    LabConfig {
+        user_windows: "60/600ms,600/6s".into(),
+        app_windows: "120/600ms,1200/6s".into(),
+        notion_per_second: 100,
+        ..LabConfig::default()
+    }
+}
+
+fn spec(pages: usize, seed: u64) -> NotebookSpec {
+    NotebookSpec {
+        notebooks: 1,
+        section_groups_depth: 1,
+        section_groups_per_container: 1,
+        sections_per_container: 2,
+        pages_per_section: 0,
+        total_pages: Some(pages),
+        subpage_ratio: 0.4,
+        images_per_page: 1,
+        resource_bytes: 2048,
+        seed,
+        ..NotebookSpec::default()
+    }
+}
+
+struct Quiet;
+impl engine::Observer for Quiet {
+    fn event(&self, _: engine::Event) {}
+}
+
+async fn run(lab: &Lab, state: &State, req: &Request) -> engine::Report {
+    let settings = lab.settings(&state.db);
+    let db = Arc::new(Db::open(&state.db).unwrap());
+    let clock = Clock::system();
+    let cancel = Cancel::default();
+    let svc = Services {
+        settings: &settings,
+        notion_token: lab.notion.token(),
+        db: &db,
+        clock: &clock,
+        jitter: Jitter::seeded(5),
+        cancel: &cancel,
+        process: Process {
+            pid: std::process::id() as i64,
+            is_alive: |_| false,
+        },
+    };
+    match engine::migrate(svc, req, &Quiet).await.unwrap() {
+        Outcome::Ran(r) => r,
+        o => panic!("expected a run, got {o:?}"),
+    }
+}
+
+fn count(node: &DumpNode, kind: &str) -> usize {
+    // The dump is a test server's tree of a few dozen nodes: a stack, not recursion, all the same.
+    let mut n = 0;
+    let mut stack = vec![node];
+    while let Some(d) = stack.pop() {
+        n += usize::from(d.kind == kind);
+        stack.extend(d.children.iter());
+    }
+    n
+}
+
+fn instant(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s)
+        .unwrap_or_else(|e| panic!("{s:?} is not a date: {e}"))
+        .with_timezone(&Utc)
+}
+
+fn title_of(t: &str) -> &str {
+    if t.is_empty() {
+        "Untitled"
+    } else {
+        t
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values() {
+    let lab = Lab::start(fast()).await;
+    let notes = generate(&spec(12, 7));
+    let alice = lab.add_user("alice", notes.clone());
+    let state = State::new();
+    {
+        let db = Db::open(&state.db).unwrap();
+        lab.sign_in(&db, "alice", &alice);
+    }
+    let req = Request {
+        account: Some("alice".into()),
+        target: Some(lab.target_page.clone()),
+        layout: Layout::Database,
+        ..Request::default()
+    };
+    let r = run(&lab, &state, &req).await;
+    assert_eq!(r.end, RunEnd::Finished);
+
+    let db = Db::open(&state.db).unwrap();
+    assert_eq!(
+        db.layout_of(&lab.target_page).unwrap(),
+        Some(Layout::Database)
+    );
+    let tree = lab.notion.dump(&lab.target_page).unwrap();
+    assert_eq!(
+        count(&tree, "database"),
+        notes.sections.len(),
+        "one database per section: {tree:#?}"
+    );
+    let mut subpages_checked = 0;
+    for section in &notes.sections {
+        let rec = db
+            .section_database("alice", &section.id)
+            .unwrap()
+            .unwrap_or_else(|| panic!("section {} has no database", section.display_name));
+        let (database, _) = rec.created.expect("the database was created");
+        assert_eq!(rec.title, section.display_name);
+        let pages: Vec<_> = notes
+            .pages
+            .iter()
+            .filter(|p| p.section_id == section.id)
+            .collect();
+        let rows = lab.notion.rows(&database);
+        let top: Vec<_> = pages.iter().filter(|p| p.level == 0).collect();
+        assert_eq!(
+            rows.len(),
+            top.len(),
+            "one row per top-level page: {rows:#?}"
+        );
+        let by_title: HashMap<&str, _> = rows.iter().map(|r| (r.title.as_str(), r)).collect();
+        for p in &top {
+            let row = by_title
+                .get(title_of(&p.title))
+                .unwrap_or_else(|| panic!("no row for page {:?}", p.title));
+            let props = &row.properties;
+            assert_eq!(props["Order"], p.order.to_string(), "{row:#?}");
+            assert_eq!(props["Level"], "0");
+            assert_eq!(instant(&props["Created"]), p.created);
+            assert_eq!(instant(&props["Modified"]), p.modified);
+            let body = lab.notion.dump(&row.id).unwrap();
+            assert!(
+                body.children.iter().all(|b| !b.text.ends_with("(OneNote)")),
+                "no date line in a row's body: {body:#?}"
+            );
+        }
+        // A subpage is a child page of the row of the nearest page before it at a lower level.
+        let mut stack: Vec<(u8, &str)> = Vec::new();
+        for p in &pages {
+            while stack.last().is_some_and(|(l, _)| *l >= p.level) {
+                stack.pop();
+            }
+            if let Some((_, parent)) = stack.last() {
+                let parent_id = db
+                    .notion_item("alice", parent)
+                    .unwrap()
+                    .and_then(|i| i.into_page_id())
+                    .expect("the parent page was written");
+                let under = lab.notion.dump(&parent_id).unwrap();
+                let n = under
+                    .children
+                    .iter()
+                    .filter(|c| c.kind == "page" && c.title.as_deref() == Some(title_of(&p.title)))
+                    .count();
+                assert_eq!(n, 1, "subpage {:?} once in its parent: {under:#?}", p.title);
+                subpages_checked += 1;
+            }
+            stack.push((p.level, &p.id));
+        }
+    }
+    assert!(subpages_checked > 0, "the notebook has subpages");
+    drop(db);
+
+    // Nothing twice: a second plan of the same target finds everything written.
+    let writes = lab.notion.counters().per_endpoint.clone();
+    let again = run(&lab, &state, &req).await;
+    assert_eq!(again.end, RunEnd::Finished);
+    let tree2 = lab.notion.dump(&lab.target_page).unwrap();
+    assert_eq!(count(&tree2, "database"), notes.sections.len());
+    assert_eq!(count(&tree2, "page"), count(&tree, "page"));
+    assert_eq!(
+        lab.notion
+            .counters()
+            .per_endpoint
+            .get(&notebridge_testkit::notion::Endpoint::CreateDatabase),
+        writes.get(&notebridge_testkit::notion::Endpoint::CreateDatabase),
+        "no database created again"
+    );
+}
