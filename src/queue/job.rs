@@ -240,21 +240,21 @@ impl Migration {
             .await
         };
         drop(media);
-        let report = serde_json::to_string(&page.report).ok();
-        let approximations = page.report.items.len() as u64;
-        // The typed blocks go to the writer, which makes each request's JSON when it sends it.
-        let mut blocks = std::mem::take(&mut page.blocks);
-        drop(page);
         let row = match row_into {
             Some(data_source) => {
-                rows::drop_date_line(&mut blocks);
-                Some(RowWrite {
-                    row: self.row_of(job, &title).await?,
-                    data_source,
-                })
+                rows::drop_date_line(&mut page.blocks);
+                let row = self
+                    .row_of(job, &title, &data_source, &page.tags, &mut page.report)
+                    .await?;
+                Some(RowWrite { row, data_source })
             }
             None => None,
         };
+        let report = serde_json::to_string(&page.report).ok();
+        let approximations = page.report.items.len() as u64;
+        // The typed blocks go to the writer, which makes each request's JSON when it sends it.
+        let blocks = std::mem::take(&mut page.blocks);
+        drop(page);
         self.ensure(
             job,
             turn,

@@ -1,7 +1,8 @@
 //! Layout `database` end to end through the library's `migrate` ([`notebridge::engine::migrate`])
 //! against the lab (API route): each section becomes one database in its notebook's or section
 //! group's page, each top-level page one row with OneNote's dates, order and level, each subpage a
-//! child page inside its parent row's page; no row's body starts with the grey date line. A second
+//! child page inside its parent row's page, its note tags as `Tags` (each added to the schema
+//! once); no row's body starts with the grey date line. A second
 //! run writes nothing twice.
 
 use crate::migrate_support::State;
@@ -16,7 +17,7 @@ use notebridge::queue::cancel::Cancel;
 use notebridge::queue::RunEnd;
 use notebridge::store::layouts::Layout;
 use notebridge::store::Db;
-use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::generator::{generate, page_html, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::notion::store::DumpNode;
 
@@ -128,13 +129,18 @@ async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values(
         notes.sections.len(),
         "one database per section: {tree:#?}"
     );
-    let mut subpages_checked = 0;
+    let (mut subpages_checked, mut tagged_rows) = (0, 0);
     for section in &notes.sections {
         let rec = db
             .section_database("alice", &section.id)
             .unwrap()
             .unwrap_or_else(|| panic!("section {} has no database", section.display_name));
-        let (database, _) = rec.created.expect("the database was created");
+        let (database, data_source) = rec.created.expect("the database was created");
+        let schema = lab.notion.schema(&data_source).unwrap();
+        let options = schema["Tags"]["multi_select"]["options"]
+            .as_array()
+            .unwrap();
+        assert!(options.len() <= 1, "each tag added once: {options:?}");
         assert_eq!(rec.title, section.display_name);
         let pages: Vec<_> = notes
             .pages
@@ -158,6 +164,10 @@ async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values(
             assert_eq!(props["Level"], "0");
             assert_eq!(instant(&props["Created"]), p.created);
             assert_eq!(instant(&props["Modified"]), p.modified);
+            let html = page_html(p, &notes.resources, "http://graph/v1.0", &alice.id);
+            let tagged = html.contains("data-tag=\"to-do");
+            assert_eq!(props["Tags"], if tagged { "To Do" } else { "" }, "{row:#?}");
+            tagged_rows += usize::from(tagged);
             let body = lab.notion.dump(&row.id).unwrap();
             assert!(
                 body.children.iter().all(|b| !b.text.ends_with("(OneNote)")),
@@ -189,6 +199,7 @@ async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values(
         }
     }
     assert!(subpages_checked > 0, "the notebook has subpages");
+    assert!(tagged_rows > 0, "the notebook has tagged pages");
     drop(db);
 
     // Nothing twice: a second plan of the same target finds everything written.
