@@ -51,11 +51,43 @@ impl engine::Observer for Quiet {
     fn event(&self, _: engine::Event) {}
 }
 
+/// Stops the run's tree once `pages` pages are migrated (watched through the progress handle).
+struct StopAfter {
+    cancel: Cancel,
+    pages: i64,
+}
+
+impl engine::Observer for StopAfter {
+    fn event(&self, event: engine::Event) {
+        if let engine::Event::Draining(progress) = event {
+            let (progress, cancel, pages) = (progress.clone(), self.cancel.clone(), self.pages);
+            tokio::spawn(async move {
+                let mut changes = progress.changes();
+                while progress.snapshot().await.done < pages {
+                    tokio::time::timeout(std::time::Duration::from_secs(30), changes.next())
+                        .await
+                        .expect("the run tells of its changes");
+                }
+                cancel.stop();
+            });
+        }
+    }
+}
+
 async fn run(lab: &Lab, state: &State, req: &Request) -> engine::Report {
+    run_with(lab, state, req, &Quiet, Cancel::default()).await
+}
+
+async fn run_with(
+    lab: &Lab,
+    state: &State,
+    req: &Request,
+    observer: &dyn engine::Observer,
+    cancel: Cancel,
+) -> engine::Report {
     let settings = lab.settings(&state.db);
     let db = Arc::new(Db::open(&state.db).unwrap());
     let clock = Clock::system();
-    let cancel = Cancel::default();
     let svc = Services {
         settings: &settings,
         notion_token: lab.notion.token(),
@@ -68,7 +100,7 @@ async fn run(lab: &Lab, state: &State, req: &Request) -> engine::Report {
             is_alive: |_| false,
         },
     };
-    match engine::migrate(svc, req, &Quiet).await.unwrap() {
+    match engine::migrate(svc, req, observer).await.unwrap() {
         Outcome::Ran(r) => r,
         o => panic!("expected a run, got {o:?}"),
     }
@@ -217,4 +249,63 @@ async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values(
         writes.get(&notebridge_testkit::notion::Endpoint::CreateDatabase),
         "no database created again"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_stopped_midway_and_resumed_makes_no_database_or_row_twice() {
+    let lab = Lab::start(fast()).await;
+    let notes = generate(&spec(12, 11));
+    let alice = lab.add_user("alice", notes.clone());
+    let state = State::new();
+    {
+        let db = Db::open(&state.db).unwrap();
+        lab.sign_in(&db, "alice", &alice);
+    }
+    let req = Request {
+        account: Some("alice".into()),
+        target: Some(lab.target_page.clone()),
+        layout: Layout::Database,
+        workers: 1,
+        ..Request::default()
+    };
+    let cancel = Cancel::default();
+    let stop = StopAfter {
+        cancel: cancel.clone(),
+        pages: 4,
+    };
+    let r = run_with(&lab, &state, &req, &stop, cancel).await;
+    assert_eq!(r.end, RunEnd::Stopped, "stopped with pages left");
+    let resume = Request {
+        account: Some("alice".into()),
+        resume: true,
+        layout: Layout::Database,
+        ..Request::default()
+    };
+    let r = run(&lab, &state, &resume).await;
+    assert_eq!(r.end, RunEnd::Finished);
+
+    let db = Db::open(&state.db).unwrap();
+    let tree = lab.notion.dump(&lab.target_page).unwrap();
+    assert_eq!(count(&tree, "database"), notes.sections.len(), "{tree:#?}");
+    // Every page once: rows and subpages, beside the notebook's and section groups' pages and
+    // the target page itself.
+    let containers = 1 + notes.notebooks.len() + notes.section_groups.len();
+    assert_eq!(
+        count(&tree, "page"),
+        notes.pages.len() + containers,
+        "{tree:#?}"
+    );
+    for section in &notes.sections {
+        let (database, _) = db
+            .section_database("alice", &section.id)
+            .unwrap()
+            .and_then(|d| d.created)
+            .expect("the section's database");
+        let top = notes
+            .pages
+            .iter()
+            .filter(|p| p.section_id == section.id && p.level == 0)
+            .count();
+        assert_eq!(lab.notion.rows(&database).len(), top);
+    }
 }
