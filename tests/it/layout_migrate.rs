@@ -309,3 +309,67 @@ async fn a_run_stopped_midway_and_resumed_makes_no_database_or_row_twice() {
         assert_eq!(lab.notion.rows(&database).len(), top);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_rewrites_a_changed_row_in_place_with_its_new_values() {
+    let lab = Lab::start(fast()).await;
+    let notes = generate(&spec(6, 3));
+    let alice = lab.add_user("alice", notes.clone());
+    let state = State::new();
+    {
+        let db = Db::open(&state.db).unwrap();
+        lab.sign_in(&db, "alice", &alice);
+    }
+    let req = Request {
+        account: Some("alice".into()),
+        target: Some(lab.target_page.clone()),
+        layout: Layout::Database,
+        ..Request::default()
+    };
+    assert_eq!(run(&lab, &state, &req).await.end, RunEnd::Finished);
+    let changed = notes.pages.iter().find(|p| p.level == 0).unwrap().clone();
+    let db = Db::open(&state.db).unwrap();
+    let (database, _) = db
+        .section_database("alice", &changed.section_id)
+        .unwrap()
+        .and_then(|d| d.created)
+        .unwrap();
+    let row_id = db
+        .notion_item("alice", &changed.id)
+        .unwrap()
+        .and_then(|i| i.into_page_id())
+        .unwrap();
+    drop(db);
+    let before = lab.notion.rows(&database);
+
+    let modified = changed.modified + chrono::Duration::days(3);
+    lab.graph.mutate(&alice.id, |n| {
+        let p = n.pages.iter_mut().find(|p| p.id == changed.id).unwrap();
+        p.modified = modified;
+        p.content_seed += 1;
+    });
+    let update = Request {
+        update: true,
+        ..req.clone()
+    };
+    assert_eq!(run(&lab, &state, &update).await.end, RunEnd::Finished);
+    let after = lab.notion.rows(&database);
+    assert_eq!(after.len(), before.len(), "no row made twice: {after:#?}");
+    let row = after.iter().find(|r| r.id == row_id).expect("the same row");
+    assert_eq!(instant(&row.properties["Modified"]), modified, "{row:#?}");
+    let new = notes::changed_html(&lab, &alice.id, &changed.id);
+    let tagged = new.contains("data-tag=\"to-do");
+    assert_eq!(row.properties["Tags"], if tagged { "To Do" } else { "" });
+}
+
+mod notes {
+    use notebridge_testkit::generator::page_html;
+    use notebridge_testkit::lab::Lab;
+
+    /// The page's HTML as the lab serves it now.
+    pub fn changed_html(lab: &Lab, user: &str, page: &str) -> String {
+        let n = lab.graph.notes(user);
+        let p = n.pages.iter().find(|p| p.id == page).unwrap();
+        page_html(p, &n.resources, "http://graph/v1.0", user)
+    }
+}
