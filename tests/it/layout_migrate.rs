@@ -373,3 +373,50 @@ mod notes {
         page_html(p, &n.resources, "http://graph/v1.0", user)
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_group_from_files_arrives_as_databases_with_a_row_per_top_level_page() {
+    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(fast()).await;
+    let state = State::new();
+    let target = lab.notion.add_shared_page("Imported");
+    let req = Request {
+        from: vec![path],
+        target: Some(target.clone()),
+        layout: Layout::Database,
+        ..Request::default()
+    };
+    assert_eq!(run(&lab, &state, &req).await.end, RunEnd::Finished);
+
+    let c = rusqlite::Connection::open(&state.db).unwrap();
+    let one = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let sections = one("SELECT COUNT(*) FROM sections WHERE deleted_at IS NULL");
+    let top = one("SELECT COUNT(*) FROM pages WHERE deleted_at IS NULL AND level = 0");
+    let all = one("SELECT COUNT(*) FROM pages WHERE deleted_at IS NULL");
+    assert!(sections > 0 && top > 0);
+    let tree = lab.notion.dump(&target).unwrap();
+    assert_eq!(count(&tree, "database") as i64, sections, "{tree:#?}");
+    let mut ids = c
+        .prepare("SELECT database_id FROM section_databases")
+        .unwrap();
+    let databases: Vec<String> = ids
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let rows: Vec<_> = databases.iter().flat_map(|d| lab.notion.rows(d)).collect();
+    assert_eq!(rows.len() as i64, top, "{rows:#?}");
+    for r in &rows {
+        assert!(
+            !r.properties["Created"].is_empty(),
+            "OneNote's date: {r:#?}"
+        );
+    }
+    // Every page once, beside the target page and the notebook's and section groups' pages.
+    let containers = 1
+        + one("SELECT COUNT(*) FROM notebooks WHERE deleted_at IS NULL")
+        + one("SELECT COUNT(*) FROM section_groups WHERE deleted_at IS NULL");
+    assert_eq!(count(&tree, "page") as i64, all + containers, "{tree:#?}");
+}
