@@ -147,6 +147,8 @@ async fn migrate(
         workers: settings.workers,
         from: args.from.clone(),
         via: args.via,
+        // `--layout` is not offered yet: every plan is laid out as pages.
+        layout: crate::store::layouts::Layout::Pages,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();

@@ -89,6 +89,9 @@ pub struct ConvertedPage {
     pub blocks: Vec<Block>,
     /// What could only be approximated.
     pub report: Report,
+    /// The note tags on the page (`data-tag` names without `:completed`), each once, in the
+    /// order met.
+    pub tags: Vec<String>,
 }
 
 /// Converts a page with default options.
@@ -170,7 +173,25 @@ fn convert_document(
         created,
         blocks,
         report,
+        tags: note_tags(root),
     }
+}
+
+/// Distinct note tags the page holds; an iterator over the elements, not a walk of the tree.
+fn note_tags(root: ElementRef<'_>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for t in root
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .filter_map(|e| e.attr("data-tag"))
+        .flat_map(tags::parse)
+    {
+        // A multi-select holds at most 100 options: more names than that are no use to a row.
+        if names.len() < 100 && !names.contains(&t.name) {
+            names.push(t.name);
+        }
+    }
+    names
 }
 
 /// Title and created date from `<head>`.
@@ -437,6 +458,8 @@ impl ConvertedPage {
             created,
             blocks,
             report,
+            // Not part of `convert --json`'s document: a row's `Tags` carry them.
+            tags: _,
         } = self;
         write!(
             out,

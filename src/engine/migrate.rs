@@ -65,6 +65,8 @@ pub struct Request {
     pub from: Vec<std::path::PathBuf>,
     /// How page content is read for an account's notebooks (`--via`).
     pub via: Via,
+    /// How the target is laid out in Notion (`--layout`), recorded with its first plan.
+    pub layout: crate::store::layouts::Layout,
 }
 
 impl Default for Request {
@@ -82,6 +84,7 @@ impl Default for Request {
             workers: WORKERS,
             from: Vec::new(),
             via: Via::Auto,
+            layout: crate::store::layouts::Layout::Pages,
         }
     }
 }
@@ -375,7 +378,7 @@ async fn run(
         observer,
         via: req.via,
         drive: &drive,
-        layout: crate::store::layouts::Layout::default(),
+        layout: req.layout,
     };
     let target = req.target.as_deref().filter(|_| !req.resume);
     if req.dry_run {

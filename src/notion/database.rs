@@ -255,7 +255,10 @@ impl Databases {
             return self.record(account, section, found).await;
         }
         let created = match create_database(notion, &rec.parent_page_id, &rec.title).await {
-            Ok(c) => c,
+            Ok(c) => {
+                crate::crash::point("database.created");
+                c
+            }
             Err(DatabaseError::Notion(e @ NotionError::Ambiguous { .. })) => {
                 match self.find(notion, &rec.parent_page_id, &rec.title).await? {
                     Some(found) => found,
@@ -278,6 +281,7 @@ impl Databases {
         self.db
             .call(move |db| db.section_database_created(&a, &s, &dbid, &dsid, now))
             .await?;
+        crate::crash::point("database.recorded");
         Ok(d)
     }
 
@@ -406,6 +410,7 @@ impl Databases {
                     &format!("adding {} tags to data source {data_source}", missing.len()),
                 )
                 .await?;
+            crate::crash::point("database.schema_updated");
         }
         let (ds, names, now) = (
             data_source.to_owned(),
@@ -415,6 +420,7 @@ impl Databases {
         self.db
             .call(move |db| db.database_tags_added(&ds, &names, now))
             .await?;
+        crate::crash::point("database.tags_confirmed");
         Ok(())
     }
 }

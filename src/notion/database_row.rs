@@ -25,6 +25,8 @@ use crate::store::notion_items::{Intended, Rewriting, Writing};
 /// Creates the row of `item` in `data_source` with `row`'s properties and writes `blocks` as its
 /// body. `intent`: the record of an earlier attempt whose creation may have reached Notion (the
 /// row is looked for first); without one the intent is recorded now, before the request.
+/// `on_created` runs once the row is recorded (the next sibling's turn), before its body.
+#[allow(clippy::too_many_arguments)]
 pub async fn create(
     writer: &Writer,
     item: ItemRecord<'_>,
@@ -33,6 +35,7 @@ pub async fn create(
     row: &Row,
     blocks: &[Block],
     resources: &HashMap<String, Resource>,
+    on_created: &(dyn Fn() + Send + Sync),
 ) -> Result<(Writing, WriteStats), WriteError> {
     let recover = intent.is_some();
     let title = display_title(&row.title);
@@ -62,11 +65,14 @@ pub async fn create(
     let id = match found {
         Some(id) => id,
         None => match database::create_row(client, data_source, row, &[]).await {
-            Ok(v) => v["id"].as_str().map(str::to_owned).ok_or_else(|| {
-                WriteError::Mismatch(format!(
-                    "Notion created a row in data source {data_source} without an id"
-                ))
-            })?,
+            Ok(v) => {
+                crate::crash::point("database.row_created");
+                v["id"].as_str().map(str::to_owned).ok_or_else(|| {
+                    WriteError::Mismatch(format!(
+                        "Notion created a row in data source {data_source} without an id"
+                    ))
+                })?
+            }
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
                 match find_lost_row(client, data_source, &title, &ours).await? {
                     Some(id) => id,
@@ -83,6 +89,8 @@ pub async fn create(
         .call(move |db| intent.created(db, &token, &rid))
         .await
         .map_err(|e| WriteError::Unrecorded(format!("Notion row {id}: {e}")))?;
+    crate::crash::point("database.row_recorded");
+    on_created();
     let stats = writer.resume_body(&id, blocks, resources).await?;
     Ok((writing, stats))
 }

@@ -8,6 +8,7 @@ use bytes::Bytes;
 
 use crate::convert::Block;
 use crate::graph::Caller;
+use crate::notion::database_row;
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::steps;
@@ -17,6 +18,7 @@ use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
 
 use super::fetch::no_fetch;
 use super::prefetch::Prefetched;
+use super::rows::RowWrite;
 use super::{JobError, Migration, Turn};
 
 impl Migration {
@@ -71,8 +73,50 @@ impl Migration {
         };
         // The next sibling's turn.
         let created = || turn.created();
+        // Layout `database`: the page is a row of its section's database.
+        let row = page.as_ref().and_then(|p| p.row.as_ref());
         let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
             Some((ItemState::Complete(_), _)) => return Ok(false),
+            Some((ItemState::Rewriting(page), old_title)) if row.is_some() => {
+                let r = row.expect("matched on a row");
+                let stats = database_row::rewrite(
+                    &writer, record, &page, &old_title, &r.row, blocks, resources,
+                )
+                .await?;
+                (stats, Unfinished::Rewriting(page))
+            }
+            Some((ItemState::Intended(intent), _)) if row.is_some() => {
+                let r = row.expect("matched on a row");
+                turn.wait().await?;
+                let (page, stats) = database_row::create(
+                    &writer,
+                    record,
+                    Some(intent),
+                    &r.data_source,
+                    &r.row,
+                    blocks,
+                    resources,
+                    &created,
+                )
+                .await?;
+                (stats, Unfinished::Writing(page))
+            }
+            None if row.is_some() => {
+                let r = row.expect("matched on a row");
+                turn.wait().await?;
+                let (page, stats) = database_row::create(
+                    &writer,
+                    record,
+                    None,
+                    &r.data_source,
+                    &r.row,
+                    blocks,
+                    resources,
+                    &created,
+                )
+                .await?;
+                (stats, Unfinished::Writing(page))
+            }
             // `--update`: the page exists; its old body goes, the new one is written.
             Some((ItemState::Rewriting(page), old_title)) => {
                 let stats = item::rewrite(&writer, record, &page, &old_title, new).await?;
@@ -145,6 +189,8 @@ pub(super) struct PageWrite<'a> {
     pub(super) prefetched: Prefetched,
     /// It links to pages not migrated yet.
     pub(super) pending_links: bool,
+    /// Layout `database`: the row it is written as (none: a page).
+    pub(super) row: Option<RowWrite>,
 }
 
 /// The converter's report of a page with what writing it approximated added (elements Notion

@@ -15,6 +15,7 @@ use crate::store::jobs::{Job, JobKind};
 use super::conversion::{resource_url, resources_of};
 use super::ensure::PageWrite;
 use super::prefetch::{self, Prefetched};
+use super::rows::{self, RowWrite};
 use super::stats::HeldAhead;
 use super::{links, JobError, Migration, RunOptions, Turn};
 
@@ -124,6 +125,10 @@ impl Migration {
                 ))
             })?;
         let parent = self.parent_notion_id(job).await?;
+        if self.section_as_database(job, &parent, &name).await? {
+            self.stats.containers.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
         let created = self
             .ensure(job, turn, &parent, &name, &[], &HashMap::new(), None)
             .await?;
@@ -161,7 +166,12 @@ impl Migration {
                 return Ok(());
             }
         }
-        let parent = self.parent_notion_id(job).await?;
+        // A page of a section laid out as a database is a row of it.
+        let row_into = self.row_parent(job).await?;
+        let parent = match &row_into {
+            Some(data_source) => data_source.clone(),
+            None => self.parent_notion_id(job).await?,
+        };
         // The page's Graph requests (content, ink, files) spend from the item's one count.
         let already = u32::try_from(job.attempts - 1).unwrap_or(0);
         let who = self
@@ -230,6 +240,16 @@ impl Migration {
             .await
         };
         drop(media);
+        let row = match row_into {
+            Some(data_source) => {
+                rows::drop_date_line(&mut page.blocks);
+                let row = self
+                    .row_of(job, &title, &data_source, &page.tags, &mut page.report)
+                    .await?;
+                Some(RowWrite { row, data_source })
+            }
+            None => None,
+        };
         let report = serde_json::to_string(&page.report).ok();
         let approximations = page.report.items.len() as u64;
         // The typed blocks go to the writer, which makes each request's JSON when it sends it.
@@ -249,6 +269,7 @@ impl Migration {
                 svgs,
                 prefetched,
                 pending_links: unresolved,
+                row,
             }),
         )
         .await?;

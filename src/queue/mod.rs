@@ -24,6 +24,7 @@ pub mod links;
 pub mod lock;
 mod open_sections;
 pub mod prefetch;
+mod rows;
 mod scheduler;
 pub mod source_page;
 mod stats;
@@ -101,6 +102,8 @@ pub struct Migration {
     drive: Option<drive_pages::DriveSections>,
     /// One link pass of an account at a time (see [`links::Passes`]).
     link_passes: links::Passes,
+    /// Layout `database`: the sections' databases and their tags.
+    databases: crate::notion::database::Databases,
 }
 
 impl Migration {
@@ -119,6 +122,7 @@ impl Migration {
             .with_reachability(graph.reachability().clone())
             .with_clock(clock.clone());
         Self {
+            databases: crate::notion::database::Databases::new(db.clone(), clock.clone()),
             db,
             graph,
             notion,

@@ -256,6 +256,42 @@ impl Db {
     }
 }
 
+/// What the inventory says of a page that a row shows: its level, its order, and OneNote's
+/// created and last modified times (as OneNote wrote them).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PageValues {
+    /// Indent level 0..2.
+    pub level: i64,
+    /// Position in its section.
+    pub order: i64,
+    /// `createdDateTime`.
+    pub created: Option<String>,
+    /// `lastModifiedDateTime`.
+    pub last_modified: Option<String>,
+}
+
+impl Db {
+    /// The inventory's values of page `id` of `account` that its row shows (`None`: not in it).
+    pub fn page_values(&self, account: &str, id: &str) -> Result<Option<PageValues>> {
+        self.read("reading a page's row values", |c| {
+            c.query_row(
+                "SELECT level, \"order\", created, last_modified FROM pages
+                 WHERE account = ?1 AND id = ?2",
+                [account, id],
+                |r| {
+                    Ok(PageValues {
+                        level: r.get(0)?,
+                        order: r.get(1)?,
+                        created: r.get(2)?,
+                        last_modified: r.get(3)?,
+                    })
+                },
+            )
+            .optional()
+        })
+    }
+}
+
 fn section_database_in(
     c: &rusqlite::Connection,
     account: &str,

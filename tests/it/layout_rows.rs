@@ -67,6 +67,7 @@ async fn a_row_is_created_with_its_properties_and_its_whole_body() {
         &row("Plan", 0),
         &blocks,
         &HashMap::new(),
+        &|| {},
     )
     .await
     .unwrap();
@@ -112,6 +113,7 @@ async fn a_lost_answer_or_a_crash_before_the_record_finds_the_row_it_made() {
         &row("Same title", 0),
         &[para("one")],
         &HashMap::new(),
+        &|| {},
     )
     .await
     .unwrap();
@@ -135,6 +137,7 @@ async fn a_lost_answer_or_a_crash_before_the_record_finds_the_row_it_made() {
         &row("Same title", 1),
         &[para("two")],
         &HashMap::new(),
+        &|| {},
     )
     .await
     .unwrap();
