@@ -287,6 +287,19 @@ mod tests {
         .unwrap();
     }
 
+    /// The accounts' names in the order they were written.
+    async fn names(db: &Arc<Db>) -> Vec<String> {
+        db.call(|db| {
+            db.read("names", |c| {
+                let mut st = c.prepare("SELECT name FROM accounts ORDER BY rowid")?;
+                let rows = st.query_map([], |r| r.get(0))?;
+                rows.collect()
+            })
+        })
+        .await
+        .unwrap()
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn a_call_waiting_on_a_locked_database_leaves_the_runtime_thread_free() {
         let (dir, db) = open();
@@ -328,16 +341,7 @@ mod tests {
         // Made after the submissions: it sees every one of them.
         let seen = db.call(count).await;
         assert_eq!(seen, 20);
-        let order: Vec<String> = db
-            .call(|db| {
-                db.read("names", |c| {
-                    let mut st = c.prepare("SELECT name FROM accounts ORDER BY rowid")?;
-                    let rows = st.query_map([], |r| r.get(0))?;
-                    rows.collect()
-                })
-            })
-            .await
-            .unwrap();
+        let order = names(&db).await;
         let want: Vec<String> = (0..20).map(|i| format!("a{i}")).collect();
         assert_eq!(order, want);
     }
@@ -501,16 +505,7 @@ mod tests {
         go.send(()).unwrap();
         assert_eq!(fg.await.unwrap(), 0, "it ran before every background write");
         // The background writes kept their own order.
-        let order: Vec<String> = db
-            .call(|db| {
-                db.read("names", |c| {
-                    let mut st = c.prepare("SELECT name FROM accounts ORDER BY rowid")?;
-                    let rows = st.query_map([], |r| r.get(0))?;
-                    rows.collect()
-                })
-            })
-            .await
-            .unwrap();
+        let order = names(&db).await;
         let want: Vec<String> = (0..5).map(|i| format!("b{i}")).collect();
         assert_eq!(order, want);
     }
