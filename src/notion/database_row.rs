@@ -146,19 +146,6 @@ pub async fn rewrite(
 ) -> Result<WriteStats, WriteError> {
     database::update_row(writer.client(), page.page_id(), row).await?;
     let title = display_title(&row.title);
-    let (token, key, item_id) = (
-        item.token.clone(),
-        item.account.to_owned(),
-        item.item_id.to_owned(),
-    );
-    let (page_rec, retitle) = (page.clone(), (title != old_title).then_some(title));
-    item.db
-        .call(move |db| {
-            if let Some(title) = retitle {
-                page_rec.retitled(db, &token, &title)?;
-            }
-            db.forget_journal(&token, &key, &item_id)
-        })
-        .await?;
-    writer.replace_body(page.page_id(), blocks, resources).await
+    let retitled = (title != old_title).then_some(title);
+    super::item::replace_body(writer, item, page, retitled, blocks, resources).await
 }

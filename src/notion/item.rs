@@ -119,15 +119,30 @@ pub async fn rewrite(
         writer.client().set_title(page.page_id(), &title).await?;
         crate::crash::point("rewrite.retitled");
     }
+    let retitled = (title != old_title).then_some(title);
+    replace_body(writer, item, page, retitled, new.blocks, new.resources).await
+}
+
+/// The end of a rewrite, once Notion holds the new title (`retitled`, when it changed): the title
+/// recorded, what was journalled of the old body forgotten, and `blocks` written in its place.
+/// A page's rewrite and a database row's share it.
+pub(crate) async fn replace_body(
+    writer: &Writer,
+    item: ItemRecord<'_>,
+    page: &Rewriting,
+    retitled: Option<String>,
+    blocks: &[crate::convert::Block],
+    resources: &std::collections::HashMap<String, super::writer::Resource>,
+) -> Result<WriteStats, WriteError> {
     let (token, key, item_id) = (
         item.token.clone(),
         item.account.to_owned(),
         item.item_id.to_owned(),
     );
-    let (page_rec, retitle) = (page.clone(), (title != old_title).then_some(title));
+    let page_rec = page.clone();
     item.db
         .call(move |db| {
-            if let Some(title) = retitle {
+            if let Some(title) = retitled {
                 page_rec.retitled(db, &token, &title)?;
             }
             // The old body's blocks go: nothing recorded of them holds any more.
@@ -135,9 +150,7 @@ pub async fn rewrite(
         })
         .await?;
     crate::crash::point("rewrite.journal_forgotten");
-    writer
-        .replace_body(page.page_id(), new.blocks, new.resources)
-        .await
+    writer.replace_body(page.page_id(), blocks, resources).await
 }
 
 fn unrecorded(page: &str, why: &str) -> WriteError {
