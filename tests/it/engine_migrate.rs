@@ -30,7 +30,7 @@ use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::notion::Endpoint;
 
 /// Graph windows short enough to matter, Notion fast enough for a test.
-fn fast() -> LabConfig {
+pub(crate) fn fast() -> LabConfig {
     LabConfig {
         user_windows: "60/600ms,600/6s".into(),
         app_windows: "120/600ms,1200/6s".into(),

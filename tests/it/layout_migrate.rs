@@ -18,17 +18,10 @@ use notebridge::queue::RunEnd;
 use notebridge::store::layouts::Layout;
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, page_html, NotebookSpec};
-use notebridge_testkit::lab::{Lab, LabConfig};
-use notebridge_testkit::notion::store::DumpNode;
+use notebridge_testkit::lab::Lab;
 
-fn fast() -> LabConfig {
-    LabConfig {
-        user_windows: "60/600ms,600/6s".into(),
-        app_windows: "120/600ms,1200/6s".into(),
-        notion_per_second: 100,
-        ..LabConfig::default()
-    }
-}
+use crate::engine_migrate::fast;
+use notebridge_testkit::notion::store::DumpNode;
 
 fn spec(pages: usize, seed: u64) -> NotebookSpec {
     NotebookSpec {
