@@ -19,6 +19,7 @@ use crate::queue::cancel::Cancel;
 use crate::queue::RunEnd;
 use crate::settings::{parse_duration, Settings};
 use crate::store::imports::is_files_key;
+use crate::store::layouts::Layout;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -80,6 +81,17 @@ pub struct MigrateArgs {
     /// permission: Files.Read, or Files.Read.All / Sites.Read.All for groups and sites).
     #[arg(long, value_name = "WAY", default_value = "auto", value_parser = Via::parse)]
     pub via: Via,
+    /// How the migration is laid out in Notion: pages (notebooks, section groups, sections and
+    /// pages as nested pages) or database (each section a database whose rows are its pages, with
+    /// OneNote's dates, tags, author and order as properties) [default: pages, or the layout the
+    /// target was planned with]. Recorded with the plan: --resume, --update and --retry-failed
+    /// keep it.
+    #[arg(long, value_name = "LAYOUT", value_parser = parse_layout)]
+    pub layout: Option<Layout>,
+}
+
+fn parse_layout(s: &str) -> Result<Layout, String> {
+    Layout::parse(s).ok_or_else(|| format!("unknown layout {s:?}; use pages or database"))
 }
 
 fn parse_max_duration(s: &str) -> Result<Duration, String> {
@@ -147,8 +159,7 @@ async fn migrate(
         workers: settings.workers,
         from: args.from.clone(),
         via: args.via,
-        // `--layout` is not offered yet: every plan is laid out as pages.
-        layout: crate::store::layouts::Layout::Pages,
+        layout: args.layout,
     };
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();

@@ -19,6 +19,7 @@ use crate::notion::rate::{all_views, NotionRate, PaceView};
 use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
+use crate::store::layouts::layouts_label;
 use crate::store::ways::{ShownWay, WayCounts};
 use crate::store::Db;
 
@@ -66,6 +67,9 @@ pub struct AccountStatus {
     pub sources: Vec<SourceStatus>,
     /// Which way its sections' pages are read (`--via`), and why.
     pub ways: Ways,
+    /// How its work is laid out in Notion (`pages`, `database`; both, comma-separated, when its
+    /// targets differ), as recorded with its plans.
+    pub layout: String,
 }
 
 /// The sections of an account by the way their pages are read.
@@ -113,6 +117,8 @@ pub struct ImportStatus {
     /// What the last read of the files found that is no item (a folder the table of contents
     /// names that is not there): not a failure.
     pub notes: Vec<String>,
+    /// How it is laid out in Notion, as recorded with its plan.
+    pub layout: String,
 }
 
 /// Who holds the migration lock.
@@ -142,7 +148,9 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
         keys.extend(db.queued_keys(name)?.into_iter().filter(|k| k != name));
         let (mut changed, mut failures, mut sources) = (Vec::new(), Vec::new(), Vec::new());
         let mut onenote_pages = 0;
+        let mut layouts = Vec::new();
         for key in &keys {
+            layouts.extend(db.account_layouts(key)?);
             changed.extend(self::changed(&db, key)?);
             failures.extend(db.failed_jobs(key)?);
             let pages = totals(&db.inventory(key)?).pages;
@@ -173,6 +181,11 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 counts: db.way_counts(name)?,
                 sections: db.section_ways_of(name)?,
             },
+            layout: {
+                layouts.sort_by_key(|l| std::cmp::Reverse(l.as_str()));
+                layouts.dedup();
+                layouts_label(&layouts)
+            },
         });
     }
     let mut imports = Vec::new();
@@ -185,6 +198,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 failures: db.failed_jobs(&key)?,
                 changed_since_migration: changed(&db, &key)?,
                 notes: db.import_notes(&key)?,
+                layout: layouts_label(&db.account_layouts(&key)?),
                 key,
             });
         }
@@ -258,6 +272,7 @@ fn print_import(printer: &Printer, i: &ImportStatus) {
         "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
         j.queued, j.blocked, j.running, j.done, j.failed
     ));
+    printer.out(format!("  layout: {}", i.layout));
     for n in &i.notes {
         printer.out(format!("  note: {n}"));
     }
@@ -379,6 +394,7 @@ fn print_human(
             "  jobs: {} queued ({} blocked by a failure), {} running, {} done, {} failed",
             j.queued, j.blocked, j.running, j.done, j.failed
         ));
+        printer.out(format!("  layout: {}", s.layout));
         for src in &s.sources {
             let what = SourceKind::parse(&src.kind).map_or("", |k| k.what());
             printer.out(format!(

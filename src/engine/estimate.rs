@@ -10,6 +10,7 @@ use crate::limiter::budget::{self, WindowState};
 use crate::limiter::{Limiter, LimiterError};
 use crate::settings::Window;
 use crate::store::jobs::Remaining;
+use crate::store::layouts::{layouts_label, Layout};
 use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
@@ -61,6 +62,9 @@ pub struct AccountPlan {
     /// Read from OneNote's own files: no Graph request, only Notion's pace binds.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub from_files: bool,
+    /// How its work is laid out in Notion (`pages`, `database`; both, comma-separated, when its
+    /// targets differ).
+    pub layout: String,
 }
 
 /// The whole plan and its time.
@@ -100,6 +104,8 @@ pub struct Work {
     pub left: Remaining,
     /// What of it is read from section files.
     pub files: FilesLeft,
+    /// The layouts of its targets (empty: `pages`, nothing recorded yet).
+    pub layouts: Vec<Layout>,
 }
 
 /// Files per page: measured over the pages this database migrated, else assumed.
@@ -132,8 +138,10 @@ pub fn plan(
         user_id,
         left,
         files: by_files,
+        layouts,
     } in work
     {
+        let layout = layouts_label(layouts);
         let files = (left.pages as f64 * fpp).round() as i64;
         notion += left.containers as f64 * NOTION_PER_CONTAINER
             + left.pages as f64 * NOTION_PER_PAGE
@@ -153,6 +161,7 @@ pub fn plan(
                 window: String::new(),
                 seconds: 0,
                 from_files: true,
+                layout,
             });
             continue;
         };
@@ -177,6 +186,7 @@ pub fn plan(
             window: bind.map(|b| b.window.to_string()).unwrap_or_default(),
             seconds: t.as_secs(),
             from_files: false,
+            layout,
         });
         all_graph += graph_requests;
     }
@@ -222,6 +232,7 @@ pub fn by_way(
         user_id: Some(user_id.to_owned()),
         left,
         files,
+        layouts: Vec::new(),
     };
     let api = plan(
         limiter,
@@ -240,6 +251,17 @@ pub fn by_way(
         })],
     )?;
     Ok((api.seconds, files.seconds))
+}
+
+impl AccountPlan {
+    /// The layout as the plan's text says it.
+    fn layout_shown(&self) -> String {
+        match self.layout.as_str() {
+            "database" => "database (one Notion database per section, a row per page)".into(),
+            "pages" => "pages (nested pages)".into(),
+            other => format!("{other} (its targets are laid out differently)"),
+        }
+    }
 }
 
 impl Plan {
@@ -280,14 +302,18 @@ impl Plan {
             if a.from_files {
                 out.push(format!(
                     "{}: {} pages, {} notebook/section pages, about {} files, read from OneNote's \
-                     own files (no Graph requests: Notion's rate alone binds)",
-                    a.account, a.pages, a.containers, a.files
+                     own files (no Graph requests: Notion's rate alone binds); layout {}",
+                    a.account,
+                    a.pages,
+                    a.containers,
+                    a.files,
+                    a.layout_shown()
                 ));
                 continue;
             }
             out.push(format!(
                 "{}: {} pages, {} notebook/section pages, about {} files, {} Graph requests: {} at \
-                 {:.0} requests/hour (background's part of {})",
+                 {:.0} requests/hour (background's part of {}); layout {}",
                 a.account,
                 a.pages,
                 a.containers,
@@ -295,7 +321,8 @@ impl Plan {
                 a.graph_requests,
                 budget::human(Duration::from_secs(a.seconds)),
                 a.requests_per_hour,
-                a.window
+                a.window,
+                a.layout_shown()
             ));
             if a.sections_by_files > 0 {
                 out.push(format!(
@@ -356,6 +383,7 @@ mod tests {
                 window: "400/1h".into(),
                 seconds,
                 from_files: false,
+                layout: "pages".into(),
             }],
             files_per_page: 1.0,
             files_per_page_measured: false,
@@ -394,6 +422,7 @@ mod tests {
             user_id: Some("u1".into()),
             left,
             files,
+            layouts: Vec::new(),
         };
         let api = plan(&limiter, rate, (1.0, true), &[work(FilesLeft::default())]).unwrap();
         let a = &api.accounts[0];

@@ -260,6 +260,7 @@ impl Progress {
                     // The ETA takes each section's way: a section read from its file spends
                     // no OneNote request.
                     files: m.db().account_files_left(a).unwrap_or_default(),
+                    layouts: Vec::new(),
                 });
             }
         }

@@ -27,6 +27,7 @@ use crate::queue::{Migration, RunEnd, RunError, RunStats};
 use crate::settings::Settings;
 use crate::store::imports::is_files_key;
 use crate::store::jobs::RunToken;
+use crate::store::layouts::Layout;
 use crate::store::{Db, StoreError};
 
 /// Pages worked on at once per account unless `NOTEBRIDGE_WORKERS` says otherwise: enough to keep
@@ -65,8 +66,9 @@ pub struct Request {
     pub from: Vec<std::path::PathBuf>,
     /// How page content is read for an account's notebooks (`--via`).
     pub via: Via,
-    /// How the target is laid out in Notion (`--layout`), recorded with its first plan.
-    pub layout: crate::store::layouts::Layout,
+    /// How the target is laid out in Notion (`--layout`), recorded with its first plan; `None`:
+    /// as recorded, or `pages` for a target never planned.
+    pub layout: Option<Layout>,
 }
 
 impl Default for Request {
@@ -84,7 +86,7 @@ impl Default for Request {
             workers: WORKERS,
             from: Vec::new(),
             via: Via::Auto,
-            layout: crate::store::layouts::Layout::Pages,
+            layout: None,
         }
     }
 }
@@ -365,6 +367,11 @@ async fn run(
     if req.resume && accounts.is_empty() {
         return Ok(Outcome::NothingQueued);
     }
+    if let (true, Some(asked)) = (req.resume, req.layout) {
+        let keys = accounts.clone();
+        db.call(move |db| check_resumed_layout(db, &keys, asked))
+            .await?;
+    }
     // Plans as the run lock's holder, or previews when there is none (a dry run).
     let planner = |target: &str| Planner {
         db,
@@ -391,9 +398,15 @@ async fn run(
                 }
                 None => (None, None),
             };
-            let account = account.clone();
+            let (account, target, asked) = (account.clone(), target.map(str::to_owned), req.layout);
             work.push(
                 db.call(move |db| {
+                    // A target being planned is laid out as recorded, or as asked; a resumed
+                    // account's work as its targets were recorded.
+                    let layouts = match &target {
+                        Some(t) => vec![db.layout_of(t)?.or(asked).unwrap_or_default()],
+                        None => db.account_layouts(&account)?,
+                    };
                     let left = match left {
                         Some(l) => l,
                         None => db.account_remaining(&account)?,
@@ -407,6 +420,7 @@ async fn run(
                         user_id: graph_user(db, &account)?,
                         left,
                         files,
+                        layouts,
                     })
                 })
                 .await?,
@@ -472,6 +486,7 @@ async fn run(
                         user_id: graph_user(db, &account)?,
                         left: db.account_remaining(&account)?,
                         files: db.account_files_left(&account)?,
+                        layouts: db.account_layouts(&account)?,
                     };
                     Ok::<_, MigrateError>(estimate::plan(
                         &limiter,
@@ -503,6 +518,27 @@ async fn run(
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
     }))
+}
+
+/// `--resume --layout`: every target the resumed work is under must have been planned with that
+/// layout (resuming keeps the recorded one; it cannot change it).
+fn check_resumed_layout(db: &Db, keys: &[String], asked: Layout) -> Result<(), MigrateError> {
+    for key in keys {
+        for target in db.plan_targets(key)? {
+            match db.layout_of(&target)? {
+                Some(recorded) if recorded != asked => {
+                    return Err(PlanError::Layout {
+                        target,
+                        recorded,
+                        asked,
+                    }
+                    .into())
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// How the plan names an inventory key's work: the account, or an import's path.

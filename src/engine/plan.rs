@@ -24,7 +24,7 @@ use crate::store::imports::is_files_key;
 use crate::store::inventory::{ScanDiff, ScanScope};
 use crate::store::jobs::Remaining;
 use crate::store::jobs::RunToken;
-use crate::store::layouts::{Layout, LayoutCheck};
+use crate::store::layouts::Layout;
 use crate::store::ways::FilesLeft;
 use crate::store::{Db, StoreError};
 
@@ -173,8 +173,9 @@ pub(super) struct Planner<'a> {
     pub via: Via,
     /// Finds notebooks' section files (`--via files` and `auto`).
     pub drive: &'a DriveClient,
-    /// How the target is laid out in Notion; recorded with its first plan.
-    pub layout: Layout,
+    /// How the target is laid out in Notion (`--layout`); recorded with its first plan. `None`:
+    /// as recorded, or [`Layout::Pages`] for a target never planned.
+    pub layout: Option<Layout>,
 }
 
 impl Planner<'_> {
@@ -385,9 +386,10 @@ impl Planner<'_> {
         .await?)
     }
 
-    /// Records the layout with the target's first plan (a dry run only reads it); a target
-    /// planned with another is [`PlanError::Layout`].
-    async fn check_layout(&self, target: &str) -> Result<(), PlanError> {
+    /// Records the layout with the target's first plan (a dry run only reads it) and returns the
+    /// layout the target is planned with; a target planned with another than the one asked for is
+    /// [`PlanError::Layout`].
+    async fn check_layout(&self, target: &str) -> Result<Layout, PlanError> {
         let (t, asked, now, real) = (
             target.to_owned(),
             self.layout,
@@ -397,23 +399,21 @@ impl Planner<'_> {
         let recorded = self
             .db
             .call(move |db| {
-                if real {
-                    db.record_layout(&t, asked, now).map(|c| match c {
-                        LayoutCheck::Differs(l) => Some(l),
-                        LayoutCheck::Recorded | LayoutCheck::Same => None,
-                    })
-                } else {
-                    db.layout_of(&t).map(|l| l.filter(|l| *l != asked))
+                let recorded = db.layout_of(&t)?;
+                if real && recorded.is_none() {
+                    db.record_layout(&t, asked.unwrap_or_default(), now)?;
                 }
+                Ok::<_, crate::store::StoreError>(recorded)
             })
             .await?;
-        match recorded {
-            Some(recorded) => Err(PlanError::Layout {
+        match (recorded, self.layout) {
+            (Some(recorded), Some(asked)) if recorded != asked => Err(PlanError::Layout {
                 target: target.to_owned(),
                 recorded,
-                asked: self.layout,
+                asked,
             }),
-            None => Ok(()),
+            (Some(recorded), _) => Ok(recorded),
+            (None, asked) => Ok(asked.unwrap_or_default()),
         }
     }
 

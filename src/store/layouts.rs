@@ -59,6 +59,20 @@ impl FromSql for Layout {
     }
 }
 
+/// How a plan or `status` names the layouts of one account's targets: the one they share, or
+/// each of them (`pages, database`) when its targets are laid out differently; `pages` when
+/// nothing is recorded yet.
+pub fn layouts_label(layouts: &[Layout]) -> String {
+    match layouts {
+        [] => Layout::Pages.as_str().to_owned(),
+        _ => layouts
+            .iter()
+            .map(|l| l.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
 /// What recording a layout for a target found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LayoutCheck {
@@ -132,6 +146,20 @@ impl Db {
                 |r| r.get(0),
             )
             .optional()
+        })
+    }
+
+    /// The layouts recorded for the targets `account`'s plans are under, in name order (empty:
+    /// nothing planned yet).
+    pub fn account_layouts(&self, account: &str) -> Result<Vec<Layout>> {
+        self.read("reading an account's layouts", |c| {
+            let mut st = c.prepare(
+                "SELECT DISTINCT tl.layout FROM plans p
+                 JOIN target_layouts tl ON tl.target_page_id = p.target_page_id
+                 WHERE p.account = ?1 ORDER BY tl.layout DESC",
+            )?;
+            let rows = st.query_map([account], |r| r.get(0))?;
+            rows.collect()
         })
     }
 

@@ -137,7 +137,7 @@ async fn each_section_is_a_database_and_each_page_a_row_with_its_onenote_values(
     let req = Request {
         account: Some("alice".into()),
         target: Some(lab.target_page.clone()),
-        layout: Layout::Database,
+        layout: Some(Layout::Database),
         ..Request::default()
     };
     let r = run(&lab, &state, &req).await;
@@ -257,7 +257,7 @@ async fn a_run_stopped_midway_and_resumed_makes_no_database_or_row_twice() {
     let req = Request {
         account: Some("alice".into()),
         target: Some(lab.target_page.clone()),
-        layout: Layout::Database,
+        layout: Some(Layout::Database),
         workers: 1,
         ..Request::default()
     };
@@ -271,7 +271,7 @@ async fn a_run_stopped_midway_and_resumed_makes_no_database_or_row_twice() {
     let resume = Request {
         account: Some("alice".into()),
         resume: true,
-        layout: Layout::Database,
+        layout: Some(Layout::Database),
         ..Request::default()
     };
     let r = run(&lab, &state, &resume).await;
@@ -316,7 +316,7 @@ async fn update_rewrites_a_changed_row_in_place_with_its_new_values() {
     let req = Request {
         account: Some("alice".into()),
         target: Some(lab.target_page.clone()),
-        layout: Layout::Database,
+        layout: Some(Layout::Database),
         ..Request::default()
     };
     assert_eq!(run(&lab, &state, &req).await.end, RunEnd::Finished);
@@ -378,7 +378,7 @@ async fn a_section_group_from_files_arrives_as_databases_with_a_row_per_top_leve
     let req = Request {
         from: vec![path],
         target: Some(target.clone()),
-        layout: Layout::Database,
+        layout: Some(Layout::Database),
         ..Request::default()
     };
     assert_eq!(run(&lab, &state, &req).await.end, RunEnd::Finished);

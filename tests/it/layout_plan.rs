@@ -1,6 +1,7 @@
 //! The layout is recorded with the plan (the binary, files route): a first plan records `pages`
-//! for its target, a second run keeps it, and a target recorded with another layout is exit 2
-//! naming the recorded one, with nothing planned or written.
+//! for its target, a second run keeps it, a run without `--layout` keeps whatever was recorded,
+//! and an explicit other `--layout` for a planned target is exit 2 naming the recorded one, with
+//! nothing planned or written; `--resume` with another layout is refused the same way.
 
 use crate::files_support::{fast, notion_writes, run, sample};
 use crate::migrate_support::State;
@@ -33,7 +34,10 @@ async fn the_plan_records_its_layout_and_a_target_laid_out_otherwise_is_refused(
     );
     drop(db);
     let writes = notion_writes(&lab);
-    let args = ["migrate", "--from", path.to_str().unwrap(), "--to", &other];
+    let from = path.to_str().unwrap();
+    let args = [
+        "migrate", "--from", from, "--to", &other, "--layout", "pages",
+    ];
     let (code, out, err) = run(&lab, &state, &args).await;
     assert_eq!(code, 2, "stdout: {out}\nstderr: {err}");
     assert!(
@@ -51,9 +55,67 @@ async fn the_plan_records_its_layout_and_a_target_laid_out_otherwise_is_refused(
             path.to_str().unwrap(),
             "--to",
             &other,
+            "--layout",
+            "pages",
             "--dry-run",
         ],
     )
     .await;
     assert_eq!(code, 2, "a dry run says the same: {out}\n{err}");
+    // Resuming the first target as a database is refused as well.
+    let (code, _, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate", "--from", from, "--resume", "--layout", "database",
+        ],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--layout pages"), "{err}");
+    assert_eq!(notion_writes(&lab), writes, "nothing written");
+    // Without --layout the recorded one is kept: the dry run's plan says `database`.
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "--json",
+            "migrate",
+            "--from",
+            from,
+            "--to",
+            &other,
+            "--dry-run",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    let doc: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(doc["plan"]["accounts"][0]["layout"], "database", "{doc}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_layout_is_a_usage_error_and_help_offers_both() {
+    let lab = Lab::start(fast()).await;
+    let state = State::new();
+    let target = lab.notion.add_shared_page("Here");
+    let (code, _, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate", "--from", "x.one", "--to", &target, "--layout", "table",
+        ],
+    )
+    .await;
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--layout") && err.contains("pages or database"),
+        "{err}"
+    );
+    let (code, out, _) = run(&lab, &state, &["migrate", "--help"]).await;
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("--layout <LAYOUT>") && out.contains("database"),
+        "{out}"
+    );
 }
