@@ -89,8 +89,8 @@ pub struct ConvertedPage {
     pub blocks: Vec<Block>,
     /// What could only be approximated.
     pub report: Report,
-    /// The note tags on the page (`data-tag` names without `:completed`), each once, in the
-    /// order met.
+    /// The note tags on the page by their OneNote names (`To Do` for `data-tag="to-do"`), each
+    /// once, in the order met.
     pub tags: Vec<String>,
 }
 
@@ -187,8 +187,9 @@ fn note_tags(root: ElementRef<'_>) -> Vec<String> {
         .flat_map(tags::parse)
     {
         // A multi-select holds at most 100 options: more names than that are no use to a row.
-        if names.len() < 100 && !names.contains(&t.name) {
-            names.push(t.name);
+        let name = tags::display_name(&t.name);
+        if names.len() < 100 && !names.contains(&name) {
+            names.push(name);
         }
     }
     names

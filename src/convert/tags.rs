@@ -136,9 +136,62 @@ pub fn effect(tags: &[Tag], can_callout: bool) -> Effect {
     e
 }
 
+/// OneNote's name of a tag from Graph's `data-tag` name (`to-do` is `To Do`); a name OneNote
+/// does not have built in reads with spaces for its dashes and a capital first letter.
+pub fn display_name(data_tag: &str) -> String {
+    const BUILT_IN: &[(&str, &str)] = &[
+        ("to-do", "To Do"),
+        ("important", "Important"),
+        ("question", "Question"),
+        ("remember-for-later", "Remember for later"),
+        ("definition", "Definition"),
+        ("highlight", "Highlight"),
+        ("contact", "Contact"),
+        ("address", "Address"),
+        ("phone-number", "Phone number"),
+        ("web-site-to-visit", "Website to visit"),
+        ("idea", "Idea"),
+        ("password", "Password"),
+        ("critical", "Critical"),
+        ("project-a", "Project A"),
+        ("project-b", "Project B"),
+        ("movie-to-see", "Movie to see"),
+        ("book-to-read", "Book to read"),
+        ("music-to-listen-to", "Music to listen to"),
+        ("source-for-article", "Source for article"),
+        ("remember-for-blog", "Remember for blog"),
+        ("discuss-with-person-a", "Discuss with Person A"),
+        ("discuss-with-person-b", "Discuss with Person B"),
+        ("discuss-with-manager", "Discuss with manager"),
+        ("send-in-email", "Send in email"),
+        ("schedule-meeting", "Schedule meeting"),
+        ("call-back", "Call back"),
+        ("to-do-priority-1", "To Do priority 1"),
+        ("to-do-priority-2", "To Do priority 2"),
+        ("client-request", "Client request"),
+    ];
+    if let Some((_, name)) = BUILT_IN.iter().find(|(k, _)| *k == data_tag) {
+        return (*name).to_owned();
+    }
+    let spaced = data_tag.replace('-', " ");
+    let mut chars = spaced.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => spaced,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tags_read_as_onenote_names_them() {
+        assert_eq!(display_name("to-do"), "To Do");
+        assert_eq!(display_name("remember-for-later"), "Remember for later");
+        assert_eq!(display_name("my-own-tag"), "My own tag");
+        assert_eq!(display_name(""), "");
+    }
 
     #[test]
     fn parses_comma_lists_and_completion() {

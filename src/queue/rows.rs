@@ -91,7 +91,7 @@ impl Migration {
     }
 
     /// The row of page `job` titled `title` in `data_source`, with what the inventory holds of
-    /// it and the note tags `tags` (added to the schema first); a tag name Notion refuses is
+    /// it and the note tags `tags` by their OneNote names (added to the schema first); a tag name Notion refuses is
     /// written as an accepted one, and that goes in `report`.
     pub(super) async fn row_of(
         &self,
@@ -101,10 +101,9 @@ impl Migration {
         tags: &[String],
         report: &mut Report,
     ) -> Result<Row, JobError> {
-        let names: Vec<String> = tags.iter().map(|t| tag_display_name(t)).collect();
         let tags = self
             .databases
-            .ensure_tags(&self.notion, data_source, &names)
+            .ensure_tags(&self.notion, data_source, tags)
             .await?;
         for m in &tags.mapped {
             report.add(
@@ -127,51 +126,6 @@ impl Migration {
             tags: tags.names,
             ..Row::default()
         })
-    }
-}
-
-/// OneNote's name of a tag from Graph's `data-tag` name (`to-do` is `To Do`); a name OneNote
-/// does not have built in reads with spaces for its dashes and a capital first letter.
-pub(super) fn tag_display_name(data_tag: &str) -> String {
-    const BUILT_IN: &[(&str, &str)] = &[
-        ("to-do", "To Do"),
-        ("important", "Important"),
-        ("question", "Question"),
-        ("remember-for-later", "Remember for later"),
-        ("definition", "Definition"),
-        ("highlight", "Highlight"),
-        ("contact", "Contact"),
-        ("address", "Address"),
-        ("phone-number", "Phone number"),
-        ("web-site-to-visit", "Website to visit"),
-        ("idea", "Idea"),
-        ("password", "Password"),
-        ("critical", "Critical"),
-        ("project-a", "Project A"),
-        ("project-b", "Project B"),
-        ("movie-to-see", "Movie to see"),
-        ("book-to-read", "Book to read"),
-        ("music-to-listen-to", "Music to listen to"),
-        ("source-for-article", "Source for article"),
-        ("remember-for-blog", "Remember for blog"),
-        ("discuss-with-person-a", "Discuss with Person A"),
-        ("discuss-with-person-b", "Discuss with Person B"),
-        ("discuss-with-manager", "Discuss with manager"),
-        ("send-in-email", "Send in email"),
-        ("schedule-meeting", "Schedule meeting"),
-        ("call-back", "Call back"),
-        ("to-do-priority-1", "To Do priority 1"),
-        ("to-do-priority-2", "To Do priority 2"),
-        ("client-request", "Client request"),
-    ];
-    if let Some((_, name)) = BUILT_IN.iter().find(|(k, _)| *k == data_tag) {
-        return (*name).to_owned();
-    }
-    let spaced = data_tag.replace('-', " ");
-    let mut chars = spaced.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => spaced,
     }
 }
 
@@ -211,14 +165,6 @@ pub(super) fn drop_date_line(blocks: &mut Vec<Block>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn tags_read_as_onenote_names_them() {
-        assert_eq!(tag_display_name("to-do"), "To Do");
-        assert_eq!(tag_display_name("remember-for-later"), "Remember for later");
-        assert_eq!(tag_display_name("my-own-tag"), "My own tag");
-        assert_eq!(tag_display_name(""), "");
-    }
 
     #[test]
     fn onenote_times_with_and_without_an_offset_read_as_utc() {

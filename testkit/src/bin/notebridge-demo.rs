@@ -4,33 +4,53 @@
 //! commands against them (`login`, `scan`, `migrate`, `verify`), then prints the Notion tree the
 //! migration produced. No credentials, no network.
 //!
-//! `cargo run --release -p notebridge-testkit --bin notebridge-demo [-- --pages N]`
+//! `cargo run --release -p notebridge-testkit --bin notebridge-demo [-- --pages N] [--layout database]`
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{onenote_fixture, Lab, LabConfig};
-use notebridge_testkit::notion::DumpNode;
+use notebridge_testkit::notion::NotionServer;
 
 const USAGE: &str = "\
-Usage: notebridge-demo [--pages N]
+Usage: notebridge-demo [--pages N] [--layout pages|database]
 
 Starts the built-in sign-in, Graph and Notion test servers on 127.0.0.1, generates a OneNote notebook
 of N pages (default 40) and runs the real notebridge commands against them: login, scan, migrate,
 migrate --resume and verify; then prints the Notion tree it produced. No credentials, no network.
 
 Options:
-  --pages N   pages in the generated notebook (1 to 5000)
-  -h, --help  this text";
+  --pages N        pages in the generated notebook (1 to 5000)
+  --layout LAYOUT  pages (default: nested pages) or database (each section a Notion database
+                   whose rows are its pages, with OneNote's dates, tags and order as properties)
+  -h, --help       this text";
 
-/// The demo's arguments: `--pages N`, or help.
-fn parse_args(args: &[String]) -> Result<Option<usize>, String> {
+/// What the demo is asked to do.
+#[derive(Debug, PartialEq, Eq)]
+struct Args {
+    /// Pages in the generated notebook.
+    pages: usize,
+    /// `migrate --layout`.
+    layout: &'static str,
+}
+
+/// The demo's arguments: `--pages N`, `--layout L`, or help (`None`).
+fn parse_args(args: &[String]) -> Result<Option<Args>, String> {
     let mut pages = 40;
+    let mut layout = "pages";
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "-h" | "--help" => return Ok(None),
+            "--layout" => {
+                let v = it.next().ok_or("--layout needs pages or database")?;
+                layout = match v.as_str() {
+                    "pages" => "pages",
+                    "database" => "database",
+                    _ => return Err(format!("--layout {v:?}: give pages or database")),
+                };
+            }
             "--pages" => {
                 let v = it.next().ok_or("--pages needs a number, e.g. --pages 40")?;
                 pages = v
@@ -42,13 +62,13 @@ fn parse_args(args: &[String]) -> Result<Option<usize>, String> {
             other => return Err(format!("unknown argument {other:?}")),
         }
     }
-    Ok(Some(pages))
+    Ok(Some(Args { pages, layout }))
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let pages = match parse_args(&args) {
-        Ok(Some(p)) => p,
+    let Args { pages, layout } = match parse_args(&args) {
+        Ok(Some(a)) => a,
         Ok(None) => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -128,6 +148,8 @@ fn main() -> ExitCode {
                 "demo".into(),
                 "--to".into(),
                 target.clone(),
+                "--layout".into(),
+                layout.into(),
             ],
         ),
         (
@@ -151,10 +173,7 @@ fn main() -> ExitCode {
     }
 
     println!("\nThe Notion tree under the target page, as the Notion test server holds it:\n");
-    match lab.notion.dump(&target) {
-        Some(tree) => print_tree(&tree, "", 0),
-        None => println!("(empty)"),
-    }
+    print_tree(&lab.notion, &target);
     let c = lab.graph.counters();
     println!(
         "\nGraph test server: {} requests, {} answered 429, {} arrived over a limit; Notion test server: {} rate-limited.",
@@ -179,17 +198,71 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn print_tree(node: &DumpNode, indent: &str, depth: usize) {
-    let pages: Vec<&DumpNode> = node.children.iter().filter(|c| c.kind == "page").collect();
-    let blocks = node.children.len() - pages.len();
-    if depth > 0 {
-        println!(
-            "{indent}{}  ({blocks} blocks)",
-            node.title.as_deref().unwrap_or("Untitled")
-        );
+/// Prints the visible tree under page `root`: pages with their block counts, databases with their
+/// rows and each row's OneNote properties. The tree is the demo's own, a few levels deep.
+fn print_tree(notion: &NotionServer, root: &str) {
+    for (line, depth) in children(notion, root, 0) {
+        println!("{}{line}", "  ".repeat(depth));
     }
-    for p in pages {
-        print_tree(p, &format!("{indent}  "), depth + 1);
+
+    /// The lines under page `id` at `depth` (children first in order, each followed by its own).
+    fn children(notion: &NotionServer, id: &str, depth: usize) -> Vec<(String, usize)> {
+        let Some(node) = notion.dump(id) else {
+            return Vec::new();
+        };
+        let mut pages = notion.pages_under(id).into_iter();
+        let mut databases = notion.databases_under(id).into_iter();
+        let mut out = Vec::new();
+        for c in &node.children {
+            match c.kind.as_str() {
+                "page" => {
+                    let Some((pid, title)) = pages.next() else {
+                        continue;
+                    };
+                    out.push((page_line(notion, &pid, &title, None), depth));
+                    out.extend(children(notion, &pid, depth + 1));
+                }
+                "database" => {
+                    let Some((did, _, title)) = databases.next() else {
+                        continue;
+                    };
+                    let rows = notion.rows(&did);
+                    out.push((format!("{title}  (database, {} rows)", rows.len()), depth));
+                    for r in rows {
+                        out.push((
+                            page_line(notion, &r.id, &r.title, Some(&r.properties)),
+                            depth + 1,
+                        ));
+                        out.extend(children(notion, &r.id, depth + 2));
+                    }
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn page_line(
+        notion: &NotionServer,
+        id: &str,
+        title: &str,
+        properties: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> String {
+        let blocks = notion.dump(id).map_or(0, |d| {
+            d.children.iter().filter(|c| c.kind != "page").count()
+        });
+        let title = if title.is_empty() { "Untitled" } else { title };
+        let Some(p) = properties else {
+            return format!("{title}  ({blocks} blocks)");
+        };
+        let shown: Vec<String> = ["Created", "Modified", "Tags", "Author", "Order", "Level"]
+            .iter()
+            .filter_map(|k| {
+                let v = p.get(*k)?;
+                (!v.is_empty()).then(|| format!("{k}: {v}"))
+            })
+            .collect();
+        format!("{title}  ({blocks} blocks; {})", shown.join(", "))
     }
 }
 
@@ -209,8 +282,15 @@ mod tests {
 
     #[test]
     fn help_pages_and_mistakes() {
-        assert_eq!(parse_args(&args(&[])), Ok(Some(40)));
-        assert_eq!(parse_args(&args(&["--pages", "6"])), Ok(Some(6)));
+        let a = |pages, layout| Ok(Some(super::Args { pages, layout }));
+        assert_eq!(parse_args(&args(&[])), a(40, "pages"));
+        assert_eq!(parse_args(&args(&["--pages", "6"])), a(6, "pages"));
+        assert_eq!(
+            parse_args(&args(&["--layout", "database", "--pages", "3"])),
+            a(3, "database")
+        );
+        assert!(parse_args(&args(&["--layout", "table"])).is_err());
+        assert!(parse_args(&args(&["--layout"])).is_err());
         assert_eq!(parse_args(&args(&["--help"])), Ok(None));
         assert_eq!(parse_args(&args(&["--pages", "6", "-h"])), Ok(None));
         assert!(parse_args(&args(&["--pages"])).is_err());
