@@ -41,6 +41,7 @@ mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
 mod layout_database;
+mod layout_e2e;
 mod layout_migrate;
 mod layout_plan;
 mod layout_rows;
