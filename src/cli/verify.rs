@@ -313,13 +313,14 @@ fn print_human(
 
 fn print_account(printer: &Printer, a: &AccountReport, label: &str, detail: bool) {
     printer.out(format!(
-        "account {label} (under Notion page{} {})",
+        "account {label} (under Notion page{} {}; layout {})",
         if a.targets.len() == 1 { "" } else { "s" },
         if a.targets.is_empty() {
             "-".to_owned()
         } else {
             a.targets.join(", ")
-        }
+        },
+        a.layout
     ));
     let header = ["ONENOTE", "NOTION", "MISSING", "EXTRA", "PARTIAL", "FAILED"];
     // Name column: what is left of 100 columns after the indent and six 8-wide number columns.
@@ -361,8 +362,13 @@ fn print_account(printer: &Printer, a: &AccountReport, label: &str, detail: bool
     }
     for s in &a.sections {
         if !s.section_page.state.is_good() {
+            let what = if s.database.is_some() {
+                "database of section"
+            } else {
+                "section"
+            };
             problems.push(problem(
-                &format!("section {}", s.path.join(" / ")),
+                &format!("{what} {}", s.path.join(" / ")),
                 s.section_page.state,
                 s.section_page.reason.as_deref(),
             ));

@@ -16,7 +16,7 @@ pub struct Listed {
     pub has_children: bool,
     /// Trashed (`in_trash`, or the older `archived`).
     pub trashed: bool,
-    /// A child page's title.
+    /// A child page's or child database's title.
     pub title: Option<String>,
 }
 
@@ -25,8 +25,8 @@ impl Listed {
     pub fn of(v: &Value) -> Option<Listed> {
         let id = v["id"].as_str()?.to_owned();
         let kind = v["type"].as_str()?.to_owned();
-        let title = (kind == "child_page")
-            .then(|| v["child_page"]["title"].as_str().unwrap_or("").to_owned());
+        let title = matches!(kind.as_str(), "child_page" | "child_database")
+            .then(|| v[kind.as_str()]["title"].as_str().unwrap_or("").to_owned());
         Some(Listed {
             id,
             kind,
@@ -44,6 +44,11 @@ impl Listed {
     /// Whether it is a child page.
     pub fn is_subpage(&self) -> bool {
         self.kind == "child_page"
+    }
+
+    /// Whether it is a database inside the page (layout `database`'s sections).
+    pub fn is_database(&self) -> bool {
+        self.kind == "child_database"
     }
 }
 
@@ -87,7 +92,8 @@ mod tests {
                 "paragraph": {}}),
             json!({"id": "b", "type": "child_page", "child_page": {"title": "One"}}),
             json!({"id": "c", "type": "quote", "quote": {}, "in_trash": true}),
-            json!({"id": "d", "type": "child_database", "archived": false}),
+            json!({"id": "d", "type": "child_database", "archived": false,
+                "child_database": {"title": "Section"}}),
         ];
         let l = of_all(&v, "p").unwrap();
         assert_eq!(l[0].kind, "paragraph");
@@ -95,7 +101,8 @@ mod tests {
         assert_eq!(l[1].title.as_deref(), Some("One"));
         assert!(l[1].is_subpage() && !l[1].is_body());
         assert!(l[2].trashed && !l[2].is_body());
-        assert!(!l[3].is_body() && !l[3].has_children);
+        assert!(!l[3].is_body() && !l[3].has_children && !l[3].is_subpage());
+        assert_eq!(l[3].title.as_deref(), Some("Section"));
         let e = of_all(&[json!({"type": "paragraph"})], "p").unwrap_err();
         assert!(e.to_string().contains("without an id"), "{e}");
     }

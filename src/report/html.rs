@@ -102,6 +102,16 @@ fn account(h: &mut String, a: &AccountSection) {
         h,
         "<p>Verdict: {verdict}. <span class=\"muted\">{source}</span></p>"
     );
+    let layout = match a.layout.as_str() {
+        "database" => "one Notion database per section, a row per page with its dates and tags",
+        "pages" => "nested pages, a page per section and per page",
+        _ => "targets laid out differently",
+    };
+    let _ = writeln!(
+        h,
+        "<p class=\"layout\">Layout: <b>{}</b> ({layout}).</p>",
+        esc(&a.layout)
+    );
 
     pages_chart(h, &a.pages_done);
     requests_chart(h, a);
@@ -381,6 +391,7 @@ mod tests {
                 account: "alice".into(),
                 title: "alice".into(),
                 user_principal_name: "alice@contoso.test".into(),
+                layout: "database".into(),
                 source: NotionSource::Recorded,
                 sections: vec![SectionRow {
                     path: vec!["NB".into(), "<script>alert(1)</script>".into()],
@@ -432,6 +443,7 @@ mod tests {
             html.contains("<td>OneNote API instead of its file: &lt;b&gt;404&lt;/b&gt;</td>"),
             "each section says which way it took, escaped"
         );
+        assert!(html.contains("Layout: <b>database</b> (one Notion database per section"));
         for needle in ["src=", "href=", "url(", "@import", "http://", "https://"] {
             assert!(!html.contains(needle), "{needle} in the report");
         }

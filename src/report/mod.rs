@@ -79,6 +79,8 @@ pub struct AccountSection {
     pub title: String,
     /// Who it is.
     pub user_principal_name: String,
+    /// How its plans are laid out in Notion (`pages`, `database`, or both named).
+    pub layout: String,
     /// Where the Notion counts come from.
     pub source: NotionSource,
     /// Per section, in OneNote order.
@@ -288,6 +290,7 @@ fn account_section(
         account: account.to_owned(),
         title: db.key_title(account)?,
         user_principal_name: upn,
+        layout: crate::store::layouts::layouts_label(&db.account_layouts(account)?),
         source,
         sections,
         failures,

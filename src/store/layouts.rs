@@ -196,6 +196,40 @@ impl Db {
         })
     }
 
+    /// Every section database recorded for `account`, by section id (`verify` checks them).
+    pub fn section_databases(&self, account: &str) -> Result<Vec<(String, SectionDatabase)>> {
+        self.read("reading an account's databases", |c| {
+            let mut st = c.prepare(
+                "SELECT section_id, parent_page_id, title, database_id, data_source_id
+                 FROM section_databases WHERE account = ?1 ORDER BY rowid",
+            )?;
+            let rows = st.query_map([account], |r| {
+                let db: Option<String> = r.get(3)?;
+                let ds: Option<String> = r.get(4)?;
+                Ok((
+                    r.get(0)?,
+                    SectionDatabase {
+                        parent_page_id: r.get(1)?,
+                        title: r.get(2)?,
+                        created: db.zip(ds),
+                    },
+                ))
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// Every database recorded for any section (a database is claimed by one section only).
+    pub fn claimed_databases(&self) -> Result<Vec<String>> {
+        self.read("reading the recorded databases", |c| {
+            let mut st = c.prepare(
+                "SELECT database_id FROM section_databases WHERE database_id IS NOT NULL",
+            )?;
+            let rows = st.query_map([], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Records the database Notion made (or that was found again) for an intended section.
     /// Refused (no row changed) when the section had no intent or already has its database.
     pub fn section_database_created(
@@ -296,6 +330,10 @@ pub struct PageValues {
     pub created: Option<String>,
     /// `lastModifiedDateTime`.
     pub last_modified: Option<String>,
+    /// Who wrote it, where the source says.
+    pub author: Option<String>,
+    /// The page in OneNote on the web.
+    pub web_url: Option<String>,
 }
 
 impl Db {
@@ -303,7 +341,7 @@ impl Db {
     pub fn page_values(&self, account: &str, id: &str) -> Result<Option<PageValues>> {
         self.read("reading a page's row values", |c| {
             c.query_row(
-                "SELECT level, \"order\", created, last_modified FROM pages
+                "SELECT level, \"order\", created, last_modified, author, web_url FROM pages
                  WHERE account = ?1 AND id = ?2",
                 [account, id],
                 |r| {
@@ -312,6 +350,8 @@ impl Db {
                         order: r.get(1)?,
                         created: r.get(2)?,
                         last_modified: r.get(3)?,
+                        author: r.get(4)?,
+                        web_url: r.get(5)?,
                     })
                 },
             )
@@ -410,6 +450,18 @@ mod tests {
             .unwrap());
         let rec = db.section_database("a", "s1").unwrap().unwrap();
         assert_eq!(rec.created, Some(("db1".into(), "ds1".into())));
+        db.intend_section_database("a", "s2", "parent", "Other", 5)
+            .unwrap();
+        db.intend_section_database("b", "s3", "parent", "Theirs", 5)
+            .unwrap();
+        let all = db.section_databases("a").unwrap();
+        assert_eq!(
+            all.iter()
+                .map(|(s, d)| (s.as_str(), d.created.is_some()))
+                .collect::<Vec<_>>(),
+            vec![("s1", true), ("s2", false)]
+        );
+        assert_eq!(db.claimed_databases().unwrap(), vec!["db1".to_owned()]);
     }
 
     #[test]

@@ -3,8 +3,10 @@
 //!
 //! Notion is read with one children listing per migrated page (which gives both the child pages under
 //! it and its top-level body blocks) plus one per plan target; nested body blocks are only listed
-//! when the top-level count alone cannot prove the body complete. Every request goes through the
-//! client's pacing.
+//! when the top-level count alone cannot prove the body complete. A section laid out as a database
+//! (layout `database`) is found among its parent page's children, and its rows are read with its
+//! data source's queries (100 rows each), then checked as the pages under a page are. Every request
+//! goes through the client's pacing.
 //!
 //! The parts: `read` lists what Notion holds, `reconcile` pairs it with what was planned and
 //! decides each item's verdict, `report` is the result's shape and its counts.
@@ -25,7 +27,7 @@ use reconcile::{flatten, match_children, read_jobs, Ctx};
 use report::tally;
 pub use report::{
     AccountReport, Approximation, ContainerReport, Counts, ForeignPage, ItemCheck, ItemState,
-    PageReport, SectionReport, VerifyReport,
+    PageReport, SectionDatabaseReport, SectionReport, VerifyReport,
 };
 
 /// Errors that stop a verification (a single unreadable page does not: it is reported instead).
@@ -95,10 +97,21 @@ async fn verify_account(
     let items = db.notion_items(account)?;
     let (jobs, targets) = read_jobs(db, account)?;
 
+    let databases = db.section_databases(account)?;
+    // Rows are read by querying their data source (a data source has no children to list).
+    let data_sources: Vec<String> = databases
+        .iter()
+        .filter_map(|(_, d)| d.created.as_ref().map(|(_, ds)| ds.clone()))
+        .collect();
+    let is_source: HashSet<String> = data_sources.iter().map(|d| norm(d)).collect();
     let mut ids: Vec<String> = targets.clone();
     ids.extend(items.iter().map(|i| i.parent_notion_id.clone()));
     ids.extend(items.iter().filter_map(|i| i.page_id().map(str::to_owned)));
+    ids.extend(databases.iter().map(|(_, d)| d.parent_page_id.clone()));
+    ids.retain(|id| !is_source.contains(&norm(id)));
     reader.fetch(ids, account).await?;
+    reader.query_rows(data_sources, account).await?;
+    let layout = crate::store::layouts::layouts_label(&db.account_layouts(account)?);
 
     let target_set: HashSet<String> = targets.iter().map(|t| norm(t)).collect();
     // Every other key's pages: other accounts', and this account's groups' and sites' (a team's
@@ -135,6 +148,8 @@ async fn verify_account(
         jobs_by_id: jobs.iter().map(|j| (j.id, j)).collect(),
         names,
         matches,
+        databases: databases.iter().map(|(s, d)| (s.as_str(), d)).collect(),
+        claimed: db.claimed_databases()?.iter().map(|d| norm(d)).collect(),
         // Items adopted from another route (see `store::identity`) sit under that route's pages,
         // which that route's own verification reaches from its target.
         reachable: RefCell::new(
@@ -193,7 +208,25 @@ async fn verify_account(
     let mut totals = Counts::default();
     for (s, path) in &flat.sections {
         let (section_page, _) = ctx.locate(&s.id);
-        let mut foreign = foreign_under(&section_page.notion_page_id, path);
+        let database = ctx.databases.get(s.id.as_str()).map(|d| {
+            let data_source = d.created.as_ref().map(|(_, ds)| ds.clone());
+            let rows_found = data_source
+                .as_deref()
+                .and_then(|ds| reader.listing(ds))
+                .and_then(|l| l.as_ref().ok())
+                .map(Vec::len);
+            SectionDatabaseReport {
+                database_id: d.created.as_ref().map(|(id, _)| id.clone()),
+                data_source_id: data_source,
+                rows_found,
+            }
+        });
+        // A database's rows are the pages under its data source.
+        let rows_parent = match &database {
+            Some(d) => d.data_source_id.clone(),
+            None => section_page.notion_page_id.clone(),
+        };
+        let mut foreign = foreign_under(&rows_parent, path);
         let mut counts = Counts {
             onenote_pages: s.pages.len(),
             ..Counts::default()
@@ -274,6 +307,7 @@ async fn verify_account(
             id: s.id.clone(),
             path: path.clone(),
             section_page,
+            database,
             counts,
             pages,
             foreign,
@@ -282,6 +316,7 @@ async fn verify_account(
     totals.foreign += account_foreign.len();
     Ok(AccountReport {
         account: account.to_owned(),
+        layout,
         targets,
         planned_anything: !jobs.is_empty(),
         totals,

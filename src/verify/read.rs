@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::notion::client::{NotionClient, NotionError};
+use crate::notion::database;
 use crate::notion::listed::{self, Listed};
 use crate::notion::split;
 use futures::stream::{self, StreamExt};
@@ -47,6 +48,48 @@ impl Reader<'_> {
         for (id, r) in results {
             let listing = match r {
                 Ok(v) => Ok(v),
+                Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
+                    Err(e.to_string())
+                }
+                Err(source) => {
+                    return Err(VerifyError::Notion {
+                        account: account.to_owned(),
+                        source,
+                    })
+                }
+            };
+            self.listings.insert(norm(&id), listing);
+        }
+        Ok(())
+    }
+
+    /// Reads every row of the data sources `ids` not read yet (paged queries), each kept as a
+    /// listing of its rows, as child pages, under the data source's id: rows are matched and
+    /// located as the pages under a page are.
+    pub(super) async fn query_rows(
+        &mut self,
+        ids: Vec<String>,
+        account: &str,
+    ) -> Result<(), VerifyError> {
+        let todo: Vec<String> = {
+            let mut seen = HashSet::new();
+            ids.into_iter()
+                .filter(|id| !self.listings.contains_key(&norm(id)) && seen.insert(norm(id)))
+                .collect()
+        };
+        let client = self.client;
+        let results: Vec<(String, Result<Vec<serde_json::Value>, NotionError>)> =
+            stream::iter(todo)
+                .map(|id| async move {
+                    let r = database::rows(client, &id).await;
+                    (id, r)
+                })
+                .buffer_unordered(CONCURRENT_LISTINGS)
+                .collect()
+                .await;
+        for (id, r) in results {
+            let listing = match r {
+                Ok(rows) => Ok(rows.iter().filter_map(row_as_listed).collect()),
                 Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
                     Err(e.to_string())
                 }
@@ -120,6 +163,17 @@ pub(super) fn take_body(
         *count += 1;
         queue.push_back(b.has_children.then(|| b.id.clone()));
     }
+}
+
+/// A row of a data source query as the child page it is.
+fn row_as_listed(row: &serde_json::Value) -> Option<Listed> {
+    Some(Listed {
+        id: row["id"].as_str()?.to_owned(),
+        kind: "child_page".into(),
+        has_children: false,
+        trashed: row["in_trash"].as_bool() == Some(true) || row["archived"].as_bool() == Some(true),
+        title: Some(database::row_title(row)),
+    })
 }
 
 /// Visible child pages in a listing: (id, title).

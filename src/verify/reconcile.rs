@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use crate::notion::writer::display_title;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
 use crate::store::jobs::{JobRecord, JobState};
+use crate::store::layouts::SectionDatabase;
 use crate::store::notion_items::NotionItem;
 use crate::store::{Db, StoreError};
 
@@ -142,6 +143,10 @@ pub(super) struct Ctx<'a> {
     pub(super) jobs_by_id: HashMap<i64, &'a JobRow>,
     pub(super) names: HashMap<&'a str, String>,
     pub(super) matches: Matches,
+    /// Sections laid out as databases (layout `database`), by section id.
+    pub(super) databases: HashMap<&'a str, &'a SectionDatabase>,
+    /// Every database some section holds (normalised): another one of a section's title is a copy.
+    pub(super) claimed: HashSet<String>,
     /// Notion pages reached from a target through found pages only (items are located top-down):
     /// a page under a missing (trashed) parent is not really there, whatever its own listing says.
     pub(super) reachable: RefCell<HashSet<String>>,
@@ -169,27 +174,13 @@ impl Ctx<'_> {
         None
     }
 
-    /// Presence of one item: its check without the body, and the Notion page found.
-    pub(super) fn locate(&self, item_id: &str) -> (ItemCheck, Option<&NotionItem>) {
-        let job = self.jobs.get(item_id);
-        let rec = self.items.get(item_id).copied();
-        let dups = self
-            .matches
-            .duplicates
-            .get(item_id)
-            .cloned()
-            .unwrap_or_default();
-        let check = |state, id: Option<String>, reason: Option<String>| ItemCheck {
-            state,
-            notion_page_id: id,
-            duplicates: dups.clone(),
-            reason,
-        };
-        let Some(job) = job else {
-            return (check(ItemState::NotPlanned, None, None), rec);
-        };
-        // Where the page is, and whether the parent's listing shows it.
-        let (found, why_not): (Option<String>, Option<String>) = match rec {
+    /// Where a page item is, and why not when it is not: whether its parent's listing shows it.
+    fn page_presence(
+        &self,
+        item_id: &str,
+        rec: Option<&NotionItem>,
+    ) -> (Option<String>, Option<String>) {
+        match rec {
             None => (None, Some("no Notion page was recorded for it".into())),
             Some(r) if !self.reachable.borrow().contains(&norm(&r.parent_notion_id)) => (
                 None,
@@ -226,9 +217,97 @@ impl Ctx<'_> {
                     },
                 },
             },
+        }
+    }
+
+    /// Where a section's database is (the recorded one, or for an intent whose answer was lost
+    /// the one of its title that no section holds), why not, and the other databases of its
+    /// title in the same page that no section holds (copies).
+    fn database_presence(
+        &self,
+        d: &SectionDatabase,
+    ) -> ((Option<String>, Option<String>), Vec<String>) {
+        if !self.reachable.borrow().contains(&norm(&d.parent_page_id)) {
+            let why = format!("its parent Notion page {} is missing", d.parent_page_id);
+            return ((None, Some(why)), Vec::new());
+        }
+        let listing = match self.reader.listing(&d.parent_page_id) {
+            Some(Ok(l)) => l,
+            Some(Err(e)) => {
+                let why = format!("its Notion parent could not be read: {e}");
+                return ((None, Some(why)), Vec::new());
+            }
+            None => {
+                return (
+                    (None, Some("its Notion parent was not listed".into())),
+                    Vec::new(),
+                )
+            }
+        };
+        let live = || listing.iter().filter(|b| b.is_database() && !b.trashed);
+        let mut copies: Vec<String> = live()
+            .filter(|b| b.title.as_deref() == Some(d.title.as_str()))
+            .filter(|b| !self.claimed.contains(&norm(&b.id)))
+            .map(|b| b.id.clone())
+            .collect();
+        let presence = match &d.created {
+            Some((id, _)) => {
+                if live().any(|b| norm(&b.id) == norm(id)) {
+                    (Some(id.clone()), None)
+                } else {
+                    let why =
+                        format!("Notion database {id} is not (or no longer) in its parent page");
+                    (None, Some(why))
+                }
+            }
+            None if copies.is_empty() => (None, Some("its creation was never confirmed".into())),
+            // The creation whose answer was lost made the first; a resumed run adopts it.
+            None => (Some(copies.remove(0)), None),
+        };
+        (presence, copies)
+    }
+
+    /// Presence of one item: its check without the body, and the Notion page (or, for a section
+    /// laid out as a database, the database) found.
+    pub(super) fn locate(&self, item_id: &str) -> (ItemCheck, Option<&NotionItem>) {
+        let job = self.jobs.get(item_id);
+        let rec = self.items.get(item_id).copied();
+        let database = self.databases.get(item_id).copied();
+        let (presence, dups) = match database {
+            Some(d) => self.database_presence(d),
+            None => (
+                self.page_presence(item_id, rec),
+                self.matches
+                    .duplicates
+                    .get(item_id)
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
+        };
+        let check = |state, id: Option<String>, reason: Option<String>| ItemCheck {
+            state,
+            notion_page_id: id,
+            duplicates: dups.clone(),
+            reason,
+        };
+        let Some(job) = job else {
+            return (check(ItemState::NotPlanned, None, None), rec);
+        };
+        let (found, why_not) = presence;
+        let recorded = match database {
+            Some(d) => d.created.as_ref().map(|(id, _)| id.clone()),
+            None => rec.and_then(|r| r.page_id().map(str::to_owned)),
+        };
+        let unconfirmed = match database {
+            Some(d) => d.created.is_none(),
+            None => rec.is_some_and(|r| r.page_id().is_none()),
         };
         if let Some(id) = &found {
             self.reachable.borrow_mut().insert(norm(id));
+            // A database's rows sit under its data source.
+            if let Some((_, ds)) = database.and_then(|d| d.created.as_ref()) {
+                self.reachable.borrow_mut().insert(norm(ds));
+            }
         }
         let state = match job.state {
             JobState::Failed => {
@@ -246,16 +325,9 @@ impl Ctx<'_> {
                     );
                     return (check(ItemState::Pending, None, Some(why)), rec);
                 }
-                return (
-                    check(
-                        ItemState::Missing,
-                        rec.and_then(|r| r.page_id().map(str::to_owned)),
-                        why_not,
-                    ),
-                    rec,
-                );
+                return (check(ItemState::Missing, recorded, why_not), rec);
             }
-            _ if rec.is_some_and(|r| r.page_id().is_none()) => {
+            _ if unconfirmed => {
                 return (
                     check(
                         ItemState::Partial,
@@ -271,8 +343,10 @@ impl Ctx<'_> {
             _ if !dups.is_empty() => ItemState::Duplicated,
             _ => ItemState::Ok,
         };
-        let reason = (state == ItemState::Duplicated)
-            .then(|| format!("{} more Notion page(s) with its title", dups.len()));
+        let reason = (state == ItemState::Duplicated).then(|| match database {
+            Some(_) => format!("{} more Notion database(s) with its title", dups.len()),
+            None => format!("{} more Notion page(s) with its title", dups.len()),
+        });
         (check(state, found, reason), rec)
     }
 }

@@ -172,8 +172,11 @@ pub struct SectionReport {
     pub id: String,
     /// Names from the notebook down to the section.
     pub path: Vec<String>,
-    /// The section page itself.
+    /// The section page itself (layout `database`: the section's database).
     pub section_page: ItemCheck,
+    /// The section's database, when it is laid out as one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<SectionDatabaseReport>,
     /// Counts over its pages.
     pub counts: Counts,
     /// Every page, in OneNote order.
@@ -182,11 +185,24 @@ pub struct SectionReport {
     pub foreign: Vec<ForeignPage>,
 }
 
+/// A section's database (layout `database`) as verify read it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct SectionDatabaseReport {
+    /// The database, once Notion gave it.
+    pub database_id: Option<String>,
+    /// Its data source (the rows' parent).
+    pub data_source_id: Option<String>,
+    /// Rows its data source holds, ours and others (`None`: it could not be queried).
+    pub rows_found: Option<usize>,
+}
+
 /// One account.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct AccountReport {
     /// The account name.
     pub account: String,
+    /// The layout of its plans (`pages`, `database`, or both named when its targets differ).
+    pub layout: String,
     /// The Notion pages its plans write under.
     pub targets: Vec<String>,
     /// Whether anything was planned at all.

@@ -3,6 +3,7 @@
 //!
 //! Tests that read the public OneNote samples beside the clone (`../shared/fixtures`) skip, saying
 //! so, when that folder is absent.
+mod account_clean_env;
 mod auth_errors;
 mod auth_login;
 mod auth_logs;

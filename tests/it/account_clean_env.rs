@@ -1,0 +1,155 @@
+//! An account's user as they meet notebridge: a clean environment holding only what such a user
+//! sets (the app's client id and `NOTION_TOKEN`), plus the addresses of the test servers that
+//! stand in for Microsoft and Notion, and a home of the test's own. No limits, paces or retry
+//! pauses of the lab's: the product's defaults (Graph's documented 120/min, 400/h and 5 in flight
+//! per user; Notion's `auto` pace) against servers that enforce those same documented limits.
+//! Every command of a first migration works there: `doctor`, `login`, `scan`, `migrate --layout
+//! database`, `migrate --resume`, `status`, `verify`.
+
+use std::path::Path;
+
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::lab::{Lab, LabConfig, CLIENT_ID};
+use serde_json::Value;
+
+use crate::bin_support::{self, Output};
+
+/// The services as documented: Graph's per-user and per-app windows, Notion's 3 requests/s.
+fn documented() -> LabConfig {
+    LabConfig {
+        user_windows: "120/60s,400/1h".into(),
+        app_windows: "240/60s,800/1h".into(),
+        user_concurrency: 5,
+        app_concurrency: 20,
+        notion_per_second: 3,
+        ..LabConfig::default()
+    }
+}
+
+struct User<'a> {
+    lab: &'a Lab,
+    home: &'a Path,
+}
+
+impl User<'_> {
+    async fn run(&self, args: &[&str]) -> Output {
+        let h = self.home;
+        bin_support::notebridge(h, &["--no-progress"])
+            .args(args)
+            .env("NOTEBRIDGE_CLIENT_ID", CLIENT_ID)
+            .env("NOTION_TOKEN", self.lab.notion.token())
+            .env("NOTEBRIDGE_AUTHORITY_URL", self.lab.auth.authority_url())
+            .env("NOTEBRIDGE_GRAPH_URL", self.lab.graph.base_url())
+            .env("NOTEBRIDGE_NOTION_URL", self.lab.notion.base_url())
+            .env("XDG_CONFIG_HOME", h.join(".config"))
+            .env("XDG_DATA_HOME", h.join(".local/share"))
+            .env("XDG_CACHE_HOME", h.join(".cache"))
+            .run()
+            .await
+    }
+
+    async fn ok(&self, args: &[&str]) -> Output {
+        let out = self.run(args).await;
+        assert_eq!(
+            out.code,
+            Some(0),
+            "notebridge {}\nstdout: {}\nstderr: {}",
+            args.join(" "),
+            out.stdout,
+            out.stderr
+        );
+        out
+    }
+}
+
+fn json(out: &str) -> Value {
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_migration_with_only_a_client_id_and_a_notion_token() {
+    let lab = Lab::start(documented()).await;
+    let notes = generate(&NotebookSpec {
+        notebooks: 1,
+        section_groups_depth: 1,
+        section_groups_per_container: 1,
+        sections_per_container: 1,
+        pages_per_section: 0,
+        total_pages: Some(4),
+        subpage_ratio: 0.3,
+        images_per_page: 1,
+        resource_bytes: 1024,
+        seed: 4,
+        ..NotebookSpec::default()
+    });
+    lab.add_user("me", notes.clone());
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+
+    // A first user signs in once, as the default account: no command below names one.
+    me.ok(&["login"]).await;
+    let doctor = me.ok(&["--json", "doctor", "--to", &to]).await;
+    assert_eq!(json(&doctor.stdout)["ok"], true, "{}", doctor.stdout);
+    let scan = me.ok(&["--json", "scan"]).await;
+    assert_eq!(
+        json(&scan.stdout)["notebooks"].as_array().map(Vec::len),
+        Some(1),
+        "{}",
+        scan.stdout
+    );
+    let run = me
+        .ok(&["--json", "migrate", "--to", &to, "--layout", "database"])
+        .await;
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    assert_eq!(summary["pages_done"], notes.pages.len(), "{}", run.stdout);
+    assert_eq!(
+        lab.notion.databases_under(&to).len()
+            + lab
+                .notion
+                .pages_under(&to)
+                .iter()
+                .map(|(id, _)| {
+                    let mut n = 0;
+                    let mut stack = vec![id.clone()];
+                    while let Some(p) = stack.pop() {
+                        n += lab.notion.databases_under(&p).len();
+                        stack.extend(lab.notion.pages_under(&p).into_iter().map(|(i, _)| i));
+                    }
+                    n
+                })
+                .sum::<usize>(),
+        notes.sections.len(),
+        "one database per section"
+    );
+    me.ok(&["migrate", "--resume"]).await;
+    let status = me.ok(&["--json", "status"]).await;
+    assert_eq!(json(&status.stdout)["accounts"][0]["layout"], "database");
+    let verify = me.ok(&["--json", "verify"]).await;
+    let v = json(&verify.stdout);
+    assert_eq!(v["verdict"], "complete", "{}", verify.stdout);
+    assert_eq!(v["accounts"][0]["layout"], "database");
+    let sections = v["accounts"][0]["sections"].as_array().unwrap();
+    assert_eq!(sections.len(), notes.sections.len());
+    for s in sections {
+        let top = s["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["level"] == 0 && p["state"] == "ok")
+            .count();
+        assert_eq!(
+            s["database"]["rows_found"], top,
+            "a row per page of the section (subpages are pages inside their row): {s}"
+        );
+    }
+    let c = lab.graph.counters();
+    assert_eq!(
+        c.arrived_over_limit, 0,
+        "the defaults stay within the documented limits"
+    );
+}
