@@ -101,6 +101,8 @@ fn plan(db: &Db, token: &RunToken, key: &str, now: UnixMillis) {
                 last_modified: None,
                 created: None,
                 content_url: None,
+                author: None,
+                web_url: None,
             }],
         }],
     }];

@@ -106,6 +106,8 @@ pub struct PageMeta {
 pub struct PageLinks {
     /// The desktop client URL (`onenote:...&page-id={GUID}&end`).
     pub one_note_client_url: Option<Href>,
+    /// The page in OneNote on the web (a row's `OneNote link` in layout `database`).
+    pub one_note_web_url: Option<Href>,
 }
 
 /// A link object.
@@ -116,6 +118,17 @@ pub struct Href {
 }
 
 impl PageMeta {
+    /// `links.oneNoteWebUrl.href`: the page in OneNote on the web.
+    pub fn web_url(&self) -> Option<String> {
+        self.links
+            .as_ref()?
+            .one_note_web_url
+            .as_ref()?
+            .href
+            .clone()
+            .filter(|h| h.starts_with("https://"))
+    }
+
     /// The page's GUID as `onenote:` links name it: `{lower-case}`.
     pub fn guid(&self) -> Option<String> {
         let href = self

@@ -344,6 +344,7 @@ async fn list_pages(
             .into_iter()
             .enumerate()
             .map(|(i, m)| Page {
+                web_url: m.web_url(),
                 id: m.id,
                 title: m.title.unwrap_or_default(),
                 level: m.level.unwrap_or(0),
@@ -351,6 +352,8 @@ async fn list_pages(
                 last_modified: m.last_modified_date_time,
                 created: m.created_date_time,
                 content_url: m.content_url,
+                // Graph's page resource names no person (`createdByAppId` is the app that made it).
+                author: None,
             })
             .collect();
         // Asked in OneNote's order already; sorting again costs nothing and keeps it whatever the

@@ -256,6 +256,8 @@ impl Inventory {
                     last_modified: p.last_modified.clone(),
                     created: p.created.clone(),
                     content_url: None,
+                    author: p.author.clone(),
+                    web_url: None,
                 }
             })
             .collect();
@@ -325,6 +327,7 @@ mod tests {
                     order: i as u32,
                     created: None,
                     last_modified: None,
+                    author: None,
                     problem: None,
                 })
                 .collect(),

@@ -117,6 +117,8 @@ pub struct FilePage {
     pub created: Option<String>,
     /// Last modification time, RFC 3339 UTC.
     pub last_modified: Option<String>,
+    /// Who wrote it, as the section file names the page's author.
+    pub author: Option<String>,
     /// Why the page cannot be read from its section file (it is damaged), when it cannot.
     pub problem: Option<String>,
 }

@@ -47,6 +47,9 @@ pub struct Rendered {
     pub ink: Ink,
     /// Approximations the HTML cannot carry to the converter (the file route's own).
     pub notes: Vec<(String, &'static str)>,
+    /// The note tags used on the page by the labels the file gives them (the user's own tags
+    /// included, which `data-tag` can only name by a slug), in order of first use.
+    pub tags: Vec<String>,
 }
 
 /// The page's title as Graph gives it: the title outline's visible text (empty when none).
@@ -130,7 +133,21 @@ pub fn page(page: &Page, created: Option<&str>) -> Rendered {
         files: r.files,
         ink: Ink::Drawings(r.drawings),
         notes: r.notes,
+        tags: r.tags,
     }
+}
+
+/// Distinct tag labels kept per page: far more than OneNote's tag gallery offers, and a bound on
+/// what a hostile file can make a row carry.
+const MAX_PAGE_TAGS: usize = 100;
+/// Longest tag label kept, in characters (Notion's option names stop at 100; the mapping to an
+/// accepted name cuts there and says so).
+const MAX_TAG_LABEL: usize = 200;
+
+/// A tag's label as a row's tag name: trimmed and bounded; `None` when empty.
+fn tag_label(raw: &str) -> Option<String> {
+    let t = raw.trim();
+    (!t.is_empty()).then(|| t.chars().take(MAX_TAG_LABEL).collect())
 }
 
 /// `(top, left)` in CSS px from half-inch offsets.
@@ -162,6 +179,8 @@ struct Renderer {
     ink_at: Option<(f64, f64)>,
     /// The recognised words the drawings' strokes name (in their captions already).
     named_words: std::collections::HashSet<u32>,
+    /// The page's tag labels so far ([`Rendered::tags`]).
+    tags: Vec<String>,
 }
 
 /// What a run of list items is.
@@ -288,6 +307,14 @@ impl Renderer {
             Some("cite") => "cite".into(),
             _ => "p".into(),
         };
+        for t in rt.note_tags() {
+            let label = t.definition().and_then(|d| tag_label(d.label()));
+            if let Some(l) = label {
+                if self.tags.len() < MAX_PAGE_TAGS && !self.tags.contains(&l) {
+                    self.tags.push(l);
+                }
+            }
+        }
         let tags = data_tag(rt.note_tags());
         let mut attrs = String::new();
         if let Some(t) = &tags {
@@ -1299,6 +1326,18 @@ mod tests {
         assert_eq!(tag_name("Mine", false), "mine");
         assert_eq!(tag_value("To Do", true, true), "to-do:completed");
         assert_eq!(tag_value("Important", false, true), "important");
+        // A row's tags keep the label as the user wrote it, commas included (the mapping to a
+        // name Notion accepts is the database layout's, and is reported there).
+        assert_eq!(
+            tag_label(" Call back, later "),
+            Some("Call back, later".into())
+        );
+        assert_eq!(tag_label("My own box"), Some("My own box".into()));
+        assert_eq!(tag_label("   "), None);
+        assert_eq!(
+            tag_label(&"x".repeat(500)).unwrap().chars().count(),
+            MAX_TAG_LABEL
+        );
         let mut s = String::new();
         text_into(&mut s, "a<b\nc");
         assert_eq!(s, "a&lt;b<br />c");

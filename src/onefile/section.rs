@@ -167,6 +167,7 @@ fn damaged_meta(section_id: &str, d: &DamagedPage, order: usize) -> FilePage {
         order: u32::try_from(order).unwrap_or(u32::MAX),
         created: None,
         last_modified: None,
+        author: None,
         problem: Some(unreadable_reason(d)),
     }
 }
@@ -206,8 +207,18 @@ pub(super) fn page_meta(p: &Page, order: usize) -> FilePage {
         order: u32::try_from(order).unwrap_or(u32::MAX),
         created: rfc3339(p.created_time().unix_timestamp()),
         last_modified: rfc3339(p.updated_time().unix_timestamp()),
+        author: author(p.author()),
         problem: None,
     }
+}
+
+/// Longest author name kept, in characters: a name is short, and the file is hostile input.
+const MAX_AUTHOR: usize = 200;
+
+/// The file's author name, trimmed and bounded (`None` when empty).
+fn author(raw: Option<&str>) -> Option<String> {
+    let a = raw?.trim();
+    (!a.is_empty()).then(|| a.chars().take(MAX_AUTHOR).collect())
 }
 
 fn rfc3339(secs: i64) -> Option<String> {
@@ -226,6 +237,9 @@ fn convert(page: &Page) -> ConvertedPage {
     for (what, action) in r.notes {
         out.report.add(what, action);
     }
+    // The file's own labels, where `data-tag` only had a slug (a tag of the user's own, a
+    // check box of the user's own that Graph would call `to-do`).
+    out.tags = r.tags;
     out
 }
 

@@ -124,7 +124,8 @@ impl Migration {
             order: u32::try_from(values.order).unwrap_or(0),
             level: u8::try_from(values.level.clamp(0, 2)).unwrap_or(0),
             tags: tags.names,
-            ..Row::default()
+            author: values.author,
+            link: values.web_url,
         })
     }
 }

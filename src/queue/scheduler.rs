@@ -601,6 +601,8 @@ mod tests {
                         last_modified: None,
                         created: None,
                         content_url: None,
+                        author: None,
+                        web_url: None,
                     })
                     .collect(),
             }],

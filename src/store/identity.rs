@@ -199,6 +199,8 @@ mod tests {
             last_modified: Some("2024-01-01T00:00:00.000Z".into()),
             created: None,
             content_url: None,
+            author: None,
+            web_url: None,
         }
     }
 

@@ -108,6 +108,12 @@ pub struct Page {
     /// `contentUrl`.
     #[serde(skip)]
     pub content_url: Option<String>,
+    /// Who wrote it, where the source says (a section file does; Graph's page resource does not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
+    /// The page in OneNote on the web (Graph's `links.oneNoteWebUrl`; a local file has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_url: Option<String>,
 }
 
 /// Which part of an account's inventory a scan covered: items outside it are left alone.
@@ -487,12 +493,13 @@ fn upsert(
         ItemExtra::Page(p) => {
             tx.execute(
                 "INSERT INTO pages(account, id, section_id, title, level, \"order\", created, last_modified,
-                                   content_url, deleted_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, NULL)
+                                   content_url, author, web_url, deleted_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, NULL)
                  ON CONFLICT(account, id) DO UPDATE SET section_id = excluded.section_id,
                    title = excluded.title, level = excluded.level, \"order\" = excluded.\"order\",
                    created = excluded.created, last_modified = excluded.last_modified,
-                   content_url = excluded.content_url, deleted_at = NULL",
+                   content_url = excluded.content_url, author = excluded.author,
+                   web_url = excluded.web_url, deleted_at = NULL",
                 params![
                     account,
                     id,
@@ -502,7 +509,9 @@ fn upsert(
                     p.order,
                     created,
                     last_modified,
-                    p.content_url
+                    p.content_url,
+                    p.author,
+                    p.web_url
                 ],
             )?;
         }
@@ -554,7 +563,8 @@ fn load_children(
     for (id, name, created, last_modified) in rows {
         let pages = c
             .prepare(
-                "SELECT id, title, level, \"order\", created, last_modified, content_url FROM pages
+                "SELECT id, title, level, \"order\", created, last_modified, content_url, author,
+                        web_url FROM pages
                  WHERE account = ?1 AND section_id = ?2 AND deleted_at IS NULL ORDER BY \"order\"",
             )?
             .query_map(params![account, id], |r| {
@@ -566,6 +576,8 @@ fn load_children(
                     created: r.get(4)?,
                     last_modified: r.get(5)?,
                     content_url: r.get(6)?,
+                    author: r.get(7)?,
+                    web_url: r.get(8)?,
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
@@ -593,6 +605,8 @@ mod tests {
             last_modified: Some("2024-01-01T00:00:00Z".into()),
             created: None,
             content_url: None,
+            author: None,
+            web_url: None,
         }
     }
 

@@ -105,6 +105,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0019_import_notes",
         include_str!("../../migrations/0019_import_notes.sql"),
     ),
+    (
+        "0020_page_author_link",
+        include_str!("../../migrations/0020_page_author_link.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

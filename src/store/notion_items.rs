@@ -908,6 +908,8 @@ mod tests {
                         last_modified: Some(modified.into()),
                         created: None,
                         content_url: None,
+                        author: None,
+                        web_url: None,
                     }],
                 }],
             }]

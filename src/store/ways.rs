@@ -506,6 +506,8 @@ mod tests {
             last_modified: None,
             created: None,
             content_url: None,
+            author: None,
+            web_url: None,
         };
         let section = |id: &str, pages| Section {
             id: id.into(),

@@ -254,6 +254,8 @@ pub fn expected_inventory(notes: &UserNotes) -> Vec<notebridge::store::inventory
                         last_modified: ts(p.modified),
                         created: ts(p.created),
                         content_url: None,
+                        author: None,
+                        web_url: None,
                     })
                     .collect();
                 pages.sort_by_key(|p| p.order);

@@ -16,7 +16,7 @@ use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, page_html, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::notion::databases::RowDump;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::bin_support;
 use crate::files_support::sample;
@@ -146,6 +146,14 @@ async fn an_accounts_notebook_arrives_as_databases_and_an_update_rewrites_a_reta
             assert_eq!(instant(&row.properties["Modified"]), p.modified);
             assert_eq!(row.properties["Order"], p.order.to_string());
             assert_eq!(row.properties["Level"], "0");
+            // The page in OneNote on the web, as Graph links it; Graph's page names no author.
+            let link = &row.properties["OneNote link"];
+            assert!(
+                link.starts_with("https://onedrive.live.com/view.aspx?resid=")
+                    && link.contains(&section.id),
+                "{row:#?}"
+            );
+            assert_eq!(row.properties["Author"], "", "{row:#?}");
         }
         subpages += pages.len() - top.len();
     }
@@ -217,6 +225,54 @@ async fn an_accounts_notebook_arrives_as_databases_and_an_update_rewrites_a_reta
     let row = rows.iter().find(|r| r.id == row_id).expect("the same row");
     assert_eq!(tags_of(row), changed, "{row:#?}");
     assert_eq!(instant(&row.properties["Modified"]), modified);
+
+    // `verify` reads every database's rows back (its data source's queries) and finds each page
+    // once and complete; a row put in the trash in Notion is a page missing.
+    let (code, out, err) = notebridge(&lab, &state, &["--json", "verify"]).await;
+    assert_eq!(
+        code, 0,
+        "{out}
+{err}"
+    );
+    let v = json(&out);
+    assert_eq!(v["verdict"], "complete", "{out}");
+    assert_eq!(v["accounts"][0]["layout"], "database");
+    for s in v["accounts"][0]["sections"].as_array().unwrap() {
+        assert!(s["database"]["database_id"].is_string(), "{s}");
+    }
+    let (status, _) = notion_patch(
+        &lab,
+        &format!("/v1/pages/{row_id}"),
+        json!({"in_trash": true}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (code, out, _) = notebridge(&lab, &state, &["--json", "verify"]).await;
+    assert_eq!(code, 4, "{out}");
+    let v = json(&out);
+    let checked = v["accounts"][0]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["pages"].as_array().unwrap().iter())
+        .find(|p| p["notion_page_id"] == json!(row_id))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(checked["state"], "missing", "{out}");
+}
+
+/// A request to the Notion test server as an integration would send it.
+async fn notion_patch(lab: &Lab, path: &str, body: Value) -> (u16, Value) {
+    let r = reqwest::Client::new()
+        .patch(format!("{}{path}", lab.notion.base_url()))
+        .bearer_auth(lab.notion.token())
+        .header("Notion-Version", "2025-09-03")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or_default())
 }
 
 /// What a files user has: a home, the Notion token, the test server's URL and the state database.
@@ -253,6 +309,7 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
     let db = Db::open(&home.path().join("notebridge.db")).unwrap();
     let mut sections = 0;
     let mut tags_seen: Vec<String> = Vec::new();
+    let mut authors = 0;
     for path in [&group, &tagged] {
         let import = onefile::scan(path).unwrap();
         let key = db
@@ -281,6 +338,14 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
                 let converted = parsed.convert(&p.id).expect("the page converts");
                 assert_eq!(tags_of(row), converted.tags, "{row:#?}");
                 tags_seen.extend(converted.tags);
+                // The file names each page's author; a local file has no web link.
+                assert_eq!(
+                    row.properties["Author"],
+                    p.author.clone().unwrap_or_default(),
+                    "{row:#?}"
+                );
+                authors += usize::from(p.author.is_some());
+                assert_eq!(row.properties["OneNote link"], "", "{row:#?}");
                 assert_eq!(
                     row.properties
                         .get("Created")
@@ -315,6 +380,7 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
             .unwrap(),
         sections
     );
+    assert!(authors > 0, "the samples name their pages' authors");
     for want in ["To Do", "Important"] {
         assert!(
             tags_seen.iter().any(|t| t == want),
@@ -336,4 +402,27 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
             .all(|i| i["layout"] == "database"),
         "{doc}"
     );
+
+    // `verify` with nothing but the token checks the imports' databases row by row.
+    let out = files_user(&lab, home.path(), &["--json", "verify"])
+        .run()
+        .await;
+    assert_eq!(
+        out.code,
+        Some(0),
+        "{}
+{}",
+        out.stdout,
+        out.stderr
+    );
+    let v = json(&out.stdout);
+    assert_eq!(v["verdict"], "complete", "{}", out.stdout);
+    let checked: usize = v["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["sections"].as_array().unwrap().iter())
+        .map(|s| s["database"]["rows_found"].as_u64().unwrap_or(0) as usize)
+        .sum();
+    assert!(checked > 0, "{}", out.stdout);
 }

@@ -276,6 +276,8 @@ async fn pages_not_planned_are_listed_but_do_not_count() {
             last_modified: None,
             created: None,
             content_url: None,
+            author: None,
+            web_url: None,
         });
     w.db.save_scan(
         "alice",

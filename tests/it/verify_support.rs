@@ -105,6 +105,8 @@ fn page(id: &str, title: &str, level: i64, order: i64) -> Page {
         last_modified: Some("2024-05-01T10:00:00.000Z".into()),
         created: None,
         content_url: None,
+        author: None,
+        web_url: None,
     }
 }
 
