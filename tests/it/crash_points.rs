@@ -9,7 +9,9 @@
 //!
 //! Under `cargo test` a sample runs: the first point of each name. `cargo test --test it
 //! crash_points::stopped_at_every -- --ignored` walks them all and prints the counts
-//! (`NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` only those phases).
+//! (`NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` only those phases). The same first migration laid
+//! out as databases (`--layout database`) walks the layout's own points: its databases made, tags
+//! added to their schemas, rows created, each stopped before and after its record.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,6 +98,8 @@ struct Scenario {
     workers: Option<&'static str>,
     /// Where the pages are read from.
     source: Source,
+    /// `--layout database` instead of the default pages.
+    database: bool,
 }
 
 /// Where a scenario's pages are read from.
@@ -153,6 +157,15 @@ impl Scenario {
             graph,
             workers,
             source: Source::Generated,
+            database: false,
+        }
+    }
+
+    /// The walk's scenario laid out as databases (`--layout database`).
+    async fn databases() -> Scenario {
+        Scenario {
+            database: true,
+            ..Scenario::start().await
         }
     }
 
@@ -176,6 +189,7 @@ impl Scenario {
             } else {
                 Source::Import(path)
             },
+            database: false,
         })
     }
 
@@ -222,6 +236,9 @@ impl Scenario {
         a.extend(["--to".to_owned(), t]);
         if let Source::Drive = self.source {
             a.extend(["--via".to_owned(), "files".to_owned()]);
+        }
+        if self.database {
+            a.extend(["--layout".to_owned(), "database".to_owned()]);
         }
         a
     }
@@ -272,6 +289,8 @@ enum Phase {
     Drive,
     /// OneNote files on disk (`--from`).
     Import,
+    /// The first migration laid out as databases (`--layout database`).
+    Database,
 }
 
 impl Phase {
@@ -281,6 +300,7 @@ impl Phase {
             Phase::First | Phase::Update => Some(Scenario::start().await),
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
+            Phase::Database => Some(Scenario::databases().await),
         }
     }
 }
@@ -322,7 +342,7 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
         .await
         .expect("its samples were found for the reference");
     let cmd = match phase {
-        Phase::First | Phase::Drive | Phase::Import => s.first(),
+        Phase::First | Phase::Drive | Phase::Import | Phase::Database => s.first(),
         Phase::Update => {
             s.complete(&s.first()).await;
             s.edit().await;
@@ -430,6 +450,17 @@ fn pages(lab: &Lab, id: &str, path: &str, out: &mut HashMap<String, String>) {
             let p = format!("{path}/{}", b["child_page"]["title"].as_str().unwrap_or(""));
             out.insert(bare(bid), p.clone());
             pages(lab, bid, &p, out);
+        } else if b["type"] == "child_database" {
+            // A database's rows are pages too (links point at them).
+            let d = format!(
+                "{path}/{}",
+                b["child_database"]["title"].as_str().unwrap_or("")
+            );
+            for row in lab.notion.rows(bid) {
+                let p = format!("{d}/{}", row.title);
+                out.insert(bare(&row.id), p.clone());
+                pages(lab, &row.id, &p, out);
+            }
         } else if b["has_children"] == true {
             pages(lab, bid, path, out);
         }
@@ -448,15 +479,52 @@ impl Tree<'_> {
         for b in self.lab.notion.blocks_of(id) {
             let bid = b["id"].as_str().unwrap_or_default().to_owned();
             let ty = b["type"].as_str().unwrap_or_default().to_owned();
-            let line = if ty == "child_page" {
-                format!("page {}", b["child_page"]["title"].as_str().unwrap_or(""))
-            } else {
-                format!("{ty} {}", self.payload(&b[&ty]))
+            let line = match ty.as_str() {
+                "child_page" => format!("page {}", b["child_page"]["title"].as_str().unwrap_or("")),
+                "child_database" => format!(
+                    "database {}",
+                    b["child_database"]["title"].as_str().unwrap_or("")
+                ),
+                _ => format!("{ty} {}", self.payload(&b[&ty])),
             };
             self.out.push(format!("{}{line}", "  ".repeat(depth)));
-            if b["has_children"] == true {
+            if ty == "child_database" {
+                self.database(id, &bid, depth + 1);
+            } else if b["has_children"] == true {
                 self.walk(&bid, depth + 1);
             }
+        }
+    }
+
+    /// A database in `page`: its schema's tag options in order (each added once), then each row
+    /// with every property's value and its body.
+    fn database(&mut self, page: &str, database: &str, depth: usize) {
+        let indent = "  ".repeat(depth);
+        let source = self
+            .lab
+            .notion
+            .databases_under(page)
+            .into_iter()
+            .find(|(d, _, _)| bare(d) == bare(database))
+            .map(|(_, ds, _)| ds)
+            .expect("a listed database has its data source");
+        let schema = self.lab.notion.schema(&source).unwrap_or_default();
+        let options: Vec<&str> = schema["Tags"]["multi_select"]["options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o["name"].as_str())
+            .collect();
+        self.out
+            .push(format!("{indent}tags [{}]", options.join(", ")));
+        for row in self.lab.notion.rows(database) {
+            let props: Vec<String> = row
+                .properties
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            self.out.push(format!("{indent}row {}", props.join(" ")));
+            self.walk(&row.id, depth + 1);
         }
     }
 
@@ -635,6 +703,47 @@ async fn stopped_in_an_update_a_drive_download_or_an_import_a_resume_leaves_exac
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_making_a_database_its_tags_or_a_row_a_resume_leaves_exactly_the_tree() {
+    let (want, points) = database_reference().await;
+    eprintln!("database: {}", counts(&points));
+    // The layout's own points (those it shares with layout pages are walked there).
+    let at: Vec<u64> = firsts(&points)
+        .into_iter()
+        .filter(|&n| points[n as usize - 1].starts_with("database."))
+        .collect();
+    let names: BTreeSet<&str> = at
+        .iter()
+        .map(|&n| points[n as usize - 1].as_str())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from([
+            "database.created",
+            "database.recorded",
+            "database.row_created",
+            "database.row_recorded",
+            "database.schema_updated",
+            "database.tags_confirmed",
+        ]),
+        "the run passes every point of the layout"
+    );
+    walk_all(Phase::Database, &want, &points, &at).await;
+}
+
+/// The tree and the points of a migration laid out as databases, never stopped.
+async fn database_reference() -> (Vec<String>, Vec<String>) {
+    let s = Scenario::databases().await;
+    let points = s.complete(&s.first()).await;
+    let t = tree(&s.lab);
+    assert!(
+        t.iter().any(|l| l.trim_start().starts_with("database "))
+            && t.iter().any(|l| l.contains("tags [To Do")),
+        "the reference has databases and tags: {t:#?}"
+    );
+    (t, points)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "walks every crash point (minutes); run with --ignored"]
 async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
     let r = reference().await;
@@ -644,7 +753,9 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
             phases.push((phase, reference));
         }
     }
-    // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import).
+    phases.push((Phase::Database, database_reference().await));
+    // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
+    // database).
     if let Ok(only) = std::env::var("NOTEBRIDGE_TEST_CRASH_PHASES") {
         phases.retain(|(p, _)| {
             only.split(',')
