@@ -92,6 +92,8 @@ pub struct ConvertedPage {
     /// The note tags on the page by their OneNote names (`To Do` for `data-tag="to-do"`), each
     /// once, in the order met.
     pub tags: Vec<String>,
+    /// Who wrote the page, where its source says (a section file does; Graph's HTML does not).
+    pub author: Option<String>,
 }
 
 /// Converts a page with default options.
@@ -174,6 +176,7 @@ fn convert_document(
         blocks,
         report,
         tags: note_tags(root),
+        author: None,
     }
 }
 
@@ -459,8 +462,9 @@ impl ConvertedPage {
             created,
             blocks,
             report,
-            // Not part of `convert --json`'s document: a row's `Tags` carry them.
+            // Not part of `convert --json`'s document: a row's `Tags` and `Author` carry them.
             tags: _,
+            author: _,
         } = self;
         write!(
             out,

@@ -240,6 +240,7 @@ fn convert(page: &Page) -> ConvertedPage {
     // The file's own labels, where `data-tag` only had a slug (a tag of the user's own, a
     // check box of the user's own that Graph would call `to-do`).
     out.tags = r.tags;
+    out.author = meta.author;
     out
 }
 

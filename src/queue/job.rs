@@ -244,7 +244,13 @@ impl Migration {
             Some(data_source) => {
                 rows::drop_date_line(&mut page.blocks);
                 let row = self
-                    .row_of(job, &title, &data_source, &page.tags, &mut page.report)
+                    .row_of(
+                        job,
+                        &title,
+                        &data_source,
+                        (&page.tags, page.author.as_deref()),
+                        &mut page.report,
+                    )
                     .await?;
                 Some(RowWrite { row, data_source })
             }

@@ -91,16 +91,18 @@ impl Migration {
     }
 
     /// The row of page `job` titled `title` in `data_source`, with what the inventory holds of
-    /// it and the note tags `tags` by their OneNote names (added to the schema first); a tag name Notion refuses is
-    /// written as an accepted one, and that goes in `report`.
+    /// it, the note tags by their OneNote names (added to the schema first) and the author the
+    /// page's source names (`from_page`); a tag name Notion refuses is written as an accepted
+    /// one, and that goes in `report`.
     pub(super) async fn row_of(
         &self,
         job: &Job,
         title: &str,
         data_source: &str,
-        tags: &[String],
+        from_page: (&[String], Option<&str>),
         report: &mut Report,
     ) -> Result<Row, JobError> {
+        let (tags, author) = from_page;
         let tags = self
             .databases
             .ensure_tags(&self.notion, data_source, tags)
@@ -124,7 +126,8 @@ impl Migration {
             order: u32::try_from(values.order).unwrap_or(0),
             level: u8::try_from(values.level.clamp(0, 2)).unwrap_or(0),
             tags: tags.names,
-            author: values.author,
+            // A section file read on the drive route names the author the scan could not.
+            author: values.author.or_else(|| author.map(str::to_owned)),
             link: values.web_url,
         })
     }

@@ -426,3 +426,60 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
         .sum();
     assert!(checked > 0, "{}", out.stdout);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notebook_read_from_its_drive_files_gives_rows_their_authors_and_web_links() {
+    let Some(path) = sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(fast()).await;
+    let (user, _) = lab.add_files_user("alice", "Field notes", &path);
+    let state = State::new();
+    let scopes = ["offline_access", "User.Read", "Notes.Read", "Files.Read"];
+    lab.sign_in_with(&Db::open(&state.db).unwrap(), "alice", &user, &scopes);
+    let to = lab.target_page.clone();
+    let args = [
+        "migrate",
+        "--account",
+        "alice",
+        "--to",
+        &to,
+        "--via",
+        "files",
+        "--layout",
+        "database",
+    ];
+    let (code, out, err) = notebridge(&lab, &state, &args).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+
+    // The scan gives each page its web link; the section file read for its body, its author.
+    let import = onefile::scan(&path).unwrap();
+    let mut authors: HashMap<String, Option<String>> = HashMap::new();
+    for (_, section) in import.all_sections() {
+        let parsed = onefile::open_section(&section.location).unwrap();
+        for p in parsed.pages() {
+            authors.insert(untitled(&p.title).to_owned(), p.author.clone());
+        }
+    }
+    let db = Db::open(&state.db).unwrap();
+    let mut rows = 0;
+    let mut named = 0;
+    for (_, d) in db.section_databases("alice").unwrap() {
+        let (database, _) = d.created.expect("each section's database is made");
+        for row in lab.notion.rows(&database) {
+            rows += 1;
+            let want = authors.get(&row.title).cloned().flatten();
+            assert_eq!(
+                row.properties["Author"],
+                want.clone().unwrap_or_default(),
+                "{row:#?}"
+            );
+            named += usize::from(want.is_some());
+            assert!(
+                row.properties["OneNote link"].starts_with("https://"),
+                "{row:#?}"
+            );
+        }
+    }
+    assert!(rows > 0 && named > 0, "{rows} rows, {named} with an author");
+}
