@@ -109,10 +109,12 @@ pub struct Page {
     #[serde(skip)]
     pub content_url: Option<String>,
     /// Who wrote it, where the source says (a section file does; Graph's page resource does not).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Not part of `scan --json`'s document: a row's `Author` shows it.
+    #[serde(skip)]
     pub author: Option<String>,
     /// The page in OneNote on the web (Graph's `links.oneNoteWebUrl`; a local file has none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Not part of `scan --json`'s document: a row's `OneNote link` shows it.
+    #[serde(skip)]
     pub web_url: Option<String>,
 }
 
