@@ -248,7 +248,8 @@ impl Migration {
                         job,
                         &title,
                         &data_source,
-                        (&page.tags, page.author.as_deref()),
+                        &page.tags,
+                        page.author.as_deref(),
                         &mut page.report,
                     )
                     .await?;

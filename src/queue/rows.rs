@@ -91,18 +91,18 @@ impl Migration {
     }
 
     /// The row of page `job` titled `title` in `data_source`, with what the inventory holds of
-    /// it, the note tags by their OneNote names (added to the schema first) and the author the
-    /// page's source names (`from_page`); a tag name Notion refuses is written as an accepted
-    /// one, and that goes in `report`.
+    /// it, the note tags `tags` by their OneNote names (added to the schema first) and the
+    /// `author` the page's source names; a tag name Notion refuses is written as an accepted one,
+    /// and that goes in `report`.
     pub(super) async fn row_of(
         &self,
         job: &Job,
         title: &str,
         data_source: &str,
-        from_page: (&[String], Option<&str>),
+        tags: &[String],
+        author: Option<&str>,
         report: &mut Report,
     ) -> Result<Row, JobError> {
-        let (tags, author) = from_page;
         let tags = self
             .databases
             .ensure_tags(&self.notion, data_source, tags)

@@ -203,18 +203,7 @@ impl Db {
                 "SELECT section_id, parent_page_id, title, database_id, data_source_id
                  FROM section_databases WHERE account = ?1 ORDER BY rowid",
             )?;
-            let rows = st.query_map([account], |r| {
-                let db: Option<String> = r.get(3)?;
-                let ds: Option<String> = r.get(4)?;
-                Ok((
-                    r.get(0)?,
-                    SectionDatabase {
-                        parent_page_id: r.get(1)?,
-                        title: r.get(2)?,
-                        created: db.zip(ds),
-                    },
-                ))
-            })?;
+            let rows = st.query_map([account], |r| Ok((r.get(0)?, section_database_at(r, 1)?)))?;
             rows.collect()
         })
     }
@@ -369,17 +358,21 @@ fn section_database_in(
         "SELECT parent_page_id, title, database_id, data_source_id FROM section_databases
          WHERE account = ?1 AND section_id = ?2",
         params![account, section],
-        |r| {
-            let db: Option<String> = r.get(2)?;
-            let ds: Option<String> = r.get(3)?;
-            Ok(SectionDatabase {
-                parent_page_id: r.get(0)?,
-                title: r.get(1)?,
-                created: db.zip(ds),
-            })
-        },
+        |r| section_database_at(r, 0),
     )
     .optional()
+}
+
+/// A section database record from `parent_page_id, title, database_id, data_source_id`, read
+/// from column `first` on.
+fn section_database_at(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<SectionDatabase> {
+    let db: Option<String> = r.get(first + 2)?;
+    let ds: Option<String> = r.get(first + 3)?;
+    Ok(SectionDatabase {
+        parent_page_id: r.get(first)?,
+        title: r.get(first + 1)?,
+        created: db.zip(ds),
+    })
 }
 
 #[cfg(test)]

@@ -17,6 +17,15 @@ const CONCURRENT_LISTINGS: usize = 4;
 /// A children listing, or why it could not be read (a 404 or refusal is a finding, not a failure).
 pub(super) type Listing = Result<Vec<Listed>, String>;
 
+/// What an id names, and so how its children are read.
+#[derive(Clone, Copy)]
+enum Source {
+    /// A page or block: its children listing.
+    Children,
+    /// A data source: its rows, through its queries.
+    Rows,
+}
+
 pub(super) struct Reader<'a> {
     pub(super) client: &'a NotionClient,
     /// By normalised id; shared across accounts (they may share a target).
@@ -30,37 +39,7 @@ impl Reader<'_> {
         ids: Vec<String>,
         account: &str,
     ) -> Result<(), VerifyError> {
-        let todo: Vec<String> = {
-            let mut seen = HashSet::new();
-            ids.into_iter()
-                .filter(|id| !self.listings.contains_key(&norm(id)) && seen.insert(norm(id)))
-                .collect()
-        };
-        let client = self.client;
-        let results: Vec<(String, Result<Vec<Listed>, NotionError>)> = stream::iter(todo)
-            .map(|id| async move {
-                let r = listed::list(client, &id).await;
-                (id, r)
-            })
-            .buffer_unordered(CONCURRENT_LISTINGS)
-            .collect()
-            .await;
-        for (id, r) in results {
-            let listing = match r {
-                Ok(v) => Ok(v),
-                Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
-                    Err(e.to_string())
-                }
-                Err(source) => {
-                    return Err(VerifyError::Notion {
-                        account: account.to_owned(),
-                        source,
-                    })
-                }
-            };
-            self.listings.insert(norm(&id), listing);
-        }
-        Ok(())
+        self.read_all(ids, account, Source::Children).await
     }
 
     /// Reads every row of the data sources `ids` not read yet (paged queries), each kept as a
@@ -71,6 +50,17 @@ impl Reader<'_> {
         ids: Vec<String>,
         account: &str,
     ) -> Result<(), VerifyError> {
+        self.read_all(ids, account, Source::Rows).await
+    }
+
+    /// Reads the ids not read yet from `source`, a few at a time. A refusal is kept as that id's
+    /// finding; any other failure ends the verification.
+    async fn read_all(
+        &mut self,
+        ids: Vec<String>,
+        account: &str,
+        source: Source,
+    ) -> Result<(), VerifyError> {
         let todo: Vec<String> = {
             let mut seen = HashSet::new();
             ids.into_iter()
@@ -78,18 +68,22 @@ impl Reader<'_> {
                 .collect()
         };
         let client = self.client;
-        let results: Vec<(String, Result<Vec<serde_json::Value>, NotionError>)> =
-            stream::iter(todo)
-                .map(|id| async move {
-                    let r = database::rows(client, &id).await;
-                    (id, r)
-                })
-                .buffer_unordered(CONCURRENT_LISTINGS)
-                .collect()
-                .await;
+        let results: Vec<(String, Result<Vec<Listed>, NotionError>)> = stream::iter(todo)
+            .map(|id| async move {
+                let r = match source {
+                    Source::Children => listed::list(client, &id).await,
+                    Source::Rows => database::rows(client, &id)
+                        .await
+                        .map(|rows| rows.iter().filter_map(row_as_listed).collect()),
+                };
+                (id, r)
+            })
+            .buffer_unordered(CONCURRENT_LISTINGS)
+            .collect()
+            .await;
         for (id, r) in results {
             let listing = match r {
-                Ok(rows) => Ok(rows.iter().filter_map(row_as_listed).collect()),
+                Ok(v) => Ok(v),
                 Err(e @ (NotionError::Refused { .. } | NotionError::Rejected { .. })) => {
                     Err(e.to_string())
                 }
