@@ -4,7 +4,8 @@
 //! pauses of the lab's: the product's defaults (Graph's documented 120/min, 400/h and 5 in flight
 //! per user; Notion's `auto` pace) against servers that enforce those same documented limits.
 //! Every command of a first migration works there: `doctor`, `login`, `scan`, `migrate --layout
-//! database`, `migrate --resume`, `status`, `verify`.
+//! database`, `migrate --resume`, `status`, `verify`; and an account whose notebook is files in its
+//! OneDrive (`--via files`) the same way.
 
 use std::path::Path;
 
@@ -152,4 +153,53 @@ async fn a_first_migration_with_only_a_client_id_and_a_notion_token() {
         c.arrived_over_limit, 0,
         "the defaults stay within the documented limits"
     );
+}
+
+/// An account whose notebook is OneNote files in its OneDrive, as its user migrates it: signed in
+/// once (the default sign-in asks `Files.Read`), `migrate --via files --layout database`, then
+/// `verify`. Each row names its page's author as the section file does and links the page on the
+/// web as Graph's scan does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notebook_of_drive_files_migrated_as_databases_with_only_a_client_id_and_a_token() {
+    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(documented()).await;
+    lab.add_files_user("me", "Field notes", &path);
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    let run = me
+        .ok(&[
+            "--json", "migrate", "--to", &to, "--via", "files", "--layout", "database",
+        ])
+        .await;
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+
+    let verify = me.ok(&["--json", "verify"]).await;
+    let v = json(&verify.stdout);
+    assert_eq!(v["verdict"], "complete", "{}", verify.stdout);
+    let mut rows = 0;
+    let mut authored = 0;
+    for s in v["accounts"][0]["sections"].as_array().unwrap() {
+        let database = s["database"]["database_id"].as_str().unwrap();
+        for row in lab.notion.rows(database) {
+            rows += 1;
+            authored += usize::from(!row.properties["Author"].is_empty());
+            assert!(
+                row.properties["OneNote link"].starts_with("https://"),
+                "{row:#?}"
+            );
+        }
+    }
+    assert!(
+        rows > 0 && authored > 0,
+        "{rows} rows, {authored} with an author"
+    );
+    assert_eq!(lab.graph.counters().arrived_over_limit, 0);
 }

@@ -275,15 +275,20 @@ async fn notion_patch(lab: &Lab, path: &str, body: Value) -> (u16, Value) {
     (status, r.json().await.unwrap_or_default())
 }
 
-/// What a files user has: a home, the Notion token, the test server's URL and the state database.
+/// What a files user has: a home and the Notion token (and the test server's address, for Notion
+/// itself). The state database is where notebridge puts it by default.
 fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
     bin_support::notebridge(home, &["--no-progress"])
         .args(args)
         .env("NOTION_TOKEN", lab.notion.token())
         .env("NOTEBRIDGE_NOTION_URL", lab.notion.base_url())
-        .env("NOTEBRIDGE_DB", home.join("notebridge.db"))
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("XDG_DATA_HOME", home.join(".local/share"))
+}
+
+/// The state database a files user's runs keep, at its default place under the home.
+fn files_db(home: &Path) -> Db {
+    Db::open(&home.join(".local/share/notebridge/notebridge.db")).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -306,7 +311,7 @@ async fn files_with_only_a_notion_token_arrive_as_databases_with_their_tags_and_
 
     // Each section read from the files is one database; each top-level page one row, with the
     // tags, dates and order the file holds.
-    let db = Db::open(&home.path().join("notebridge.db")).unwrap();
+    let db = files_db(home.path());
     let mut sections = 0;
     let mut tags_seen: Vec<String> = Vec::new();
     let mut authors = 0;
