@@ -184,12 +184,30 @@ async fn a_notebook_of_drive_files_migrated_as_databases_with_only_a_client_id_a
     let verify = me.ok(&["--json", "verify"]).await;
     let v = json(&verify.stdout);
     assert_eq!(v["verdict"], "complete", "{}", verify.stdout);
+    // Each page's author as its section file names it (titles repeat only with the same author).
+    let mut authors = std::collections::HashMap::new();
+    for (_, section) in notebridge::onefile::scan(&path).unwrap().all_sections() {
+        let parsed = notebridge::onefile::open_section(&section.location).unwrap();
+        for p in parsed.pages() {
+            let title = if p.title.trim().is_empty() {
+                "Untitled".to_owned()
+            } else {
+                p.title.clone()
+            };
+            authors.insert(title, p.author.clone().unwrap_or_default());
+        }
+    }
     let mut rows = 0;
     let mut authored = 0;
     for s in v["accounts"][0]["sections"].as_array().unwrap() {
         let database = s["database"]["database_id"].as_str().unwrap();
         for row in lab.notion.rows(database) {
             rows += 1;
+            assert_eq!(
+                Some(&row.properties["Author"]),
+                authors.get(&row.title),
+                "{row:#?}"
+            );
             authored += usize::from(!row.properties["Author"].is_empty());
             assert!(
                 row.properties["OneNote link"].starts_with("https://"),
