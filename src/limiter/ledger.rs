@@ -94,6 +94,16 @@ pub fn prune(c: &Connection, before: UnixMillis) -> rusqlite::Result<usize> {
     .execute(params![before])
 }
 
+/// Whether a user other than `user` has a request in flight or was granted one after `since`: other
+/// accounts are sending through this app now.
+pub fn others_sending(c: &Connection, user: &str, since: UnixMillis) -> rusqlite::Result<bool> {
+    c.prepare_cached(
+        "SELECT EXISTS(SELECT 1 FROM limiter_inflight WHERE user_id <> ?1)
+             OR EXISTS(SELECT 1 FROM limiter_ledger WHERE user_id <> ?1 AND granted_at > ?2)",
+    )?
+    .query_row(params![user, since], |r| r.get::<_, i64>(0).map(|n| n != 0))
+}
+
 /// When `user`'s latest request was granted.
 pub fn last_granted(c: &Connection, user: &str) -> rusqlite::Result<Option<UnixMillis>> {
     c.prepare_cached("SELECT max(granted_at) FROM limiter_ledger WHERE user_id = ?1")?

@@ -585,10 +585,12 @@ impl Inner {
         ledger::counted_since(c, u, now - longest - slack_ms)
     }
 
+    /// `scope`'s breaker as a decision for `user` sees it.
     fn breaker_view(
         &self,
         c: &Connection,
         scope: &BudgetHolder,
+        user: &str,
     ) -> rusqlite::Result<Option<BreakerView>> {
         Ok(breaker::load(c, &scope.key())?.map(|b| BreakerView {
             open_until: b.open_until,
@@ -596,6 +598,7 @@ impl Inner {
             probe_remote: b
                 .probe_id
                 .map(|_| b.probe_owner.as_deref() != Some(self.owner.as_str())),
+            probe_left_to_others_until: b.probe_left_to_others_until(user),
         }))
     }
 
@@ -641,12 +644,12 @@ impl Inner {
             user: ScopeView {
                 counted: self.counted(c, &me, now, slack)?,
                 in_flight: f.user,
-                breaker: self.breaker_view(c, &me)?,
+                breaker: self.breaker_view(c, &me, user)?,
             },
             app: ScopeView {
                 counted: self.counted(c, &BudgetHolder::App, now, slack)?,
                 in_flight: f.app,
-                breaker: self.breaker_view(c, &BudgetHolder::App)?,
+                breaker: self.breaker_view(c, &BudgetHolder::App, user)?,
             },
             scan_cost: if background {
                 ledger::scan_cost(c, user)?
@@ -844,23 +847,14 @@ impl Inner {
                     }
                     Outcome::Throttled(scope, retry_after) => {
                         let own = BudgetHolder::User(p.user.clone());
-                        let scopes: Vec<BudgetHolder> = match scope {
-                            ThrottleScope::User => vec![own],
-                            ThrottleScope::Application => vec![BudgetHolder::App],
-                            // Without a scope the caller's own budget is the likely one; when
-                            // another account is throttled too (its breaker open or waiting for
-                            // its probe) or the app's breaker is, the app's budget is what binds:
-                            // every account cools down, on one breaker whose probes serve them all.
-                            ThrottleScope::Unknown
-                                if breaker::throttled_lately(c, "user:%", &own.key(), now)?
-                                    || breaker::throttled_lately(c, "app", &own.key(), now)? =>
-                            {
-                                vec![own, BudgetHolder::App]
-                            }
-                            ThrottleScope::Unknown => vec![own],
+                        let (scopes, guess) = match scope {
+                            ThrottleScope::User => (vec![own], false),
+                            ThrottleScope::Application => (vec![BudgetHolder::App], false),
+                            ThrottleScope::Unknown => me.unscoped_scopes(c, &p.user, now)?,
                         };
                         for s in &scopes {
-                            me.trip(c, s, &p, now, retry_after)?;
+                            let guessed = guess && *s == BudgetHolder::App;
+                            me.trip(c, s, &p, now, retry_after, guessed)?;
                         }
                         for key in &p.probe_scopes {
                             if !scopes.iter().any(|s| &s.key() == key) {
@@ -907,7 +901,42 @@ impl Inner {
         Ok(model::highest_use(&self.limits.user_windows, &rows, now))
     }
 
-    /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`.
+    /// Which breakers a 429 of `user` without `x-ms-throttle-scope` opens, and whether the app's
+    /// among them is a guess.
+    ///
+    /// When another account is throttled too (its breaker open or waiting for its probe) or the
+    /// app's breaker is (not on `user`'s own guess), the app's budget is what binds: every account
+    /// cools down, on one breaker whose probes serve them all. When `user`'s 429 is the first of
+    /// its throttle while other accounts are sending, the app's breaker opens too, as a guess:
+    /// otherwise every other account would send (and have refused) requests of its own before its
+    /// first 429 told it, and OneNote counts refused requests, so in a team migration each of them
+    /// would prolong an app-wide throttle. The guess costs the other accounts one cooldown when
+    /// the budget was `user`'s own: another account's request is its probe, and its answer closes
+    /// it. Otherwise (one account, or `user`'s own probe refused again) the budget is `user`'s.
+    fn unscoped_scopes(
+        &self,
+        c: &Connection,
+        user: &str,
+        now: UnixMillis,
+    ) -> rusqlite::Result<(Vec<BudgetHolder>, bool)> {
+        let own = BudgetHolder::User(user.to_owned());
+        let key = own.key();
+        if breaker::throttled_lately(c, "user:%", &key, user, now)?
+            || breaker::throttled_lately(c, "app", &key, user, now)?
+        {
+            return Ok((vec![own, BudgetHolder::App], false));
+        }
+        let first = breaker::load(c, &key)?.is_none_or(|b| b.open_until + b.cooldown_ms <= now);
+        let shortest =
+            model::shortest(&self.limits.user_windows).map_or(0, |w| w.length.as_millis() as i64);
+        if first && ledger::others_sending(c, user, now - shortest)? {
+            return Ok((vec![own, BudgetHolder::App], true));
+        }
+        Ok((vec![own], false))
+    }
+
+    /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`; `guessed`: the
+    /// app's, on an unscoped 429 of `p`'s user alone (see [`Inner::unscoped_scopes`]).
     fn trip(
         &self,
         c: &Connection,
@@ -915,6 +944,7 @@ impl Inner {
         p: &Sent,
         now: UnixMillis,
         retry_after: Option<Duration>,
+        guessed: bool,
     ) -> rusqlite::Result<()> {
         let key = scope.key();
         // The model's own Retry-After: until every window of the scope has room.
@@ -926,14 +956,16 @@ impl Inner {
         let trips = match &existing {
             Some(b) if b.probe_id == Some(p.id) => b.trips + 1,
             Some(b) if p.granted_at < b.opened_at => {
-                // Sent before the breaker opened: it says nothing new about the cooldown.
-                return breaker::extend(c, &key, now + model.max(ra));
+                // Sent before the breaker opened: it says nothing new about the cooldown, but a
+                // second account refused confirms a guess.
+                let confirmed = !guessed && b.inferred_from.as_deref() != Some(p.user.as_str());
+                return breaker::extend(c, &key, now + model.max(ra), confirmed);
             }
             Some(b) => b.trips + 1,
             None => 1,
         };
         let cooldown = policy.cooldown_ms(trips, self.jitter.fraction(), model, retry_after);
-        tracing::info!(scope = %scope, trips, cooldown_ms = cooldown, "Graph throttled: breaker open");
+        tracing::info!(scope = %scope, trips, cooldown_ms = cooldown, guessed, "Graph throttled: breaker open");
         breaker::store(
             c,
             &breaker::Breaker {
@@ -944,6 +976,7 @@ impl Inner {
                 cooldown_ms: cooldown,
                 probe_id: None,
                 probe_owner: None,
+                inferred_from: guessed.then(|| p.user.clone()),
             },
         )
     }

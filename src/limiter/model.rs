@@ -53,6 +53,9 @@ pub struct BreakerView {
     pub trips: u32,
     /// The half-open probe, if one is out: `Some(true)` when another process sent it.
     pub probe_remote: Option<bool>,
+    /// Half-open, but the asking user may not probe before this: the breaker is the app's, opened
+    /// on this user's own guess, and another account's answer is the one that tells.
+    pub probe_left_to_others_until: Option<UnixMillis>,
 }
 
 /// The soft brake of a user, with what pacing needs of the ledger.
@@ -382,6 +385,12 @@ pub fn decide(policy: Policy<'_>, view: &LedgerView, user: &str, lane: Lane, max
                     scope: scope.clone(),
                 };
                 blocked.untimed(reason, remote, app);
+            } else if let Some(until) = br.probe_left_to_others_until.filter(|&t| now < t) {
+                let reason = WaitReason::BreakerOpen {
+                    scope: scope.clone(),
+                    trips: br.trips,
+                };
+                blocked.timed(until, reason, app);
             } else {
                 probes.push(scope.clone());
                 free = free.min(1);
@@ -637,6 +646,7 @@ mod tests {
             open_until: 900,
             trips: 2,
             probe_remote: None,
+            probe_left_to_others_until: None,
         });
         v.brake = Some(BrakeView {
             percentage: 1.2,
@@ -657,6 +667,7 @@ mod tests {
             open_until: 900,
             trips: 1,
             probe_remote: None,
+            probe_left_to_others_until: None,
         });
         assert_eq!(
             decide(policy(&l), &v, "alice", Lane::Foreground, 5),
@@ -673,6 +684,35 @@ mod tests {
             }
             g => panic!("{g:?}"),
         }
+    }
+
+    #[test]
+    fn an_app_breaker_opened_on_a_users_guess_leaves_its_probe_to_others_for_a_cooldown() {
+        let l = limits(BackgroundShare::Auto);
+        let mut v = view(1_000, Vec::new());
+        v.app.breaker = Some(BreakerView {
+            open_until: 900,
+            trips: 1,
+            probe_remote: None,
+            probe_left_to_others_until: Some(1_100),
+        });
+        let (until, reason) = wait_until(decide(policy(&l), &v, "alice", Lane::Background, 1));
+        assert_eq!(until, Some(1_100));
+        assert_eq!(
+            reason,
+            WaitReason::BreakerOpen {
+                scope: BudgetHolder::App,
+                trips: 1
+            }
+        );
+        v.now = 1_100;
+        assert_eq!(
+            decide(policy(&l), &v, "alice", Lane::Background, 5),
+            Verdict::Grant {
+                count: 1,
+                probes: vec![BudgetHolder::App]
+            }
+        );
     }
 
     #[test]

@@ -109,6 +109,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0020_page_author_link",
         include_str!("../../migrations/0020_page_author_link.sql"),
     ),
+    (
+        "0021_breaker_inferred",
+        include_str!("../../migrations/0021_breaker_inferred.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -252,6 +252,16 @@ async fn an_application_429_slows_everyone_and_retry_after_is_honoured() {
     assert_eq!(alice.await.unwrap(), T0 + 2628);
 }
 
+fn open_scopes(l: &Limiter) -> Vec<BudgetHolder> {
+    l.snapshot()
+        .unwrap()
+        .scopes
+        .into_iter()
+        .filter(|s| matches!(s.breaker, BreakerState::Open { .. }))
+        .map(|s| s.scope)
+        .collect()
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_down_too() {
     let dir = tempfile::tempdir().unwrap();
@@ -289,17 +299,120 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
     assert!(carol.granted_at() >= T0 + 60, "{}", carol.granted_at() - T0);
     assert!(carol.is_probe(), "the app breaker's probe");
     carol.succeeded(None);
-    // Once every cooldown is over, a lone unscoped 429 is the caller's again.
+    // Once every cooldown is over and nobody else sends, a lone unscoped 429 is the caller's again.
     clock.sleep(Duration::from_millis(2_000)).await;
     let p = l.acquire("alice", Lane::Foreground).await.unwrap();
     p.succeeded(None);
     let p = l.acquire("bob", Lane::Foreground).await.unwrap();
     p.succeeded(None);
+    clock.sleep(Duration::from_millis(600)).await;
     l.acquire("dave", Lane::Foreground)
         .await
         .unwrap()
         .throttled(ThrottleScope::Unknown, None);
     assert_eq!(open(&l), vec![BudgetHolder::User("dave".into())]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unscoped_429_while_others_send_holds_them_all_until_another_accounts_probe_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = limiter(open_db(&dir), &clock);
+    // bob is sending (a request in flight) when alice's first 429 comes without a scope
+    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    assert_eq!(
+        open_scopes(&l),
+        vec![BudgetHolder::App, BudgetHolder::User("alice".into())],
+        "a guess: the app's budget may be the one spent"
+    );
+    bob_in_flight.succeeded(None);
+    // bob waits for the app's cooldown, then his request is its probe; alice may not probe the
+    // app before one more cooldown, her guess is not hers to confirm
+    let l2 = l.clone();
+    let alice = tokio::spawn(async move {
+        let p = l2.acquire("alice", Lane::Background).await.unwrap();
+        (p.granted_at(), p)
+    });
+    let bob = l.acquire("bob", Lane::Background).await.unwrap();
+    assert!(
+        (T0 + 60..=T0 + 75).contains(&bob.granted_at()),
+        "{}",
+        bob.granted_at() - T0
+    );
+    assert!(bob.is_probe());
+    clock.sleep(Duration::from_millis(20)).await;
+    assert!(
+        !alice.is_finished(),
+        "bob's probe is out; alice's breaker waits for her own"
+    );
+    // bob's answer comes back: it was alice's budget alone; the app closes, alice probes her own
+    bob.succeeded(None);
+    let (at, alice) = alice.await.unwrap();
+    assert!(alice.is_probe());
+    assert!(at >= T0 + 60, "{}", at - T0);
+    assert_eq!(open_scopes(&l), Vec::<BudgetHolder>::new());
+    // alice's probe refused again, bob fine: hers alone, nobody else waits
+    alice.throttled(ThrottleScope::Unknown, None);
+    assert_eq!(open_scopes(&l), vec![BudgetHolder::User("alice".into())]);
+    let b = l.acquire("bob", Lane::Background).await.unwrap();
+    assert!(!b.is_probe());
+    assert_eq!(b.granted_at(), clock.now_ms(), "bob goes on at once");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guessed_app_breaker_is_confirmed_by_a_second_account_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = limiter(open_db(&dir), &clock);
+    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
+    clock.sleep(Duration::from_millis(5)).await;
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    // bob's request, sent before the guess, is refused too: the app's budget, for certain
+    bob_in_flight.throttled(ThrottleScope::Unknown, None);
+    assert_eq!(
+        open_scopes(&l),
+        vec![
+            BudgetHolder::App,
+            BudgetHolder::User("alice".into()),
+            BudgetHolder::User("bob".into())
+        ]
+    );
+    // confirmed: whoever comes first after the cooldowns is the probe, alice included
+    let p = l.acquire("alice", Lane::Background).await.unwrap();
+    assert!(p.is_probe());
+    assert!(p.granted_at() - T0 <= 80, "{}", p.granted_at() - T0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_guess_left_to_others_that_nobody_takes_costs_the_guesser_one_cooldown() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = limiter(open_db(&dir), &clock);
+    // bob's last request was just now, then he finished
+    l.acquire("bob", Lane::Background)
+        .await
+        .unwrap()
+        .succeeded(None);
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    let p = l.acquire("alice", Lane::Background).await.unwrap();
+    assert!(p.is_probe());
+    let waited = p.granted_at() - T0;
+    assert!(
+        (120..=150).contains(&waited),
+        "two cooldowns of 60 to 75 ms: {waited}"
+    );
+    p.succeeded(None);
+    assert_eq!(open_scopes(&l), Vec::<BudgetHolder>::new());
 }
 
 #[tokio::test(start_paused = true)]

@@ -62,8 +62,16 @@ async fn migrate_through_outage(
                     let at = start.elapsed();
                     let refused = at >= from && at < from + length;
                     log.lock().unwrap().arrivals.push((at, refused, granted));
-                    // a page's content takes a while to come back; a refusal does not
-                    let answer = if refused { 10 } else { 80 };
+                    // a page's content takes a while to come back, a refusal does not; the two
+                    // accounts' pages differ, so at the outage's start one account may have no
+                    // request out while the other's first 429 comes back
+                    let answer = if refused {
+                        10
+                    } else if user == "alice" {
+                        80
+                    } else {
+                        35
+                    };
                     tokio::time::sleep(Duration::from_millis(answer)).await;
                     if refused {
                         let now = start.elapsed();
@@ -85,9 +93,11 @@ async fn migrate_through_outage(
     Arc::try_unwrap(log).ok().unwrap().into_inner().unwrap()
 }
 
-async fn outage_case(hint: ThrottleScope) {
-    let (from, length) = (Duration::from_secs(7), Duration::from_secs(5));
-    let log = migrate_through_outage(hint, from, length, Duration::from_secs(16)).await;
+/// What the service saw of an outage starting `from` after the run began: how many requests were
+/// sent before the first 429 came back, and when each later one arrived (after the outage began).
+async fn outage_case(hint: ThrottleScope, from: Duration) -> (usize, Vec<Duration>) {
+    let length = Duration::from_secs(5);
+    let log = migrate_through_outage(hint, from, length, from + Duration::from_secs(9)).await;
     let first = log.first_refusal_answered.expect("the outage was met");
     let during: Vec<(Duration, bool, Duration)> = log
         .arrivals
@@ -125,16 +135,33 @@ async fn outage_case(hint: ThrottleScope) {
         resumed < Duration::from_millis(4_800),
         "{hint:?}: {resumed:?}"
     );
+    (before, after)
 }
+
+/// Outage starts: the steady state, and two instants when one account has nothing in flight.
+const STARTS_MS: [u64; 3] = [7_000, 7_333, 7_610];
 
 #[tokio::test(start_paused = true)]
 async fn an_application_outage_reaches_the_service_once_then_its_probes() {
-    outage_case(ThrottleScope::Application).await;
+    for ms in STARTS_MS {
+        outage_case(ThrottleScope::Application, Duration::from_millis(ms)).await;
+    }
 }
 
 #[tokio::test(start_paused = true)]
 async fn without_the_scope_header_an_outage_of_every_account_stops_them_all_too() {
-    outage_case(ThrottleScope::Unknown).await;
+    for ms in STARTS_MS {
+        let from = Duration::from_millis(ms);
+        let unscoped = outage_case(ThrottleScope::Unknown, from).await;
+        let scoped = outage_case(ThrottleScope::Application, from).await;
+        // The first unscoped 429 while the other account sends holds both: the service sees the
+        // same requests as when it names the scope (without the guess, 12 or 13 against 7).
+        assert_eq!(
+            (unscoped.0, unscoped.1.len()),
+            (scoped.0, scoped.1.len()),
+            "outage at {ms} ms: {unscoped:?} vs {scoped:?}"
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]
