@@ -853,8 +853,12 @@ impl Inner {
                             ThrottleScope::Unknown => me.unscoped_scopes(c, &p.user, now)?,
                         };
                         for s in &scopes {
-                            let guessed = guess && *s == BudgetHolder::App;
-                            me.trip(c, s, &p, now, retry_after, guessed)?;
+                            let basis = match scope {
+                                _ if guess && *s == BudgetHolder::App => Basis::Guessed,
+                                ThrottleScope::Unknown => Basis::Inferred,
+                                _ => Basis::Named,
+                            };
+                            me.trip(c, s, &p, now, retry_after, basis)?;
                         }
                         for key in &p.probe_scopes {
                             if !scopes.iter().any(|s| &s.key() == key) {
@@ -935,8 +939,7 @@ impl Inner {
         Ok((vec![own], false))
     }
 
-    /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`; `guessed`: the
-    /// app's, on an unscoped 429 of `p`'s user alone (see [`Inner::unscoped_scopes`]).
+    /// Opens (or re-opens, longer) the breaker of `scope` after a 429 of permit `p`, on `basis`.
     fn trip(
         &self,
         c: &Connection,
@@ -944,8 +947,9 @@ impl Inner {
         p: &Sent,
         now: UnixMillis,
         retry_after: Option<Duration>,
-        guessed: bool,
+        basis: Basis,
     ) -> rusqlite::Result<()> {
+        let guessed = basis == Basis::Guessed;
         let key = scope.key();
         // The model's own Retry-After: until every window of the scope has room.
         let rows = self.counted(c, scope, now, 0)?;
@@ -958,7 +962,11 @@ impl Inner {
             Some(b) if p.granted_at < b.opened_at => {
                 // Sent before the breaker opened: it says nothing new about the cooldown, but a
                 // second account refused confirms a guess.
-                let confirmed = !guessed && b.inferred_from.as_deref() != Some(p.user.as_str());
+                let confirmed = match basis {
+                    Basis::Named => true,
+                    Basis::Inferred => b.inferred_from.as_deref() != Some(p.user.as_str()),
+                    Basis::Guessed => false,
+                };
                 return breaker::extend(c, &key, now + model.max(ra), confirmed);
             }
             Some(b) => b.trips + 1,
@@ -1041,6 +1049,17 @@ impl Inner {
         }
         Ok(out)
     }
+}
+
+/// Why a 429 opens a breaker.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Basis {
+    /// The service named the scope (`x-ms-throttle-scope`).
+    Named,
+    /// No scope named; the caller's own, or the app's because another account is throttled too.
+    Inferred,
+    /// The app's, on one account's unscoped 429 while others send (see [`Inner::unscoped_scopes`]).
+    Guessed,
 }
 
 /// What a permit's outcome is written with.

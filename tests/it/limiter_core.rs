@@ -701,3 +701,23 @@ async fn window_slack_holds_every_window_a_little_longer_than_the_service() {
     let p = l.acquire("alice", Lane::Foreground).await.unwrap();
     assert_eq!(p.granted_at(), T0 + 605);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_service_naming_the_app_scope_confirms_a_guess_whoever_it_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Clock::anchored_at(T0);
+    let l = limiter(open_db(&dir), &clock);
+    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
+    let alice_in_flight = l.acquire("alice", Lane::Background).await.unwrap();
+    clock.sleep(Duration::from_millis(5)).await;
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    // alice's earlier request comes back refused, its answer naming the app: no guess any more
+    alice_in_flight.throttled(ThrottleScope::Application, None);
+    bob_in_flight.succeeded(None);
+    let p = l.acquire("alice", Lane::Background).await.unwrap();
+    assert!(p.is_probe());
+    assert!(p.granted_at() - T0 <= 80, "{}", p.granted_at() - T0);
+}
