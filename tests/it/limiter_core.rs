@@ -313,17 +313,24 @@ async fn an_unscoped_429_escalates_to_the_app_only_when_another_account_cools_do
     assert_eq!(open(&l), vec![BudgetHolder::User("dave".into())]);
 }
 
+/// bob has a request in flight (granted `lead` before) when alice's first 429 comes without a
+/// scope: the app's breaker opens on alice's guess. Returns bob's request.
+async fn alice_guesses_while_bob_sends(l: &Limiter, clock: &Clock, lead: Duration) -> Permit {
+    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
+    clock.sleep(lead).await;
+    l.acquire("alice", Lane::Background)
+        .await
+        .unwrap()
+        .throttled(ThrottleScope::Unknown, None);
+    bob_in_flight
+}
+
 #[tokio::test(start_paused = true)]
 async fn an_unscoped_429_while_others_send_holds_them_all_until_another_accounts_probe_answers() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = limiter(open_db(&dir), &clock);
-    // bob is sending (a request in flight) when alice's first 429 comes without a scope
-    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
-    l.acquire("alice", Lane::Background)
-        .await
-        .unwrap()
-        .throttled(ThrottleScope::Unknown, None);
+    let bob_in_flight = alice_guesses_while_bob_sends(&l, &clock, Duration::ZERO).await;
     assert_eq!(
         open_scopes(&l),
         vec![BudgetHolder::App, BudgetHolder::User("alice".into())],
@@ -368,12 +375,7 @@ async fn a_guessed_app_breaker_is_confirmed_by_a_second_account_refused() {
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = limiter(open_db(&dir), &clock);
-    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
-    clock.sleep(Duration::from_millis(5)).await;
-    l.acquire("alice", Lane::Background)
-        .await
-        .unwrap()
-        .throttled(ThrottleScope::Unknown, None);
+    let bob_in_flight = alice_guesses_while_bob_sends(&l, &clock, Duration::from_millis(5)).await;
     // bob's request, sent before the guess, is refused too: the app's budget, for certain
     bob_in_flight.throttled(ThrottleScope::Unknown, None);
     assert_eq!(
@@ -707,13 +709,8 @@ async fn the_service_naming_the_app_scope_confirms_a_guess_whoever_it_answers() 
     let dir = tempfile::tempdir().unwrap();
     let clock = Clock::anchored_at(T0);
     let l = limiter(open_db(&dir), &clock);
-    let bob_in_flight = l.acquire("bob", Lane::Background).await.unwrap();
     let alice_in_flight = l.acquire("alice", Lane::Background).await.unwrap();
-    clock.sleep(Duration::from_millis(5)).await;
-    l.acquire("alice", Lane::Background)
-        .await
-        .unwrap()
-        .throttled(ThrottleScope::Unknown, None);
+    let bob_in_flight = alice_guesses_while_bob_sends(&l, &clock, Duration::from_millis(5)).await;
     // alice's earlier request comes back refused, its answer naming the app: no guess any more
     alice_in_flight.throttled(ThrottleScope::Application, None);
     bob_in_flight.succeeded(None);
