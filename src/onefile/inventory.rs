@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, Read};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -554,9 +553,8 @@ fn read_toc(source: Arc<dyn FileSource>) -> Result<(String, Vec<String>), String
     let fs = TocFs { state: &state };
     let base = TypedPathBuf::from_unix("nb");
     let toc = base.join("toc.onetoc2");
-    let parsed = catch_unwind(AssertUnwindSafe(|| {
-        Parser::new_with_fs(fs).parse_notebook(toc.to_path())
-    }));
+    let parsed =
+        super::parser_thread::run(|| Parser::new_with_fs(fs).parse_notebook(toc.to_path()));
     let nb = match parsed {
         Ok(Ok(nb)) => nb,
         Ok(Err(e)) => return Err(e.to_string()),

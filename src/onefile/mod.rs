@@ -20,6 +20,7 @@
 mod inventory;
 mod math;
 mod package;
+mod parser_thread;
 mod render;
 mod section;
 mod sniff;

@@ -5,7 +5,6 @@
 //! its metadata survived, else under an id derived from where it is in the file) so that it is
 //! reported as that page's problem while the section's other pages are read.
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -284,19 +283,15 @@ pub(super) fn parse(location: &SectionLocation) -> Result<Section, SectionProble
     }
 }
 
-/// Runs the parser with its panics caught; either failure is the parser's reason.
-fn guarded(f: impl FnOnce() -> onenote_parser::errors::Result<Section>) -> Result<Section, String> {
-    match catch_unwind(AssertUnwindSafe(f)) {
+/// Runs the parser on its own thread ([`super::parser_thread`]), its panics caught; either
+/// failure is the parser's reason.
+fn guarded(
+    f: impl FnOnce() -> onenote_parser::errors::Result<Section> + Send,
+) -> Result<Section, String> {
+    match super::parser_thread::run(f) {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(e)) => Err(e.to_string()),
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "it failed on this file".into());
-            Err(format!("parser failure: {what}"))
-        }
+        Err(panic) => Err(format!("parser failure: {panic}")),
     }
 }
 

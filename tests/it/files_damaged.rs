@@ -333,3 +333,112 @@ fn a_chain_of_fragments_that_loops_ends_the_read() {
     assert_eq!(problem.kind, onefile::ProblemKind::Damaged, "{problem:?}");
     assert!(problem.reason.contains("refers back"), "{}", problem.reason);
 }
+
+/// Every reason a read of `path`, made on a thread with `stack` bytes of stack, gives for what it
+/// could not read: the file's, its sections' and their pages'. The read must end within [`HANG`];
+/// a panic fails the test.
+fn reasons_of_reading(path: std::path::PathBuf, stack: usize) -> Vec<String> {
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(move || {
+            let mut out = Vec::new();
+            match onefile::scan(&path) {
+                Err(e) => out.push(format!("{e:#}")),
+                Ok(imp) => {
+                    for (_, s) in imp.all_sections() {
+                        if let Some(p) = &s.problem {
+                            out.push(p.reason.clone());
+                            continue;
+                        }
+                        out.extend(s.pages.iter().filter_map(|p| p.problem.clone()));
+                        if let Err(e) = onefile::open_section(&s.location) {
+                            out.push(e.reason);
+                        }
+                    }
+                }
+            }
+            let _ = tx.send(out);
+        });
+    reader.expect("a thread for the read");
+    rx.recv_timeout(HANG)
+        .expect("the read ends, without a panic")
+}
+
+/// A desktop section whose root file node list holds a reference to itself (MS-ONESTORE 2.3.1
+/// `fcrFileNodeListRoot` at byte 172; 2.4.3 a node's reference after its 4-byte header): the read
+/// would recurse into the same list until the stack overflowed, ending the process. It stops with
+/// the damage named instead.
+#[test]
+fn a_file_node_list_that_contains_itself_ends_the_read() {
+    let Some(src) = sample("apache-tika/testOneNote2016.one") else {
+        return;
+    };
+    let mut bytes = std::fs::read(&src).unwrap();
+    let root = u64::from_le_bytes(bytes[172..180].try_into().unwrap()) as usize;
+    let root_cb = u32::from_le_bytes(bytes[180..184].try_into().unwrap()) as usize;
+    // The list's first node (after its 16-byte fragment header) references the first object
+    // space's manifest list with a compressed reference: 2 bytes of location and 1 of size, in
+    // units of 8 bytes (stpFormat 2, cbFormat 2).
+    let node = root + 16;
+    let header = u32::from_le_bytes(bytes[node..node + 4].try_into().unwrap());
+    assert_eq!(
+        (
+            header & 0x3ff,
+            (header >> 23) & 3,
+            (header >> 25) & 3,
+            header >> 27 & 0xf
+        ),
+        (0x008, 2, 2, 2),
+        "the sample's first root node is an object space manifest list reference"
+    );
+    bytes[node + 4..node + 6].copy_from_slice(&u16::try_from(root / 8).unwrap().to_le_bytes());
+    bytes[node + 6] = u8::try_from(root_cb / 8).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("Itself.one");
+    std::fs::write(&path, &bytes).unwrap();
+    // The default stack of a spawned thread, as tokio's blocking threads have.
+    let reasons = reasons_of_reading(path, 2 << 20);
+    assert!(
+        reasons.iter().any(|r| r.contains("refers back to itself")),
+        "{reasons:?}"
+    );
+}
+
+/// An outline element naming itself as its first child ([MS-ONE] 2.2.21 `ElementChildNodes`, a
+/// reference rewritten in each element's property set): the parser stops at its nesting bound
+/// (`MAX_OUTLINE_NESTING_DEPTH`) and that costs each such page, while the section is read. The
+/// read is made from a thread with less stack than the parser needs at that bound (about 840 KB
+/// in a test build): the reader parses on a thread of its own, so the caller's stack is not what
+/// decides whether the process survives.
+#[test]
+fn an_outline_element_that_contains_itself_costs_its_page_whatever_the_callers_stack() {
+    let Some(src) = sample("apache-tika/testOneNote1.one") else {
+        return;
+    };
+    let (bytes, rewritten) = crate::files_craft::naming_itself(
+        &std::fs::read(&src).unwrap(),
+        0x0006_000d, // jcidOutlineElementNode
+        0x2400_1c20, // ElementChildNodes
+    );
+    assert!(
+        rewritten > 0,
+        "the sample has outline elements with children"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("Itself.one");
+    std::fs::write(&path, &bytes).unwrap();
+    let reasons = reasons_of_reading(path, 256 << 10);
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.contains("the section's other pages are read")),
+        "only pages are lost: {reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("maximum outline nesting depth exceeded")),
+        "{reasons:?}"
+    );
+}

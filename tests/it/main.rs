@@ -25,6 +25,7 @@ mod crash_points;
 mod doctor_cli;
 mod drive_client;
 mod engine_migrate;
+mod files_craft;
 mod files_damaged;
 mod files_identity;
 mod files_inputs;

@@ -281,6 +281,7 @@ fn parse_ink_rec(
             ErrorKind::MalformedOneNoteData("maximum ink nesting depth exceeded".into()).into(),
         );
     }
+    ctx.count_node_read()?;
 
     let container_object = space
         .get_object(ink_container_id)

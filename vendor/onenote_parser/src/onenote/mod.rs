@@ -62,6 +62,32 @@ pub(crate) struct ParserContext {
     /// How many outline elements and groups enclose the one being parsed; see
     /// `outline::MAX_OUTLINE_NESTING_DEPTH`.
     pub(crate) outline_depth: u32,
+
+    /// How many outline elements, outline groups and ink nodes the page being parsed has read so
+    /// far; see [`MAX_NODE_READS_PER_PAGE`].
+    pub(crate) node_reads: u32,
+}
+
+/// The most outline elements, outline groups and ink nodes one page may read. In a page each has
+/// one parent, but a file can name one child many times at every level, and a few dozen levels of
+/// that are more reads (and more memory) than any machine has: the bound makes it an error that
+/// costs the page. A page holding a table of a thousand rows and ten columns reads about 10,000.
+pub(crate) const MAX_NODE_READS_PER_PAGE: u32 = 200_000;
+
+impl ParserContext {
+    /// Counts one more node read by the page, refusing the read past
+    /// [`MAX_NODE_READS_PER_PAGE`].
+    pub(crate) fn count_node_read(&mut self) -> Result<()> {
+        if self.node_reads >= MAX_NODE_READS_PER_PAGE {
+            return Err(ErrorKind::MalformedOneNoteData(
+                format!("more than {MAX_NODE_READS_PER_PAGE} outline and ink nodes in one page")
+                    .into(),
+            )
+            .into());
+        }
+        self.node_reads += 1;
+        Ok(())
+    }
 }
 
 /// The OneNote file parser.

@@ -55,7 +55,7 @@ pub(crate) fn parse_toc(
         .content_root()
         .ok_or_else(|| ErrorKind::MalformedOneNoteData("notebook has no content root".into()))?;
 
-    let entry = parse_toc_entry(content_id, space)?;
+    let entry = parse_toc_entry(content_id, space, &mut TocWalk::default())?;
     let toc = ordered_toc_entries(entry.entries);
 
     Ok((toc, entry.color))
@@ -75,7 +75,46 @@ fn ordered_toc_entries(entries: Vec<(u32, String)>) -> Vec<String> {
     latest.into_iter().map(|(_, (_, name))| name).collect()
 }
 
-fn parse_toc_entry(content_id: ExGuid, space: &(impl ObjectSpace + ?Sized)) -> Result<TocEntry> {
+/// How deep a notebook's table of contents may nest. OneNote writes a section group's contents
+/// in that group's own table of contents, so real ones are shallow; the bound keeps a damaged one
+/// from recursing until the stack overflows.
+const MAX_TOC_NESTING_DEPTH: usize = 64;
+
+/// Where a walk of the table of contents is: the entries above the one being read, and every entry
+/// read so far.
+#[derive(Default)]
+struct TocWalk {
+    open: Vec<ExGuid>,
+    seen: HashSet<ExGuid>,
+}
+
+/// Reads the entry `content_id` and those below it. An entry naming one above it (itself, say)
+/// is an error rather than a recursion without end; an entry named a second time elsewhere is read
+/// once (its sections are listed already), so that a file naming the same entries over and over at
+/// every level cannot make the walk's work grow exponentially.
+fn parse_toc_entry(
+    content_id: ExGuid,
+    space: &(impl ObjectSpace + ?Sized),
+    walk: &mut TocWalk,
+) -> Result<TocEntry> {
+    if walk.open.contains(&content_id) {
+        return Err(ErrorKind::MalformedOneNoteData(
+            "a notebook table of contents entry names an entry above it as its child".into(),
+        )
+        .into());
+    }
+    if walk.open.len() >= MAX_TOC_NESTING_DEPTH {
+        return Err(ErrorKind::MalformedOneNoteData(
+            format!("notebook table of contents nested deeper than {MAX_TOC_NESTING_DEPTH}").into(),
+        )
+        .into());
+    }
+    if !walk.seen.insert(content_id) {
+        return Ok(TocEntry {
+            entries: Vec::new(),
+            color: None,
+        });
+    }
     let content = space.get_object(content_id).ok_or_else(|| {
         ErrorKind::MalformedOneNoteData("notebook content root is missing".into())
     })?;
@@ -92,11 +131,14 @@ fn parse_toc_entry(content_id: ExGuid, space: &(impl ObjectSpace + ?Sized)) -> R
             color: toc.color,
         })
     } else {
+        walk.open.push(content_id);
         let children = toc
             .children
             .into_iter()
-            .map(|content_id| parse_toc_entry(content_id, space))
-            .collect::<Result<Vec<_>>>()?
+            .map(|child| parse_toc_entry(child, space, walk))
+            .collect::<Result<Vec<_>>>();
+        walk.open.pop();
+        let children = children?
             .into_iter()
             .flat_map(|entry| entry.entries)
             .collect();

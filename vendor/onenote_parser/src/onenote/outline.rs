@@ -386,7 +386,8 @@ fn parse_outline_group(
 /// [\[MS-ONE\] 2.3.8]: https://learn.microsoft.com/en-us/openspecs/office_file_formats/ms-one/b631036a-9152-4385-8165-60fc324e5efd
 const MAX_OUTLINE_NESTING_DEPTH: u32 = 128;
 
-/// Runs `parse` one nesting level deeper, refusing to go past [`MAX_OUTLINE_NESTING_DEPTH`].
+/// Runs `parse` one nesting level deeper, refusing to go past [`MAX_OUTLINE_NESTING_DEPTH`] or
+/// past the page's node reads (`ParserContext::count_node_read`).
 fn nested<T>(
     ctx: &mut ParserContext,
     parse: impl FnOnce(&mut ParserContext) -> Result<T>,
@@ -397,6 +398,7 @@ fn nested<T>(
         )
         .into());
     }
+    ctx.count_node_read()?;
     ctx.outline_depth += 1;
     let result = parse(ctx);
     ctx.outline_depth -= 1;

@@ -107,6 +107,7 @@ pub(crate) fn parse_page_series(
     let mut pages = Vec::new();
     let mut damaged_pages = Vec::new();
     for (position, page_space_id) in data.page_spaces.into_iter().enumerate() {
+        ctx.node_reads = 0;
         let (reason, metadata) = match store.object_space(page_space_id) {
             Some(page_space) => match parse_page(page_space, ctx) {
                 Ok(page) => {

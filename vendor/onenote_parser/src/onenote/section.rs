@@ -88,6 +88,7 @@ pub(crate) fn parse_section(store: &(impl OneStore + ?Sized), filename: String) 
         report: Report::new(),
         recognized_words: Default::default(),
         outline_depth: 0,
+        node_reads: 0,
     };
 
     let metadata = parse_metadata(store.data_root())?;

@@ -134,11 +134,9 @@ impl Parse for RevisionStore {
         let raw_file_node_list =
             if !file_node_list_root.is_fcr_nil() && !file_node_list_root.is_fcr_zero() {
                 let mut reader = file_node_list_root.resolve_to_reader(reader)?;
-                FileNodeList::parse(
-                    &mut reader,
-                    &mut parse_context,
-                    file_node_list_root.cb as usize,
-                )?
+                parse_context.within_list(file_node_list_root.data_location(), |context| {
+                    FileNodeList::parse(&mut reader, context, file_node_list_root.cb as usize)
+                })?
             } else {
                 FileNodeList::default()
             };

@@ -7,7 +7,7 @@ use crate::fsshttpb::packaging::OneStorePackaging;
 use crate::onestore::Object;
 use crate::onestore::fsshttpb::revision::Revision;
 use crate::onestore::fsshttpb::revision_role::RevisionRole;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub(crate) type GroupData<'a> = HashMap<(ExGuid, u64), &'a ObjectGroupData>;
 
@@ -83,8 +83,17 @@ impl<'a, 'b> ObjectSpace {
         let mut roots = HashMap::new();
 
         let mut rev_id = Some(revision_manifest_id);
+        // Each revision names the one it is based on; a chain naming one of its own revisions
+        // again would be followed for ever.
+        let mut followed = HashSet::new();
 
         while let Some(revision_manifest_id) = rev_id {
+            if !followed.insert(revision_manifest_id) {
+                return Err(ErrorKind::MalformedOneStoreData(
+                    "the chain of base revisions refers back to itself".into(),
+                )
+                .into());
+            }
             let base_rev_id = Revision::parse(
                 revision_manifest_id,
                 context_id,

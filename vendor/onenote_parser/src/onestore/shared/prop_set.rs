@@ -1,6 +1,6 @@
 use crate::Reader;
 use crate::debug::DebugOutput;
-use crate::errors::Result;
+use crate::errors::{ErrorKind, Result};
 use crate::onestore::shared::property::{PropertyId, PropertyValue};
 use crate::utils::Utf16ToString;
 use std::fmt;
@@ -50,8 +50,24 @@ fn format_property_value(value: &PropertyValue) -> String {
     format!("{:?}", value)
 }
 
+/// How deep property sets may nest inside property values ([MS-ONESTORE] 2.6.7, 2.6.9). No
+/// [MS-ONE] structure nests more than a few; the bound keeps a damaged object, whose bytes can
+/// read as one nested set after another, from recursing until the stack overflows.
+pub(crate) const MAX_PROPERTY_SET_NESTING_DEPTH: usize = 32;
+
 impl PropertySet {
     pub(crate) fn parse(reader: Reader) -> Result<PropertySet> {
+        Self::parse_nested(reader, 0)
+    }
+
+    /// Parses a property set found `depth` property sets deep.
+    pub(crate) fn parse_nested(reader: Reader, depth: usize) -> Result<PropertySet> {
+        if depth > MAX_PROPERTY_SET_NESTING_DEPTH {
+            return Err(ErrorKind::MalformedOneStoreData(
+                format!("property sets nested deeper than {MAX_PROPERTY_SET_NESTING_DEPTH}").into(),
+            )
+            .into());
+        }
         let count = reader.get_u16()?;
 
         let property_ids: Vec<_> = (0..count)
@@ -60,7 +76,7 @@ impl PropertySet {
 
         let values = property_ids
             .into_iter()
-            .map(|id| Ok((id.id(), PropertyValue::parse(id, reader)?)))
+            .map(|id| Ok((id.id(), PropertyValue::parse_nested(id, reader, depth)?)))
             .collect::<Result<_>>()?;
 
         Ok(PropertySet { values })

@@ -151,7 +151,9 @@ impl FileNode {
                 let list = list_ref
                     .resolve_to_reader(reader)
                     .and_then(|mut resolved_reader| {
-                        FileNodeList::parse(&mut resolved_reader, context, list_ref.data_size())
+                        context.within_list(list_ref.data_location(), |context| {
+                            FileNodeList::parse(&mut resolved_reader, context, list_ref.data_size())
+                        })
                     });
                 match list {
                     Ok(list) => FileNodeDataRef::ElementList(list),

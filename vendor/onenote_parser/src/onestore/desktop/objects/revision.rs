@@ -276,7 +276,11 @@ fn find_dependency_object(
     mut revision_id: ExGuid,
     object_id: ExGuid,
 ) -> Option<&crate::onestore::Object> {
-    while !revision_id.is_nil() {
+    // A chain of more steps than there are revisions names one of them twice, and would loop.
+    for _ in 0..=revisions.len() {
+        if revision_id.is_nil() {
+            return None;
+        }
         let revision = revisions.get(&revision_id)?;
         if let Some(object) = revision.objects.get(&object_id) {
             return Some(object);

@@ -117,6 +117,14 @@ fn materialize_revision(
     let mut revision_id = active_id;
 
     while !revision_id.is_nil() {
+        // A chain longer than the revisions declared names one of them twice: followed, it would
+        // grow without end.
+        if chain.len() == revisions.len() {
+            return Err(ErrorKind::MalformedOneStoreData(
+                "Revision chain refers back to itself".into(),
+            )
+            .into());
+        }
         let revision = revisions.get(&revision_id).ok_or_else(|| {
             ErrorKind::MalformedOneStoreData(
                 format!("Revision chain points to undeclared revision {revision_id:?}").into(),
