@@ -450,9 +450,19 @@ fn container(
             .or(tocs.first())
             .map(|n| n.to_string())
     });
-    let read = toc_name
-        .as_deref()
-        .and_then(|t| tree.open(dir, t).ok().and_then(|src| read_toc(src).ok()));
+    let read = toc_name.as_deref().and_then(|t| {
+        let src = tree.open(dir, t).ok()?;
+        // The folder's own listing stands in for a table of contents that cannot be read, so no
+        // section is lost; only OneNote's order and the notebook's GUID are.
+        read_toc(src)
+            .inspect_err(|why| {
+                tracing::warn!(
+                    reason = %why,
+                    "a notebook's table of contents cannot be read; its sections are taken from its folder"
+                )
+            })
+            .ok()
+    });
     let id = read
         .as_ref()
         .map(|(id, _)| id.clone())

@@ -3,11 +3,12 @@
 //! one reference in an object's property set rewritten, so that a test can give the reader a file
 //! whose objects refer to each other in a way no random bit flip is likely to reach.
 
-/// An object declared in the file: its compact id, its JCID and where its property set's
-/// references (the OID stream, [MS-ONESTORE] 2.6.1) start.
+/// An object declared in the file: its compact id, its JCID (none for a later revision of an
+/// object, which does not repeat it) and where its property set's references (the OID stream,
+/// [MS-ONESTORE] 2.6.1) start.
 struct Declared {
     oid: u32,
-    jcid: u32,
+    jcid: Option<u32>,
     oids_at: usize,
     prop_set_at: usize,
 }
@@ -77,12 +78,16 @@ fn declarations(b: &[u8]) -> Vec<Declared> {
                     } else {
                         let jcid = match id {
                             // ObjectDeclaration2RefCountFND and its kin: oid, then a JCID.
-                            0x0a4 | 0x0a5 | 0x0c4 | 0x0c5 => u32_at(b, body + 4),
+                            0x0a4 | 0x0a5 | 0x0c4 | 0x0c5 => u32_at(b, body + 4).map(Some),
                             // ObjectDeclarationWithRefCountFNDX: oid, then a 10-bit JCI of a
                             // property set.
                             0x02d | 0x02e => {
-                                u16_at(b, body + 4).map(|j| 0x20000 | u32::from(j & 0x3ff))
+                                u16_at(b, body + 4).map(|j| Some(0x20000 | u32::from(j & 0x3ff)))
                             }
+                            // ObjectRevisionWithRefCountFNDX and ...2FNDX: a new revision of an
+                            // object declared elsewhere, under an oid whose meaning depends on the
+                            // revision's id table.
+                            0x041 | 0x042 => Some(None),
                             _ => None,
                         };
                         if let (Some(jcid), Some(oid)) = (jcid, u32_at(b, body)) {
@@ -107,7 +112,7 @@ fn declarations(b: &[u8]) -> Vec<Declared> {
 }
 
 /// Where an ObjectSpaceObjectPropSet at `at` keeps its OID stream and its property set.
-fn stream_layout(b: &[u8], at: usize, oid: u32, jcid: u32) -> Option<Declared> {
+fn stream_layout(b: &[u8], at: usize, oid: u32, jcid: Option<u32>) -> Option<Declared> {
     let h = u32_at(b, at)?;
     let oids_at = at + 4;
     let mut p = oids_at + 4 * (h & 0xff_ffff) as usize;
@@ -196,13 +201,17 @@ fn references_of(b: &[u8], prop_set_at: usize, wanted: u32) -> Option<(usize, us
     None
 }
 
-/// A copy of the desktop section `bytes` in which every object of `jcid` that has references in
-/// its property `property` names itself as the first of them. How many were rewritten is returned
-/// with it (none: the sample has no such object).
+/// A copy of the desktop section `bytes` in which every object of `jcid` (or a later revision of
+/// an object, whose kind the file does not repeat) that has references in its property `property`
+/// names itself as the first of them. How many were rewritten is returned with it (none: the
+/// sample has no such object).
 pub fn naming_itself(bytes: &[u8], jcid: u32, property: u32) -> (Vec<u8>, usize) {
     let mut out = bytes.to_vec();
     let mut rewritten = 0;
-    for d in declarations(bytes).into_iter().filter(|d| d.jcid == jcid) {
+    for d in declarations(bytes)
+        .into_iter()
+        .filter(|d| d.jcid.is_none_or(|j| j == jcid))
+    {
         if let Some((first, n)) = references_of(bytes, d.prop_set_at, property) {
             if n > 0 {
                 let at = d.oids_at + 4 * first;
@@ -212,4 +221,47 @@ pub fn naming_itself(bytes: &[u8], jcid: u32, property: u32) -> (Vec<u8>, usize)
         }
     }
     (out, rewritten)
+}
+
+/// A copy of the desktop section `bytes` in which the first object of `jcid` holding a byte
+/// property (type 0x7) of at least `levels * 6` bytes has that property's value replaced by
+/// property sets nested `levels` deep ([MS-ONESTORE] 2.6.7: each a count of 1 and one property of
+/// type 0x11, whose value is the next set). None when no such object comes before any nested set
+/// in its property set (the walk reads top-level properties only).
+pub fn nesting_property_sets(bytes: &[u8], jcid: u32, levels: usize) -> Option<Vec<u8>> {
+    const NESTED_SET: u32 = 0x11 << 26;
+    let b = bytes;
+    for d in declarations(b).into_iter().filter(|d| d.jcid == Some(jcid)) {
+        let count = u16_at(b, d.prop_set_at)? as usize;
+        let ids_at = d.prop_set_at + 2;
+        let mut at = ids_at + 4 * count;
+        for i in 0..count {
+            let id = u32_at(b, ids_at + 4 * i)?;
+            match (id >> 26) & 0x1f {
+                0x3 => at += 1,
+                0x4 => at += 2,
+                0x5 | 0x9 | 0xb | 0xd => at += 4,
+                0x6 => at += 8,
+                0x7 => {
+                    let len = u32_at(b, at)? as usize;
+                    if len + 4 >= levels * 6 {
+                        let mut out = b.to_vec();
+                        let typed = (id & !(0x1f << 26)) | NESTED_SET;
+                        out[ids_at + 4 * i..ids_at + 4 * i + 4]
+                            .copy_from_slice(&typed.to_le_bytes());
+                        for level in 0..levels {
+                            let p = at + 6 * level;
+                            out[p..p + 2].copy_from_slice(&1u16.to_le_bytes());
+                            out[p + 2..p + 6].copy_from_slice(&(NESTED_SET | 1).to_le_bytes());
+                        }
+                        return Some(out);
+                    }
+                    at += 4 + len;
+                }
+                0x10 | 0x11 => break,
+                _ => {}
+            }
+        }
+    }
+    None
 }

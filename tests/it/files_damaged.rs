@@ -442,3 +442,75 @@ fn an_outline_element_that_contains_itself_costs_its_page_whatever_the_callers_s
         "{reasons:?}"
     );
 }
+
+/// A picture whose byte property is made property sets nested far deeper than any structure of
+/// [MS-ONE] ([MS-ONESTORE] 2.6.7; the bytes of a damaged object can read as one nested set after
+/// another): the parser stops at its bound (`MAX_PROPERTY_SET_NESTING_DEPTH`, 32) and that costs
+/// the picture's page, while the section is read.
+#[test]
+fn property_sets_nested_past_the_bound_cost_their_page() {
+    let Some(src) = sample("apache-tika/testOneNote1.one") else {
+        return;
+    };
+    let bytes = crate::files_craft::nesting_property_sets(
+        &std::fs::read(&src).unwrap(),
+        0x0006_0011, // jcidImageNode
+        100,
+    )
+    .expect("the sample has a picture with a 600-byte property");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("Nested.one");
+    std::fs::write(&path, &bytes).unwrap();
+    let reasons = reasons_of_reading(path, 2 << 20);
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.contains("the section's other pages are read")),
+        "only pages are lost: {reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("property sets nested deeper than 32")),
+        "{reasons:?}"
+    );
+}
+
+/// A notebook's table of contents whose entries name themselves as their first child ([MS-ONE]
+/// `TocChildren`, a reference rewritten in each entry's property set): the walk recursed for ever,
+/// overflowing the stack. Now the table of contents is refused as damaged and, as for any table of
+/// contents that cannot be read, the folder's own listing gives the notebook's sections.
+#[test]
+fn a_table_of_contents_entry_that_contains_itself_ends_the_read() {
+    let (Some(toc), Some(section)) = (
+        sample("interop-testsuites/SUT/Open Notebook.onetoc2"),
+        sample("apache-tika/testOneNote2016.one"),
+    ) else {
+        return;
+    };
+    let (bytes, rewritten) = crate::files_craft::naming_itself(
+        &std::fs::read(&toc).unwrap(),
+        0x0002_0001, // jcidPersistablePropertyContainerForTOC
+        0x2400_1cf6, // TocChildren
+    );
+    assert!(rewritten > 0, "the sample has entries with children");
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = dir.path().join("Notebook");
+    std::fs::create_dir(&notebook).unwrap();
+    std::fs::write(notebook.join("Open Notebook.onetoc2"), &bytes).unwrap();
+    std::fs::copy(&section, notebook.join("Kept.one")).unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(onefile::scan(&notebook).map(|imp| {
+            imp.all_sections()
+                .iter()
+                .map(|(_, s)| s.name.clone())
+                .collect::<Vec<_>>()
+        }));
+    });
+    let sections = rx
+        .recv_timeout(HANG)
+        .expect("the read ends, without a panic")
+        .expect("the folder is read");
+    assert_eq!(sections, ["Kept"]);
+}
