@@ -57,7 +57,7 @@ fn spec(pages: usize, seed: u64) -> NotebookSpec {
 
 /// `notes` with its notebooks renamed `{prefix} Notebook 1`..., so two accounts' trees can be told
 /// apart under one target page.
-fn named(prefix: &str, mut notes: UserNotes) -> UserNotes {
+pub(crate) fn named(prefix: &str, mut notes: UserNotes) -> UserNotes {
     for nb in &mut notes.notebooks {
         nb.display_name = format!("{prefix} {}", nb.display_name);
     }
