@@ -69,6 +69,9 @@ pub fn run(printer: &Printer, args: ScanArgs) -> CliResult<Exit> {
     for f in &read.missing_folders {
         printer.note(crate::engine::plan::missing_folder_note(f));
     }
+    for t in &read.unreadable_tocs {
+        printer.note(crate::engine::plan::unreadable_toc_note(t));
+    }
     for p in &inv.damaged_pages {
         printer.note(format!("unreadable {p}"));
     }

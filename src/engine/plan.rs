@@ -143,6 +143,18 @@ pub fn missing_folder_note(path: &std::path::Path) -> String {
     )
 }
 
+/// The note for a table of contents that cannot be read: what stood in for it, and what that
+/// costs.
+pub fn unreadable_toc_note(toc: &crate::onefile::UnreadableToc) -> String {
+    format!(
+        "the table of contents {} cannot be read ({}): the notebook's sections were taken from its \
+         folder, in the folder's order and under an id derived from the folder's path (repair the notebook \
+         in OneNote and export it again to keep OneNote's order)",
+        toc.path.display(),
+        toc.reason
+    )
+}
+
 /// What planning one account left: its work, and how many groups or sites could not be read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Planned {
@@ -238,6 +250,7 @@ impl Planner<'_> {
             .missing_folders
             .iter()
             .map(|p| missing_folder_note(p))
+            .chain(read.unreadable_tocs.iter().map(unreadable_toc_note))
             .collect();
         let (k, stored, now) = (key.to_owned(), inv.clone(), self.clock.now_ms());
         let kept = notes.clone();

@@ -367,6 +367,7 @@ mod tests {
             sections: vec![],
             recycle_bin: None,
             missing_folders: Vec::new(),
+            unreadable_tocs: Vec::new(),
         };
         let inv = Inventory::of(&import);
         assert!(!inv.loose);
@@ -393,6 +394,7 @@ mod tests {
             sections: vec![s],
             recycle_bin: None,
             missing_folders: Vec::new(),
+            unreadable_tocs: Vec::new(),
         };
         let inv = Inventory::of(&import);
         assert!(inv.loose);
@@ -416,6 +418,7 @@ mod tests {
             sections: vec![s],
             recycle_bin: None,
             missing_folders: Vec::new(),
+            unreadable_tocs: Vec::new(),
         };
         let inv = Inventory::of(&import);
         assert!(inv.problems.is_empty());

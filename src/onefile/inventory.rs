@@ -106,6 +106,7 @@ pub(super) fn scan(path: &Path) -> Result<FileImport, FilesError> {
         sections: Vec::new(),
         recycle_bin: None,
         missing_folders: Vec::new(),
+        unreadable_tocs: Vec::new(),
     };
     if meta.is_dir() {
         let tree = Disk { root: path.clone() };
@@ -248,12 +249,15 @@ struct Aside {
     recycle_bin: Option<PathBuf>,
     /// The folders a table of contents names that are not there.
     missing_folders: Vec<PathBuf>,
+    /// The tables of contents that cannot be read.
+    unreadable_tocs: Vec<super::UnreadableToc>,
 }
 
 impl Aside {
     fn give_to(self, out: &mut FileImport) {
         out.recycle_bin = self.recycle_bin;
         out.missing_folders = self.missing_folders;
+        out.unreadable_tocs = self.unreadable_tocs;
     }
 }
 
@@ -453,15 +457,18 @@ fn container(
     let read = toc_name.as_deref().and_then(|t| {
         let src = tree.open(dir, t).ok()?;
         // The folder's own listing stands in for a table of contents that cannot be read, so no
-        // section is lost; only OneNote's order and the notebook's GUID are.
-        read_toc(src)
-            .inspect_err(|why| {
-                tracing::warn!(
-                    reason = %why,
-                    "a notebook's table of contents cannot be read; its sections are taken from its folder"
-                )
-            })
-            .ok()
+        // section is lost; only OneNote's order and the notebook's GUID are, which the caller says.
+        match read_toc(src) {
+            Ok(read) => Some(read),
+            Err(reason) => {
+                tracing::debug!(reason = %reason, "a table of contents cannot be read");
+                aside.unreadable_tocs.push(super::UnreadableToc {
+                    path: tree.path(&join(dir, t)),
+                    reason,
+                });
+                None
+            }
+        }
     });
     let id = read
         .as_ref()

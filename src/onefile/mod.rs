@@ -44,6 +44,18 @@ pub struct FileImport {
     pub recycle_bin: Option<PathBuf>,
     /// Folders (section groups) the table of contents names that are not there: nothing to read.
     pub missing_folders: Vec<PathBuf>,
+    /// Tables of contents that cannot be read: their folder's listing gave the sections instead.
+    pub unreadable_tocs: Vec<UnreadableToc>,
+}
+
+/// A table of contents (`.onetoc2`) that cannot be read. No section is lost (the folder's own
+/// listing stands in), but OneNote's order of the sections and the notebook's own GUID are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnreadableToc {
+    /// The `.onetoc2` file.
+    pub path: PathBuf,
+    /// The reader's reason.
+    pub reason: String,
 }
 
 /// A notebook: a `.onetoc2` and the sections and groups it names (or a folder of them).

@@ -500,17 +500,39 @@ fn a_table_of_contents_entry_that_contains_itself_ends_the_read() {
     std::fs::write(notebook.join("Open Notebook.onetoc2"), &bytes).unwrap();
     std::fs::copy(&section, notebook.join("Kept.one")).unwrap();
     let (tx, rx) = mpsc::channel();
+    let at = notebook.clone();
     std::thread::spawn(move || {
-        let _ = tx.send(onefile::scan(&notebook).map(|imp| {
-            imp.all_sections()
+        let _ = tx.send(onefile::scan(&at).map(|imp| {
+            let names = imp
+                .all_sections()
                 .iter()
                 .map(|(_, s)| s.name.clone())
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            (names, imp.unreadable_tocs)
         }));
     });
-    let sections = rx
+    let (sections, unreadable) = rx
         .recv_timeout(HANG)
         .expect("the read ends, without a panic")
         .expect("the folder is read");
     assert_eq!(sections, ["Kept"]);
+    assert_eq!(unreadable.len(), 1, "{unreadable:?}");
+    assert_eq!(unreadable[0].path, notebook.join("Open Notebook.onetoc2"));
+    assert!(
+        unreadable[0].reason.contains("names an entry above it"),
+        "{}",
+        unreadable[0].reason
+    );
+    // The files user, with nothing set, is told what stood in for it.
+    let home = tempfile::tempdir().unwrap();
+    let out = crate::bin_support::notebridge(home.path(), &["scan", "--from"])
+        .args([&notebook])
+        .run_blocking();
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("Open Notebook.onetoc2 cannot be read")
+            && out.stderr.contains("sections were taken from its folder"),
+        "{}",
+        out.stderr
+    );
 }
