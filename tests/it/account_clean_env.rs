@@ -5,11 +5,13 @@
 //! per user; Notion's `auto` pace) against servers that enforce those same documented limits.
 //! Every command of a first migration works there: `doctor`, `login`, `scan`, `migrate --layout
 //! database`, `migrate --resume`, `status`, `verify`; and an account whose notebook is files in its
-//! OneDrive (`--via files`) the same way.
+//! OneDrive (`--via files`) the same way; and a team of two accounts, signed in one after the
+//! other, migrated by one `migrate --all-accounts` through an app-wide throttle.
 
 use std::path::Path;
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::graph::faults::ExternalScope;
 use notebridge_testkit::lab::{Lab, LabConfig, CLIENT_ID};
 use serde_json::Value;
 
@@ -34,6 +36,11 @@ struct User<'a> {
 
 impl User<'_> {
     async fn run(&self, args: &[&str]) -> Output {
+        self.bin(args).run().await
+    }
+
+    /// The binary with `args`, in this user's environment and nothing else.
+    fn bin(&self, args: &[&str]) -> bin_support::Bin {
         let h = self.home;
         bin_support::notebridge(h, &["--no-progress"])
             .args(args)
@@ -45,8 +52,6 @@ impl User<'_> {
             .env("XDG_CONFIG_HOME", h.join(".config"))
             .env("XDG_DATA_HOME", h.join(".local/share"))
             .env("XDG_CACHE_HOME", h.join(".cache"))
-            .run()
-            .await
     }
 
     async fn ok(&self, args: &[&str]) -> Output {
@@ -220,4 +225,94 @@ async fn a_notebook_of_drive_files_migrated_as_databases_with_only_a_client_id_a
         "{rows} rows, {authored} with an author"
     );
     assert_eq!(lab.graph.counters().arrived_over_limit, 0);
+}
+
+/// A team's migration as its user runs it: two accounts signed in with `login --account`, then one
+/// `migrate --all-accounts`, against servers whose 429s carry no hint headers. An app-wide
+/// throttle from outside falls mid-run: the shared breaker holds both accounts, so the service
+/// sees what was in flight and a few probes, and the run finishes both accounts with nothing
+/// failed; `verify` finds every page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_accounts_through_an_app_throttle_without_hint_headers() {
+    use std::time::{Duration, Instant};
+    const OUTAGE: Duration = Duration::from_secs(3);
+    let lab = Lab::start(LabConfig {
+        hint_headers: false,
+        ..documented()
+    })
+    .await;
+    let spec = |seed| NotebookSpec {
+        notebooks: 1,
+        sections_per_container: 2,
+        pages_per_section: 0,
+        total_pages: Some(6),
+        resource_bytes: 1024,
+        seed,
+        ..NotebookSpec::default()
+    };
+    let mut alices = generate(&spec(21));
+    let mut bobs = generate(&spec(22));
+    for (notes, who) in [(&mut alices, "Alice's"), (&mut bobs, "Bob's")] {
+        for nb in &mut notes.notebooks {
+            nb.display_name = format!("{who} {}", nb.display_name);
+        }
+    }
+    let pages = alices.pages.len() + bobs.pages.len();
+    // Each `add_user` queues the approval of the next device code: alice's, then bob's.
+    lab.add_user("alice", alices);
+    lab.add_user("bob", bobs);
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login", "--account", "alice"]).await;
+    me.ok(&["login", "--account", "bob"]).await;
+    let to = lab.target_page.clone();
+
+    let run = me
+        .bin(&["--json", "migrate", "--all-accounts", "--to", &to])
+        .command()
+        .spawn()
+        .unwrap();
+    // The outage starts once both accounts' notebooks have their pages in Notion: their scans are
+    // done and their pages' bodies are being read.
+    let started = Instant::now();
+    while lab.notion.pages_under(&to).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "nothing written"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let refused_before = lab.graph.counters().throttled;
+    lab.graph
+        .faults()
+        .throttle_externally(ExternalScope::Application, OUTAGE);
+    tokio::time::sleep(OUTAGE).await;
+    let refused = lab.graph.counters().throttled - refused_before;
+    // What can be in flight (5 per account, the documented cap), then a probe every half second.
+    let bound = 2 * 5 + 2 * OUTAGE.as_secs();
+    eprintln!("{refused} requests refused in the {OUTAGE:?} app-wide outage (bound {bound})");
+    assert!(
+        refused <= bound,
+        "{refused} requests refused in the {OUTAGE:?} outage (at most {bound})"
+    );
+    let out = run.wait_with_output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = json(stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{stdout}");
+    assert_eq!(summary["pages_done"], pages, "{stdout}");
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
 }
