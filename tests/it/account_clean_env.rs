@@ -11,11 +11,11 @@
 use std::path::Path;
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
-use notebridge_testkit::graph::faults::ExternalScope;
 use notebridge_testkit::lab::{Lab, LabConfig, CLIENT_ID};
 use serde_json::Value;
 
 use crate::bin_support::{self, Output};
+use crate::engine_migrate::named;
 
 /// The services as documented: Graph's per-user and per-app windows, Notion's 3 requests/s.
 fn documented() -> LabConfig {
@@ -250,13 +250,8 @@ async fn two_accounts_through_an_app_throttle_without_hint_headers() {
         seed,
         ..NotebookSpec::default()
     };
-    let mut alices = generate(&spec(21));
-    let mut bobs = generate(&spec(22));
-    for (notes, who) in [(&mut alices, "Alice's"), (&mut bobs, "Bob's")] {
-        for nb in &mut notes.notebooks {
-            nb.display_name = format!("{who} {}", nb.display_name);
-        }
-    }
+    let alices = named("Alice's", generate(&spec(21)));
+    let bobs = named("Bob's", generate(&spec(22)));
     let pages = alices.pages.len() + bobs.pages.len();
     // Each `add_user` queues the approval of the next device code: alice's, then bob's.
     lab.add_user("alice", alices);
@@ -285,19 +280,8 @@ async fn two_accounts_through_an_app_throttle_without_hint_headers() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let refused_before = lab.graph.counters().throttled;
-    lab.graph
-        .faults()
-        .throttle_externally(ExternalScope::Application, OUTAGE);
-    tokio::time::sleep(OUTAGE).await;
-    let refused = lab.graph.counters().throttled - refused_before;
-    // What can be in flight (5 per account, the documented cap), then a probe every half second.
-    let bound = 2 * 5 + 2 * OUTAGE.as_secs();
-    eprintln!("{refused} requests refused in the {OUTAGE:?} app-wide outage (bound {bound})");
-    assert!(
-        refused <= bound,
-        "{refused} requests refused in the {OUTAGE:?} outage (at most {bound})"
-    );
+    // What can be in flight: 5 per account, the documented cap.
+    crate::migrate_support::app_outage_held(&lab, OUTAGE, 2 * 5).await;
     let out = run.wait_with_output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

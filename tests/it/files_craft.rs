@@ -131,6 +131,21 @@ fn stream_layout(b: &[u8], at: usize, oid: u32, jcid: Option<u32>) -> Option<Dec
     })
 }
 
+/// How many bytes the value of a property of type `kind` takes at `at` ([MS-ONESTORE] 2.6.6),
+/// for every type but the nested ones (0x10, 0x11), whose values are property sets. None for a
+/// type the format does not have.
+fn plain_value_size(b: &[u8], at: usize, kind: u32) -> Option<usize> {
+    match kind {
+        0x1 | 0x2 | 0x8 | 0xa | 0xc => Some(0),
+        0x3 => Some(1),
+        0x4 => Some(2),
+        0x5 | 0x9 | 0xb | 0xd => Some(4),
+        0x6 => Some(8),
+        0x7 => Some(4 + u32_at(b, at)? as usize),
+        _ => None,
+    }
+}
+
 /// Where in the OID stream the references of the property `wanted` start, and how many it has:
 /// a property set's references are in the stream in the order of its properties ([MS-ONESTORE]
 /// 2.6.7), nested sets included. Iterative, with one stack entry per open set.
@@ -167,11 +182,6 @@ fn references_of(b: &[u8], prop_set_at: usize, wanted: u32) -> Option<(usize, us
         };
         match (id >> 26) & 0x1f {
             0x8 => seen += 1,
-            0x3 => at += 1,
-            0x4 => at += 2,
-            0x5 | 0xb | 0xd => at += 4,
-            0x6 => at += 8,
-            0x7 => at += 4 + u32_at(b, at)? as usize,
             0x9 => {
                 let n = u32_at(b, at)? as usize;
                 at += 4;
@@ -195,7 +205,7 @@ fn references_of(b: &[u8], prop_set_at: usize, wanted: u32) -> Option<(usize, us
                 let ids = header(&mut at)?;
                 open.push(Open { ids, then_sets: 0 });
             }
-            _ => {}
+            kind => at += plain_value_size(b, at, kind)?,
         }
     }
     None
@@ -238,10 +248,6 @@ pub fn nesting_property_sets(bytes: &[u8], jcid: u32, levels: usize) -> Option<V
         for i in 0..count {
             let id = u32_at(b, ids_at + 4 * i)?;
             match (id >> 26) & 0x1f {
-                0x3 => at += 1,
-                0x4 => at += 2,
-                0x5 | 0x9 | 0xb | 0xd => at += 4,
-                0x6 => at += 8,
                 0x7 => {
                     let len = u32_at(b, at)? as usize;
                     if len + 4 >= levels * 6 {
@@ -258,8 +264,11 @@ pub fn nesting_property_sets(bytes: &[u8], jcid: u32, levels: usize) -> Option<V
                     }
                     at += 4 + len;
                 }
-                0x10 | 0x11 => break,
-                _ => {}
+                kind => match plain_value_size(b, at, kind) {
+                    Some(n) => at += n,
+                    // A nested set (or an unknown type): this object is not walked further.
+                    None => break,
+                },
             }
         }
     }

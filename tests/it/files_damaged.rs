@@ -334,10 +334,13 @@ fn a_chain_of_fragments_that_loops_ends_the_read() {
     assert!(problem.reason.contains("refers back"), "{}", problem.reason);
 }
 
-/// Every reason a read of `path`, made on a thread with `stack` bytes of stack, gives for what it
-/// could not read: the file's, its sections' and their pages'. The read must end within [`HANG`];
-/// a panic fails the test.
-fn reasons_of_reading(path: std::path::PathBuf, stack: usize) -> Vec<String> {
+/// Every reason a read of `bytes`, written as `name` in a folder of its own and read on a thread
+/// with `stack` bytes of stack, gives for what it could not read: the file's, its sections' and
+/// their pages'. The read must end within [`HANG`]; a panic fails the test.
+fn reasons_of_reading(bytes: &[u8], name: &str, stack: usize) -> Vec<String> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).unwrap();
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::Builder::new()
         .stack_size(stack)
@@ -363,6 +366,18 @@ fn reasons_of_reading(path: std::path::PathBuf, stack: usize) -> Vec<String> {
     reader.expect("a thread for the read");
     rx.recv_timeout(HANG)
         .expect("the read ends, without a panic")
+}
+
+/// Asserts that `reasons` cost pages only (each says the section's other pages are read) and that
+/// one of them says `why`.
+fn assert_pages_lost_for(reasons: &[String], why: &str) {
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.contains("the section's other pages are read")),
+        "only pages are lost: {reasons:?}"
+    );
+    assert!(reasons.iter().any(|r| r.contains(why)), "{reasons:?}");
 }
 
 /// A desktop section whose root file node list holds a reference to itself (MS-ONESTORE 2.3.1
@@ -394,11 +409,8 @@ fn a_file_node_list_that_contains_itself_ends_the_read() {
     );
     bytes[node + 4..node + 6].copy_from_slice(&u16::try_from(root / 8).unwrap().to_le_bytes());
     bytes[node + 6] = u8::try_from(root_cb / 8).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("Itself.one");
-    std::fs::write(&path, &bytes).unwrap();
     // The default stack of a spawned thread, as tokio's blocking threads have.
-    let reasons = reasons_of_reading(path, 2 << 20);
+    let reasons = reasons_of_reading(&bytes, "Itself.one", 2 << 20);
     assert!(
         reasons.iter().any(|r| r.contains("refers back to itself")),
         "{reasons:?}"
@@ -425,22 +437,8 @@ fn an_outline_element_that_contains_itself_costs_its_page_whatever_the_callers_s
         rewritten > 0,
         "the sample has outline elements with children"
     );
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("Itself.one");
-    std::fs::write(&path, &bytes).unwrap();
-    let reasons = reasons_of_reading(path, 256 << 10);
-    assert!(
-        reasons
-            .iter()
-            .all(|r| r.contains("the section's other pages are read")),
-        "only pages are lost: {reasons:?}"
-    );
-    assert!(
-        reasons
-            .iter()
-            .any(|r| r.contains("maximum outline nesting depth exceeded")),
-        "{reasons:?}"
-    );
+    let reasons = reasons_of_reading(&bytes, "Itself.one", 256 << 10);
+    assert_pages_lost_for(&reasons, "maximum outline nesting depth exceeded");
 }
 
 /// A picture whose byte property is made property sets nested far deeper than any structure of
@@ -458,22 +456,8 @@ fn property_sets_nested_past_the_bound_cost_their_page() {
         100,
     )
     .expect("the sample has a picture with a 600-byte property");
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("Nested.one");
-    std::fs::write(&path, &bytes).unwrap();
-    let reasons = reasons_of_reading(path, 2 << 20);
-    assert!(
-        reasons
-            .iter()
-            .all(|r| r.contains("the section's other pages are read")),
-        "only pages are lost: {reasons:?}"
-    );
-    assert!(
-        reasons
-            .iter()
-            .any(|r| r.contains("property sets nested deeper than 32")),
-        "{reasons:?}"
-    );
+    let reasons = reasons_of_reading(&bytes, "Nested.one", 2 << 20);
+    assert_pages_lost_for(&reasons, "property sets nested deeper than 32");
 }
 
 /// A notebook's table of contents whose entries name themselves as their first child ([MS-ONE]

@@ -288,19 +288,7 @@ async fn an_app_throttle_without_hint_headers_holds_both_accounts_and_loses_noth
         done("alice") < 40 && done("bob") < 40,
         "the outage falls mid-run"
     );
-    let before = lab.graph.counters().throttled;
-    lab.graph
-        .faults()
-        .throttle_externally(ExternalScope::Application, OUTAGE);
-    tokio::time::sleep(OUTAGE).await;
-    let refused = lab.graph.counters().throttled - before;
-    // What was already in flight when the outage began, then at most a probe every half second.
-    let bound = in_flight_cap + 2 * OUTAGE.as_secs();
-    eprintln!("{refused} requests refused in the {OUTAGE:?} app-wide outage (bound {bound})");
-    assert!(
-        refused <= bound,
-        "{refused} requests refused in the {OUTAGE:?} outage (at most {bound})"
-    );
+    migrate_support::app_outage_held(&lab, OUTAGE, in_flight_cap).await;
     let status = child.wait().await.unwrap();
     assert!(status.success());
     for who in ["alice", "bob"] {

@@ -297,3 +297,24 @@ pub fn counts(db: &Path, account: &str) -> HashMap<&'static str, i64> {
         ("pages_total", c.pages_total),
     ])
 }
+
+/// Throttles the whole app from outside for `outage` (429s from every account, as another client
+/// spending the app's budget makes them), waits it out, and asserts how many requests the service
+/// refused meanwhile: at most `in_flight` (what the accounts may have had in flight when it began)
+/// and a probe every half second. Returns that count.
+pub async fn app_outage_held(lab: &Lab, outage: std::time::Duration, in_flight: u64) -> u64 {
+    use notebridge_testkit::graph::faults::ExternalScope;
+    let before = lab.graph.counters().throttled;
+    lab.graph
+        .faults()
+        .throttle_externally(ExternalScope::Application, outage);
+    tokio::time::sleep(outage).await;
+    let refused = lab.graph.counters().throttled - before;
+    let bound = in_flight + 2 * outage.as_secs();
+    eprintln!("{refused} requests refused in the {outage:?} app-wide outage (bound {bound})");
+    assert!(
+        refused <= bound,
+        "{refused} requests refused in the {outage:?} outage (at most {bound})"
+    );
+    refused
+}
