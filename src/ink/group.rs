@@ -1,7 +1,12 @@
-//! Groups strokes into drawings as OneNote shows them: strokes that touch or nearly touch belong
-//! together, and so do strokes written one right after the other a little further apart (the words of
-//! a handwritten line). Groups whose boxes overlap are merged, so no two drawings are stacked on one
-//! another when placed on the page.
+//! Groups strokes into drawings as OneNote shows them, one rule for both routes (Graph's InkML and
+//! a section file's ink objects): strokes that touch or nearly touch belong together; so do strokes
+//! written one right after the other a little further apart (the words of a handwritten line), and
+//! strokes OneNote recognised as one line of handwriting. Groups whose boxes overlap are merged, so
+//! no two drawings are stacked on one another when placed on the page.
+//!
+//! Time and memory are bounded per page: the pairs compared are found by a sweep over the boxes
+//! (sorted by left edge), the overlap merge is quadratic in the number of groups at most, and a page
+//! with more than [`MAX_GROUPED_STROKES`] strokes is drawn as one drawing rather than grouped.
 
 use super::inkml::Stroke;
 
@@ -11,6 +16,10 @@ pub const TOUCH_PX: f64 = 19.0;
 pub const QUICK_MS: f64 = 1500.0;
 /// ...belong together up to this distance (CSS px, 1 inch): the gap between handwritten words.
 pub const QUICK_PX: f64 = 96.0;
+/// Strokes grouped per page. Grouping compares nearby pairs, which on a page written edge to edge
+/// grows with the square of the strokes; past this bound (tens of pages of handwriting on one page)
+/// the page's ink is one drawing, which costs one pass over the strokes.
+pub const MAX_GROUPED_STROKES: usize = 10_000;
 
 /// A box on the page, CSS px.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,7 +97,19 @@ fn find(p: &mut [usize], mut i: usize) -> usize {
 /// Groups strokes (indices into `strokes`); groups come in reading order (top, then left), strokes
 /// inside a group in document order.
 pub fn group(strokes: &[Stroke]) -> Vec<Vec<usize>> {
+    group_lines(strokes, &[])
+}
+
+/// [`group`], where `lines[i]` (when given) is the recognised line of handwriting stroke `i` belongs
+/// to: strokes of one recognised line are one drawing however far apart their words are.
+pub fn group_lines(strokes: &[Stroke], lines: &[Option<u64>]) -> Vec<Vec<usize>> {
     let n = strokes.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    if n > MAX_GROUPED_STROKES {
+        return vec![(0..n).collect()];
+    }
     let boxes: Vec<Bounds> = strokes.iter().map(stroke_bounds).collect();
     let mut parent: Vec<usize> = (0..n).collect();
     let join = |p: &mut Vec<usize>, a: usize, b: usize| {
@@ -97,33 +118,48 @@ pub fn group(strokes: &[Stroke]) -> Vec<Vec<usize>> {
             p[ra.max(rb)] = ra.min(rb);
         }
     };
-    for i in 0..n {
-        for j in i + 1..n {
+    // Touching: only boxes whose horizontal extents come within TOUCH_PX can, so sweep the boxes
+    // by left edge and compare each with those that start before it ends.
+    let mut by_left: Vec<usize> = (0..n).collect();
+    by_left.sort_by(|&a, &b| boxes[a].left.total_cmp(&boxes[b].left).then(a.cmp(&b)));
+    for (k, &i) in by_left.iter().enumerate() {
+        let reach = boxes[i].right + TOUCH_PX;
+        for &j in &by_left[k + 1..] {
+            if boxes[j].left > reach {
+                break;
+            }
             if boxes[i].gap(&boxes[j]) <= TOUCH_PX {
                 join(&mut parent, i, j);
             }
         }
     }
-    // Written one right after the other: consecutive in time (or in document order when the
-    // document carries no times, as the writer emits strokes in the order they were drawn).
+    // Written one right after the other: consecutive in time, or in document order when the
+    // strokes carry no times (the writer stores strokes in the order they were drawn).
     let mut order: Vec<usize> = (0..n).collect();
     if strokes.iter().all(|s| s.time_ms.is_some()) {
         order.sort_by(|&a, &b| {
-            strokes[a]
-                .time_ms
-                .partial_cmp(&strokes[b].time_ms)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then(a.cmp(&b))
+            let (ta, tb) = (strokes[a].time_ms, strokes[b].time_ms);
+            ta.unwrap_or(0.0).total_cmp(&tb.unwrap_or(0.0)).then(a.cmp(&b))
         });
-        for w in order.windows(2) {
-            let (a, b) = (w[0], w[1]);
-            let dt = strokes[b].time_ms.unwrap_or(0.0) - strokes[a].time_ms.unwrap_or(0.0);
-            if dt <= QUICK_MS && boxes[a].gap(&boxes[b]) <= QUICK_PX {
-                join(&mut parent, a, b);
-            }
+    }
+    for w in order.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let dt = match (strokes[a].time_ms, strokes[b].time_ms) {
+            (Some(ta), Some(tb)) => tb - ta,
+            _ => 0.0,
+        };
+        if dt <= QUICK_MS && boxes[a].gap(&boxes[b]) <= QUICK_PX {
+            join(&mut parent, a, b);
         }
     }
-    // Collect, then merge groups whose boxes overlap until none do.
+    // One recognised line: its first stroke stands for it.
+    let mut line_first: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
+    for (i, l) in lines.iter().enumerate().take(n) {
+        if let Some(l) = l {
+            let first = *line_first.entry(*l).or_insert(i);
+            join(&mut parent, first, i);
+        }
+    }
     let mut groups: Vec<(Bounds, Vec<usize>)> = Vec::new();
     let mut slot: Vec<Option<usize>> = vec![None; n];
     for (i, b) in boxes.iter().enumerate() {
@@ -139,30 +175,34 @@ pub fn group(strokes: &[Stroke]) -> Vec<Vec<usize>> {
             }
         }
     }
-    loop {
-        let mut merged = false;
-        'outer: for a in 0..groups.len() {
-            for b in a + 1..groups.len() {
-                if groups[a].0.overlaps(&groups[b].0) {
-                    let (bb, mut idx) = groups.remove(b);
-                    groups[a].0 = groups[a].0.union(&bb);
-                    groups[a].1.append(&mut idx);
-                    groups[a].1.sort_unstable();
-                    merged = true;
-                    break 'outer;
-                }
-            }
-        }
-        if !merged {
-            break;
-        }
-    }
+    let mut groups = merge_overlapping(groups);
     groups.sort_by(|a, b| {
-        (a.0.top, a.0.left)
-            .partial_cmp(&(b.0.top, b.0.left))
-            .unwrap_or(std::cmp::Ordering::Equal)
+        a.0.top
+            .total_cmp(&b.0.top)
+            .then(a.0.left.total_cmp(&b.0.left))
     });
     groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// Merges groups whose boxes overlap until none do. Each group taken in turn absorbs every kept
+/// group its (growing) box overlaps, so the kept ones never overlap one another: each group is
+/// absorbed at most once, and the work is quadratic in the number of groups at most.
+fn merge_overlapping(groups: Vec<(Bounds, Vec<usize>)>) -> Vec<(Bounds, Vec<usize>)> {
+    let mut kept: Vec<(Bounds, Vec<usize>)> = Vec::with_capacity(groups.len());
+    for (mut b, mut idx) in groups {
+        let mut absorbed = false;
+        while let Some(k) = kept.iter().position(|(kb, _)| kb.overlaps(&b)) {
+            let (kb, mut ki) = kept.swap_remove(k);
+            b = b.union(&kb);
+            idx.append(&mut ki);
+            absorbed = true;
+        }
+        if absorbed {
+            idx.sort_unstable();
+        }
+        kept.push((b, idx));
+    }
+    kept
 }
 
 #[cfg(test)]
