@@ -157,7 +157,9 @@ pub fn drawings(inkml: &str) -> Result<Vec<Drawing>, InkError> {
         .collect())
 }
 
-fn render_drawing(strokes: &[&inkml::Stroke]) -> Drawing {
+/// Renders strokes as one drawing (a group from [`group::group`] or [`group::group_lines`]), with
+/// the description both routes caption it with.
+pub fn render_drawing(strokes: &[&inkml::Stroke]) -> Drawing {
     let b = group::bounds(strokes.iter().copied());
     let highlighter = strokes.iter().all(|s| s.brush.highlighter);
     let n = strokes.len();
