@@ -139,7 +139,9 @@ pub fn group_lines(strokes: &[Stroke], lines: &[Option<u64>]) -> Vec<Vec<usize>>
     if strokes.iter().all(|s| s.time_ms.is_some()) {
         order.sort_by(|&a, &b| {
             let (ta, tb) = (strokes[a].time_ms, strokes[b].time_ms);
-            ta.unwrap_or(0.0).total_cmp(&tb.unwrap_or(0.0)).then(a.cmp(&b))
+            ta.unwrap_or(0.0)
+                .total_cmp(&tb.unwrap_or(0.0))
+                .then(a.cmp(&b))
         });
     }
     for w in order.windows(2) {
@@ -253,5 +255,98 @@ mod tests {
         ];
         let g = group(&v);
         assert_eq!(g, vec![vec![2], vec![1], vec![0, 3]]);
+    }
+
+    /// Two drawings never overlap, and every stroke is in exactly one, whatever the strokes.
+    fn no_overlap_and_a_partition(v: &[Stroke]) {
+        let g = group(v);
+        let mut seen = vec![false; v.len()];
+        for grp in &g {
+            for &i in grp {
+                assert!(!seen[i], "stroke {i} twice");
+                seen[i] = true;
+            }
+        }
+        assert!(seen.iter().all(|&x| x));
+        let boxes: Vec<Bounds> = g
+            .iter()
+            .map(|grp| bounds(grp.iter().map(|&i| &v[i])))
+            .collect();
+        for a in 0..boxes.len() {
+            for b in a + 1..boxes.len() {
+                assert!(
+                    !boxes[a].overlaps(&boxes[b]),
+                    "{:?} {:?}",
+                    boxes[a],
+                    boxes[b]
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn drawings_partition_the_strokes_and_never_overlap(
+            pts in proptest::collection::vec(
+                (0.0f64..2000.0, 0.0f64..2000.0, 1.0f64..300.0, 1.0f64..300.0, proptest::option::of(0.0f64..20_000.0)),
+                0..120,
+            )
+        ) {
+            let timed = pts.iter().all(|p| p.4.is_some());
+            let v: Vec<Stroke> = pts
+                .iter()
+                .map(|&(x, y, w, h, t)| s(&[(x, y), (x + w, y + h)], if timed { t } else { None }))
+                .collect();
+            no_overlap_and_a_partition(&v);
+        }
+    }
+
+    /// A page written edge to edge, several screens long: 40 lines of 60 strokes. Each line is a
+    /// drawing (its strokes touch; the lines are a finger apart), in reading order.
+    #[test]
+    fn a_long_page_of_handwriting_is_its_lines() {
+        let mut v = Vec::new();
+        for line in 0..40 {
+            for k in 0..60 {
+                let (x, y) = (f64::from(k) * 12.0, f64::from(line) * 60.0);
+                v.push(s(&[(x, y), (x + 8.0, y + 30.0)], None));
+            }
+        }
+        let g = group(&v);
+        assert_eq!(g.len(), 40);
+        for (line, grp) in g.iter().enumerate() {
+            assert_eq!(grp, &(line * 60..line * 60 + 60).collect::<Vec<_>>());
+        }
+        no_overlap_and_a_partition(&v);
+    }
+
+    /// Past the bound, the page's ink is one drawing: one pass, whatever the layout.
+    #[test]
+    fn past_the_bound_a_pages_ink_is_one_drawing() {
+        let v: Vec<Stroke> = (0..=MAX_GROUPED_STROKES)
+            .map(|k| {
+                let x = (k % 100) as f64 * 500.0;
+                let y = (k / 100) as f64 * 500.0;
+                s(&[(x, y), (x + 1.0, y + 1.0)], None)
+            })
+            .collect();
+        let g = group(&v);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].len(), MAX_GROUPED_STROKES + 1);
+    }
+
+    #[test]
+    fn strokes_of_one_recognised_line_are_one_drawing() {
+        // Three words an inch and a half apart, written with pauses: only the line joins them.
+        let v = vec![
+            s(&[(0.0, 0.0), (10.0, 10.0)], Some(0.0)),
+            s(&[(150.0, 0.0), (160.0, 10.0)], Some(9_000.0)),
+            s(&[(300.0, 0.0), (310.0, 10.0)], Some(20_000.0)),
+        ];
+        assert_eq!(group(&v).len(), 3);
+        assert_eq!(
+            group_lines(&v, &[Some(7), Some(7), None]),
+            vec![vec![0, 1], vec![2]]
+        );
     }
 }

@@ -1649,7 +1649,11 @@ mod tests {
             ],
             &no_lines,
         );
-        assert_eq!(ds.len(), 1, "written one after the other, a word's gap apart");
+        assert_eq!(
+            ds.len(),
+            1,
+            "written one after the other, a word's gap apart"
+        );
         let d = ds.remove(0);
         assert_eq!(d.caption, "Handwritten drawing, 3 strokes: “hello world”");
         assert!(d.svg.starts_with("<svg"), "{}", d.svg);
@@ -1795,6 +1799,122 @@ mod tests {
         assert!(notes
             .iter()
             .any(|(w, a)| w.contains("without strokes") && a.contains("kept")));
+    }
+
+    /// A model of the issue's page (#49: "Hello World Hello World" in two handwritten lines, which
+    /// the file stores as 62 ink objects of one stroke each, and OneNote's recognition of it),
+    /// built as the parser gives it: the lines stored bottom one first. Before the shared rule it
+    /// arrived as 62 one-stroke images; now it is its lines, with the sentence once, in order.
+    #[test]
+    fn a_page_of_handwriting_stored_stroke_by_stroke_arrives_as_its_lines_with_the_sentence_once() {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "Hello"), (2, "World")],
+            vec![(3, "Hello"), (4, "World")],
+        ];
+        // Ink units (0.01 mm): strokes 7 mm high side by side, words 9 mm apart, lines 1.5 cm.
+        let word = |id: u32, text: &str, line_top: f64, x0: f32| -> Vec<PenStroke> {
+            (0..31 / 2 + usize::from(id % 2 == 1))
+                .map(|k| {
+                    let x = x0 + k as f32 * 170.0;
+                    PenStroke {
+                        points: vec![(x, 0.0), (x + 80.0, 700.0), (x + 160.0, 0.0)],
+                        // Each stroke its own ink object, placed at its line.
+                        at: (line_top, 48.0),
+                        color: None,
+                        width: 53.0,
+                        transparency: None,
+                        word: Some((id, text.to_string())),
+                    }
+                })
+                .collect()
+        };
+        let line = |ids: (u32, u32), top: f64| {
+            let mut v = word(ids.0, "Hello", top, 0.0);
+            let end = v.iter().map(|s| s.points[2].0).fold(0.0, f32::max);
+            v.extend(word(ids.1, "World", top, end + 900.0));
+            v
+        };
+        let mut pen = line((3, 4), 300.0 + 1500.0 * PX_PER_INK_UNIT);
+        pen.extend(line((1, 2), 300.0));
+        assert_eq!(pen.len(), 62);
+        let mut r = Renderer::default();
+        r.read_order(&lines);
+        r.html.push_str(
+            "<html><head><title>T</title></head><body>\
+             <div style=\"position:absolute;left:48px;top:40px\"><p>above</p></div>",
+        );
+        r.page_pen = pen;
+        r.page_ink();
+        r.recognition(&lines);
+        r.html.push_str("</body></html>");
+        let opts = ConvertOptions {
+            last_modified: None,
+            ink: Ink::Drawings(r.drawings),
+        };
+        let page = convert_page_with_files(r.html, &opts, r.files);
+        let captions: Vec<String> = page
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Image { caption, .. } => {
+                    Some(caption.iter().map(|r| r.visible_text()).collect())
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(
+            (1..=2).contains(&captions.len()),
+            "a line is one drawing: {captions:?}"
+        );
+        let all: String = page
+            .blocks
+            .iter()
+            .flat_map(|b| b.rich_texts().into_iter().flatten())
+            .map(|r| r.visible_text())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let words: Vec<&str> = all
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| *w == "Hello" || *w == "World")
+            .collect();
+        assert_eq!(words, ["Hello", "World", "Hello", "World"], "{all}");
+        let strokes: usize = captions
+            .iter()
+            .map(|c| c.split(", ").nth(1).unwrap().split(' ').next().unwrap())
+            .map(|n| n.parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(strokes, 62, "{captions:?}");
+        // One upload per drawing.
+        assert_eq!(page.resources().len(), captions.len());
+        let drawn = page
+            .report
+            .items
+            .iter()
+            .find(|a| a.element == "ink (handwriting, drawings)")
+            .map(|a| a.count);
+        assert_eq!(drawn, Some(captions.len()));
+    }
+
+    #[test]
+    fn recognised_text_a_caption_cannot_hold_goes_under_the_drawing_with_its_lines() {
+        let words: Vec<(u32, String)> = (0..600).map(|i| (i, format!("word{i}"))).collect();
+        let at: std::collections::HashMap<u32, (usize, usize)> = words
+            .iter()
+            .map(|(id, _)| (*id, (*id as usize / 100, *id as usize % 100)))
+            .collect();
+        let named: Vec<(u32, &str)> = words.iter().map(|(i, t)| (*i, t.as_str())).collect();
+        let (caption, below) = caption_and_text("Handwritten drawing, 900 strokes", &named, &at);
+        assert_eq!(caption, "Handwritten drawing, 900 strokes");
+        let below = below.expect("the text under the drawing");
+        assert_eq!(below.lines().count(), 6);
+        assert!(below.starts_with("word0 word1 ") && below.ends_with("word599"));
+        let (caption, below) = caption_and_text("Handwritten drawing, 9 strokes", &named[..3], &at);
+        assert_eq!(
+            caption,
+            "Handwritten drawing, 9 strokes: “word0 word1 word2”"
+        );
+        assert!(below.is_none());
     }
 
     #[test]
