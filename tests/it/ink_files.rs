@@ -5,10 +5,16 @@
 //! of typed text with 35 strokes of pen and highlighter that OneNote for Windows recognised
 //! ("Handwritin", "Marker", ...) without tying its words to the strokes.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use notebridge::convert::{Block, ConvertedPage, MediaSource};
 use notebridge::onefile;
+use notebridge_testkit::lab::Lab;
+use notebridge_testkit::notion::Endpoint;
+
+use crate::files_support::{fast, run, sample};
+use crate::migrate_support::State;
 
 fn pen_page() -> ConvertedPage {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -68,11 +74,15 @@ fn a_real_pen_page_arrives_as_a_few_drawings_with_its_recognised_text_once_and_i
         .sum();
     assert_eq!(strokes, 35, "every stroke drawn once: {captions:?}");
     assert!(
-        captions.iter().any(|c| c.starts_with("Highlighter drawing")),
+        captions
+            .iter()
+            .any(|c| c.starts_with("Highlighter drawing")),
         "the highlighter strokes are a drawing of their own: {captions:?}"
     );
     assert!(
-        captions.iter().any(|c| c.starts_with("Handwritten drawing")),
+        captions
+            .iter()
+            .any(|c| c.starts_with("Handwritten drawing")),
         "{captions:?}"
     );
     // Each drawing is one file, uploaded once.
@@ -115,4 +125,58 @@ fn a_real_pen_page_arrives_as_a_few_drawings_with_its_recognised_text_once_and_i
         })
         .map(|a| a.count);
     assert_eq!(counted, Some(drawings.len()), "{:?}", page.report.items);
+}
+
+/// What a page costs in Notion requests, by endpoint, migrated on its own by the binary (a files
+/// user: `NOTION_TOKEN` alone) into the Notion test server.
+async fn requests_for(rel: &str) -> Option<BTreeMap<Endpoint, u64>> {
+    let path = sample(rel)?;
+    let lab = Lab::start(fast()).await;
+    let state = State::new();
+    let target = lab.notion.add_shared_page("Import");
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &["migrate", "--from", path.to_str().unwrap(), "--to", &target],
+    )
+    .await;
+    assert_eq!(code, 0, "{rel}\nstdout: {out}\nstderr: {err}");
+    Some(lab.notion.counters().per_endpoint)
+}
+
+/// The figure `docs/PERFORMANCE.md` gives: the pen page costs its typed neighbour's requests plus
+/// two per drawing (create the upload, send its bytes), not two per stroke.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pen_page_costs_two_requests_per_drawing_not_per_stroke() {
+    let (Some(pen), Some(typed)) = (
+        requests_for("onenote.rs/pen/Schnelle Notizen.one").await,
+        requests_for("interop-testsuites/SUT/OneWithoutFileData.one").await,
+    ) else {
+        return;
+    };
+    // Its 6 drawings and the one picture the page also holds: each image one upload.
+    let images = all_blocks(&pen_page().blocks)
+        .iter()
+        .filter(|b| matches!(b, Block::Image { .. }))
+        .count() as u64;
+    let n = |m: &BTreeMap<Endpoint, u64>, e: Endpoint| m.get(&e).copied().unwrap_or(0);
+    assert_eq!(n(&pen, Endpoint::CreateUpload), images, "{pen:?}");
+    assert_eq!(n(&pen, Endpoint::SendUpload), images, "{pen:?}");
+    assert_eq!(n(&typed, Endpoint::CreateUpload), 0, "{typed:?}");
+    let total = |m: &BTreeMap<Endpoint, u64>| m.values().sum::<u64>();
+    let uploads = |m: &BTreeMap<Endpoint, u64>| {
+        n(m, Endpoint::CreateUpload) + n(m, Endpoint::SendUpload) + n(m, Endpoint::CompleteUpload)
+    };
+    eprintln!(
+        "pen page: {} requests ({} for {images} images' uploads) {pen:?}\ntyped page: {} requests {typed:?}",
+        total(&pen),
+        uploads(&pen),
+        total(&typed)
+    );
+    // Apart from the uploads, the pen page costs what the typed one does.
+    assert_eq!(
+        total(&pen) - uploads(&pen),
+        total(&typed),
+        "{pen:?}\n{typed:?}"
+    );
 }
