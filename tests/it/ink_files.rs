@@ -128,27 +128,59 @@ fn a_real_pen_page_arrives_as_a_few_drawings_with_its_recognised_text_once_and_i
 }
 
 /// What a page costs in Notion requests, by endpoint, migrated on its own by the binary (a files
-/// user: `NOTION_TOKEN` alone) into the Notion test server.
-async fn requests_for(rel: &str) -> Option<BTreeMap<Endpoint, u64>> {
+/// user: `NOTION_TOKEN` alone) into the Notion test server; then what `verify --json` and `report`
+/// say of it.
+async fn requests_for(rel: &str) -> Option<(BTreeMap<Endpoint, u64>, serde_json::Value, String)> {
     let path = sample(rel)?;
+    let path = path.to_str().unwrap();
     let lab = Lab::start(fast()).await;
     let state = State::new();
     let target = lab.notion.add_shared_page("Import");
+    let (code, out, err) = run(&lab, &state, &["migrate", "--from", path, "--to", &target]).await;
+    assert_eq!(code, 0, "{rel}\nstdout: {out}\nstderr: {err}");
+    let requests = lab.notion.counters().per_endpoint;
+    let (code, out, err) = run(&lab, &state, &["--json", "verify", "--from", path]).await;
+    assert_eq!(code, 0, "verify --from\n{out}\n{err}");
+    let verified: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    let html = state.dir.path().join("report.html");
     let (code, out, err) = run(
         &lab,
         &state,
-        &["migrate", "--from", path.to_str().unwrap(), "--to", &target],
+        &["report", "--output", html.to_str().unwrap()],
     )
     .await;
-    assert_eq!(code, 0, "{rel}\nstdout: {out}\nstderr: {err}");
-    Some(lab.notion.counters().per_endpoint)
+    assert_eq!(code, 0, "report\n{out}\n{err}");
+    Some((requests, verified, std::fs::read_to_string(&html).unwrap()))
+}
+
+/// The approximations `verify --json` lists for the one page: `(element, action, count)`.
+fn approximations(verified: &serde_json::Value) -> Vec<(String, String, u64)> {
+    let pages: Vec<&serde_json::Value> = verified["accounts"][0]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["pages"].as_array().unwrap())
+        .collect();
+    assert_eq!(pages.len(), 1, "{verified}");
+    pages[0]["approximations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["element"].as_str().unwrap().to_string(),
+                a["action"].as_str().unwrap().to_string(),
+                a["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
 }
 
 /// The figure `docs/PERFORMANCE.md` gives: the pen page costs its typed neighbour's requests plus
 /// two per drawing (create the upload, send its bytes), not two per stroke.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pen_page_costs_two_requests_per_drawing_not_per_stroke() {
-    let (Some(pen), Some(typed)) = (
+    let (Some((pen, verified, report)), Some((typed, _, _))) = (
         requests_for("onenote.rs/pen/Schnelle Notizen.one").await,
         requests_for("interop-testsuites/SUT/OneWithoutFileData.one").await,
     ) else {
@@ -178,5 +210,31 @@ async fn a_pen_page_costs_two_requests_per_drawing_not_per_stroke() {
         total(&pen) - uploads(&pen),
         total(&typed),
         "{pen:?}\n{typed:?}"
+    );
+
+    // `verify` and `report` count each drawing once, and the words OneNote recognised with them.
+    let approx = approximations(&verified);
+    let count = |element: &str| {
+        approx
+            .iter()
+            .filter(|(e, _, _)| e == element)
+            .map(|(_, _, n)| n)
+            .sum::<u64>()
+    };
+    assert_eq!(
+        count("ink (handwriting, drawings)"),
+        images - 1,
+        "{approx:?}"
+    );
+    assert!(
+        approx
+            .iter()
+            .any(|(e, a, _)| e.starts_with("handwriting recognition")
+                && a.contains("kept as a paragraph")),
+        "the recognised words no stroke names, kept once: {approx:?}"
+    );
+    assert!(
+        report.contains("drawn as one image per drawing"),
+        "report lists the drawings"
     );
 }
