@@ -334,13 +334,6 @@ fn walk_body(w: &mut Walker<'_>, body: ElementRef<'_>, st: &Style, sink: &mut Si
     let outlines = positioned.len();
     // Drawings after the outlines in the tie-break: at the same spot, the text comes first.
     for d in drawings {
-        if matches!(d.block, Block::Image { .. }) {
-            // Each drawing once, on both routes: a group of strokes is one image.
-            w.report.add(
-                "ink (handwriting, drawings)",
-                "drawn as one image per drawing",
-            );
-        }
         let n = positioned.len();
         positioned.push((d.top, d.left, n, Placed::Block(d.block.clone())));
     }

@@ -16,6 +16,13 @@ use bytes::Bytes;
 
 use crate::convert::{Block, Ink, MediaSource, PositionedBlock, RichText};
 
+/// What a page's report counts each drawing under, once, on both routes (`verify`, `report`):
+/// `(element, action)`.
+pub const DRAWING_REPORTED: (&str, &str) = (
+    "ink (handwriting, drawings)",
+    "drawn as one image per drawing",
+);
+
 /// URL scheme of rendered drawings in the converted page: the writer's fetcher serves them from
 /// [`PageDrawings::svgs`] instead of Graph.
 pub const DRAWING_SCHEME: &str = "ink:";

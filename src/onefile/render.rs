@@ -683,11 +683,6 @@ impl Renderer {
     fn inline_pen(&mut self, pen: &[PenStroke]) {
         for d in drawings(pen, &self.word_at) {
             self.inline_ink += 1;
-            // Not among the page's positioned drawings, so the converter does not count it.
-            self.note(
-                "ink (handwriting, drawings)",
-                "drawn as one image per drawing",
-            );
             self.count_drawing(&d);
             self.first_ink_at(self.outline_at);
             let name = format!("ink-{}.svg", self.files.len() + 1);
@@ -721,9 +716,11 @@ impl Renderer {
         }
     }
 
-    /// Counts a drawing and its recognised words in the page's report (words already in its
-    /// caption or under it are not repeated by the page's recognition paragraph).
+    /// Counts a drawing, once, and its recognised words in the page's report (words already in
+    /// its caption or under it are not repeated by the page's recognition paragraph).
     fn count_drawing(&mut self, d: &Drawn) {
+        let (element, action) = crate::ink::DRAWING_REPORTED;
+        self.note(element, action);
         self.named_words.extend(d.words.iter().copied());
         for _ in &d.words {
             self.note(
@@ -735,7 +732,6 @@ impl Renderer {
 
     /// A drawing on the page itself, placed by its position.
     fn place_drawing(&mut self, d: Drawn) {
-        // The converter counts the drawing itself, as it does the API route's.
         self.count_drawing(&d);
         self.first_ink_at((d.top, d.left));
         let name = format!("ink-{}.svg", self.files.len() + 1);
@@ -1890,15 +1886,11 @@ mod tests {
             .map(|n| n.parse::<usize>().unwrap())
             .sum();
         assert_eq!(strokes, 62, "{captions:?}");
-        // One upload per drawing.
+        // One upload per drawing, each counted once, with its four words.
         assert_eq!(page.resources().len(), captions.len());
-        let drawn = page
-            .report
-            .items
-            .iter()
-            .find(|a| a.element == "ink (handwriting, drawings)")
-            .map(|a| a.count);
-        assert_eq!(drawn, Some(captions.len()));
+        let noted = |what: &str| r.notes.iter().filter(|(w, _)| w == what).count();
+        assert_eq!(noted(crate::ink::DRAWING_REPORTED.0), captions.len());
+        assert_eq!(noted("ink (recognised handwriting, words)"), 4);
     }
 
     /// Ink inside a table cell and inside an outline (a model: the real files here carry ink on
