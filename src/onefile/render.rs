@@ -1685,13 +1685,28 @@ mod tests {
         assert!(drawings(&[empty], &no_lines).is_empty());
     }
 
+    /// Ends a page written by hand in a test as [`page`] does (the page's recognition, then the
+    /// body closed) and converts it; the renderer's notes beside it.
+    fn finish(
+        mut r: Renderer,
+        lines: &[Vec<(u32, &str)>],
+    ) -> (crate::convert::ConvertedPage, Vec<(String, &'static str)>) {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        r.recognition(lines);
+        r.html.push_str("</body></html>");
+        let opts = ConvertOptions {
+            last_modified: None,
+            ink: Ink::Drawings(r.drawings),
+        };
+        (convert_page_with_files(r.html, &opts, r.files), r.notes)
+    }
+
     /// A model of a page whose ink OneNote recognised (the samples have none): strokes and the
     /// page's recognition as the parser gives them, rendered and converted. The recognised text
     /// arrives once, searchable, whether the strokes name their words, some of them, or none, or
     /// the strokes are not on the page at all.
     #[test]
     fn recognised_handwriting_arrives_once_with_its_ink() {
-        use crate::convert::{convert_page_with_files, ConvertOptions};
         // "Hello World Hello World": four words, two lines.
         let lines: Vec<Vec<(u32, &str)>> = vec![
             vec![(1, "Hello"), (2, "World")],
@@ -1733,13 +1748,7 @@ mod tests {
                 r.page_pen = pen;
                 r.page_ink();
             }
-            r.recognition(&lines);
-            r.html.push_str("</body></html>");
-            let opts = ConvertOptions {
-                last_modified: None,
-                ink: Ink::Drawings(r.drawings),
-            };
-            let page = convert_page_with_files(r.html, &opts, r.files);
+            let (page, notes) = finish(r, &lines);
             let texts: Vec<(String, String)> = page
                 .blocks
                 .iter()
@@ -1753,7 +1762,7 @@ mod tests {
                     (b.type_name().to_string(), t)
                 })
                 .collect();
-            (texts, r.notes)
+            (texts, notes)
         };
         let words = |t: &str| {
             t.split(|c: char| !c.is_alphanumeric())
@@ -1808,7 +1817,6 @@ mod tests {
     /// arrived as 62 one-stroke images; now it is its lines, with the sentence once, in order.
     #[test]
     fn a_page_of_handwriting_stored_stroke_by_stroke_arrives_as_its_lines_with_the_sentence_once() {
-        use crate::convert::{convert_page_with_files, ConvertOptions};
         let lines: Vec<Vec<(u32, &str)>> = vec![
             vec![(1, "Hello"), (2, "World")],
             vec![(3, "Hello"), (4, "World")],
@@ -1847,13 +1855,7 @@ mod tests {
         );
         r.page_pen = pen;
         r.page_ink();
-        r.recognition(&lines);
-        r.html.push_str("</body></html>");
-        let opts = ConvertOptions {
-            last_modified: None,
-            ink: Ink::Drawings(r.drawings),
-        };
-        let page = convert_page_with_files(r.html, &opts, r.files);
+        let (page, notes) = finish(r, &lines);
         let captions: Vec<String> = page
             .blocks
             .iter()
@@ -1888,7 +1890,7 @@ mod tests {
         assert_eq!(strokes, 62, "{captions:?}");
         // One upload per drawing, each counted once, with its four words.
         assert_eq!(page.resources().len(), captions.len());
-        let noted = |what: &str| r.notes.iter().filter(|(w, _)| w == what).count();
+        let noted = |what: &str| notes.iter().filter(|(w, _)| w == what).count();
         assert_eq!(noted(crate::ink::DRAWING_REPORTED.0), captions.len());
         assert_eq!(noted("ink (recognised handwriting, words)"), 4);
     }
@@ -1899,7 +1901,6 @@ mod tests {
     /// drawings follow the table, with the recognised word once.
     #[test]
     fn ink_in_a_table_cell_or_an_outline_is_grouped_by_the_same_rule() {
-        use crate::convert::{convert_page_with_files, ConvertOptions};
         let stroke = |x: f32, transparency: Option<u8>, word: Option<(u32, &str)>| PenStroke {
             points: vec![(x, 0.0), (x + 400.0, 300.0), (x + 800.0, 0.0)],
             at: (0.0, 0.0),
@@ -1923,13 +1924,7 @@ mod tests {
             stroke(850.0, None, Some((9, "cell"))),
         ]);
         r.html.push_str("</td><td>b</td></tr></table></div>");
-        r.recognition(&lines);
-        r.html.push_str("</body></html>");
-        let opts = ConvertOptions {
-            last_modified: None,
-            ink: Ink::Drawings(r.drawings),
-        };
-        let page = convert_page_with_files(r.html, &opts, r.files);
+        let (page, notes) = finish(r, &lines);
         let mut captions = Vec::new();
         let mut stack: Vec<&Block> = page.blocks.iter().rev().collect();
         while let Some(b) = stack.pop() {
@@ -1948,20 +1943,18 @@ mod tests {
         );
         assert_eq!(page.resources().len(), 3, "one file per drawing");
         // Written in the HTML, so counted by the renderer (the page's report takes its notes).
-        let drawn = r
-            .notes
+        let drawn = notes
             .iter()
             .filter(|(w, _)| w == "ink (handwriting, drawings)")
             .count();
         assert_eq!(drawn, 3);
-        let words = r
-            .notes
+        let words = notes
             .iter()
             .filter(|(w, _)| w == "ink (recognised handwriting, words)")
             .count();
         assert_eq!(words, 1);
         // The word is in its drawing's caption; no paragraph repeats it.
-        assert!(!r.notes.iter().any(|(w, _)| w.contains("do not name")));
+        assert!(!notes.iter().any(|(w, _)| w.contains("do not name")));
     }
 
     #[test]

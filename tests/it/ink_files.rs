@@ -13,7 +13,7 @@ use notebridge::onefile;
 use notebridge_testkit::lab::Lab;
 use notebridge_testkit::notion::Endpoint;
 
-use crate::files_support::{fast, run, sample};
+use crate::files_support::{fast, report_html, run, sample};
 use crate::migrate_support::State;
 
 fn pen_page() -> ConvertedPage {
@@ -142,15 +142,7 @@ async fn requests_for(rel: &str) -> Option<(BTreeMap<Endpoint, u64>, serde_json:
     let (code, out, err) = run(&lab, &state, &["--json", "verify", "--from", path]).await;
     assert_eq!(code, 0, "verify --from\n{out}\n{err}");
     let verified: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
-    let html = state.dir.path().join("report.html");
-    let (code, out, err) = run(
-        &lab,
-        &state,
-        &["report", "--output", html.to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(code, 0, "report\n{out}\n{err}");
-    Some((requests, verified, std::fs::read_to_string(&html).unwrap()))
+    Some((requests, verified, report_html(&lab, &state).await))
 }
 
 /// The approximations `verify --json` lists for the one page: `(element, action, count)`.
