@@ -1021,9 +1021,10 @@ fn drawings(
         .map(|g| {
             let refs: Vec<&Stroke> = g.iter().map(|&i| &strokes[i]).collect();
             let mut named: Vec<(u32, &str)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for &i in &g {
                 if let Some((id, t)) = words[i] {
-                    if !named.iter().any(|(w, _)| *w == id) {
+                    if seen.insert(id) {
                         named.push((id, t));
                     }
                 }
