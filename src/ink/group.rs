@@ -5,8 +5,10 @@
 //! no two drawings are stacked on one another when placed on the page.
 //!
 //! Time and memory are bounded per page: the pairs compared are found by a sweep over the boxes
-//! (sorted by left edge), the overlap merge is quadratic in the number of groups at most, and a page
-//! with more than [`MAX_GROUPED_STROKES`] strokes is drawn as one drawing rather than grouped.
+//! (along the page or down it, whichever compares fewer), the overlap merge is quadratic in the
+//! number of groups at most, and a page with more than [`MAX_GROUPED_STROKES`] strokes, or whose
+//! strokes are so dense that more than [`MAX_COMPARED_PAIRS`] pairs would be compared, is drawn as
+//! one drawing rather than grouped.
 
 use super::inkml::Stroke;
 
@@ -20,6 +22,10 @@ pub const QUICK_PX: f64 = 96.0;
 /// grows with the square of the strokes; past this bound (tens of pages of handwriting on one page)
 /// the page's ink is one drawing, which costs one pass over the strokes.
 pub const MAX_GROUPED_STROKES: usize = 10_000;
+/// Pairs of strokes compared per page. Strokes stacked so densely that a sweep would compare more
+/// (thousands scribbled over one spot) overlap into one drawing anyway, so the page's ink is one
+/// drawing; this bounds the grouping's time, whatever the layout.
+pub const MAX_COMPARED_PAIRS: u64 = 4_000_000;
 
 /// A box on the page, CSS px.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -118,14 +124,23 @@ pub fn group_lines(strokes: &[Stroke], lines: &[Option<u64>]) -> Vec<Vec<usize>>
             p[ra.max(rb)] = ra.min(rb);
         }
     };
-    // Touching: only boxes whose horizontal extents come within TOUCH_PX can, so sweep the boxes
-    // by left edge and compare each with those that start before it ends.
-    let mut by_left: Vec<usize> = (0..n).collect();
-    by_left.sort_by(|&a, &b| boxes[a].left.total_cmp(&boxes[b].left).then(a.cmp(&b)));
-    for (k, &i) in by_left.iter().enumerate() {
-        let reach = boxes[i].right + TOUCH_PX;
-        for &j in &by_left[k + 1..] {
-            if boxes[j].left > reach {
+    // Touching: only boxes whose extents along an axis come within TOUCH_PX can, so sweep the
+    // boxes along the axis that leaves fewer such pairs (lines of handwriting stacked on a page:
+    // across; one tall column: down), comparing each with those that start before it ends.
+    let (across, across_pairs) = sweep_order(&boxes, Axis::Across);
+    let (down, down_pairs) = sweep_order(&boxes, Axis::Down);
+    let (order, axis) = if down_pairs < across_pairs {
+        (down, Axis::Down)
+    } else {
+        (across, Axis::Across)
+    };
+    if across_pairs.min(down_pairs) > MAX_COMPARED_PAIRS {
+        return vec![(0..n).collect()];
+    }
+    for (k, &i) in order.iter().enumerate() {
+        let reach = axis.end(&boxes[i]) + TOUCH_PX;
+        for &j in &order[k + 1..] {
+            if axis.start(&boxes[j]).total_cmp(&reach).is_gt() {
                 break;
             }
             if boxes[i].gap(&boxes[j]) <= TOUCH_PX {
@@ -184,6 +199,50 @@ pub fn group_lines(strokes: &[Stroke], lines: &[Option<u64>]) -> Vec<Vec<usize>>
             .then(a.0.left.total_cmp(&b.0.left))
     });
     groups.into_iter().map(|(_, g)| g).collect()
+}
+
+/// A direction a sweep runs along.
+#[derive(Clone, Copy)]
+enum Axis {
+    /// Left to right.
+    Across,
+    /// Top to bottom.
+    Down,
+}
+
+impl Axis {
+    fn start(self, b: &Bounds) -> f64 {
+        match self {
+            Axis::Across => b.left,
+            Axis::Down => b.top,
+        }
+    }
+
+    fn end(self, b: &Bounds) -> f64 {
+        match self {
+            Axis::Across => b.right,
+            Axis::Down => b.bottom,
+        }
+    }
+}
+
+/// The boxes (by index) in the order a sweep along `axis` takes them, and how many pairs that
+/// sweep compares (counted by binary search, without comparing them).
+fn sweep_order(boxes: &[Bounds], axis: Axis) -> (Vec<usize>, u64) {
+    let mut order: Vec<usize> = (0..boxes.len()).collect();
+    order.sort_by(|&a, &b| {
+        axis.start(&boxes[a])
+            .total_cmp(&axis.start(&boxes[b]))
+            .then(a.cmp(&b))
+    });
+    let starts: Vec<f64> = order.iter().map(|&i| axis.start(&boxes[i])).collect();
+    let mut pairs = 0u64;
+    for (k, &i) in order.iter().enumerate() {
+        let reach = axis.end(&boxes[i]) + TOUCH_PX;
+        let upto = starts.partition_point(|s| s.total_cmp(&reach).is_le());
+        pairs += upto.saturating_sub(k + 1) as u64;
+    }
+    (order, pairs)
 }
 
 /// Merges groups whose boxes overlap until none do. Each group taken in turn absorbs every kept
@@ -318,6 +377,23 @@ mod tests {
             assert_eq!(grp, &(line * 60..line * 60 + 60).collect::<Vec<_>>());
         }
         no_overlap_and_a_partition(&v);
+    }
+
+    /// Thousands of strokes scribbled over one spot: past the pairs a page may compare, one
+    /// drawing (which the overlapping boxes would make of them anyway).
+    #[test]
+    fn strokes_too_dense_to_compare_are_one_drawing() {
+        let v: Vec<Stroke> = (0..4000)
+            .map(|k| {
+                let (x, y) = ((k % 7) as f64, (k % 11) as f64);
+                s(&[(x, y), (x + 8.0, y + 30.0)], None)
+            })
+            .collect();
+        let (_, pairs) = sweep_order(&v.iter().map(stroke_bounds).collect::<Vec<_>>(), Axis::Down);
+        assert!(pairs > MAX_COMPARED_PAIRS, "{pairs}");
+        assert_eq!(group(&v), vec![(0..4000).collect::<Vec<_>>()]);
+        // A few hundred such strokes are compared, and still one drawing.
+        assert_eq!(group(&v[..300]).len(), 1);
     }
 
     /// Past the bound, the page's ink is one drawing: one pass, whatever the layout.
