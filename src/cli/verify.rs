@@ -489,6 +489,9 @@ fn plain_words(element: &str, action: &str) -> String {
     if element.starts_with("list-style-type:") {
         return "list marker style not kept (Notion picks it by depth)".to_owned();
     }
+    if element == "ink (recognised handwriting, words)" {
+        return format!("words OneNote recognised in handwriting: {action}");
+    }
     if element.starts_with("ink") {
         return format!("handwriting or drawing: {action}");
     }

@@ -16,6 +16,13 @@ use bytes::Bytes;
 
 use crate::convert::{Block, Ink, MediaSource, PositionedBlock, RichText};
 
+/// What a page's report counts each drawing under, once, on both routes (`verify`, `report`):
+/// `(element, action)`.
+pub const DRAWING_REPORTED: (&str, &str) = (
+    "ink (handwriting, drawings)",
+    "drawn as one image per drawing",
+);
+
 /// URL scheme of rendered drawings in the converted page: the writer's fetcher serves them from
 /// [`PageDrawings::svgs`] instead of Graph.
 pub const DRAWING_SCHEME: &str = "ink:";
@@ -157,7 +164,9 @@ pub fn drawings(inkml: &str) -> Result<Vec<Drawing>, InkError> {
         .collect())
 }
 
-fn render_drawing(strokes: &[&inkml::Stroke]) -> Drawing {
+/// Renders strokes as one drawing (a group from [`group::group`] or [`group::group_lines`]), with
+/// the description both routes caption it with.
+pub fn render_drawing(strokes: &[&inkml::Stroke]) -> Drawing {
     let b = group::bounds(strokes.iter().copied());
     let highlighter = strokes.iter().all(|s| s.brush.highlighter);
     let n = strokes.len();

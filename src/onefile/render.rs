@@ -79,6 +79,21 @@ pub fn title(page: &Page) -> String {
 /// Renders `page`; `created` goes into `<meta name="created">` as Graph puts it there.
 pub fn page(page: &Page, created: Option<&str>) -> Rendered {
     let mut r = Renderer::default();
+    let lines: Vec<Vec<(u32, &str)>> = page
+        .ink_recognition()
+        .map(|rec| {
+            rec.lines()
+                .iter()
+                .map(|l| {
+                    l.words()
+                        .iter()
+                        .filter_map(|w| w.text().map(|t| (w.id(), t)))
+                        .collect()
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    r.read_order(&lines);
     r.html.push_str("<html><head><title>");
     escape_into(&mut r.html, &title(page));
     r.html.push_str("</title>");
@@ -106,7 +121,7 @@ pub fn page(page: &Page, created: Option<&str>) -> Rendered {
             }
             PageContent::Ink(ink) => {
                 let (top, left) = position(ink.offset_horizontal(), ink.offset_vertical());
-                r.page_ink(ink, f64::from(top), f64::from(left));
+                pen_strokes(ink, f64::from(top), f64::from(left), &mut r.page_pen);
             }
             PageContent::Unknown => r.note(
                 "page element of a kind the parser does not read",
@@ -115,17 +130,8 @@ pub fn page(page: &Page, created: Option<&str>) -> Rendered {
         }
     }
     r.html.push_str("</body></html>");
-    if let Some(rec) = page.ink_recognition() {
-        let lines: Vec<Vec<(u32, &str)>> = rec
-            .lines()
-            .iter()
-            .map(|l| {
-                l.words()
-                    .iter()
-                    .filter_map(|w| w.text().map(|t| (w.id(), t)))
-                    .collect()
-            })
-            .collect();
+    r.page_ink();
+    if !lines.is_empty() {
         r.recognition(&lines);
     }
     Rendered {
@@ -179,6 +185,11 @@ struct Renderer {
     ink_at: Option<(f64, f64)>,
     /// The recognised words the drawings' strokes name (in their captions already).
     named_words: std::collections::HashSet<u32>,
+    /// Where each recognised word is in the recogniser's reading order: `(line, place)` by id.
+    word_at: std::collections::HashMap<u32, (usize, usize)>,
+    /// The strokes of the ink on the page itself (every ink object's), grouped once they are all
+    /// known.
+    page_pen: Vec<PenStroke>,
     /// The page's tag labels so far ([`Rendered::tags`]).
     tags: Vec<String>,
 }
@@ -650,40 +661,78 @@ impl Renderer {
         );
     }
 
-    /// Ink inside an outline: its drawing in place, as a picture.
-    fn inline_ink(&mut self, ink: &OneInk) {
-        let Some(d) = drawing(ink, 0.0, 0.0) else {
-            return;
-        };
-        self.inline_ink += 1;
-        self.named_words.extend(d.words.iter().copied());
-        self.first_ink_at(self.outline_at);
-        let name = format!("ink-{}.svg", self.files.len() + 1);
-        let key = self.key(&name);
-        self.files.push(EmbeddedFile {
-            key: key.clone(),
-            name,
-            mime: "image/svg+xml".into(),
-            bytes: Bytes::from(d.svg),
-        });
-        let _ = write!(
-            self.html,
-            "<img alt=\"{}\" src=\"{}\" data-src-type=\"image/svg+xml\" />",
-            attr(&d.caption),
-            attr(&key)
-        );
+    /// Where each recognised word is in the recogniser's reading order (its lines, in order).
+    fn read_order(&mut self, lines: &[Vec<(u32, &str)>]) {
+        for (l, line) in lines.iter().enumerate() {
+            for (k, (id, _)) in line.iter().enumerate() {
+                self.word_at.entry(*id).or_insert((l, k));
+            }
+        }
     }
 
-    /// Ink on the page itself: a drawing placed by position among the outlines.
-    fn page_ink(&mut self, ink: &OneInk, top: f64, left: f64) {
-        if let Some(d) = drawing(ink, top, left) {
+    /// Ink inside an outline (a paragraph, a table cell): its drawings in place, as pictures,
+    /// grouped by the same rule as the ink on the page. An inline ink object's strokes are in its
+    /// own space, so objects are grouped one at a time.
+    fn inline_ink(&mut self, ink: &OneInk) {
+        let mut pen = Vec::new();
+        pen_strokes(ink, 0.0, 0.0, &mut pen);
+        self.inline_pen(&pen);
+    }
+
+    /// One inline ink object's strokes ([`Self::inline_ink`]) written in place.
+    fn inline_pen(&mut self, pen: &[PenStroke]) {
+        for d in drawings(pen, &self.word_at) {
+            self.inline_ink += 1;
+            self.count_drawing(&d);
+            self.first_ink_at(self.outline_at);
+            let name = format!("ink-{}.svg", self.files.len() + 1);
+            let key = self.key(&name);
+            self.files.push(EmbeddedFile {
+                key: key.clone(),
+                name,
+                mime: "image/svg+xml".into(),
+                bytes: Bytes::from(d.svg),
+            });
+            let _ = write!(
+                self.html,
+                "<img alt=\"{}\" src=\"{}\" data-src-type=\"image/svg+xml\" />",
+                attr(&d.caption),
+                attr(&key)
+            );
+            if let Some(text) = &d.text_below {
+                self.html.push_str("<p>");
+                escape_into(&mut self.html, text);
+                self.html.push_str("</p>");
+            }
+        }
+    }
+
+    /// The ink on the page itself: every ink object's strokes grouped into drawings together, each
+    /// placed by its position among the outlines.
+    fn page_ink(&mut self) {
+        let pen = std::mem::take(&mut self.page_pen);
+        for d in drawings(&pen, &self.word_at) {
             self.place_drawing(d);
+        }
+    }
+
+    /// Counts a drawing, once, and its recognised words in the page's report (words already in
+    /// its caption or under it are not repeated by the page's recognition paragraph).
+    fn count_drawing(&mut self, d: &Drawn) {
+        let (element, action) = crate::ink::DRAWING_REPORTED;
+        self.note(element, action);
+        self.named_words.extend(d.words.iter().copied());
+        for _ in &d.words {
+            self.note(
+                "ink (recognised handwriting, words)",
+                "kept as text with their drawing",
+            );
         }
     }
 
     /// A drawing on the page itself, placed by its position.
     fn place_drawing(&mut self, d: Drawn) {
-        self.named_words.extend(d.words.iter().copied());
+        self.count_drawing(&d);
         self.first_ink_at((d.top, d.left));
         let name = format!("ink-{}.svg", self.files.len() + 1);
         let key = self.key(&name);
@@ -703,6 +752,19 @@ impl Renderer {
                 caption: vec![RichText::plain(d.caption)],
             },
         });
+        if let Some(text) = d.text_below {
+            // Same place, pushed after: reading order keeps it right under the drawing.
+            self.drawings.push(PositionedBlock {
+                top: d.top,
+                left: d.left,
+                block: Block::Paragraph(TextBlock::new(
+                    split_text(&text, MAX_TEXT)
+                        .into_iter()
+                        .map(RichText::plain)
+                        .collect(),
+                )),
+            });
+        }
     }
 
     fn first_ink_at(&mut self, at: (f64, f64)) {
@@ -862,19 +924,23 @@ fn caption_of(img: &Image, name: Option<&str>, printout: Option<u32>) -> String 
     }
 }
 
-/// One rendered ink object.
+/// One drawing of ink: strokes grouped by [`crate::ink::group`], rendered as one picture.
 struct Drawn {
     svg: String,
     top: f64,
     left: f64,
     caption: String,
-    /// The recognised words its caption names, by id.
+    /// The recognised text when the caption cannot hold it: a paragraph right under the drawing.
+    text_below: Option<String>,
+    /// The recognised words its strokes name, by id.
     words: Vec<u32>,
 }
 
 /// One stroke as the file gives it: absolute points in ink units and its pen.
 struct PenStroke {
     points: Vec<(f32, f32)>,
+    /// Where the ink object holding it is on the page, CSS px: `(top, left)`.
+    at: (f64, f64),
     color: Option<u32>,
     width: f32,
     transparency: Option<u8>,
@@ -882,16 +948,16 @@ struct PenStroke {
     word: Option<(u32, String)>,
 }
 
-/// Renders an ink object's strokes (every nested group's, iteratively) with `src/ink`'s renderer;
-/// `None` when it has no stroke with points.
-fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
-    let mut strokes = Vec::new();
+/// Appends an ink object's strokes (every nested group's, iteratively, in document order) placed at
+/// `(top, left)` CSS px.
+fn pen_strokes(ink: &OneInk, top: f64, left: f64, out: &mut Vec<PenStroke>) {
     let mut stack: Vec<&OneInk> = vec![ink];
     while let Some(i) = stack.pop() {
         stack.extend(i.child_groups().iter().rev());
         for s in i.ink_strokes() {
-            strokes.push(PenStroke {
+            out.push(PenStroke {
                 points: s.absolute_path().iter().map(|p| (p.x(), p.y())).collect(),
+                at: (top, left),
                 color: s.color(),
                 width: s.width(),
                 transparency: s.transparency(),
@@ -901,15 +967,23 @@ fn drawing(ink: &OneInk, top: f64, left: f64) -> Option<Drawn> {
             });
         }
     }
-    draw(&strokes, top, left)
 }
 
-/// Strokes placed at `(top, left)` (CSS px) rendered as one drawing, with the recognised words (each
-/// once, in stroke order) in its caption.
-fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
-    let mut strokes: Vec<Stroke> = Vec::new();
-    let mut words: Vec<(u32, &str)> = Vec::new();
+/// The longest caption Notion takes (characters of one rich-text item).
+const MAX_CAPTION: usize = 2000;
+
+/// Strokes grouped into drawings by the rule both routes share (strokes of one recognised line
+/// together), in reading order; each drawing's recognised words once, in the recogniser's reading
+/// order (`word_at`; words it does not place follow in stroke order), in its caption, or in a
+/// paragraph under it when the caption cannot hold them.
+fn drawings(
+    pen: &[PenStroke],
+    word_at: &std::collections::HashMap<u32, (usize, usize)>,
+) -> Vec<Drawn> {
+    let mut strokes: Vec<Stroke> = Vec::with_capacity(pen.len());
+    let mut words: Vec<Option<(u32, &str)>> = Vec::with_capacity(pen.len());
     for s in pen {
+        let (top, left) = s.at;
         let points: Vec<(f64, f64)> = s
             .points
             .iter()
@@ -924,43 +998,85 @@ fn draw(pen: &[PenStroke], top: f64, left: f64) -> Option<Drawn> {
         if points.is_empty() {
             continue;
         }
-        if let Some((id, t)) = &s.word {
-            if !words.iter().any(|(w, _)| w == id) {
-                words.push((*id, t));
-            }
-        }
         strokes.push(Stroke {
             points,
             brush: brush(s),
             time_ms: None,
         });
+        words.push(s.word.as_ref().map(|(id, t)| (*id, t.as_str())));
     }
-    if strokes.is_empty() {
-        return None;
+    // A recognised line is known by the line of its words; a word the recognition does not list
+    // keeps its strokes together by itself.
+    let lines: Vec<Option<u64>> = words
+        .iter()
+        .map(|w| {
+            w.map(|(id, _)| match word_at.get(&id) {
+                Some(&(line, _)) => line as u64,
+                None => (1 << 40) + u64::from(id),
+            })
+        })
+        .collect();
+    crate::ink::group::group_lines(&strokes, &lines)
+        .into_iter()
+        .map(|g| {
+            let refs: Vec<&Stroke> = g.iter().map(|&i| &strokes[i]).collect();
+            let mut named: Vec<(u32, &str)> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
+            for &i in &g {
+                if let Some((id, t)) = words[i] {
+                    if seen.insert(id) {
+                        named.push((id, t));
+                    }
+                }
+            }
+            // Stable: words the recognition does not place keep their stroke order, last.
+            named.sort_by_key(|(id, _)| word_at.get(id).copied().unwrap_or((usize::MAX, 0)));
+            let d = crate::ink::render_drawing(&refs);
+            let (caption, text_below) = caption_and_text(&d.description, &named, word_at);
+            Drawn {
+                svg: d.svg,
+                top: d.top,
+                left: d.left,
+                caption,
+                text_below,
+                words: named.iter().map(|(id, _)| *id).collect(),
+            }
+        })
+        .collect()
+}
+
+/// A drawing's caption with its recognised words (a line break between recognised lines is a
+/// space), or the bare description and the words as a paragraph of their own (lines kept) when
+/// the caption would pass [`MAX_CAPTION`].
+fn caption_and_text(
+    description: &str,
+    named: &[(u32, &str)],
+    word_at: &std::collections::HashMap<u32, (usize, usize)>,
+) -> (String, Option<String>) {
+    let mut lines: Vec<Vec<&str>> = Vec::new();
+    let mut last_line = None;
+    for (id, t) in named {
+        let t = t.trim();
+        if t.is_empty() {
+            continue;
+        }
+        let line = word_at.get(id).map(|&(l, _)| l);
+        match lines.last_mut() {
+            Some(cur) if line == last_line => cur.push(t),
+            _ => lines.push(vec![t]),
+        }
+        last_line = line;
     }
-    let refs: Vec<&Stroke> = strokes.iter().collect();
-    let b = crate::ink::group::bounds(refs.iter().copied());
-    let svg = crate::ink::svg::render(&refs, &b);
-    let n = strokes.len();
-    let highlighter = strokes.iter().all(|s| s.brush.highlighter);
-    let kind = if highlighter {
-        "Highlighter drawing"
+    if lines.is_empty() {
+        return (description.to_string(), None);
+    }
+    let flat: Vec<String> = lines.iter().map(|l| l.join(" ")).collect();
+    let caption = format!("{description}: “{}”", flat.join(" "));
+    if caption.chars().count() <= MAX_CAPTION {
+        (caption, None)
     } else {
-        "Handwritten drawing"
-    };
-    let plural = if n == 1 { "stroke" } else { "strokes" };
-    let mut caption = format!("{kind}, {n} {plural}");
-    if !words.is_empty() {
-        let text: Vec<&str> = words.iter().map(|(_, t)| *t).collect();
-        let _ = write!(caption, ": “{}”", text.join(" "));
+        (description.to_string(), Some(flat.join("\n")))
     }
-    Some(Drawn {
-        svg,
-        top: (b.top * 100.0).round() / 100.0,
-        left: (b.left * 100.0).round() / 100.0,
-        caption,
-        words: words.iter().map(|(id, _)| *id).collect(),
-    })
 }
 
 /// The recognised words, line by line, that no drawing names (each word once).
@@ -1520,21 +1636,27 @@ mod tests {
     fn ink_strokes_render_in_place_with_their_recognised_words() {
         let stroke = |x: f32, word: Option<(u32, &str)>| PenStroke {
             points: vec![(x, 0.0), (x + 500.0, 250.0), (x + 1000.0, 0.0)],
+            at: (100.0, 48.0),
             color: Some(0x0000_00ff),
             width: 53.0,
             transparency: None,
             word: word.map(|(i, t)| (i, t.to_string())),
         };
-        let d = draw(
+        let no_lines = std::collections::HashMap::new();
+        let mut ds = drawings(
             &[
                 stroke(0.0, Some((1, "hello"))),
                 stroke(1200.0, Some((1, "hello"))),
                 stroke(2400.0, Some((2, "world"))),
             ],
-            100.0,
-            48.0,
-        )
-        .unwrap();
+            &no_lines,
+        );
+        assert_eq!(
+            ds.len(),
+            1,
+            "written one after the other, a word's gap apart"
+        );
+        let d = ds.remove(0);
         assert_eq!(d.caption, "Handwritten drawing, 3 strokes: “hello world”");
         assert!(d.svg.starts_with("<svg"), "{}", d.svg);
         assert!(
@@ -1554,15 +1676,30 @@ mod tests {
             word: None,
             ..stroke(0.0, None)
         };
-        assert!(draw(&[hl], 0.0, 0.0)
-            .unwrap()
+        assert!(drawings(&[hl], &no_lines)[0]
             .caption
             .starts_with("Highlighter drawing, 1 stroke"));
         let empty = PenStroke {
             points: Vec::new(),
             ..stroke(0.0, None)
         };
-        assert!(draw(&[empty], 0.0, 0.0).is_none());
+        assert!(drawings(&[empty], &no_lines).is_empty());
+    }
+
+    /// Ends a page written by hand in a test as [`page`] does (the page's recognition, then the
+    /// body closed) and converts it; the renderer's notes beside it.
+    fn finish(
+        mut r: Renderer,
+        lines: &[Vec<(u32, &str)>],
+    ) -> (crate::convert::ConvertedPage, Vec<(String, &'static str)>) {
+        use crate::convert::{convert_page_with_files, ConvertOptions};
+        r.recognition(lines);
+        r.html.push_str("</body></html>");
+        let opts = ConvertOptions {
+            last_modified: None,
+            ink: Ink::Drawings(r.drawings),
+        };
+        (convert_page_with_files(r.html, &opts, r.files), r.notes)
     }
 
     /// A model of a page whose ink OneNote recognised (the samples have none): strokes and the
@@ -1571,7 +1708,6 @@ mod tests {
     /// the strokes are not on the page at all.
     #[test]
     fn recognised_handwriting_arrives_once_with_its_ink() {
-        use crate::convert::{convert_page_with_files, ConvertOptions};
         // "Hello World Hello World": four words, two lines.
         let lines: Vec<Vec<(u32, &str)>> = vec![
             vec![(1, "Hello"), (2, "World")],
@@ -1579,6 +1715,7 @@ mod tests {
         ];
         let stroke = |x: f32, word: Option<u32>| PenStroke {
             points: vec![(x, 0.0), (x + 500.0, 250.0)],
+            at: (300.0, 48.0),
             color: None,
             width: 53.0,
             transparency: None,
@@ -1597,6 +1734,7 @@ mod tests {
         };
         let convert = |named: &[Option<u32>], strokes_on_page: bool| {
             let mut r = Renderer::default();
+            r.read_order(&lines);
             r.html.push_str(
                 "<html><head><title>T</title></head><body>\
                  <div style=\"position:absolute;left:48px;top:40px\"><p>above</p></div>\
@@ -1608,15 +1746,10 @@ mod tests {
                     .enumerate()
                     .map(|(i, w)| stroke(i as f32 * 700.0, *w))
                     .collect();
-                r.place_drawing(draw(&pen, 300.0, 48.0).unwrap());
+                r.page_pen = pen;
+                r.page_ink();
             }
-            r.recognition(&lines);
-            r.html.push_str("</body></html>");
-            let opts = ConvertOptions {
-                last_modified: None,
-                ink: Ink::Drawings(r.drawings),
-            };
-            let page = convert_page_with_files(r.html, &opts, r.files);
+            let (page, notes) = finish(r, &lines);
             let texts: Vec<(String, String)> = page
                 .blocks
                 .iter()
@@ -1630,7 +1763,7 @@ mod tests {
                     (b.type_name().to_string(), t)
                 })
                 .collect();
-            (texts, r.notes)
+            (texts, notes)
         };
         let words = |t: &str| {
             t.split(|c: char| !c.is_alphanumeric())
@@ -1677,6 +1810,173 @@ mod tests {
         assert!(notes
             .iter()
             .any(|(w, a)| w.contains("without strokes") && a.contains("kept")));
+    }
+
+    /// A model of the issue's page (#49: "Hello World Hello World" in two handwritten lines, which
+    /// the file stores as 62 ink objects of one stroke each, and OneNote's recognition of it),
+    /// built as the parser gives it: the lines stored bottom one first. Before the shared rule it
+    /// arrived as 62 one-stroke images; now it is its lines, with the sentence once, in order.
+    #[test]
+    fn a_page_of_handwriting_stored_stroke_by_stroke_arrives_as_its_lines_with_the_sentence_once() {
+        let lines: Vec<Vec<(u32, &str)>> = vec![
+            vec![(1, "Hello"), (2, "World")],
+            vec![(3, "Hello"), (4, "World")],
+        ];
+        // Ink units (0.01 mm): strokes 7 mm high side by side, words 9 mm apart, lines 1.5 cm.
+        let word = |id: u32, text: &str, line_top: f64, x0: f32| -> Vec<PenStroke> {
+            (0..31 / 2 + usize::from(id % 2 == 1))
+                .map(|k| {
+                    let x = x0 + k as f32 * 170.0;
+                    PenStroke {
+                        points: vec![(x, 0.0), (x + 80.0, 700.0), (x + 160.0, 0.0)],
+                        // Each stroke its own ink object, placed at its line.
+                        at: (line_top, 48.0),
+                        color: None,
+                        width: 53.0,
+                        transparency: None,
+                        word: Some((id, text.to_string())),
+                    }
+                })
+                .collect()
+        };
+        let line = |ids: (u32, u32), top: f64| {
+            let mut v = word(ids.0, "Hello", top, 0.0);
+            let end = v.iter().map(|s| s.points[2].0).fold(0.0, f32::max);
+            v.extend(word(ids.1, "World", top, end + 900.0));
+            v
+        };
+        let mut pen = line((3, 4), 300.0 + 1500.0 * PX_PER_INK_UNIT);
+        pen.extend(line((1, 2), 300.0));
+        assert_eq!(pen.len(), 62);
+        let mut r = Renderer::default();
+        r.read_order(&lines);
+        r.html.push_str(
+            "<html><head><title>T</title></head><body>\
+             <div style=\"position:absolute;left:48px;top:40px\"><p>above</p></div>",
+        );
+        r.page_pen = pen;
+        r.page_ink();
+        let (page, notes) = finish(r, &lines);
+        let captions: Vec<String> = page
+            .blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Image { caption, .. } => {
+                    Some(caption.iter().map(|r| r.visible_text()).collect())
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(
+            (1..=2).contains(&captions.len()),
+            "a line is one drawing: {captions:?}"
+        );
+        let all: String = page
+            .blocks
+            .iter()
+            .flat_map(|b| b.rich_texts().into_iter().flatten())
+            .map(|r| r.visible_text())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let words: Vec<&str> = all
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| *w == "Hello" || *w == "World")
+            .collect();
+        assert_eq!(words, ["Hello", "World", "Hello", "World"], "{all}");
+        let strokes: usize = captions
+            .iter()
+            .map(|c| c.split(", ").nth(1).unwrap().split(' ').next().unwrap())
+            .map(|n| n.parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(strokes, 62, "{captions:?}");
+        // One upload per drawing, each counted once, with its four words.
+        assert_eq!(page.resources().len(), captions.len());
+        let noted = |what: &str| notes.iter().filter(|(w, _)| w == what).count();
+        assert_eq!(noted(crate::ink::DRAWING_REPORTED.0), captions.len());
+        assert_eq!(noted("ink (recognised handwriting, words)"), 4);
+    }
+
+    /// Ink inside a table cell and inside an outline (a model: the real files here carry ink on
+    /// the page only): the same rule groups each object's strokes, a highlighter stroke over the
+    /// text and a sketch a hand's width away stay apart, each drawing is one file, and a cell's
+    /// drawings follow the table, with the recognised word once.
+    #[test]
+    fn ink_in_a_table_cell_or_an_outline_is_grouped_by_the_same_rule() {
+        let stroke = |x: f32, transparency: Option<u8>, word: Option<(u32, &str)>| PenStroke {
+            points: vec![(x, 0.0), (x + 400.0, 300.0), (x + 800.0, 0.0)],
+            at: (0.0, 0.0),
+            color: None,
+            width: 53.0,
+            transparency,
+            word: word.map(|(i, t)| (i, t.to_string())),
+        };
+        let lines: Vec<Vec<(u32, &str)>> = vec![vec![(9, "cell")]];
+        let mut r = Renderer::default();
+        r.read_order(&lines);
+        r.html.push_str(
+            "<html><head><title>T</title></head><body>\
+             <div style=\"position:absolute;left:48px;top:40px\"><p>text</p>",
+        );
+        // In the outline: a highlighter stroke, then a sketch 10 cm to its right.
+        r.inline_pen(&[stroke(0.0, Some(128), None), stroke(10_000.0, None, None)]);
+        r.html.push_str("<table><tr><td>");
+        r.inline_pen(&[
+            stroke(0.0, None, Some((9, "cell"))),
+            stroke(850.0, None, Some((9, "cell"))),
+        ]);
+        r.html.push_str("</td><td>b</td></tr></table></div>");
+        let (page, notes) = finish(r, &lines);
+        let mut captions = Vec::new();
+        let mut stack: Vec<&Block> = page.blocks.iter().rev().collect();
+        while let Some(b) = stack.pop() {
+            if let Block::Image { caption, .. } = b {
+                captions.push(caption.iter().map(|r| r.visible_text()).collect::<String>());
+            }
+            stack.extend(b.children().iter().rev());
+        }
+        assert_eq!(
+            captions,
+            [
+                "Highlighter drawing, 1 stroke",
+                "Handwritten drawing, 1 stroke",
+                "Handwritten drawing, 2 strokes: “cell”"
+            ]
+        );
+        assert_eq!(page.resources().len(), 3, "one file per drawing");
+        // Written in the HTML, so counted by the renderer (the page's report takes its notes).
+        let drawn = notes
+            .iter()
+            .filter(|(w, _)| w == "ink (handwriting, drawings)")
+            .count();
+        assert_eq!(drawn, 3);
+        let words = notes
+            .iter()
+            .filter(|(w, _)| w == "ink (recognised handwriting, words)")
+            .count();
+        assert_eq!(words, 1);
+        // The word is in its drawing's caption; no paragraph repeats it.
+        assert!(!notes.iter().any(|(w, _)| w.contains("do not name")));
+    }
+
+    #[test]
+    fn recognised_text_a_caption_cannot_hold_goes_under_the_drawing_with_its_lines() {
+        let words: Vec<(u32, String)> = (0..600).map(|i| (i, format!("word{i}"))).collect();
+        let at: std::collections::HashMap<u32, (usize, usize)> = words
+            .iter()
+            .map(|(id, _)| (*id, (*id as usize / 100, *id as usize % 100)))
+            .collect();
+        let named: Vec<(u32, &str)> = words.iter().map(|(i, t)| (*i, t.as_str())).collect();
+        let (caption, below) = caption_and_text("Handwritten drawing, 900 strokes", &named, &at);
+        assert_eq!(caption, "Handwritten drawing, 900 strokes");
+        let below = below.expect("the text under the drawing");
+        assert_eq!(below.lines().count(), 6);
+        assert!(below.starts_with("word0 word1 ") && below.ends_with("word599"));
+        let (caption, below) = caption_and_text("Handwritten drawing, 9 strokes", &named[..3], &at);
+        assert_eq!(
+            caption,
+            "Handwritten drawing, 9 strokes: “word0 word1 word2”"
+        );
+        assert!(below.is_none());
     }
 
     #[test]

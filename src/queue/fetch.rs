@@ -180,7 +180,11 @@ impl Migration {
             last_modified,
             ink: drawings.ink,
         };
-        let page = isolated(item, "converting it", || convert_page_owned(html, &opts))?;
+        let mut page = isolated(item, "converting it", || convert_page_owned(html, &opts))?;
+        for _ in 0..drawings.svgs.len() {
+            page.report
+                .add(ink::DRAWING_REPORTED.0, ink::DRAWING_REPORTED.1);
+        }
         Ok(Some((page, drawings.svgs)))
     }
 

@@ -10,7 +10,7 @@ use notebridge::settings::env;
 use notebridge_testkit::lab::Lab;
 
 use crate::bin_support;
-use crate::files_support::{body_text, fast, notion_tree, page_id, sample};
+use crate::files_support::{body_text, fast, notion_tree, page_id, report_html, sample};
 use crate::migrate_support::State;
 
 const PACKAGE: &str = "obsidian-importer/makecab-lzx-notebook.onepkg";
@@ -97,15 +97,7 @@ async fn the_refused_package_section_is_scanned_migrated_and_verified() {
             .any(|e| e.contains("child level") || e.contains("indent distances")),
         "the reader's warnings reach the page's report: {out}"
     );
-    let html = state.dir.path().join("report.html");
-    let (code, out, err) = run(
-        &lab,
-        &state,
-        &["report", "--output", html.to_str().unwrap()],
-    )
-    .await;
-    assert_eq!(code, 0, "report\n{out}\n{err}");
-    let html = std::fs::read_to_string(&html).unwrap();
+    let html = report_html(&lab, &state).await;
     assert!(html.contains(noted[0]), "report lists {:?}", noted[0]);
     assert_eq!(lab.graph.counters().total, 0, "no Graph request");
 }

@@ -53,6 +53,14 @@ pub async fn run(lab: &Lab, state: &State, args: &[&str]) -> (i32, String, Strin
     notebridge(lab, state, args).await
 }
 
+/// The HTML `report --output FILE` writes (exit 0).
+pub async fn report_html(lab: &Lab, state: &State) -> String {
+    let html = state.dir.path().join("report.html");
+    let (code, out, err) = run(lab, state, &["report", "--output", html.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "report\n{out}\n{err}");
+    std::fs::read_to_string(&html).unwrap()
+}
+
 /// `scan --from PATH --json`'s document.
 pub async fn scanned(lab: &Lab, state: &State, path: &Path) -> Value {
     let (code, out, err) = run(

@@ -165,6 +165,29 @@ async fn drawings_arrive_as_captioned_svg_images_in_reading_order() {
         report.contains("InkML could not be read") && report.contains("not migrated"),
         "{report}"
     );
+    // Each other inked page's report counts its drawings once, as verify and report show them.
+    for id in &inked[1..] {
+        let p = notes.pages.iter().find(|p| &p.id == id).unwrap();
+        let html = page_html(p, &notes.resources, lab.graph.base_url(), &user.id);
+        let want = page_ink(p, &html).unwrap().drawings.len() as u64;
+        let report = db
+            .notion_item("alice", id)
+            .unwrap()
+            .and_then(|i| i.report)
+            .expect("a report");
+        let items: serde_json::Value = serde_json::from_str(&report).unwrap();
+        let counted: u64 = items
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| {
+                a["element"] == notebridge::ink::DRAWING_REPORTED.0
+                    && a["action"] == notebridge::ink::DRAWING_REPORTED.1
+            })
+            .filter_map(|a| a["count"].as_u64())
+            .sum();
+        assert_eq!(counted, want, "{report}");
+    }
     eprintln!(
         "figures: {} pages, {} with ink, {drawings} drawings ({strokes} strokes) generated, {} placed",
         notes.pages.len(),

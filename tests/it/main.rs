@@ -39,6 +39,7 @@ mod graph_bodies;
 mod graph_listings;
 mod graph_proxy;
 mod graph_scan;
+mod ink_files;
 mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
