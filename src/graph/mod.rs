@@ -671,6 +671,19 @@ impl GraphClient {
                     self.again(who, item, &retries, failed, &last, stepping)
                         .await?;
                 }
+                Failed::BareBadRequest => {
+                    // An answer, not a failure of the service's to answer: the limiter counts it
+                    // as any other (the window spent), and the item's count pays for the retry.
+                    permit.succeeded(percentage(&answer.headers));
+                    let last = format!("HTTP 400: {}", error_message(&answer.body));
+                    if self
+                        .again(who, item, &retries, failed, &last, false)
+                        .await
+                        .is_err()
+                    {
+                        return Err(refused(who, item, answer.status, &answer.body));
+                    }
+                }
                 Failed::Refused => {
                     permit.succeeded(percentage(&answer.headers));
                     return Err(refused(who, item, answer.status, &answer.body));
@@ -795,6 +808,10 @@ enum Failed {
         /// No answer (or no more of it) in time: a lighter request may still succeed.
         timed_out: bool,
     },
+    /// A 400 carrying OneNote's generic code `19999`, an empty code or none: in the field the same
+    /// request succeeds when asked again (obsidian-importer PR #611, a field report), so it is
+    /// retried from the item's count; when that is spent it is the refusal it says it is.
+    BareBadRequest,
     /// Any other error answer (a 401 after a refresh included): the same request gets the same.
     Refused,
 }
@@ -804,7 +821,10 @@ impl Failed {
     fn timed_out(self) -> bool {
         match self {
             Failed::Transient { timed_out } => timed_out,
-            Failed::Throttled(..) | Failed::Unauthorized | Failed::Refused => false,
+            Failed::Throttled(..)
+            | Failed::Unauthorized
+            | Failed::BareBadRequest
+            | Failed::Refused => false,
         }
     }
 }
@@ -813,7 +833,9 @@ impl Classify for Failed {
     fn class(&self) -> Class {
         match self {
             Failed::Throttled(_, after) => Class::retry(*after),
-            Failed::Unauthorized | Failed::Transient { .. } => Class::retry(None),
+            Failed::Unauthorized | Failed::Transient { .. } | Failed::BareBadRequest => {
+                Class::retry(None)
+            }
             Failed::Refused => Class::item_fails(),
         }
     }
@@ -837,11 +859,24 @@ fn answered(status: u16, headers: &HeaderMap, body: &[u8], refreshed: bool) -> R
         429 => Err(throttled()),
         // Graph's OneNote throttling code may come with another error status.
         400..=599 if ServiceCode::of(body) == ServiceCode::Throttled => Err(throttled()),
+        400 if bare_bad_request(body) => Err(Failed::BareBadRequest),
         401 if !refreshed => Err(Failed::Unauthorized),
         408 | 500 | 502 | 503 | 504 => Err(Failed::Transient {
             timed_out: status == 504,
         }),
         0..=199 | 300..=407 | 409..=428 | 430..=499 | 501 | 505..=u16::MAX => Err(Failed::Refused),
+    }
+}
+
+/// Whether a 400's body names no reason of its own: OneNote's generic `19999`, an empty code, no
+/// code, or no Graph error body at all.
+fn bare_bad_request(body: &[u8]) -> bool {
+    let v: Option<Value> = serde_json::from_slice(body).ok();
+    match v.as_ref().map(|v| &v["error"]["code"]) {
+        None => true,
+        Some(Value::Null) => true,
+        Some(Value::String(c)) => c.is_empty() || c == "19999",
+        Some(_) => false,
     }
 }
 

@@ -48,6 +48,8 @@ struct Plan {
     heavy_listings: Option<(usize, usize)>,
     batch_424: bool,
     ink_status: Option<u16>,
+    bare_400s: u32,
+    bare_400_code: Option<String>,
 }
 
 /// The fault switchboard of one server; cheap to clone, usable from any task.
@@ -74,6 +76,8 @@ impl Faults {
                 heavy_listings: None,
                 batch_424: false,
                 ink_status: None,
+                bare_400s: 0,
+                bare_400_code: None,
             })),
             throttle,
         }
@@ -151,6 +155,27 @@ impl Faults {
         self.plan().ink_status = status;
     }
 
+    /// The next `n` page listings, page, page-content and resource requests (outer or inside a
+    /// `$batch`, after the throttle counted them) answer a bare 400: Graph's error body with `code`
+    /// (`Some("19999")`), or with no code at all (`None`). Asked again, the same request succeeds.
+    /// Field report, not documentation: obsidian-importer PR #611 retries such 400s ("a bare 400 is
+    /// still retried").
+    pub fn bare_400_next(&self, n: u32, code: Option<&str>) {
+        let mut p = self.plan();
+        p.bare_400s += n;
+        p.bare_400_code = code.map(str::to_owned);
+    }
+
+    /// The bare 400 to answer a page or resource request with, if one is due (counts one down).
+    pub(crate) fn take_bare_400(&self) -> Option<Option<String>> {
+        let mut p = self.plan();
+        if p.bare_400s == 0 {
+            return None;
+        }
+        p.bare_400s -= 1;
+        Some(p.bare_400_code.clone())
+    }
+
     pub(crate) fn ink_status(&self) -> Option<u16> {
         self.plan().ink_status
     }
@@ -180,6 +205,8 @@ impl Faults {
         p.heavy_listings = None;
         p.batch_424 = false;
         p.ink_status = None;
+        p.bare_400s = 0;
+        p.bare_400_code = None;
     }
 
     /// The fault for the next outer request, if any (one per request, most disruptive first).

@@ -151,6 +151,16 @@ pub(crate) fn fault_reply(status: u16) -> Reply {
     )
 }
 
+/// A 400 as OneNote answers some page and resource requests in the field: `code` `19999`, or an
+/// error body without a code.
+fn bare_400(code: Option<&str>) -> Reply {
+    let message = "An unexpected error occurred (injected by the test server).";
+    match code {
+        Some(c) => Reply::error(400, c, message),
+        None => Reply::json(400, serde_json::json!({ "error": { "message": message } })),
+    }
+}
+
 impl Shared {
     pub(crate) fn throttled_reply(&self, scope: Scope, user: &str, inner: bool) -> Reply {
         let mut r = Reply::error(
@@ -224,6 +234,11 @@ impl Shared {
             let selects = q.iter().any(|(k, _)| k == "$select");
             if pages >= min_pages && (top > max_top || !selects) {
                 return fault_reply(504);
+            }
+        }
+        if path.contains("/pages") || path.contains("/resources/") {
+            if let Some(code) = self.faults.take_bare_400() {
+                return bare_400(code.as_deref());
             }
         }
         if let Some(status) = self.faults.ink_status() {
