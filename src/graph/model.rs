@@ -22,8 +22,9 @@ pub struct Page<T> {
 pub struct Notebook {
     /// Id.
     pub id: String,
-    /// Name.
-    pub display_name: String,
+    /// Name: `null` is allowed by Graph's v1.0 model (msgraph-metadata), and met.
+    #[serde(default)]
+    pub display_name: Option<String>,
     /// Created.
     pub created_date_time: Option<String>,
     /// Last modified.
@@ -52,8 +53,9 @@ pub struct NotebookLinks {
 pub struct SectionGroup {
     /// Id.
     pub id: String,
-    /// Name.
-    pub display_name: String,
+    /// Name: `null` is allowed by Graph's v1.0 model (msgraph-metadata), and met.
+    #[serde(default)]
+    pub display_name: Option<String>,
     /// Created.
     pub created_date_time: Option<String>,
     /// Last modified.
@@ -70,8 +72,9 @@ pub struct SectionGroup {
 pub struct Section {
     /// Id.
     pub id: String,
-    /// Name.
-    pub display_name: String,
+    /// Name: `null` is allowed by Graph's v1.0 model (msgraph-metadata), and met.
+    #[serde(default)]
+    pub display_name: Option<String>,
     /// Created.
     pub created_date_time: Option<String>,
     /// Last modified.

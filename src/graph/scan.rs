@@ -40,6 +40,25 @@ pub struct ScanResult {
     pub page_guids: Vec<(String, String)>,
     /// Each notebook's links (where its section files are).
     pub notebook_urls: Vec<NotebookUrls>,
+    /// What the person should know of what was read: containers Graph gave no name, read as
+    /// untitled.
+    pub notes: Vec<String>,
+}
+
+/// A container's name: Graph's, or, where Graph gave none (its `displayName` is `null` or
+/// blank), `Untitled {kind}`, with a note naming it so the person can find it.
+fn name_of(kind: &str, id: &str, name: Option<String>, notes: &mut Vec<String>) -> String {
+    match name {
+        Some(n) if !n.trim().is_empty() => n,
+        _ => {
+            let untitled = format!("Untitled {kind}");
+            notes.push(format!(
+                "Graph gave the {kind} {id} no name (its displayName is null); it is read as \
+                 \"{untitled}\""
+            ));
+            untitled
+        }
+    }
 }
 
 /// A container whose contents could not be listed.
@@ -86,9 +105,15 @@ pub async fn scan_at(
     let notebooks = hierarchy(graph, who, root).await?;
     let selected: Vec<model::Notebook> = notebooks
         .into_iter()
-        .filter(|n| only.is_empty() || only.iter().any(|o| o == &n.id || o == &n.display_name))
+        .filter(|n| {
+            only.is_empty()
+                || only
+                    .iter()
+                    .any(|o| o == &n.id || n.display_name.as_deref() == Some(o.as_str()))
+        })
         .collect();
     let mut failures = Vec::new();
+    let mut notes = Vec::new();
     let mut out = Vec::new();
     let notebook_urls = selected
         .iter()
@@ -104,9 +129,10 @@ pub async fn scan_at(
         .collect();
     for nb in selected {
         progress.items.fetch_add(1, Ordering::Relaxed);
+        let name = name_of("notebook", &nb.id, nb.display_name.clone(), &mut notes);
         let mut tree = Notebook {
             id: nb.id.clone(),
-            name: nb.display_name.clone(),
+            name: name.clone(),
             created: nb.created_date_time.clone(),
             last_modified: nb.last_modified_date_time.clone(),
             section_groups: Vec::new(),
@@ -116,15 +142,22 @@ pub async fn scan_at(
             (Some(g), Some(s)) => (g, s),
             // The service did not expand: ask for the containers one level at a time.
             _ => {
-                let item = format!("notebook {:?} ({})", nb.display_name, nb.id);
+                let item = format!("notebook {name:?} ({})", nb.id);
                 let path = format!("{root}/notebooks/{}", nb.id);
                 children_or_failure(graph, who, &path, ("notebook", &nb.id, item), &mut failures)
                     .await?
             }
         };
+        let mut found = Found {
+            failures: &mut failures,
+            notes: &mut notes,
+        };
         tree.section_groups =
-            convert_groups(graph, who, root, groups, &progress, &mut failures).await?;
-        tree.sections = sections.into_iter().map(convert_section).collect();
+            convert_groups(graph, who, root, groups, &progress, &mut found).await?;
+        tree.sections = sections
+            .into_iter()
+            .map(|s| convert_section(s, found.notes))
+            .collect();
         progress
             .items
             .fetch_add(tree.sections.len() as u64, Ordering::Relaxed);
@@ -152,7 +185,14 @@ pub async fn scan_at(
         failures,
         page_guids,
         notebook_urls,
+        notes,
     })
+}
+
+/// What a scan collects besides the tree: what it could not read, and what the person should know.
+struct Found<'a> {
+    failures: &'a mut Vec<ScanFailure>,
+    notes: &'a mut Vec<String>,
 }
 
 /// All notebooks, with their section groups (any depth) and sections when the service expands them.
@@ -241,41 +281,46 @@ fn convert_groups<'a>(
     root: &'a str,
     groups: Vec<model::SectionGroup>,
     progress: &'a ScanProgress,
-    failures: &'a mut Vec<ScanFailure>,
+    found: &'a mut Found<'_>,
 ) -> futures::future::BoxFuture<'a, Result<Vec<SectionGroup>, GraphError>> {
     Box::pin(async move {
         let mut out = Vec::new();
         for g in groups {
             progress.items.fetch_add(1, Ordering::Relaxed);
+            let name = name_of("section group", &g.id, g.display_name, found.notes);
             let (kids, sections) = match (g.section_groups, g.sections) {
                 (Some(k), Some(s)) => (k, s),
                 _ => {
-                    let item = format!("section group {:?} ({})", g.display_name, g.id);
+                    let item = format!("section group {name:?} ({})", g.id);
                     let path = format!("{root}/sectionGroups/{}", g.id);
                     let what = ("section_group", g.id.as_str(), item);
-                    children_or_failure(graph, who, &path, what, failures).await?
+                    children_or_failure(graph, who, &path, what, found.failures).await?
                 }
             };
             progress
                 .items
                 .fetch_add(sections.len() as u64, Ordering::Relaxed);
+            let section_groups = convert_groups(graph, who, root, kids, progress, found).await?;
             out.push(SectionGroup {
                 id: g.id,
-                name: g.display_name,
+                name,
                 created: g.created_date_time,
                 last_modified: g.last_modified_date_time,
-                section_groups: convert_groups(graph, who, root, kids, progress, failures).await?,
-                sections: sections.into_iter().map(convert_section).collect(),
+                section_groups,
+                sections: sections
+                    .into_iter()
+                    .map(|s| convert_section(s, found.notes))
+                    .collect(),
             });
         }
         Ok(out)
     })
 }
 
-fn convert_section(s: model::Section) -> Section {
+fn convert_section(s: model::Section, notes: &mut Vec<String>) -> Section {
     Section {
+        name: name_of("section", &s.id, s.display_name, notes),
         id: s.id,
-        name: s.display_name,
         created: s.created_date_time,
         last_modified: s.last_modified_date_time,
         pages: Vec::new(),

@@ -4,6 +4,7 @@
 //! `NOTION_TOKEN`, the servers' addresses; [`User`]). Each test names its evidence.
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::graph::faults::Field;
 use notebridge_testkit::lab::Lab;
 
 use crate::account_clean_env::{documented, json, User};
@@ -100,4 +101,83 @@ async fn a_400_that_stays_fails_its_section_with_the_real_reason_after_bounded_r
     // Two sections, each asked once and retried 4 times (the item's budget), never more.
     assert_eq!(answered(&lab, 400), 2 * 5, "{:?}", lab.graph.log());
     assert!(lab.graph.counters().arrived_over_limit == 0);
+}
+
+/// Item 3. Graph's v1.0 model lets a notebook's, section group's and section's `displayName` be
+/// `null` (msgraph-metadata, `onenoteEntityHierarchyModel`; recorded in
+/// `shared/recorded-answers/graph/msgraph-metadata-v1.0-excerpt.xml`). Such containers are read as
+/// untitled, their pages migrated, and the person told which ones, in the scan, the run and the
+/// report; nothing fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn containers_without_a_name_are_untitled_and_named_in_the_report() {
+    let lab = Lab::start(documented()).await;
+    let notes = generate(&NotebookSpec {
+        section_groups_depth: 1,
+        section_groups_per_container: 1,
+        sections_per_container: 1,
+        ..small(50)
+    });
+    lab.add_user("me", notes.clone());
+    let nameless = vec![
+        notes.notebooks[0].id.clone(),
+        notes.section_groups[0].id.clone(),
+        notes.sections[0].id.clone(),
+    ];
+    lab.graph.faults().field(Field {
+        null_names: nameless.clone(),
+        ..Field::default()
+    });
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    let scan = me.ok(&["--json", "scan"]).await;
+    let s = json(&scan.stdout);
+    assert_eq!(s["totals"]["pages"], notes.pages.len(), "{}", scan.stdout);
+    assert_eq!(
+        s["notebooks"][0]["name"], "Untitled notebook",
+        "{}",
+        scan.stdout
+    );
+    for (kind, id) in ["notebook", "section group", "section"]
+        .iter()
+        .zip(&nameless)
+    {
+        assert!(
+            scan.stderr
+                .contains(&format!("Graph gave the {kind} {id} no name")),
+            "{}",
+            scan.stderr
+        );
+    }
+
+    let run = me.ok(&["--json", "migrate", "--to", &to]).await;
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["pages_done"], notes.pages.len(), "{}", run.stdout);
+    assert!(run.stderr.contains("Untitled section"), "{}", run.stderr);
+    let titles: Vec<String> = lab
+        .notion
+        .pages_under(&to)
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(titles, ["Untitled notebook"]);
+    let report = home.path().join("report.html");
+    me.ok(&["report", "--output", report.to_str().unwrap()])
+        .await;
+    let html = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        html.contains(&format!("Graph gave the section {} no name", nameless[2])),
+        "the report names the untitled section"
+    );
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
 }

@@ -24,6 +24,27 @@ pub enum OuterFault {
     Status(u16),
 }
 
+/// What the real service does that its documentation does not say, as reported in the field
+/// (issue #48): each switch off by default, so the server stays the documented service.
+#[derive(Clone, Debug, Default)]
+pub struct Field {
+    /// Notebooks, section groups and sections (by id) served with `displayName: null`, which the
+    /// v1.0 model allows (msgraph-metadata: `onenoteEntityHierarchyModel.displayName` is nullable).
+    pub null_names: Vec<String>,
+    /// Group and site notebooks' pages carry the generic `https://www.onenote.com/notebooks` as both
+    /// links, with no page id (field report: microsoft-graph-docs-contrib#9160).
+    pub generic_team_page_links: bool,
+    /// Page listings leave `@odata.count` out when `$top` is set, even with `$count=true` (field
+    /// report: exporters' code comments).
+    pub no_count_with_top: bool,
+    /// Page listings asking for `$count` or `links` in `$select` are refused with a 400 (the
+    /// shape obsidian-importer sends is the one known to work).
+    pub refuse_count_and_links: bool,
+    /// Sections (by id) whose page listing answers `{"value": []}` while they hold pages (field
+    /// report: microsoft-graph-explorer-v4#3935).
+    pub empty_page_lists: Vec<String>,
+}
+
 /// Who the external throttle hits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExternalScope {
@@ -50,6 +71,7 @@ struct Plan {
     ink_status: Option<u16>,
     bare_400s: u32,
     bare_400_code: Option<String>,
+    field: Field,
 }
 
 /// The fault switchboard of one server; cheap to clone, usable from any task.
@@ -78,6 +100,7 @@ impl Faults {
                 ink_status: None,
                 bare_400s: 0,
                 bare_400_code: None,
+                field: Field::default(),
             })),
             throttle,
         }
@@ -176,6 +199,15 @@ impl Faults {
         Some(p.bare_400_code.clone())
     }
 
+    /// Switches on the field behaviours `field` names (and off those it does not).
+    pub fn field(&self, field: Field) {
+        self.plan().field = field;
+    }
+
+    pub(crate) fn field_behaviour(&self) -> Field {
+        self.plan().field.clone()
+    }
+
     pub(crate) fn ink_status(&self) -> Option<u16> {
         self.plan().ink_status
     }
@@ -207,6 +239,7 @@ impl Faults {
         p.ink_status = None;
         p.bare_400s = 0;
         p.bare_400_code = None;
+        p.field = Field::default();
     }
 
     /// The fault for the next outer request, if any (one per request, most disruptive first).

@@ -236,6 +236,18 @@ impl Shared {
                 return fault_reply(504);
             }
         }
+        if let Some(section) = listed {
+            if self
+                .faults
+                .field_behaviour()
+                .empty_page_lists
+                .iter()
+                .any(|s| s == section)
+            {
+                // As reported (microsoft-graph-explorer-v4#3935): no body was quoted beyond this.
+                return routes::Reply::json(200, serde_json::json!({ "value": [] }));
+            }
+        }
         if path.contains("/pages") || path.contains("/resources/") {
             if let Some(code) = self.faults.take_bare_400() {
                 return bare_400(code.as_deref());
@@ -249,6 +261,7 @@ impl Shared {
             }
         }
         let reply = {
+            let field = self.faults.field_behaviour();
             let files = self.drive.content.lock().expect("drive content poisoned");
             let users = self.users.lock().expect("graph users poisoned");
             let empty = UserNotes::default();
@@ -260,6 +273,7 @@ impl Shared {
                 notes: data.get(&key).unwrap_or(&empty),
                 omit_next_links: self.faults.omitting_next_links(),
                 files: &files,
+                field: &field,
             };
             routes::dispatch(&ctx, method, path, query)
         };

@@ -86,6 +86,8 @@ pub struct Ctx<'a> {
     pub omit_next_links: bool,
     /// Pages and resources read from section files (their HTML and bytes are not generated).
     pub files: &'a super::drive::FilesContent,
+    /// The field behaviours switched on.
+    pub field: &'a super::faults::Field,
 }
 
 #[derive(Debug, Default)]
@@ -377,10 +379,19 @@ impl Ctx<'_> {
         )
     }
 
+    /// A container's `displayName`: its name, or `null` where the field switch says so.
+    fn name(&self, id: &str, name: &str) -> Value {
+        if self.field.null_names.iter().any(|n| n == id) {
+            Value::Null
+        } else {
+            json!(name)
+        }
+    }
+
     fn nb_ref(&self, nb: &Notebook) -> Value {
         json!({
             "id": nb.id,
-            "displayName": nb.display_name,
+            "displayName": self.name(&nb.id, &nb.display_name),
             "self": format!("{}/notebooks/{}", self.owner_url(), nb.id),
         })
     }
@@ -404,7 +415,7 @@ impl Ctx<'_> {
             "id": nb.id,
             "self": format!("{o}/notebooks/{}", nb.id),
             "createdDateTime": ts(nb.created),
-            "displayName": nb.display_name,
+            "displayName": self.name(&nb.id, &nb.display_name),
             "lastModifiedDateTime": ts(nb.modified),
             "isDefault": nb.is_default,
             "userRole": "Owner",
@@ -424,7 +435,7 @@ impl Ctx<'_> {
     fn group_ref(&self, g: &SectionGroup) -> Value {
         json!({
             "id": g.id,
-            "displayName": g.display_name,
+            "displayName": self.name(&g.id, &g.display_name),
             "self": format!("{}/sectionGroups/{}", self.owner_url(), g.id),
         })
     }
@@ -460,7 +471,7 @@ impl Ctx<'_> {
             "id": g.id,
             "self": format!("{o}/sectionGroups/{}", g.id),
             "createdDateTime": ts(g.created),
-            "displayName": g.display_name,
+            "displayName": self.name(&g.id, &g.display_name),
             "lastModifiedDateTime": ts(g.modified),
             "sectionsUrl": format!("{o}/sectionGroups/{}/sections", g.id),
             "sectionGroupsUrl": format!("{o}/sectionGroups/{}/sectionGroups", g.id),
@@ -487,7 +498,7 @@ impl Ctx<'_> {
             "id": s.id,
             "self": format!("{o}/sections/{}", s.id),
             "createdDateTime": ts(s.created),
-            "displayName": s.display_name,
+            "displayName": self.name(&s.id, &s.display_name),
             "lastModifiedDateTime": ts(s.modified),
             "isDefault": s.is_default,
             "pagesUrl": format!("{o}/sections/{}/pages", s.id),
@@ -538,6 +549,13 @@ impl Ctx<'_> {
             },
             "userTags": [],
         }));
+        if self.field.generic_team_page_links && !matches!(self.owner, Owner::User(_)) {
+            let generic = json!({ "href": "https://www.onenote.com/notebooks" });
+            m.insert(
+                "links".into(),
+                json!({ "oneNoteClientUrl": generic, "oneNoteWebUrl": generic }),
+            );
+        }
         if pagelevel {
             m.insert("level".into(), json!(p.level));
             m.insert("order".into(), json!(p.order));
@@ -555,7 +573,7 @@ impl Ctx<'_> {
                 .map(|s| {
                     json!({
                         "id": s.id,
-                        "displayName": s.display_name,
+                        "displayName": self.name(&s.id, &s.display_name),
                         "self": format!("{o}/sections/{}", s.id),
                     })
                 })
@@ -741,6 +759,16 @@ impl Ctx<'_> {
                  listings only",
             );
         }
+        if matches!(l.kind, Kind::Page)
+            && self.field.refuse_count_and_links
+            && (q.count || q.select.iter().flatten().any(|f| f == "links"))
+        {
+            return Reply::error(
+                400,
+                "BadRequest",
+                "The query specified in the URI is not valid (refused by the field switch).",
+            );
+        }
         if let Some((prop, desc)) = &q.orderby {
             if !l.items.iter().all(|m| m.contains_key(prop.as_str())) {
                 return Reply::error(
@@ -785,7 +813,7 @@ impl Ctx<'_> {
         };
         let mut out = Map::new();
         out.insert("@odata.context".into(), json!(context));
-        if q.count {
+        if q.count && !(self.field.no_count_with_top && q.top.is_some()) {
             out.insert("@odata.count".into(), json!(total));
         }
         if end < total && !self.omit_next_links {
