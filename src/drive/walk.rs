@@ -109,6 +109,7 @@ impl Walk {
                 };
                 let mut path = folder.path.clone();
                 path.push(name.to_owned());
+                let hash = super::FileHash::of(&item);
                 self.sections.push(SectionFile {
                     path,
                     // The walk's drive spelt as the drive's own answer spells it, unless the item
@@ -124,6 +125,7 @@ impl Walk {
                     size: item.size.unwrap_or(0),
                     ctag: item.ctag,
                     modified: item.modified,
+                    hash,
                 });
             }
         }

@@ -223,7 +223,9 @@ pub enum ServiceCode {
     MissingScope,
     /// 10008: the document library holds more than 5,000 OneNote items.
     TooManyItems,
-    /// Any other code, or none.
+    /// OneNote's generic 19999, an empty code or none: the answer names no reason of its own.
+    Unnamed,
+    /// Any other code.
     Other,
 }
 
@@ -235,7 +237,8 @@ impl ServiceCode {
             Some("20166") => ServiceCode::Throttled,
             Some("40004") => ServiceCode::MissingScope,
             Some("10008") => ServiceCode::TooManyItems,
-            Some(_) | None => ServiceCode::Other,
+            Some("19999" | "") | None => ServiceCode::Unnamed,
+            Some(_) => ServiceCode::Other,
         }
     }
 }
@@ -871,13 +874,7 @@ fn answered(status: u16, headers: &HeaderMap, body: &[u8], refreshed: bool) -> R
 /// Whether a 400's body names no reason of its own: OneNote's generic `19999`, an empty code, no
 /// code, or no Graph error body at all.
 fn bare_bad_request(body: &[u8]) -> bool {
-    let v: Option<Value> = serde_json::from_slice(body).ok();
-    match v.as_ref().map(|v| &v["error"]["code"]) {
-        None => true,
-        Some(Value::Null) => true,
-        Some(Value::String(c)) => c.is_empty() || c == "19999",
-        Some(_) => false,
-    }
+    ServiceCode::of(body) == ServiceCode::Unnamed
 }
 
 fn scope(h: &HeaderMap) -> ThrottleScope {
@@ -1236,6 +1233,33 @@ mod tests {
         // A message that starts with a code is not one.
         let msg = br#"{"error":{"code":"x","message":"40004 scopes"}}"#;
         assert_eq!(ServiceCode::of(msg), ServiceCode::Other);
-        assert_eq!(ServiceCode::of(b"not json"), ServiceCode::Other);
+        // No reason of its own: OneNote's generic code, an empty one, none, or no error body.
+        assert_eq!(ServiceCode::of(b"not json"), ServiceCode::Unnamed);
+        assert_eq!(
+            ServiceCode::of(body("19999").as_bytes()),
+            ServiceCode::Unnamed
+        );
+        assert_eq!(ServiceCode::of(body("").as_bytes()), ServiceCode::Unnamed);
+        assert_eq!(
+            ServiceCode::of(br#"{"error":{"message":"m"}}"#),
+            ServiceCode::Unnamed
+        );
+    }
+
+    /// Field report: obsidian-importer PR #611 ("a bare 400 is still retried").
+    #[test]
+    fn a_bare_400_is_asked_again_and_a_400_with_its_reason_is_not() {
+        let h = HeaderMap::new();
+        for body in [
+            &br#"{"error":{"code":"19999","message":"m"}}"#[..],
+            br#"{"error":{"code":"","message":"m"}}"#,
+            br#"{"error":{"message":"m"}}"#,
+            b"",
+        ] {
+            assert_eq!(answered(400, &h, body, false), Err(Failed::BareBadRequest));
+        }
+        let named = br#"{"error":{"code":"20129","message":"$top too big"}}"#;
+        assert_eq!(answered(400, &h, named, false), Err(Failed::Refused));
+        assert_eq!(Failed::BareBadRequest.class(), Class::retry(None));
     }
 }

@@ -129,7 +129,7 @@ impl PageMeta {
             .as_ref()?
             .href
             .clone()
-            .filter(|h| h.starts_with("https://"))
+            .filter(|h| h.starts_with("https://") && !is_generic_link(h))
     }
 
     /// The page's GUID as `onenote:` links name it: `{lower-case}`.
@@ -142,5 +142,53 @@ impl PageMeta {
             .href
             .as_deref()?;
         crate::convert::onenote_page_id(href).map(|g| g.to_ascii_lowercase())
+    }
+}
+
+/// Whether `href` is the generic `https://www.onenote.com/notebooks` that group and site notebooks'
+/// pages can carry as both links (field report: microsoft-graph-docs-contrib#9160): it names no
+/// page, so it is no page's link.
+pub fn is_generic_link(href: &str) -> bool {
+    let Ok(u) = url::Url::parse(href) else {
+        return false;
+    };
+    u.host_str().is_some_and(|h| {
+        h.eq_ignore_ascii_case("www.onenote.com") || h.eq_ignore_ascii_case("onenote.com")
+    }) && u
+        .path()
+        .trim_end_matches('/')
+        .eq_ignore_ascii_case("/notebooks")
+        && u.query().is_none()
+        && u.fragment().is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// As recorded in `shared/recorded-answers/graph/onenote-error-and-edge-responses.json`
+    /// (microsoft-graph-docs-contrib#9160, a field report).
+    #[test]
+    fn a_generic_page_link_is_no_page_link() {
+        let generic = serde_json::json!({
+            "id": "1-abc",
+            "links": {
+                "oneNoteClientUrl": {"href": "https://www.onenote.com/notebooks"},
+                "oneNoteWebUrl": {"href": "https://www.onenote.com/notebooks"},
+            }
+        });
+        let m: PageMeta = serde_json::from_value(generic).unwrap();
+        assert_eq!(m.web_url(), None);
+        assert_eq!(m.guid(), None);
+        let own = serde_json::json!({
+            "id": "1-abc",
+            "links": {
+                "oneNoteWebUrl": {"href": "https://contoso.sharepoint.com/sites/x/_layouts/Doc.aspx?sourcedoc=%7B1%7D&wd=target%28S.one%7C2%2FP%29"},
+            }
+        });
+        let m: PageMeta = serde_json::from_value(own).unwrap();
+        assert!(m.web_url().is_some());
+        assert!(is_generic_link("https://www.onenote.com/notebooks/"));
+        assert!(!is_generic_link("https://www.onenote.com/notebooks?id=1"));
     }
 }

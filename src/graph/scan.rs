@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::batch::BatchGet;
 use super::model;
-use super::{Caller, GraphClient, GraphError};
+use super::{Caller, GraphClient, GraphError, ServiceCode};
 use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
 use crate::store::ways::NotebookUrls;
 
@@ -177,7 +177,7 @@ pub async fn scan_at(
         root,
         &mut all_sections,
         &progress,
-        &mut failures,
+        (&mut failures, &mut notes),
     )
     .await?;
     Ok(ScanResult {
@@ -349,17 +349,18 @@ async fn list_pages(
     root: &str,
     sections: &mut [&mut Section],
     progress: &ScanProgress,
-    failures: &mut Vec<ScanFailure>,
+    (failures, notes): (&mut Vec<ScanFailure>, &mut Vec<String>),
 ) -> Result<Vec<(String, String)>, GraphError> {
     let mut guids = Vec::new();
     let gets: Vec<BatchGet> = sections
         .iter()
         .map(|s| BatchGet {
-            url: listing_url(root, &s.id, SLICES[0]),
+            url: listing_url(root, &s.id, SLICES[0], Shape::Full),
             item: format!("section {:?} ({})", s.name, s.id),
         })
         .collect();
     let results = graph.batch_get_stepping(who, &gets).await?;
+    let (mut uncounted, mut fallback) = (Vec::new(), Vec::new());
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
         let first = result.and_then(|b| {
             serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
@@ -372,7 +373,14 @@ async fn list_pages(
         });
         let at = (root, section.id.as_str(), get.item.as_str());
         let metas = match list_section(graph, who, at, first).await {
-            Ok(m) => m,
+            Ok((m, how)) => {
+                match how {
+                    Read::Counted => {}
+                    Read::Uncounted => uncounted.push(get.item.clone()),
+                    Read::Fallback => fallback.push(get.item.clone()),
+                }
+                m
+            }
             Err(error) if error.is_item_failure() => {
                 failures.push(ScanFailure {
                     kind: "section",
@@ -410,7 +418,42 @@ async fn list_pages(
         progress.sections_done.fetch_add(1, Ordering::Relaxed);
         section.pages = pages;
     }
+    if !uncounted.is_empty() {
+        notes.push(format!(
+            "Graph gave no page count for {} (@odata.count left out); their listings were read to \
+             their end instead of checked against a count: {}",
+            plural(uncounted.len(), "section"),
+            uncounted.join(", ")
+        ));
+    }
+    if !fallback.is_empty() {
+        notes.push(format!(
+            "OneNote refused the page listing with its count and links for {}; they were listed \
+             without them (no page count to check against, no OneNote link per page): {}",
+            plural(fallback.len(), "section"),
+            fallback.join(", ")
+        ));
+    }
     Ok(guids)
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// How a section's pages were known to be all there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// Checked against the size Graph counted.
+    Counted,
+    /// Graph counted nothing: read to the listing's end.
+    Uncounted,
+    /// In the fallback shape, which asks no count: read to the listing's end.
+    Fallback,
 }
 
 /// Slice sizes a listing tries, biggest first: big sections time out (504) on heavy listings.
@@ -421,11 +464,33 @@ const MAX_LISTINGS: usize = 3;
 const PAGE_FIELDS: &str =
     "id,title,createdDateTime,lastModifiedDateTime,contentUrl,level,order,links";
 
-fn listing_url(root: &str, section: &str, top: usize) -> String {
-    format!(
-        "{root}/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
-         &$select={PAGE_FIELDS}&$top={top}"
-    )
+/// The page fields of the listing known to work in the field (obsidian-importer's query): no
+/// `links`, which some accounts' listings refuse.
+const FALLBACK_PAGE_FIELDS: &str =
+    "id,title,createdDateTime,lastModifiedDateTime,level,order,contentUrl";
+
+/// The query a page listing asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// With its size (`$count`) and the pages' `links` (their GUIDs and web addresses).
+    Full,
+    /// The shape known to work in the field, for a listing OneNote refused (400) in the full one:
+    /// `$select=id,title,createdDateTime,lastModifiedDateTime,level,order,contentUrl&$orderby=order
+    /// &pagelevel=true&$top=100&$skip=n` (obsidian-importer's, a field report).
+    Fallback,
+}
+
+fn listing_url(root: &str, section: &str, top: usize, shape: Shape) -> String {
+    match shape {
+        Shape::Full => format!(
+            "{root}/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
+             &$select={PAGE_FIELDS}&$top={top}"
+        ),
+        Shape::Fallback => format!(
+            "{root}/sections/{section}/pages?$select={FALLBACK_PAGE_FIELDS}&$orderby=order\
+             &pagelevel=true&$top={top}"
+        ),
+    }
 }
 
 /// One complete listing of a section: its pages and the size the service counted.
@@ -458,23 +523,38 @@ async fn list_section(
     who: &Caller,
     (root, section, item): (&str, &str, &str),
     first: Result<model::Page<model::PageMeta>, GraphError>,
-) -> Result<Vec<model::PageMeta>, GraphError> {
+) -> Result<(Vec<model::PageMeta>, Read), GraphError> {
     let mut first = Some(first);
     let mut slice = 0;
+    let mut shape = Shape::Full;
     let mut union: Vec<model::PageMeta> = Vec::new();
     let mut most_counted = 0u64;
     let mut last_problem = String::new();
     for _ in 0..MAX_LISTINGS {
         let listing = loop {
+            let at = (root, section, item, shape);
             let attempt = match first.take() {
-                Some(f) => complete(graph, who, (root, section, item), f, SLICES[slice]).await,
+                Some(f) => complete(graph, who, at, f, SLICES[slice]).await,
                 None => {
-                    let url = listing_url(root, section, SLICES[slice]);
+                    let url = listing_url(root, section, SLICES[slice], shape);
                     let f = graph.get_json_stepping(who, &url, item).await;
-                    complete(graph, who, (root, section, item), f, SLICES[slice]).await
+                    complete(graph, who, at, f, SLICES[slice]).await
                 }
             };
             match attempt {
+                // Refused as asked, with a reason (a bare 400 was asked again, and is its own
+                // failure): the shape known to work.
+                Err(GraphError::Item {
+                    status: 400,
+                    code: ServiceCode::Other,
+                    ..
+                }) if shape == Shape::Full => {
+                    shape = Shape::Fallback;
+                    tracing::info!(
+                        item,
+                        "the page listing was refused; asking in the shape known to work"
+                    );
+                }
                 Err(e) if e.is_timeout() && slice + 1 < SLICES.len() => {
                     slice += 1;
                     tracing::info!(
@@ -488,7 +568,12 @@ async fn list_section(
         };
         most_counted = most_counted.max(listing.counted.unwrap_or(0));
         let Some(problem) = listing.inconsistency() else {
-            return Ok(listing.metas);
+            let how = match (shape, listing.counted) {
+                (Shape::Fallback, _) => Read::Fallback,
+                (Shape::Full, Some(_)) => Read::Counted,
+                (Shape::Full, None) => Read::Uncounted,
+            };
+            return Ok((listing.metas, how));
         };
         tracing::info!(
             item,
@@ -504,7 +589,12 @@ async fn list_section(
     }
     // No listing was consistent on its own; what they found together may still be whole.
     if union.len() as u64 >= most_counted && union.iter().all(|m| m.order.is_some()) {
-        return Ok(union);
+        let how = match (shape, most_counted) {
+            (Shape::Fallback, _) => Read::Fallback,
+            (Shape::Full, 0) => Read::Uncounted,
+            (Shape::Full, _) => Read::Counted,
+        };
+        return Ok((union, how));
     }
     Err(GraphError::BadAnswer {
         account: who.account.clone(),
@@ -520,7 +610,7 @@ async fn list_section(
 async fn complete(
     graph: &GraphClient,
     who: &Caller,
-    (root, section, item): (&str, &str, &str),
+    (root, section, item, shape): (&str, &str, &str, Shape),
     first: Result<model::Page<model::PageMeta>, GraphError>,
     top: usize,
 ) -> Result<Listing, GraphError> {
@@ -532,9 +622,10 @@ async fn complete(
     loop {
         let url = match next.take() {
             Some(l) => l,
-            None if full => {
-                super::with_skip(&graph.url(&listing_url(root, section, top)), metas.len())
-            }
+            None if full => super::with_skip(
+                &graph.url(&listing_url(root, section, top, shape)),
+                metas.len(),
+            ),
             None => break,
         };
         let page: model::Page<model::PageMeta> = graph.get_json_stepping(who, &url, item).await?;
