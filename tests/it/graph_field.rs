@@ -274,3 +274,110 @@ async fn a_refused_listing_shape_falls_back_to_the_one_known_to_work() {
         verify.stdout
     );
 }
+
+/// Item 5. OneDrive lists OneNote section files with a size unlike their download's length
+/// (field report: OneDrive/onedrive-api-docs#927, 170 bytes listed and 10,116,025 downloaded;
+/// recorded in `shared/recorded-answers/drive/drive-real-responses.json`). Each file is listed
+/// here at 170 bytes: the download's own `Content-Length` is trusted and its `quickXorHash` checked,
+/// so every section is read from its file once (no retries, no fall back to the OneNote API) and
+/// `verify` finds every page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn section_files_listed_with_the_wrong_size_are_read_from_their_files() {
+    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(documented()).await;
+    let (_, nb) = lab.add_files_user("me", "Field notes", &path);
+    for s in &nb.sections {
+        assert!(
+            s.bytes.len() > 170,
+            "the sample's files are bigger than listed"
+        );
+        lab.graph
+            .drive_faults()
+            .list_wrong_size(&s.item_id, Some(170));
+    }
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    let run = me
+        .ok(&["--json", "migrate", "--to", &to, "--via", "files"])
+        .await;
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    assert_eq!(summary["drive"]["pages_fell_back"], 0, "{summary}");
+    assert_eq!(
+        summary["drive"]["sections_read"],
+        nb.sections.len(),
+        "{summary}"
+    );
+    assert_eq!(
+        lab.graph.drive_counters().bytes_sent,
+        nb.sections
+            .iter()
+            .map(|s| s.bytes.len() as u64)
+            .sum::<u64>(),
+        "each file downloaded once, whole"
+    );
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
+
+/// Item 5, the hash: a file whose bytes are not those the drive hashed (here it grew after it
+/// was listed) is not taken: its download is asked again as the item's retries allow, then the
+/// section is read through the OneNote API with that reason, and nothing is lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_download_unlike_the_drives_hash_is_not_taken_and_the_section_falls_back() {
+    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(documented()).await;
+    let (_, nb) = lab.add_files_user("me", "Field notes", &path);
+    let first = &nb.sections[0];
+    lab.graph
+        .drive_faults()
+        .grow_after_listing(&first.item_id, 10);
+    lab.graph
+        .drive_faults()
+        .list_wrong_size(&first.item_id, Some(170));
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    let run = me
+        .ok(&["--json", "migrate", "--to", &to, "--via", "files"])
+        .await;
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    assert!(
+        summary["drive"]["pages_fell_back"].as_u64().unwrap() >= 1,
+        "{summary}"
+    );
+    let status = me.ok(&["status"]).await;
+    assert!(
+        status.stdout.contains("quickXorHash is not the drive's")
+            || run.stderr.contains("quickXorHash is not the drive's"),
+        "the person is told why: {}{}",
+        status.stdout,
+        run.stderr
+    );
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
