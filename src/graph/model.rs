@@ -132,17 +132,44 @@ impl PageMeta {
             .filter(|h| h.starts_with("https://") && !is_generic_link(h))
     }
 
-    /// The page's GUID as `onenote:` links name it: `{lower-case}`.
+    /// The page's GUID as `onenote:` links name it: `{lower-case}`. From its client link; where
+    /// that names no page (the generic `https://www.onenote.com/notebooks` of group and site
+    /// notebooks, microsoft-graph-docs-contrib#9160, or a listing without `links`), from its id.
     pub fn guid(&self) -> Option<String> {
-        let href = self
-            .links
-            .as_ref()?
-            .one_note_client_url
-            .as_ref()?
-            .href
-            .as_deref()?;
-        crate::convert::onenote_page_id(href).map(|g| g.to_ascii_lowercase())
+        let from_link = || {
+            let href = self
+                .links
+                .as_ref()?
+                .one_note_client_url
+                .as_ref()?
+                .href
+                .as_deref()?;
+            crate::convert::onenote_page_id(href).map(|g| g.to_ascii_lowercase())
+        };
+        from_link().or_else(|| guid_of_page_id(&self.id))
     }
+}
+
+/// The GUID a Graph page id carries: its ids read `{n}-{32 hex digits}!{n}-{section}` (the
+/// shape of the ids in microsoft-graph-docs-contrib#9160, `1-d73a7c5528e444ed8e1a4d1dc3279557!20-…`),
+/// the hex digits being the page's GUID as `onenote:` links write it [not documented: a link that
+/// names another GUID stays unresolved, it never resolves to a wrong page]. `None` for another
+/// shape.
+pub fn guid_of_page_id(id: &str) -> Option<String> {
+    let (_, rest) = id.split_once('-')?;
+    let (hex, _) = rest.split_once('!')?;
+    if hex.len() != 32 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let h = hex.to_ascii_lowercase();
+    Some(format!(
+        "{{{}-{}-{}-{}-{}}}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    ))
 }
 
 /// Whether `href` is the generic `https://www.onenote.com/notebooks` that group and site notebooks'
@@ -179,7 +206,18 @@ mod tests {
         });
         let m: PageMeta = serde_json::from_value(generic).unwrap();
         assert_eq!(m.web_url(), None);
-        assert_eq!(m.guid(), None);
+        assert_eq!(m.guid(), None, "an id of another shape gives no GUID");
+        // The page id of the report: its GUID, as a link to it names it.
+        let reported = serde_json::json!({
+            "id": "1-d73a7c5528e444ed8e1a4d1dc3279557!20-0003e5c3-9487-435c-9f3d-ae2fb49897fe",
+            "links": {"oneNoteClientUrl": {"href": "https://www.onenote.com/notebooks"}},
+        });
+        let m: PageMeta = serde_json::from_value(reported).unwrap();
+        assert_eq!(
+            m.guid().as_deref(),
+            Some("{d73a7c55-28e4-44ed-8e1a-4d1dc3279557}")
+        );
+        assert_eq!(guid_of_page_id("1-abc!2-x"), None);
         let own = serde_json::json!({
             "id": "1-abc",
             "links": {

@@ -360,7 +360,7 @@ async fn list_pages(
         })
         .collect();
     let results = graph.batch_get_stepping(who, &gets).await?;
-    let (mut uncounted, mut fallback) = (Vec::new(), Vec::new());
+    let (mut uncounted, mut fallback, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
         let first = result.and_then(|b| {
             serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
@@ -392,6 +392,9 @@ async fn list_pages(
             }
             Err(e) => return Err(e),
         };
+        if metas.is_empty() {
+            empty.push(get.item.clone());
+        }
         guids.extend(metas.iter().filter_map(|m| Some((m.id.clone(), m.guid()?))));
         let mut pages: Vec<Page> = metas
             .into_iter()
@@ -424,6 +427,17 @@ async fn list_pages(
              their end instead of checked against a count: {}",
             plural(uncounted.len(), "section"),
             uncounted.join(", ")
+        ));
+    }
+    if !empty.is_empty() {
+        // Graph has listed every section of some accounts empty while they held pages
+        // (microsoft-graph-explorer-v4#3935); nothing here tells an empty section from one so
+        // listed, so the person is told which were.
+        notes.push(format!(
+            "Graph listed no pages in {}; if OneNote shows pages there, Graph is listing them \
+             empty (reported for some accounts) and they are not migrated: {}",
+            plural(empty.len(), "section"),
+            empty.join(", ")
         ));
     }
     if !fallback.is_empty() {
