@@ -4,7 +4,9 @@
 //! `NOTION_TOKEN`, the servers' addresses; [`User`]). Each test names its evidence.
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::graph::drive::FilesNotebook;
 use notebridge_testkit::graph::faults::Field;
+use notebridge_testkit::graph::model::UserNotes;
 use notebridge_testkit::lab::Lab;
 
 use crate::account_clean_env::{documented, json, User};
@@ -20,6 +22,54 @@ fn small(seed: u64) -> NotebookSpec {
         seed,
         ..NotebookSpec::default()
     }
+}
+
+/// The documented services, with `notes` as the notebooks of the user "me".
+async fn lab_of(notes: &UserNotes) -> Lab {
+    let lab = Lab::start(documented()).await;
+    lab.add_user("me", notes.clone());
+    lab
+}
+
+/// The documented services, with the shared sample notebook as files in the OneDrive of the user
+/// "me"; `None` (the test skips, saying so) where the sample is absent.
+async fn files_lab() -> Option<(Lab, FilesNotebook)> {
+    let path = crate::files_support::sample("onenote.rs/samples/New Section Group")?;
+    let lab = Lab::start(documented()).await;
+    let (_, nb) = lab.add_files_user("me", "Field notes", &path);
+    Some((lab, nb))
+}
+
+/// The lab's user "me" signed in (`login`), at home in `home`.
+async fn signed_in<'a>(lab: &'a Lab, home: &'a std::path::Path) -> User<'a> {
+    let me = User { lab, home };
+    me.ok(&["login"]).await;
+    me
+}
+
+/// The summary (the last line of `migrate --json`) of a run that finished.
+fn finished(run: &crate::bin_support::Output) -> serde_json::Value {
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
+    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    summary
+}
+
+/// `migrate --via files` to the lab's target page, exited 0.
+async fn migrated_via_files(me: &User<'_>) -> crate::bin_support::Output {
+    let to = me.lab.target_page.clone();
+    me.ok(&["--json", "migrate", "--to", &to, "--via", "files"])
+        .await
+}
+
+/// `verify` finds every page of the plan in Notion.
+async fn verified_complete(me: &User<'_>) {
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
 }
 
 /// How many requests the Graph server answered `status`, `$batch` inner ones included.
@@ -38,16 +88,11 @@ fn answered(lab: &Lab, status: u16) -> usize {
 /// A scan and a migration that meet them lose nothing: no section, image or page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bare_400s_are_asked_again_and_nothing_is_lost() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&small(48));
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
+    let me = signed_in(&lab, home.path()).await;
     let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
     // The two sections' first listings and their first retries (inside `$batch`).
     lab.graph.faults().bare_400_next(3, Some("19999"));
     let scan = me.ok(&["--json", "scan"]).await;
@@ -58,21 +103,14 @@ async fn bare_400s_are_asked_again_and_nothing_is_lost() {
     // A page's content and its image, without a code at all.
     lab.graph.faults().bare_400_next(3, None);
     let run = me.ok(&["--json", "migrate", "--to", &to]).await;
-    let summary = json(run.stdout.lines().last().unwrap_or_default());
-    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    let summary = finished(&run);
     assert_eq!(summary["pages_done"], notes.pages.len(), "{}", run.stdout);
     assert_eq!(
         summary["this_run"]["placeholders"], 0,
         "no image became a placeholder: {summary}"
     );
     assert_eq!(answered(&lab, 400), 6);
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 1, the other side: a 400 that stays is asked again only as often as the item's retries
@@ -80,15 +118,10 @@ async fn bare_400s_are_asked_again_and_nothing_is_lost() {
 /// Graph's own reason and the rest of the scan goes on. Field report: obsidian-importer PR #611.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_400_that_stays_fails_its_section_with_the_real_reason_after_bounded_retries() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&small(49));
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, home.path()).await;
     lab.graph.faults().bare_400_next(1_000, None);
     let scan = me.run(&["--json", "scan"]).await;
     assert_eq!(scan.code, Some(4), "{}{}", scan.stdout, scan.stderr);
@@ -110,14 +143,13 @@ async fn a_400_that_stays_fails_its_section_with_the_real_reason_after_bounded_r
 /// report; nothing fails.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn containers_without_a_name_are_untitled_and_named_in_the_report() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&NotebookSpec {
         section_groups_depth: 1,
         section_groups_per_container: 1,
         sections_per_container: 1,
         ..small(50)
     });
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     let nameless = vec![
         notes.notebooks[0].id.clone(),
         notes.section_groups[0].id.clone(),
@@ -128,12 +160,8 @@ async fn containers_without_a_name_are_untitled_and_named_in_the_report() {
         ..Field::default()
     });
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
+    let me = signed_in(&lab, home.path()).await;
     let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
     let scan = me.ok(&["--json", "scan"]).await;
     let s = json(&scan.stdout);
     assert_eq!(s["totals"]["pages"], notes.pages.len(), "{}", scan.stdout);
@@ -173,13 +201,7 @@ async fn containers_without_a_name_are_untitled_and_named_in_the_report() {
         html.contains(&format!("Graph gave the section {} no name", nameless[2])),
         "the report names the untitled section"
     );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 2. A page listing can come without `@odata.count` when `$top` is set (field report:
@@ -189,25 +211,20 @@ async fn containers_without_a_name_are_untitled_and_named_in_the_report() {
 /// found, nothing is reported missing, and the person is told the count was not given.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listing_without_its_count_is_read_to_its_end_and_said() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&NotebookSpec {
         sections_per_container: 2,
         total_pages: Some(230),
         images_per_page: 0,
         ..small(51)
     });
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     lab.graph.faults().omit_next_links(true);
     lab.graph.faults().field(Field {
         no_count_with_top: true,
         ..Field::default()
     });
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, home.path()).await;
     let scan = me.ok(&["--json", "scan"]).await;
     assert_eq!(
         json(&scan.stdout)["totals"]["pages"],
@@ -231,23 +248,17 @@ async fn a_listing_without_its_count_is_read_to_its_end_and_said() {
 /// migrated in its order; the person is told what that shape lacks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_listing_shape_falls_back_to_the_one_known_to_work() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&small(52));
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     lab.graph.faults().field(Field {
         refuse_count_and_links: true,
         ..Field::default()
     });
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
+    let me = signed_in(&lab, home.path()).await;
     let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
     let run = me.ok(&["--json", "migrate", "--to", &to]).await;
-    let summary = json(run.stdout.lines().last().unwrap_or_default());
-    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    let summary = finished(&run);
     assert_eq!(summary["pages_done"], notes.pages.len(), "{}", run.stdout);
     assert!(
         run.stderr
@@ -266,13 +277,7 @@ async fn a_refused_listing_shape_falls_back_to_the_one_known_to_work() {
     for l in &listings {
         assert!(!l.contains("count") && !l.contains("links"), "{l}");
     }
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 5. OneDrive lists OneNote section files with a size unlike their download's length
@@ -283,11 +288,9 @@ async fn a_refused_listing_shape_falls_back_to_the_one_known_to_work() {
 /// `verify` finds every page.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn section_files_listed_with_the_wrong_size_are_read_from_their_files() {
-    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+    let Some((lab, nb)) = files_lab().await else {
         return;
     };
-    let lab = Lab::start(documented()).await;
-    let (_, nb) = lab.add_files_user("me", "Field notes", &path);
     for s in &nb.sections {
         assert!(
             s.bytes.len() > 170,
@@ -298,17 +301,9 @@ async fn section_files_listed_with_the_wrong_size_are_read_from_their_files() {
             .list_wrong_size(&s.item_id, Some(170));
     }
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
-    let run = me
-        .ok(&["--json", "migrate", "--to", &to, "--via", "files"])
-        .await;
-    let summary = json(run.stdout.lines().last().unwrap_or_default());
-    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    let me = signed_in(&lab, home.path()).await;
+    let run = migrated_via_files(&me).await;
+    let summary = finished(&run);
     assert_eq!(summary["drive"]["pages_fell_back"], 0, "{summary}");
     assert_eq!(
         summary["drive"]["sections_read"],
@@ -323,13 +318,7 @@ async fn section_files_listed_with_the_wrong_size_are_read_from_their_files() {
             .sum::<u64>(),
         "each file downloaded once, whole"
     );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 5, the hash: a file whose bytes are not those the drive hashed (here it grew after it
@@ -337,11 +326,9 @@ async fn section_files_listed_with_the_wrong_size_are_read_from_their_files() {
 /// section is read through the OneNote API with that reason, and nothing is lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_download_unlike_the_drives_hash_is_not_taken_and_the_section_falls_back() {
-    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+    let Some((lab, nb)) = files_lab().await else {
         return;
     };
-    let lab = Lab::start(documented()).await;
-    let (_, nb) = lab.add_files_user("me", "Field notes", &path);
     let first = &nb.sections[0];
     lab.graph
         .drive_faults()
@@ -350,17 +337,9 @@ async fn a_download_unlike_the_drives_hash_is_not_taken_and_the_section_falls_ba
         .drive_faults()
         .list_wrong_size(&first.item_id, Some(170));
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
-    let run = me
-        .ok(&["--json", "migrate", "--to", &to, "--via", "files"])
-        .await;
-    let summary = json(run.stdout.lines().last().unwrap_or_default());
-    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    let me = signed_in(&lab, home.path()).await;
+    let run = migrated_via_files(&me).await;
+    let summary = finished(&run);
     assert!(
         summary["drive"]["pages_fell_back"].as_u64().unwrap() >= 1,
         "{summary}"
@@ -373,13 +352,7 @@ async fn a_download_unlike_the_drives_hash_is_not_taken_and_the_section_falls_ba
         status.stdout,
         run.stderr
     );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Every database row under `root`, at any depth of pages.
@@ -456,8 +429,7 @@ async fn a_site_notebooks_generic_page_links_are_no_ones_link_and_links_between_
         .env("NOTEBRIDGE_SCOPES", &scopes)
         .run()
         .await);
-    let summary = json(run.stdout.lines().last().unwrap_or_default());
-    assert_eq!(summary["outcome"], "finished", "{}", run.stdout);
+    finished(&run);
     let rows = rows_under(&lab, &to);
     let site_rows: Vec<_> = rows
         .iter()
@@ -485,20 +457,15 @@ async fn a_site_notebooks_generic_page_links_are_no_ones_link_and_links_between_
 /// empty is named in the scan and in the report, never passed over in silence.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_section_listed_empty_is_named_in_the_scan_and_the_report() {
-    let lab = Lab::start(documented()).await;
     let notes = generate(&small(55));
-    lab.add_user("me", notes.clone());
+    let lab = lab_of(&notes).await;
     let listed_empty = notes.sections[0].id.clone();
     lab.graph.faults().field(Field {
         empty_page_lists: vec![listed_empty.clone()],
         ..Field::default()
     });
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, home.path()).await;
     let scan = me.ok(&["--json", "scan"]).await;
     assert!(
         scan.stderr.contains("Graph listed no pages in 1 section")
