@@ -393,7 +393,7 @@ async fn list_pages(
             Err(e) => return Err(e),
         };
         if metas.is_empty() {
-            empty.push(get.item.clone());
+            empty.push((section.id.clone(), get.item.clone()));
         }
         guids.extend(metas.iter().filter_map(|m| Some((m.id.clone(), m.guid()?))));
         let mut pages: Vec<Page> = metas
@@ -429,15 +429,37 @@ async fn list_pages(
             uncounted.join(", ")
         ));
     }
-    if !empty.is_empty() {
-        // Graph has listed every section of some accounts empty while they held pages
-        // (microsoft-graph-explorer-v4#3935); nothing here tells an empty section from one so
-        // listed, so the person is told which were.
+    // Graph has listed every section of some accounts empty while they held pages
+    // (microsoft-graph-explorer-v4#3935): each section listed empty is asked about once more, in a
+    // differently shaped listing; where that finds pages, the section fails with that reason.
+    let mut unconfirmed = Vec::new();
+    for (id, item) in empty {
+        match pages_by_parent_section(graph, who, root, &id, &item).await? {
+            Evidence::Pages(n) => failures.push(ScanFailure {
+                kind: "section",
+                id,
+                label: item.clone(),
+                error: GraphError::BadAnswer {
+                    account: who.account.clone(),
+                    item,
+                    problem: format!(
+                        "its page listing was empty, but Graph's pages filtered by \
+                         parentSection/id list {} in it (Graph lists some accounts' sections \
+                         empty while they hold pages)",
+                        if n > 1 { "pages" } else { "a page" }
+                    ),
+                },
+            }),
+            Evidence::Empty => unconfirmed.push(item),
+            Evidence::None(why) => unconfirmed.push(format!("{item} ({why})")),
+        }
+    }
+    if !unconfirmed.is_empty() {
         notes.push(format!(
             "Graph listed no pages in {}; if OneNote shows pages there, Graph is listing them \
              empty (reported for some accounts) and they are not migrated: {}",
-            plural(empty.len(), "section"),
-            empty.join(", ")
+            plural(unconfirmed.len(), "section"),
+            unconfirmed.join(", ")
         ));
     }
     if !fallback.is_empty() {
@@ -449,6 +471,49 @@ async fn list_pages(
         ));
     }
     Ok(guids)
+}
+
+/// What a second listing says of a section listed empty.
+#[derive(Debug, PartialEq, Eq)]
+enum Evidence {
+    /// It lists pages in it: at least this many (it asks for two).
+    Pages(usize),
+    /// It agrees: no page.
+    Empty,
+    /// It could not be asked (refused, or failed): why.
+    None(String),
+}
+
+/// Asks Graph's listing of all pages for those whose `parentSection` is the section `id`: one
+/// request through the limiter. `../pages[?filter,...]` is documented (onenote-get-content), and
+/// so is its default expansion of `parentSection`; filtering on `parentSection/id` is what
+/// exporters in the field send. Microsoft documents this listing failing (20266) on accounts with
+/// many sections: any refusal or failure of this one request is no evidence, never the section's
+/// failure.
+async fn pages_by_parent_section(
+    graph: &GraphClient,
+    who: &Caller,
+    root: &str,
+    id: &str,
+    item: &str,
+) -> Result<Evidence, GraphError> {
+    let filter = format!("parentSection/id eq '{}'", id.replace('\'', "''"));
+    let filter: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+    let url = format!("{root}/pages?$filter={filter}&$select=id&$top=2");
+    match graph
+        .get_json_stepping::<model::Page<model::PageMeta>>(who, &url, item)
+        .await
+    {
+        Ok(p) if p.value.is_empty() => Ok(Evidence::Empty),
+        Ok(p) => Ok(Evidence::Pages(p.value.len())),
+        Err(e) if e.is_item_failure() => {
+            tracing::info!(item, "the listing by parentSection failed ({e}); no evidence");
+            Ok(Evidence::None(
+                "Graph's listing of its pages by parentSection failed too".into(),
+            ))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -102,6 +102,8 @@ struct Query {
     orderby: Option<(String, bool)>,
     /// `$count=true`: `@odata.count` with the collection's size (page listings only).
     count: bool,
+    /// `$filter`, as written (only `parentSection/id eq '{id}'` on `pages` is implemented).
+    filter: Option<String>,
 }
 
 fn parse_query(query: &str) -> Result<Query, Reply> {
@@ -159,7 +161,8 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
                     }
                 }
             }
-            "$filter" | "$search" => {
+            "$filter" => q.filter = Some(v),
+            "$search" => {
                 // Refusing loudly beats silently returning unfiltered data that a client would trust.
                 return Err(Reply::error(
                     400,
@@ -171,6 +174,25 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
         }
     }
     Ok(q)
+}
+
+/// The section a `$filter` of `parentSection/id eq '{id}'` names (OData doubles a quote inside a
+/// string); `None` for any other filter, which the test server does not implement.
+fn parent_section_filter(filter: &str) -> Option<String> {
+    let quoted = filter.trim().strip_prefix("parentSection/id eq '")?;
+    let id = quoted.strip_suffix('\'')?;
+    Some(id.replace("''", "'"))
+}
+
+fn filter_refused(filter: &str) -> Reply {
+    Reply::error(
+        400,
+        "BadRequest",
+        &format!(
+            "$filter={filter} is not implemented by the notebridge test server (only \
+             parentSection/id eq '{{id}}' on pages)"
+        ),
+    )
 }
 
 pub(crate) fn pct_decode(s: &str) -> String {
@@ -913,6 +935,15 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         );
     }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let in_section = match (&q.filter, rest.as_slice()) {
+        (None, _) => None,
+        (Some(f), ["onenote", "pages"]) => match parent_section_filter(f) {
+            Some(id) => Some(id),
+            None => return filter_refused(f),
+        },
+        // Refusing loudly beats silently returning unfiltered data that a client would trust.
+        (Some(f), _) => return filter_refused(f),
+    };
     let pagelevel_ok = matches!(
         rest.as_slice(),
         ["onenote", "sections", _, "pages"] | ["onenote", "pages", _]
@@ -1043,6 +1074,43 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
                 },
             ))
         }
+        // Documented (`../pages[?filter,orderby,select,expand,top,skip,count]`, onenote-get-content):
+        // every page the user has, each with its `parentSection` expanded by default (its id,
+        // displayName and self).
+        ["onenote", "pages"] => {
+            let mut pages: Vec<_> = n
+                .pages
+                .iter()
+                .filter(|p| in_section.as_deref().is_none_or(|id| id == p.section_id))
+                .collect();
+            // The documented default order: `lastModifiedTime desc`.
+            pages.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.order.cmp(&b.order)));
+            let items = pages
+                .into_iter()
+                .map(|p| {
+                    let mut m = ctx.page(p, false);
+                    if let Some(s) = n.section(&p.section_id) {
+                        let parent = json!({
+                            "id": s.id,
+                            "displayName": s.display_name,
+                            "self": format!("{}/sections/{}", ctx.owner_url(), s.id),
+                        });
+                        m.insert("parentSection".into(), parent);
+                    }
+                    m
+                })
+                .collect();
+            Ok(ctx.list(
+                path,
+                &q,
+                Listing {
+                    kind: Kind::Page,
+                    context: ctx.context("pages"),
+                    items,
+                    paging: Some((20, 100)),
+                },
+            ))
+        }
         ["onenote", "pages", id] => {
             let p = n.page(id).ok_or_else(Reply::not_found)?;
             Ok(ctx.entity(
@@ -1155,6 +1223,7 @@ impl Ctx<'_> {
             pagelevel: q.pagelevel,
             orderby: q.orderby.clone(),
             count: q.count,
+            filter: q.filter.clone(),
         };
         if let Err(r) = check_select(kind, &q.select) {
             return r;
