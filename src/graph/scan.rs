@@ -507,7 +507,10 @@ async fn pages_by_parent_section(
         Ok(p) if p.value.is_empty() => Ok(Evidence::Empty),
         Ok(p) => Ok(Evidence::Pages(p.value.len())),
         Err(e) if e.is_item_failure() => {
-            tracing::info!(item, "the listing by parentSection failed ({e}); no evidence");
+            tracing::info!(
+                item,
+                "the listing by parentSection failed ({e}); no evidence"
+            );
             Ok(Evidence::None(
                 "Graph's listing of its pages by parentSection failed too".into(),
             ))

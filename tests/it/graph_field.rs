@@ -508,7 +508,12 @@ async fn a_section_listed_empty_that_holds_pages_fails_with_that_reason() {
     );
     let verify = me.run(&["--json", "verify"]).await;
     assert_eq!(verify.code, Some(4), "{}{}", verify.stdout, verify.stderr);
-    assert_ne!(json(&verify.stdout)["verdict"], "complete", "{}", verify.stdout);
+    assert_ne!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
 
     // Graph lists the section again: asked again, nothing is lost.
     lab.graph.faults().field(Field::default());
@@ -533,8 +538,7 @@ async fn a_section_that_is_empty_is_not_failed_and_is_named() {
     let me = signed_in(&lab, home.path()).await;
     let scan = me.ok(&["--json", "scan"]).await;
     assert!(
-        scan.stderr.contains("Graph listed no pages in 1 section")
-            && scan.stderr.contains(&empty),
+        scan.stderr.contains("Graph listed no pages in 1 section") && scan.stderr.contains(&empty),
         "{}",
         scan.stderr
     );

@@ -1076,7 +1076,7 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         }
         // Documented (`../pages[?filter,orderby,select,expand,top,skip,count]`, onenote-get-content):
         // every page the user has, each with its `parentSection` expanded by default (its id,
-        // displayName and self).
+        // displayName and self, as [`Ctx::page`] gives it).
         ["onenote", "pages"] => {
             let mut pages: Vec<_> = n
                 .pages
@@ -1085,21 +1085,7 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
                 .collect();
             // The documented default order: `lastModifiedTime desc`.
             pages.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.order.cmp(&b.order)));
-            let items = pages
-                .into_iter()
-                .map(|p| {
-                    let mut m = ctx.page(p, false);
-                    if let Some(s) = n.section(&p.section_id) {
-                        let parent = json!({
-                            "id": s.id,
-                            "displayName": s.display_name,
-                            "self": format!("{}/sections/{}", ctx.owner_url(), s.id),
-                        });
-                        m.insert("parentSection".into(), parent);
-                    }
-                    m
-                })
-                .collect();
+            let items = pages.into_iter().map(|p| ctx.page(p, false)).collect();
             Ok(ctx.list(
                 path,
                 &q,
