@@ -433,8 +433,13 @@ async fn list_pages(
     // (microsoft-graph-explorer-v4#3935): each section listed empty is asked about once more, in a
     // differently shaped listing; where that finds pages, the section fails with that reason.
     let mut unconfirmed = Vec::new();
-    for (id, item) in empty {
-        match pages_by_parent_section(graph, who, root, &id, &item).await? {
+    let evidence = if empty.is_empty() {
+        Vec::new()
+    } else {
+        pages_by_parent_section(graph, who, root, &empty).await?
+    };
+    for ((id, item), evidence) in empty.into_iter().zip(evidence) {
+        match evidence {
             Evidence::Pages(n) => failures.push(ScanFailure {
                 kind: "section",
                 id,
@@ -484,39 +489,52 @@ enum Evidence {
     None(String),
 }
 
-/// Asks Graph's listing of all pages for those whose `parentSection` is the section `id`: one
-/// request through the limiter. `../pages[?filter,...]` is documented (onenote-get-content), and
-/// so is its default expansion of `parentSection`; filtering on `parentSection/id` is what
-/// exporters in the field send. Microsoft documents this listing failing (20266) on accounts with
-/// many sections: any refusal or failure of this one request is no evidence, never the section's
-/// failure.
+/// Asks Graph's listing of all pages, for each section of `empty` (its id and label), for those
+/// whose `parentSection` is that section: one request per section, `$batch`ed, each through the
+/// limiter. `../pages[?filter,...]` is documented (onenote-get-content), and so is its default
+/// expansion of `parentSection`; filtering on `parentSection/id` is what exporters in the field
+/// send. Microsoft documents this listing failing (20266) on accounts with many sections: a refusal
+/// or failure of one of these requests is no evidence, never the section's failure.
 async fn pages_by_parent_section(
     graph: &GraphClient,
     who: &Caller,
     root: &str,
-    id: &str,
-    item: &str,
-) -> Result<Evidence, GraphError> {
-    let filter = format!("parentSection/id eq '{}'", id.replace('\'', "''"));
-    let filter: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
-    let url = format!("{root}/pages?$filter={filter}&$select=id&$top=2");
-    match graph
-        .get_json_stepping::<model::Page<model::PageMeta>>(who, &url, item)
-        .await
-    {
-        Ok(p) if p.value.is_empty() => Ok(Evidence::Empty),
-        Ok(p) => Ok(Evidence::Pages(p.value.len())),
-        Err(e) if e.is_item_failure() => {
-            tracing::info!(
-                item,
-                "the listing by parentSection failed ({e}); no evidence"
-            );
-            Ok(Evidence::None(
-                "Graph's listing of its pages by parentSection failed too".into(),
-            ))
-        }
-        Err(e) => Err(e),
+    empty: &[(String, String)],
+) -> Result<Vec<Evidence>, GraphError> {
+    let gets: Vec<BatchGet> = empty
+        .iter()
+        .map(|(id, item)| {
+            let filter = format!("parentSection/id eq '{}'", id.replace('\'', "''"));
+            let filter: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+            BatchGet {
+                url: format!("{root}/pages?$filter={filter}&$select=id&$top=2"),
+                item: item.clone(),
+            }
+        })
+        .collect();
+    let results = graph.batch_get(who, &gets).await?;
+    let mut out = Vec::with_capacity(results.len());
+    for (get, result) in gets.iter().zip(results) {
+        let listing = result.and_then(|b| {
+            serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
+                GraphError::BadAnswer {
+                    account: who.account.clone(),
+                    item: get.item.clone(),
+                    problem: e.to_string(),
+                }
+            })
+        });
+        out.push(match listing {
+            Ok(p) if p.value.is_empty() => Evidence::Empty,
+            Ok(p) => Evidence::Pages(p.value.len()),
+            Err(e) if e.is_item_failure() => {
+                tracing::info!(item = get.item, "the listing by parentSection failed ({e})");
+                Evidence::None("Graph's listing of its pages by parentSection failed too".into())
+            }
+            Err(e) => return Err(e),
+        });
     }
+    Ok(out)
 }
 
 fn plural(n: usize, what: &str) -> String {

@@ -554,3 +554,31 @@ async fn a_section_that_is_empty_is_not_failed_and_is_named() {
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("Graph listed no pages in 1 section"));
 }
+
+/// Item 4, where no evidence can be had: the listing of all pages fails on accounts with many
+/// sections (code 20266, documented: onenote-error-codes). A section listed empty then stays
+/// complete, named in the scan with the reason nothing could confirm it, never failed on a guess.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_listed_empty_without_evidence_stays_complete_and_is_named() {
+    let notes = generate(&small(57));
+    let lab = lab_of(&notes).await;
+    let listed_empty = notes.sections[0].id.clone();
+    lab.graph.faults().field(Field {
+        empty_page_lists: vec![listed_empty.clone()],
+        ..Field::default()
+    });
+    lab.graph.faults().too_many_sections_for_all_pages(true);
+    let home = tempfile::tempdir().unwrap();
+    let me = signed_in(&lab, home.path()).await;
+    let scan = me.ok(&["--json", "scan"]).await;
+    assert!(
+        scan.stderr.contains("Graph listed no pages in 1 section")
+            && scan.stderr.contains(&listed_empty)
+            && scan
+                .stderr
+                .contains("Graph's listing of its pages by parentSection failed too"),
+        "{}",
+        scan.stderr
+    );
+    assert_eq!(answered(&lab, 400), 1, "asked once: {:?}", lab.graph.log());
+}

@@ -71,6 +71,7 @@ struct Plan {
     ink_status: Option<u16>,
     bare_400s: u32,
     bare_400_code: Option<String>,
+    many_sections: bool,
     field: Field,
 }
 
@@ -100,6 +101,7 @@ impl Faults {
                 ink_status: None,
                 bare_400s: 0,
                 bare_400_code: None,
+                many_sections: false,
                 field: Field::default(),
             })),
             throttle,
@@ -197,6 +199,17 @@ impl Faults {
         }
         p.bare_400s -= 1;
         Some(p.bare_400_code.clone())
+    }
+
+    /// The account has more sections than the listing of all its pages (`GET ../onenote/pages`)
+    /// takes: that listing answers 400 with code 20266, as Microsoft documents for accounts with
+    /// many sections (onenote-error-codes; the digest's "avoid `GET me/onenote/pages`").
+    pub fn too_many_sections_for_all_pages(&self, on: bool) {
+        self.plan().many_sections = on;
+    }
+
+    pub(crate) fn too_many_sections(&self) -> bool {
+        self.plan().many_sections
     }
 
     /// Switches on the field behaviours `field` names (and off those it does not).

@@ -248,6 +248,14 @@ impl Shared {
                 return routes::Reply::json(200, serde_json::json!({ "value": [] }));
             }
         }
+        if path.ends_with("/onenote/pages") && self.faults.too_many_sections() {
+            return routes::Reply::error(
+                400,
+                "20266",
+                "The account has too many sections to list all its pages; list them per section \
+                 (injected).",
+            );
+        }
         if path.contains("/pages") || path.contains("/resources/") {
             if let Some(code) = self.faults.take_bare_400() {
                 return bare_400(code.as_deref());
