@@ -362,15 +362,7 @@ async fn list_pages(
     let results = graph.batch_get_stepping(who, &gets).await?;
     let (mut uncounted, mut fallback, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
-        let first = result.and_then(|b| {
-            serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
-                GraphError::BadAnswer {
-                    account: who.account.clone(),
-                    item: get.item.clone(),
-                    problem: e.to_string(),
-                }
-            })
-        });
+        let first = result.and_then(|b| listing_slice(who, get, &b));
         let at = (root, section.id.as_str(), get.item.as_str());
         let metas = match list_section(graph, who, at, first).await {
             Ok((m, how)) => {
@@ -515,15 +507,7 @@ async fn pages_by_parent_section(
     let results = graph.batch_get(who, &gets).await?;
     let mut out = Vec::with_capacity(results.len());
     for (get, result) in gets.iter().zip(results) {
-        let listing = result.and_then(|b| {
-            serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
-                GraphError::BadAnswer {
-                    account: who.account.clone(),
-                    item: get.item.clone(),
-                    problem: e.to_string(),
-                }
-            })
-        });
+        let listing = result.and_then(|b| listing_slice(who, get, &b));
         out.push(match listing {
             Ok(p) if p.value.is_empty() => Evidence::Empty,
             Ok(p) => Evidence::Pages(p.value.len()),
@@ -535,6 +519,19 @@ async fn pages_by_parent_section(
         });
     }
     Ok(out)
+}
+
+/// A page listing's slice from a `$batch`ed answer's body.
+fn listing_slice(
+    who: &Caller,
+    get: &BatchGet,
+    body: &[u8],
+) -> Result<model::Page<model::PageMeta>, GraphError> {
+    serde_json::from_slice(body).map_err(|e| GraphError::BadAnswer {
+        account: who.account.clone(),
+        item: get.item.clone(),
+        problem: e.to_string(),
+    })
 }
 
 fn plural(n: usize, what: &str) -> String {
