@@ -148,6 +148,9 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<
             diff.moved,
             diff.deleted
         ));
+        for n in &result.notes {
+            printer.note(n.clone());
+        }
         for f in &result.failures {
             printer.problem(f.to_string());
         }

@@ -2,7 +2,8 @@
 //! pre-authenticated URL, valid a few minutes, that needs no `Authorization` header (Microsoft's
 //! "Download driveItem content", <https://learn.microsoft.com/en-us/graph/api/driveitem-get-content>).
 //! The client follows it by hand without the bearer token, streams the body to `<dest>.part`
-//! chunk by chunk, checks it against the listed size, and renames it to `dest` once whole. A cut
+//! chunk by chunk, checks it against the length the download itself announces (never the listed
+//! size) and the drive's hash of the file, and renames it to `dest` once whole. A cut
 //! transfer, or a `.part` a killed run left, goes on with `Range: bytes=N-` (a `206` whose
 //! `Content-Range` continues the file; a `200` is the whole file again, written from its start).
 
@@ -32,28 +33,33 @@ enum Fetched {
     Moved(String),
     /// The URL no longer serves the file (expired, or refused): ask Graph for a new one.
     Expired,
-    /// 416: the partial file does not fit the file as it is now; start over.
-    Unsatisfiable,
+    /// 416: nothing is there from the partial file's length on; the file's length, when the
+    /// answer's `Content-Range: bytes */N` gives it.
+    Unsatisfiable(Option<u64>),
     /// Send it again (after a throttle's wait, a pause, the network's wait).
     Again,
 }
 
 /// How a streamed body ended.
 enum Streamed {
-    /// The file is whole.
-    Whole,
-    /// The body ended after this many bytes of the file.
+    /// The file is whole, this long.
+    Whole(u64),
+    /// The body ended after this many bytes of the file, short of what was announced.
     Short(u64),
     /// The connection was cut or went quiet.
     Cut(String),
-    /// More bytes came than the file has.
+    /// More bytes came than the answer announced.
     Long,
 }
 
 impl DriveClient {
     /// Streams `file` to `dest`, resuming a partial file there (`<dest>.part`); returns its size.
-    /// A file already whole at `dest` (the listed size) is not asked for again, so the caller
-    /// names `dest` by the item and its `cTag`. Files under `dest` are the caller's to remove.
+    /// The file's length is the download's own (its `Content-Length`, or the total of its
+    /// `Content-Range`), never the listed size, which OneDrive gives wrong for OneNote files (field
+    /// report: OneDrive/onedrive-api-docs#927, 170 bytes listed, 10,116,025 downloaded); a whole
+    /// download is checked against the drive's hash of the file where the listing gave one. A
+    /// file at `dest` is whole (a download is moved there only once whole), so the caller names
+    /// `dest` by the item and its `cTag`. Files under `dest` are the caller's to remove.
     pub async fn download(
         &self,
         who: &Caller,
@@ -61,16 +67,17 @@ impl DriveClient {
         dest: &Path,
     ) -> Result<u64, DriveError> {
         let what = format!("section file {}", file.path.join("/"));
+        let too_large = |size: u64| DriveError::TooLarge {
+            account: who.account.clone(),
+            what: what.clone(),
+            size,
+            max: MAX_DOWNLOAD,
+        };
         if file.size > MAX_DOWNLOAD {
-            return Err(DriveError::TooLarge {
-                account: who.account.clone(),
-                what,
-                size: file.size,
-                max: MAX_DOWNLOAD,
-            });
+            return Err(too_large(file.size));
         }
-        if file_len(dest).await? == Some(file.size) {
-            return Ok(file.size);
+        if let Some(len) = file_len(dest).await? {
+            return Ok(len);
         }
         if let Some(dir) = dest.parent().filter(|d| !d.as_os_str().is_empty()) {
             tokio::fs::create_dir_all(dir)
@@ -87,14 +94,19 @@ impl DriveClient {
         let mut a = self.attempt(who, &what, &content).await?;
         let mut location: Option<String> = None;
         let mut hops = 0u32;
+        // The file's length as the download host reports it, once it has.
+        let mut size: Option<u64> = None;
         loop {
             let mut have = file_len(&part).await?.unwrap_or(0);
-            if have > file.size {
+            if have > MAX_DOWNLOAD || size.is_some_and(|s| have > s) {
                 truncate(&part).await?;
                 have = 0;
             }
-            if have == file.size {
-                return finish(&part, dest, file.size).await;
+            if size == Some(have) {
+                match self.checked(&mut a, file, &part, dest, have).await? {
+                    Some(n) => return Ok(n),
+                    None => continue,
+                }
             }
             let (resp, slot) = match location.clone() {
                 None => {
@@ -127,7 +139,13 @@ impl DriveClient {
                         location = None;
                         continue;
                     }
-                    Fetched::Unsatisfiable => {
+                    Fetched::Unsatisfiable(total) => {
+                        // Nothing after the bytes here: the partial file is whole when the host
+                        // says the file is that long.
+                        if have > 0 && total == Some(have) {
+                            size = Some(have);
+                            continue;
+                        }
                         truncate(&part).await?;
                         self.again(&mut a, "HTTP 416 to the rest of a partial file")
                             .await?;
@@ -143,37 +161,88 @@ impl DriveClient {
                         .get(CONTENT_RANGE)
                         .and_then(|v| v.to_str().ok())
                         .and_then(content_range);
-                    if range != Some((have, file.size - 1, file.size)) {
-                        drop(slot);
-                        truncate(&part).await?;
-                        self.again(&mut a, "a Content-Range that does not continue the file")
-                            .await?;
-                        continue;
+                    match range {
+                        Some((first, last, total)) if first == have && last + 1 == total => {
+                            size = Some(total);
+                        }
+                        Some(_) | None => {
+                            drop(slot);
+                            truncate(&part).await?;
+                            self.again(&mut a, "a Content-Range that does not continue the file")
+                                .await?;
+                            continue;
+                        }
                     }
                     self.stats
                         .resumed
                         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     have
                 }
-                // The whole file, whatever was asked: written from its start.
-                _ => 0,
+                // The whole file, whatever was asked: written from its start; its length is the
+                // answer's (none: chunked, read to its end).
+                _ => {
+                    size = resp.content_length();
+                    0
+                }
             };
-            let streamed = self.stream(resp, &part, offset, file.size).await?;
+            if let Some(s) = size.filter(|s| *s > MAX_DOWNLOAD) {
+                return Err(too_large(s));
+            }
+            let streamed = self.stream(resp, &part, offset, size).await?;
             drop(slot);
             match streamed {
-                Streamed::Whole => return finish(&part, dest, file.size).await,
+                Streamed::Whole(n) => {
+                    size = Some(n);
+                    if let Some(n) = self.checked(&mut a, file, &part, dest, n).await? {
+                        return Ok(n);
+                    }
+                }
                 Streamed::Short(n) => {
-                    let last = format!("the transfer ended at {n} of {} bytes", file.size);
+                    let of = size.map_or_else(|| "?".to_owned(), |s| s.to_string());
+                    let last = format!("the transfer ended at {n} of {of} bytes");
                     self.again(&mut a, &last).await?;
                 }
                 Streamed::Cut(detail) => self.again(&mut a, &detail).await?,
                 Streamed::Long => {
                     truncate(&part).await?;
-                    self.again(&mut a, "more bytes than the file's listed size")
+                    size = None;
+                    self.again(&mut a, "more bytes than the download announced")
                         .await?;
                 }
             }
         }
+    }
+
+    /// A whole download at `part` checked against the drive's hash where the listing gave one,
+    /// then moved to `dest`: `None` when it does not match (the partial file is emptied and a retry
+    /// spent: the next attempt downloads it again).
+    async fn checked(
+        &self,
+        a: &mut Attempt<'_>,
+        file: &SectionFile,
+        part: &Path,
+        dest: &Path,
+        len: u64,
+    ) -> Result<Option<u64>, DriveError> {
+        if file_len(part).await?.is_none() {
+            // An empty file: nothing was streamed, so nothing created it.
+            tokio::fs::File::create(part)
+                .await
+                .map_err(io(part, "creating the file"))?;
+        }
+        if let Some(hash) = &file.hash {
+            let ok = hash
+                .matches(part)
+                .await
+                .map_err(io(part, "reading the download to check its hash"))?;
+            if !ok {
+                truncate(part).await?;
+                let last = format!("the download's {} is not the drive's", hash.name());
+                self.again(a, &last).await?;
+                return Ok(None);
+            }
+        }
+        finish(part, dest, len).await.map(Some)
     }
 
     /// One request to a pre-authenticated download URL: never with the bearer token, with
@@ -205,7 +274,13 @@ impl DriveClient {
         let status = resp.status().as_u16();
         if status == 416 {
             self.pacer.answered(a.who, &slot).await?;
-            return Ok(Fetched::Unsatisfiable);
+            let total = resp
+                .headers()
+                .get(CONTENT_RANGE)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().strip_prefix("bytes */"))
+                .and_then(|n| n.trim().parse().ok());
+            return Ok(Fetched::Unsatisfiable(total));
         }
         // The URL carries its own authorisation: a 401 is the URL's, never the token's.
         match said(status, true) {
@@ -268,13 +343,14 @@ impl DriveClient {
     }
 
     /// Writes `resp`'s body to `part` from `offset` on, chunk by chunk (never the whole file in
-    /// memory), stopping at the first byte past `size`.
+    /// memory), stopping at the first byte past `size` (the file's length as the answer announced
+    /// it; `None`: read to the body's end).
     async fn stream(
         &self,
         resp: reqwest::Response,
         part: &Path,
         offset: u64,
-        size: u64,
+        size: Option<u64>,
     ) -> Result<Streamed, DriveError> {
         let mut open = tokio::fs::OpenOptions::new();
         open.mode(0o600).create(true);
@@ -291,10 +367,9 @@ impl DriveClient {
         let mut body = resp.bytes_stream();
         let ended = loop {
             let Some(chunk) = body.next().await else {
-                break if written < size {
-                    Streamed::Short(written)
-                } else {
-                    Streamed::Whole
+                break match size {
+                    Some(s) if written < s => Streamed::Short(written),
+                    Some(_) | None => Streamed::Whole(written),
                 };
             };
             let chunk = match chunk {
@@ -303,7 +378,9 @@ impl DriveClient {
                     break Streamed::Cut(format!("transfer cut off ({})", transport_detail(&e)))
                 }
             };
-            if written + chunk.len() as u64 > size {
+            if size.is_some_and(|s| written + chunk.len() as u64 > s)
+                || written + chunk.len() as u64 > MAX_DOWNLOAD
+            {
                 break Streamed::Long;
             }
             f.write_all(&chunk)
@@ -370,12 +447,6 @@ async fn truncate(part: &Path) -> Result<(), DriveError> {
 
 /// The whole file at `part` becomes `dest`.
 async fn finish(part: &Path, dest: &Path, size: u64) -> Result<u64, DriveError> {
-    if file_len(part).await?.is_none() {
-        // An empty section: nothing was streamed, so nothing created the file.
-        tokio::fs::File::create(part)
-            .await
-            .map_err(io(part, "creating the file"))?;
-    }
     tokio::fs::rename(part, dest)
         .await
         .map_err(io(dest, "moving the finished download into place"))?;

@@ -98,7 +98,7 @@ pub fn path_in_drive(client_url: &str, drive: &DriveInfo) -> Result<Vec<String>,
     let rest = if host.eq_ignore_ascii_case(PERSONAL_HOST) {
         // `d.docs.live.net/{cid}/...`: a personal drive's id is its cid.
         match segs.split_first() {
-            Some((cid, rest)) if cid.eq_ignore_ascii_case(&drive.id) => rest.to_vec(),
+            Some((cid, rest)) if same_drive(cid, &drive.id) => rest.to_vec(),
             Some(_) | None => return Err("a personal OneDrive that is not this drive".into()),
         }
     } else {
@@ -148,6 +148,24 @@ fn segments(url: &url::Url) -> Result<Vec<String>, String> {
         out.push(name);
     }
     Ok(out)
+}
+
+/// Whether two drive ids name the same drive, as the service means them: without regard to case,
+/// and a OneDrive Personal id (16 hexadecimal digits) the same with or without its leading zero,
+/// which the service drops in some answers (field report: OneDrive/onedrive-api-docs#1890,
+/// abraunegg/onedrive#3115 and #3418: `B0D303A0F54ADFF` for the drive `0B0D303A0F54ADFF`).
+pub fn same_drive(a: &str, b: &str) -> bool {
+    canonical_drive_id(a).eq_ignore_ascii_case(&canonical_drive_id(b))
+}
+
+/// A drive id in the form to send: a personal id given with 15 hexadecimal digits gets its
+/// leading zero back (the form the drive's own answer gives); any other id is kept as it is.
+pub fn canonical_drive_id(id: &str) -> std::borrow::Cow<'_, str> {
+    if id.len() == 15 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        std::borrow::Cow::Owned(format!("0{id}"))
+    } else {
+        std::borrow::Cow::Borrowed(id)
+    }
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
@@ -265,11 +283,12 @@ impl DriveClient {
             path.join("/")
         );
         let item: model::DriveItem = self.get_json(who, &url, what).await?;
-        let drive_id = item
-            .parent
-            .as_ref()
-            .and_then(|p| p.drive_id.clone())
-            .unwrap_or(drive.id);
+        // The drive's own answer spells its id; an item's `parentReference` may drop a personal
+        // id's leading zero or change its case (onedrive-api-docs#1890).
+        let drive_id = match item.parent.as_ref().and_then(|p| p.drive_id.as_deref()) {
+            Some(d) if !same_drive(d, &drive.id) => canonical_drive_id(d).into_owned(),
+            Some(_) | None => drive.id,
+        };
         self.notebook_item(who, what, item, Some(drive_id))
     }
 
@@ -343,6 +362,43 @@ mod tests {
             path_in_drive(url, &drive).unwrap(),
             ["Documents", "COP2018"]
         );
+        let other = "onenote:https://d.docs.live.net/0c2fc6153c0dbd75/Documents/JVNJ";
+        assert!(path_in_drive(other, &drive)
+            .unwrap_err()
+            .contains("not this drive"));
+    }
+
+    /// OneDrive Personal gives a 16-digit drive id that starts with 0 without the zero in some
+    /// answers, in either case (field report: OneDrive/onedrive-api-docs#1890, abraunegg/onedrive
+    /// #3115 and #3418, recorded in `shared/recorded-answers/drive/drive-real-responses.json`).
+    /// The notebook's folder is found in its drive whichever form either side holds.
+    #[test]
+    fn a_personal_drive_id_without_its_leading_zero_or_in_other_case_is_the_same_drive() {
+        let url = "onenote:https://d.docs.live.net/0b0d303a0f54adff/Documents/Field%20notes";
+        for id in ["0B0D303A0F54ADFF", "B0D303A0F54ADFF", "b0d303a0f54adff"] {
+            let drive = DriveInfo {
+                id: id.into(),
+                web_url: None,
+            };
+            assert_eq!(
+                path_in_drive(url, &drive).unwrap(),
+                ["Documents", "Field notes"],
+                "{id}"
+            );
+        }
+        let dropped = "onenote:https://d.docs.live.net/B0D303A0F54ADFF/Documents/Field%20notes";
+        let drive = DriveInfo {
+            id: "0B0D303A0F54ADFF".into(),
+            web_url: None,
+        };
+        assert!(path_in_drive(dropped, &drive).is_ok());
+        assert!(same_drive("B0D303A0F54ADFF", "0b0d303a0f54adff"));
+        assert_eq!(canonical_drive_id("B0D303A0F54ADFF"), "0B0D303A0F54ADFF");
+        // Another drive stays another drive: only a leading zero is given back, and only to a
+        // personal id's 15 digits; a business drive id is compared as it is.
+        assert!(!same_drive("B0D303A0F54ADF0", "0B0D303A0F54ADFF"));
+        assert!(!same_drive("1B0D303A0F54ADFF", "B0D303A0F54ADFF"));
+        assert!(!same_drive("b!abc", "b!ABD"));
         let other = "onenote:https://d.docs.live.net/0c2fc6153c0dbd75/Documents/JVNJ";
         assert!(path_in_drive(other, &drive)
             .unwrap_err()

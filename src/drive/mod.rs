@@ -15,6 +15,7 @@ pub mod error;
 pub mod locate;
 pub mod model;
 pub mod pacer;
+pub mod quickxor;
 pub mod share;
 pub mod walk;
 
@@ -85,6 +86,84 @@ pub struct SectionFile {
     pub ctag: Option<String>,
     /// When it last changed (ISO 8601), when given.
     pub modified: Option<String>,
+    /// Its hash as the drive gives it, which its download is checked against.
+    pub hash: Option<FileHash>,
+}
+
+/// A file's hash as the drive gives it (`file.hashes`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FileHash {
+    /// `quickXorHash`: base64 of the 20 bytes ([`quickxor::QuickXor`]).
+    QuickXor(String),
+    /// `sha256Hash`: hex of the 32 bytes, in either case.
+    Sha256(String),
+}
+
+impl FileHash {
+    /// The hash a drive item's facet gives, QuickXorHash first (every drive gives it).
+    pub fn of(item: &model::DriveItem) -> Option<FileHash> {
+        let h = item.file.as_ref()?.hashes.as_ref()?;
+        let given = |s: &Option<String>| s.clone().filter(|s| !s.trim().is_empty());
+        given(&h.quick_xor_hash)
+            .map(FileHash::QuickXor)
+            .or_else(|| given(&h.sha256_hash).map(FileHash::Sha256))
+    }
+
+    /// How the state database keeps it: `{name}:{value}`.
+    pub fn stored(&self) -> String {
+        match self {
+            FileHash::QuickXor(v) | FileHash::Sha256(v) => format!("{}:{v}", self.name()),
+        }
+    }
+
+    /// The hash [`Self::stored`] wrote; `None` for another form.
+    pub fn from_stored(s: &str) -> Option<FileHash> {
+        match s.split_once(':')? {
+            ("quickXorHash", v) => Some(FileHash::QuickXor(v.to_owned())),
+            ("sha256Hash", v) => Some(FileHash::Sha256(v.to_owned())),
+            _ => None,
+        }
+    }
+
+    /// The name the drive gives it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FileHash::QuickXor(_) => "quickXorHash",
+            FileHash::Sha256(_) => "sha256Hash",
+        }
+    }
+
+    /// Whether the file at `path` has this hash (read in chunks, off the runtime).
+    pub async fn matches(&self, path: &std::path::Path) -> std::io::Result<bool> {
+        let (want, path) = (self.clone(), path.to_owned());
+        tokio::task::spawn_blocking(move || {
+            use sha2::Digest as _;
+            use std::io::Read as _;
+            let mut f = std::fs::File::open(&path)?;
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut qx = quickxor::QuickXor::new();
+            let mut sha = sha2::Sha256::new();
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                match want {
+                    FileHash::QuickXor(_) => qx.update(&buf[..n]),
+                    FileHash::Sha256(_) => sha.update(&buf[..n]),
+                }
+            }
+            Ok(match &want {
+                FileHash::QuickXor(b64) => qx.base64() == b64.trim(),
+                FileHash::Sha256(hex) => {
+                    let got: String = sha.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                    got.eq_ignore_ascii_case(hex.trim())
+                }
+            })
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
 }
 
 /// Drive requests and bytes of a client so far.

@@ -26,7 +26,7 @@ pub struct DriveItem {
     #[serde(rename = "lastModifiedDateTime")]
     pub modified: Option<String>,
     /// Present on files.
-    pub file: Option<IgnoredAny>,
+    pub file: Option<FileFacet>,
     /// Present on folders.
     pub folder: Option<IgnoredAny>,
     /// Present on packages (a OneNote notebook).
@@ -34,6 +34,25 @@ pub struct DriveItem {
     /// Where it is.
     #[serde(rename = "parentReference")]
     pub parent: Option<ParentReference>,
+}
+
+/// The `file` facet.
+#[derive(Debug, Deserialize)]
+pub struct FileFacet {
+    /// The file's hashes, those the drive gives.
+    pub hashes: Option<Hashes>,
+}
+
+/// `file.hashes` (<https://learn.microsoft.com/en-us/graph/api/resources/hashes>): OneDrive for
+/// Business and SharePoint give `quickXorHash`; OneDrive Personal `quickXorHash`, and `sha1Hash`
+/// and `sha256Hash` on some items.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Hashes {
+    /// Base64 of the file's QuickXorHash.
+    pub quick_xor_hash: Option<String>,
+    /// Hex of the file's SHA-256.
+    pub sha256_hash: Option<String>,
 }
 
 /// The `package` facet.

@@ -109,16 +109,23 @@ impl Walk {
                 };
                 let mut path = folder.path.clone();
                 path.push(name.to_owned());
+                let hash = super::FileHash::of(&item);
                 self.sections.push(SectionFile {
                     path,
-                    drive_id: item
-                        .parent
-                        .and_then(|p| p.drive_id)
-                        .unwrap_or_else(|| self.drive_id.clone()),
+                    // The walk's drive spelt as the drive's own answer spells it, unless the item
+                    // is in another drive (onedrive-api-docs#1890: a personal id may come
+                    // without its leading zero or in other case).
+                    drive_id: match item.parent.and_then(|p| p.drive_id) {
+                        Some(d) if !super::locate::same_drive(&d, &self.drive_id) => {
+                            super::locate::canonical_drive_id(&d).into_owned()
+                        }
+                        Some(_) | None => self.drive_id.clone(),
+                    },
                     item_id: item.id,
                     size: item.size.unwrap_or(0),
                     ctag: item.ctag,
                     modified: item.modified,
+                    hash,
                 });
             }
         }

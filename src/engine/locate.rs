@@ -11,7 +11,7 @@ use super::events::Event;
 use super::plan::{PlanError, Planner};
 use super::way::{decide, kind_of_key, lines, Decision};
 use crate::drive::locate::{DriveOwner, NotebookLinks};
-use crate::drive::SectionFile;
+use crate::drive::{FileHash, SectionFile};
 use crate::graph::sources::account_of_key;
 use crate::graph::sources::{source_of_key, SourceKind};
 use crate::graph::Caller;
@@ -176,6 +176,7 @@ impl Planner<'_> {
                         item_id: f.item_id.clone(),
                         size: f.size,
                         ctag: f.ctag.clone(),
+                        hash: f.hash.as_ref().map(FileHash::stored),
                     }),
                 ),
                 None => fell_back(

@@ -217,6 +217,9 @@ impl Planner<'_> {
         check_wanted(account, notebooks, &result)?;
         let now = self.clock.now_ms();
         save_off(self.db, account, !notebooks.is_empty(), &result, now).await?;
+        for n in &result.notes {
+            self.observer.event(Event::Note(format!("{account}: {n}")));
+        }
         let ways = self
             .plan_ways(&who, account, account, &result.notebooks)
             .await?;
@@ -348,6 +351,10 @@ impl Planner<'_> {
             let key = source.inventory_key(&account);
             let now = self.clock.now_ms();
             save_off(self.db, &key, !self.picks.notebooks.is_empty(), result, now).await?;
+            for n in &result.notes {
+                let shown = label(&account, source);
+                self.observer.event(Event::Note(format!("{shown}: {n}")));
+            }
             if source.kind != SourceKind::Personal && result.notebooks.is_empty() {
                 // No page for a team with nothing selected in it.
                 continue;
@@ -747,6 +754,8 @@ pub fn save_result(
     let diff = db.save_scan(key, &result.notebooks, &scope, now)?;
     db.save_page_guids(key, &result.page_guids)?;
     db.save_notebook_urls(key, &result.notebook_urls)?;
+    // The report, `status` and the run's summary name them, as they do an import's.
+    db.save_import_notes(key, &result.notes)?;
     Ok(diff)
 }
 

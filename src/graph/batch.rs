@@ -141,7 +141,10 @@ impl GraphClient {
                         continue;
                     }
                     // An envelope answered without its inner responses: none of them is known.
-                    Ok(()) | Err(Failed::Transient { .. } | Failed::Refused) => None,
+                    Ok(())
+                    | Err(Failed::Transient { .. } | Failed::BareBadRequest | Failed::Refused) => {
+                        None
+                    }
                 },
                 Err(super::BodyError::TooLarge(_) | super::BodyError::Failed { .. }) => None,
             };
@@ -240,6 +243,19 @@ impl GraphClient {
                                 };
                                 let e = gave_up(who, &gets[i].item, &counts[i], &last, timed_out);
                                 results[i] = Some(Err(e));
+                            }
+                        }
+                    }
+                    Err(failed @ Failed::BareBadRequest) => {
+                        // Counted by the limiter as an answer; the item's count pays the retry.
+                        permit.succeeded(percentage(&headers));
+                        match counts[i].retry_after(&failed) {
+                            Some((_, n)) => {
+                                worst = worst.max(Some(n));
+                                retry_later.push(i);
+                            }
+                            None => {
+                                results[i] = Some(Err(refused(who, &gets[i].item, status, &body)));
                             }
                         }
                     }

@@ -223,7 +223,9 @@ pub enum ServiceCode {
     MissingScope,
     /// 10008: the document library holds more than 5,000 OneNote items.
     TooManyItems,
-    /// Any other code, or none.
+    /// OneNote's generic 19999, an empty code or none: the answer names no reason of its own.
+    Unnamed,
+    /// Any other code.
     Other,
 }
 
@@ -235,7 +237,8 @@ impl ServiceCode {
             Some("20166") => ServiceCode::Throttled,
             Some("40004") => ServiceCode::MissingScope,
             Some("10008") => ServiceCode::TooManyItems,
-            Some(_) | None => ServiceCode::Other,
+            Some("19999" | "") | None => ServiceCode::Unnamed,
+            Some(_) => ServiceCode::Other,
         }
     }
 }
@@ -671,6 +674,19 @@ impl GraphClient {
                     self.again(who, item, &retries, failed, &last, stepping)
                         .await?;
                 }
+                Failed::BareBadRequest => {
+                    // An answer, not a failure of the service's to answer: the limiter counts it
+                    // as any other (the window spent), and the item's count pays for the retry.
+                    permit.succeeded(percentage(&answer.headers));
+                    let last = format!("HTTP 400: {}", error_message(&answer.body));
+                    if self
+                        .again(who, item, &retries, failed, &last, false)
+                        .await
+                        .is_err()
+                    {
+                        return Err(refused(who, item, answer.status, &answer.body));
+                    }
+                }
                 Failed::Refused => {
                     permit.succeeded(percentage(&answer.headers));
                     return Err(refused(who, item, answer.status, &answer.body));
@@ -795,6 +811,10 @@ enum Failed {
         /// No answer (or no more of it) in time: a lighter request may still succeed.
         timed_out: bool,
     },
+    /// A 400 carrying OneNote's generic code `19999`, an empty code or none: in the field the same
+    /// request succeeds when asked again (obsidian-importer PR #611, a field report), so it is
+    /// retried from the item's count; when that is spent it is the refusal it says it is.
+    BareBadRequest,
     /// Any other error answer (a 401 after a refresh included): the same request gets the same.
     Refused,
 }
@@ -804,7 +824,10 @@ impl Failed {
     fn timed_out(self) -> bool {
         match self {
             Failed::Transient { timed_out } => timed_out,
-            Failed::Throttled(..) | Failed::Unauthorized | Failed::Refused => false,
+            Failed::Throttled(..)
+            | Failed::Unauthorized
+            | Failed::BareBadRequest
+            | Failed::Refused => false,
         }
     }
 }
@@ -813,7 +836,9 @@ impl Classify for Failed {
     fn class(&self) -> Class {
         match self {
             Failed::Throttled(_, after) => Class::retry(*after),
-            Failed::Unauthorized | Failed::Transient { .. } => Class::retry(None),
+            Failed::Unauthorized | Failed::Transient { .. } | Failed::BareBadRequest => {
+                Class::retry(None)
+            }
             Failed::Refused => Class::item_fails(),
         }
     }
@@ -837,12 +862,19 @@ fn answered(status: u16, headers: &HeaderMap, body: &[u8], refreshed: bool) -> R
         429 => Err(throttled()),
         // Graph's OneNote throttling code may come with another error status.
         400..=599 if ServiceCode::of(body) == ServiceCode::Throttled => Err(throttled()),
+        400 if bare_bad_request(body) => Err(Failed::BareBadRequest),
         401 if !refreshed => Err(Failed::Unauthorized),
         408 | 500 | 502 | 503 | 504 => Err(Failed::Transient {
             timed_out: status == 504,
         }),
         0..=199 | 300..=407 | 409..=428 | 430..=499 | 501 | 505..=u16::MAX => Err(Failed::Refused),
     }
+}
+
+/// Whether a 400's body names no reason of its own: OneNote's generic `19999`, an empty code, no
+/// code, or no Graph error body at all.
+fn bare_bad_request(body: &[u8]) -> bool {
+    ServiceCode::of(body) == ServiceCode::Unnamed
 }
 
 fn scope(h: &HeaderMap) -> ThrottleScope {
@@ -1201,6 +1233,33 @@ mod tests {
         // A message that starts with a code is not one.
         let msg = br#"{"error":{"code":"x","message":"40004 scopes"}}"#;
         assert_eq!(ServiceCode::of(msg), ServiceCode::Other);
-        assert_eq!(ServiceCode::of(b"not json"), ServiceCode::Other);
+        // No reason of its own: OneNote's generic code, an empty one, none, or no error body.
+        assert_eq!(ServiceCode::of(b"not json"), ServiceCode::Unnamed);
+        assert_eq!(
+            ServiceCode::of(body("19999").as_bytes()),
+            ServiceCode::Unnamed
+        );
+        assert_eq!(ServiceCode::of(body("").as_bytes()), ServiceCode::Unnamed);
+        assert_eq!(
+            ServiceCode::of(br#"{"error":{"message":"m"}}"#),
+            ServiceCode::Unnamed
+        );
+    }
+
+    /// Field report: obsidian-importer PR #611 ("a bare 400 is still retried").
+    #[test]
+    fn a_bare_400_is_asked_again_and_a_400_with_its_reason_is_not() {
+        let h = HeaderMap::new();
+        for body in [
+            &br#"{"error":{"code":"19999","message":"m"}}"#[..],
+            br#"{"error":{"code":"","message":"m"}}"#,
+            br#"{"error":{"message":"m"}}"#,
+            b"",
+        ] {
+            assert_eq!(answered(400, &h, body, false), Err(Failed::BareBadRequest));
+        }
+        let named = br#"{"error":{"code":"20129","message":"$top too big"}}"#;
+        assert_eq!(answered(400, &h, named, false), Err(Failed::Refused));
+        assert_eq!(Failed::BareBadRequest.class(), Class::retry(None));
     }
 }

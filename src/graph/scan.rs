@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::batch::BatchGet;
 use super::model;
-use super::{Caller, GraphClient, GraphError};
+use super::{Caller, GraphClient, GraphError, ServiceCode};
 use crate::store::inventory::{Notebook, Page, Section, SectionGroup};
 use crate::store::ways::NotebookUrls;
 
@@ -40,6 +40,25 @@ pub struct ScanResult {
     pub page_guids: Vec<(String, String)>,
     /// Each notebook's links (where its section files are).
     pub notebook_urls: Vec<NotebookUrls>,
+    /// What the person should know of what was read: containers Graph gave no name, read as
+    /// untitled.
+    pub notes: Vec<String>,
+}
+
+/// A container's name: Graph's, or, where Graph gave none (its `displayName` is `null` or
+/// blank), `Untitled {kind}`, with a note naming it so the person can find it.
+fn name_of(kind: &str, id: &str, name: Option<String>, notes: &mut Vec<String>) -> String {
+    match name {
+        Some(n) if !n.trim().is_empty() => n,
+        _ => {
+            let untitled = format!("Untitled {kind}");
+            notes.push(format!(
+                "Graph gave the {kind} {id} no name (its displayName is null); it is read as \
+                 \"{untitled}\""
+            ));
+            untitled
+        }
+    }
 }
 
 /// A container whose contents could not be listed.
@@ -86,9 +105,15 @@ pub async fn scan_at(
     let notebooks = hierarchy(graph, who, root).await?;
     let selected: Vec<model::Notebook> = notebooks
         .into_iter()
-        .filter(|n| only.is_empty() || only.iter().any(|o| o == &n.id || o == &n.display_name))
+        .filter(|n| {
+            only.is_empty()
+                || only
+                    .iter()
+                    .any(|o| o == &n.id || n.display_name.as_deref() == Some(o.as_str()))
+        })
         .collect();
     let mut failures = Vec::new();
+    let mut notes = Vec::new();
     let mut out = Vec::new();
     let notebook_urls = selected
         .iter()
@@ -104,9 +129,10 @@ pub async fn scan_at(
         .collect();
     for nb in selected {
         progress.items.fetch_add(1, Ordering::Relaxed);
+        let name = name_of("notebook", &nb.id, nb.display_name.clone(), &mut notes);
         let mut tree = Notebook {
             id: nb.id.clone(),
-            name: nb.display_name.clone(),
+            name: name.clone(),
             created: nb.created_date_time.clone(),
             last_modified: nb.last_modified_date_time.clone(),
             section_groups: Vec::new(),
@@ -116,15 +142,22 @@ pub async fn scan_at(
             (Some(g), Some(s)) => (g, s),
             // The service did not expand: ask for the containers one level at a time.
             _ => {
-                let item = format!("notebook {:?} ({})", nb.display_name, nb.id);
+                let item = format!("notebook {name:?} ({})", nb.id);
                 let path = format!("{root}/notebooks/{}", nb.id);
                 children_or_failure(graph, who, &path, ("notebook", &nb.id, item), &mut failures)
                     .await?
             }
         };
+        let mut found = Found {
+            failures: &mut failures,
+            notes: &mut notes,
+        };
         tree.section_groups =
-            convert_groups(graph, who, root, groups, &progress, &mut failures).await?;
-        tree.sections = sections.into_iter().map(convert_section).collect();
+            convert_groups(graph, who, root, groups, &progress, &mut found).await?;
+        tree.sections = sections
+            .into_iter()
+            .map(|s| convert_section(s, found.notes))
+            .collect();
         progress
             .items
             .fetch_add(tree.sections.len() as u64, Ordering::Relaxed);
@@ -144,7 +177,7 @@ pub async fn scan_at(
         root,
         &mut all_sections,
         &progress,
-        &mut failures,
+        (&mut failures, &mut notes),
     )
     .await?;
     Ok(ScanResult {
@@ -152,7 +185,14 @@ pub async fn scan_at(
         failures,
         page_guids,
         notebook_urls,
+        notes,
     })
+}
+
+/// What a scan collects besides the tree: what it could not read, and what the person should know.
+struct Found<'a> {
+    failures: &'a mut Vec<ScanFailure>,
+    notes: &'a mut Vec<String>,
 }
 
 /// All notebooks, with their section groups (any depth) and sections when the service expands them.
@@ -241,41 +281,46 @@ fn convert_groups<'a>(
     root: &'a str,
     groups: Vec<model::SectionGroup>,
     progress: &'a ScanProgress,
-    failures: &'a mut Vec<ScanFailure>,
+    found: &'a mut Found<'_>,
 ) -> futures::future::BoxFuture<'a, Result<Vec<SectionGroup>, GraphError>> {
     Box::pin(async move {
         let mut out = Vec::new();
         for g in groups {
             progress.items.fetch_add(1, Ordering::Relaxed);
+            let name = name_of("section group", &g.id, g.display_name, found.notes);
             let (kids, sections) = match (g.section_groups, g.sections) {
                 (Some(k), Some(s)) => (k, s),
                 _ => {
-                    let item = format!("section group {:?} ({})", g.display_name, g.id);
+                    let item = format!("section group {name:?} ({})", g.id);
                     let path = format!("{root}/sectionGroups/{}", g.id);
                     let what = ("section_group", g.id.as_str(), item);
-                    children_or_failure(graph, who, &path, what, failures).await?
+                    children_or_failure(graph, who, &path, what, found.failures).await?
                 }
             };
             progress
                 .items
                 .fetch_add(sections.len() as u64, Ordering::Relaxed);
+            let section_groups = convert_groups(graph, who, root, kids, progress, found).await?;
             out.push(SectionGroup {
                 id: g.id,
-                name: g.display_name,
+                name,
                 created: g.created_date_time,
                 last_modified: g.last_modified_date_time,
-                section_groups: convert_groups(graph, who, root, kids, progress, failures).await?,
-                sections: sections.into_iter().map(convert_section).collect(),
+                section_groups,
+                sections: sections
+                    .into_iter()
+                    .map(|s| convert_section(s, found.notes))
+                    .collect(),
             });
         }
         Ok(out)
     })
 }
 
-fn convert_section(s: model::Section) -> Section {
+fn convert_section(s: model::Section, notes: &mut Vec<String>) -> Section {
     Section {
+        name: name_of("section", &s.id, s.display_name, notes),
         id: s.id,
-        name: s.display_name,
         created: s.created_date_time,
         last_modified: s.last_modified_date_time,
         pages: Vec::new(),
@@ -304,30 +349,30 @@ async fn list_pages(
     root: &str,
     sections: &mut [&mut Section],
     progress: &ScanProgress,
-    failures: &mut Vec<ScanFailure>,
+    (failures, notes): (&mut Vec<ScanFailure>, &mut Vec<String>),
 ) -> Result<Vec<(String, String)>, GraphError> {
     let mut guids = Vec::new();
     let gets: Vec<BatchGet> = sections
         .iter()
         .map(|s| BatchGet {
-            url: listing_url(root, &s.id, SLICES[0]),
+            url: listing_url(root, &s.id, SLICES[0], Shape::Full),
             item: format!("section {:?} ({})", s.name, s.id),
         })
         .collect();
     let results = graph.batch_get_stepping(who, &gets).await?;
+    let (mut uncounted, mut fallback, mut empty) = (Vec::new(), Vec::new(), Vec::new());
     for ((section, get), result) in sections.iter_mut().zip(&gets).zip(results) {
-        let first = result.and_then(|b| {
-            serde_json::from_slice::<model::Page<model::PageMeta>>(&b).map_err(|e| {
-                GraphError::BadAnswer {
-                    account: who.account.clone(),
-                    item: get.item.clone(),
-                    problem: e.to_string(),
-                }
-            })
-        });
+        let first = result.and_then(|b| listing_slice(who, get, &b));
         let at = (root, section.id.as_str(), get.item.as_str());
         let metas = match list_section(graph, who, at, first).await {
-            Ok(m) => m,
+            Ok((m, how)) => {
+                match how {
+                    Read::Counted => {}
+                    Read::Uncounted => uncounted.push(get.item.clone()),
+                    Read::Fallback => fallback.push(get.item.clone()),
+                }
+                m
+            }
             Err(error) if error.is_item_failure() => {
                 failures.push(ScanFailure {
                     kind: "section",
@@ -339,6 +384,9 @@ async fn list_pages(
             }
             Err(e) => return Err(e),
         };
+        if metas.is_empty() {
+            empty.push((section.id.clone(), get.item.clone()));
+        }
         guids.extend(metas.iter().filter_map(|m| Some((m.id.clone(), m.guid()?))));
         let mut pages: Vec<Page> = metas
             .into_iter()
@@ -365,7 +413,144 @@ async fn list_pages(
         progress.sections_done.fetch_add(1, Ordering::Relaxed);
         section.pages = pages;
     }
+    if !uncounted.is_empty() {
+        notes.push(format!(
+            "Graph gave no page count for {} (@odata.count left out); their listings were read to \
+             their end instead of checked against a count: {}",
+            plural(uncounted.len(), "section"),
+            uncounted.join(", ")
+        ));
+    }
+    // Graph has listed every section of some accounts empty while they held pages
+    // (microsoft-graph-explorer-v4#3935): each section listed empty is asked about once more, in a
+    // differently shaped listing; where that finds pages, the section fails with that reason.
+    let mut unconfirmed = Vec::new();
+    let evidence = if empty.is_empty() {
+        Vec::new()
+    } else {
+        pages_by_parent_section(graph, who, root, &empty).await?
+    };
+    for ((id, item), evidence) in empty.into_iter().zip(evidence) {
+        match evidence {
+            Evidence::Pages(n) => failures.push(ScanFailure {
+                kind: "section",
+                id,
+                label: item.clone(),
+                error: GraphError::BadAnswer {
+                    account: who.account.clone(),
+                    item,
+                    problem: format!(
+                        "its page listing was empty, but Graph's pages filtered by \
+                         parentSection/id list {} in it (Graph lists some accounts' sections \
+                         empty while they hold pages)",
+                        if n > 1 { "pages" } else { "a page" }
+                    ),
+                },
+            }),
+            Evidence::Empty => unconfirmed.push(item),
+            Evidence::None(why) => unconfirmed.push(format!("{item} ({why})")),
+        }
+    }
+    if !unconfirmed.is_empty() {
+        notes.push(format!(
+            "Graph listed no pages in {}; if OneNote shows pages there, Graph is listing them \
+             empty (reported for some accounts) and they are not migrated: {}",
+            plural(unconfirmed.len(), "section"),
+            unconfirmed.join(", ")
+        ));
+    }
+    if !fallback.is_empty() {
+        notes.push(format!(
+            "OneNote refused the page listing with its count and links for {}; they were listed \
+             without them (no page count to check against, no OneNote link per page): {}",
+            plural(fallback.len(), "section"),
+            fallback.join(", ")
+        ));
+    }
     Ok(guids)
+}
+
+/// What a second listing says of a section listed empty.
+#[derive(Debug, PartialEq, Eq)]
+enum Evidence {
+    /// It lists pages in it: at least this many (it asks for two).
+    Pages(usize),
+    /// It agrees: no page.
+    Empty,
+    /// It could not be asked (refused, or failed): why.
+    None(String),
+}
+
+/// Asks Graph's listing of all pages, for each section of `empty` (its id and label), for those
+/// whose `parentSection` is that section: one request per section, `$batch`ed, each through the
+/// limiter. `../pages[?filter,...]` is documented (onenote-get-content), and so is its default
+/// expansion of `parentSection`; filtering on `parentSection/id` is what exporters in the field
+/// send. Microsoft documents this listing failing (20266) on accounts with many sections: a refusal
+/// or failure of one of these requests is no evidence, never the section's failure.
+async fn pages_by_parent_section(
+    graph: &GraphClient,
+    who: &Caller,
+    root: &str,
+    empty: &[(String, String)],
+) -> Result<Vec<Evidence>, GraphError> {
+    let gets: Vec<BatchGet> = empty
+        .iter()
+        .map(|(id, item)| {
+            let filter = format!("parentSection/id eq '{}'", id.replace('\'', "''"));
+            let filter: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+            BatchGet {
+                url: format!("{root}/pages?$filter={filter}&$select=id&$top=2"),
+                item: item.clone(),
+            }
+        })
+        .collect();
+    let results = graph.batch_get(who, &gets).await?;
+    let mut out = Vec::with_capacity(results.len());
+    for (get, result) in gets.iter().zip(results) {
+        let listing = result.and_then(|b| listing_slice(who, get, &b));
+        out.push(match listing {
+            Ok(p) if p.value.is_empty() => Evidence::Empty,
+            Ok(p) => Evidence::Pages(p.value.len()),
+            Err(e) if e.is_item_failure() => {
+                tracing::info!(item = get.item, "the listing by parentSection failed ({e})");
+                Evidence::None("Graph's listing of its pages by parentSection failed too".into())
+            }
+            Err(e) => return Err(e),
+        });
+    }
+    Ok(out)
+}
+
+/// A page listing's slice from a `$batch`ed answer's body.
+fn listing_slice(
+    who: &Caller,
+    get: &BatchGet,
+    body: &[u8],
+) -> Result<model::Page<model::PageMeta>, GraphError> {
+    serde_json::from_slice(body).map_err(|e| GraphError::BadAnswer {
+        account: who.account.clone(),
+        item: get.item.clone(),
+        problem: e.to_string(),
+    })
+}
+
+fn plural(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
+/// How a section's pages were known to be all there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Read {
+    /// Checked against the size Graph counted.
+    Counted,
+    /// Graph counted nothing: read to the listing's end.
+    Uncounted,
+    /// In the fallback shape, which asks no count: read to the listing's end.
+    Fallback,
 }
 
 /// Slice sizes a listing tries, biggest first: big sections time out (504) on heavy listings.
@@ -376,11 +561,33 @@ const MAX_LISTINGS: usize = 3;
 const PAGE_FIELDS: &str =
     "id,title,createdDateTime,lastModifiedDateTime,contentUrl,level,order,links";
 
-fn listing_url(root: &str, section: &str, top: usize) -> String {
-    format!(
-        "{root}/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
-         &$select={PAGE_FIELDS}&$top={top}"
-    )
+/// The page fields of the listing known to work in the field (obsidian-importer's query): no
+/// `links`, which some accounts' listings refuse.
+const FALLBACK_PAGE_FIELDS: &str =
+    "id,title,createdDateTime,lastModifiedDateTime,level,order,contentUrl";
+
+/// The query a page listing asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// With its size (`$count`) and the pages' `links` (their GUIDs and web addresses).
+    Full,
+    /// The shape known to work in the field, for a listing OneNote refused (400) in the full one:
+    /// `$select=id,title,createdDateTime,lastModifiedDateTime,level,order,contentUrl&$orderby=order
+    /// &pagelevel=true&$top=100&$skip=n` (obsidian-importer's, a field report).
+    Fallback,
+}
+
+fn listing_url(root: &str, section: &str, top: usize, shape: Shape) -> String {
+    match shape {
+        Shape::Full => format!(
+            "{root}/sections/{section}/pages?pagelevel=true&$orderby=order&$count=true\
+             &$select={PAGE_FIELDS}&$top={top}"
+        ),
+        Shape::Fallback => format!(
+            "{root}/sections/{section}/pages?$select={FALLBACK_PAGE_FIELDS}&$orderby=order\
+             &pagelevel=true&$top={top}"
+        ),
+    }
 }
 
 /// One complete listing of a section: its pages and the size the service counted.
@@ -413,23 +620,38 @@ async fn list_section(
     who: &Caller,
     (root, section, item): (&str, &str, &str),
     first: Result<model::Page<model::PageMeta>, GraphError>,
-) -> Result<Vec<model::PageMeta>, GraphError> {
+) -> Result<(Vec<model::PageMeta>, Read), GraphError> {
     let mut first = Some(first);
     let mut slice = 0;
+    let mut shape = Shape::Full;
     let mut union: Vec<model::PageMeta> = Vec::new();
     let mut most_counted = 0u64;
     let mut last_problem = String::new();
     for _ in 0..MAX_LISTINGS {
         let listing = loop {
+            let at = (root, section, item, shape);
             let attempt = match first.take() {
-                Some(f) => complete(graph, who, (root, section, item), f, SLICES[slice]).await,
+                Some(f) => complete(graph, who, at, f, SLICES[slice]).await,
                 None => {
-                    let url = listing_url(root, section, SLICES[slice]);
+                    let url = listing_url(root, section, SLICES[slice], shape);
                     let f = graph.get_json_stepping(who, &url, item).await;
-                    complete(graph, who, (root, section, item), f, SLICES[slice]).await
+                    complete(graph, who, at, f, SLICES[slice]).await
                 }
             };
             match attempt {
+                // Refused as asked, with a reason (a bare 400 was asked again, and is its own
+                // failure): the shape known to work.
+                Err(GraphError::Item {
+                    status: 400,
+                    code: ServiceCode::Other,
+                    ..
+                }) if shape == Shape::Full => {
+                    shape = Shape::Fallback;
+                    tracing::info!(
+                        item,
+                        "the page listing was refused; asking in the shape known to work"
+                    );
+                }
                 Err(e) if e.is_timeout() && slice + 1 < SLICES.len() => {
                     slice += 1;
                     tracing::info!(
@@ -443,7 +665,12 @@ async fn list_section(
         };
         most_counted = most_counted.max(listing.counted.unwrap_or(0));
         let Some(problem) = listing.inconsistency() else {
-            return Ok(listing.metas);
+            let how = match (shape, listing.counted) {
+                (Shape::Fallback, _) => Read::Fallback,
+                (Shape::Full, Some(_)) => Read::Counted,
+                (Shape::Full, None) => Read::Uncounted,
+            };
+            return Ok((listing.metas, how));
         };
         tracing::info!(
             item,
@@ -459,7 +686,12 @@ async fn list_section(
     }
     // No listing was consistent on its own; what they found together may still be whole.
     if union.len() as u64 >= most_counted && union.iter().all(|m| m.order.is_some()) {
-        return Ok(union);
+        let how = match (shape, most_counted) {
+            (Shape::Fallback, _) => Read::Fallback,
+            (Shape::Full, 0) => Read::Uncounted,
+            (Shape::Full, _) => Read::Counted,
+        };
+        return Ok((union, how));
     }
     Err(GraphError::BadAnswer {
         account: who.account.clone(),
@@ -475,7 +707,7 @@ async fn list_section(
 async fn complete(
     graph: &GraphClient,
     who: &Caller,
-    (root, section, item): (&str, &str, &str),
+    (root, section, item, shape): (&str, &str, &str, Shape),
     first: Result<model::Page<model::PageMeta>, GraphError>,
     top: usize,
 ) -> Result<Listing, GraphError> {
@@ -487,9 +719,10 @@ async fn complete(
     loop {
         let url = match next.take() {
             Some(l) => l,
-            None if full => {
-                super::with_skip(&graph.url(&listing_url(root, section, top)), metas.len())
-            }
+            None if full => super::with_skip(
+                &graph.url(&listing_url(root, section, top, shape)),
+                metas.len(),
+            ),
             None => break,
         };
         let page: model::Page<model::PageMeta> = graph.get_json_stepping(who, &url, item).await?;

@@ -167,7 +167,7 @@ pub fn explain(account: &str, source: &Source, e: GraphError) -> SourceError {
             label: source.label(),
         },
         Some((_, ServiceCode::MissingScope | ServiceCode::TooManyItems))
-        | Some((_, ServiceCode::Throttled | ServiceCode::Other))
+        | Some((_, ServiceCode::Throttled | ServiceCode::Unnamed | ServiceCode::Other))
         | None => SourceError::Graph(e),
     }
 }

@@ -244,6 +244,10 @@ impl DriveSections {
             size: f.size,
             ctag: f.ctag.clone(),
             modified: None,
+            hash: f
+                .hash
+                .as_deref()
+                .and_then(crate::drive::FileHash::from_stored),
         };
         match self.drive.download(who, &file, dest).await {
             Ok(_) => {}

@@ -49,6 +49,8 @@ pub struct DriveFile {
     pub size: u64,
     /// Its `cTag` (changes with its content), when the drive gave one.
     pub ctag: Option<String>,
+    /// Its hash as the drive listed it, `{name}:{value}` (`quickXorHash:…`, `sha256Hash:…`).
+    pub hash: Option<String>,
 }
 
 /// A notebook's links: where its folder of section files is.
@@ -102,6 +104,7 @@ impl SectionWay {
                 item_id,
                 size: u64::try_from(size.unwrap_or(0)).unwrap_or(0),
                 ctag: r.get("ctag")?,
+                hash: r.get("hash")?,
             }),
             _ => None,
         };
@@ -153,7 +156,7 @@ pub struct FilesLeft {
 }
 
 const COLUMNS: &str =
-    "account, section_id, way, reason, drive_id, item_id, size, ctag, fell_back, pages_by_api";
+    "account, section_id, way, reason, drive_id, item_id, size, ctag, hash, fell_back, pages_by_api";
 
 impl Db {
     /// Records the permissions a token response granted to `account` (its `scope` field).
@@ -375,11 +378,12 @@ impl Db {
 fn save_ways_in(c: &Connection, ways: &[SectionWay], now: UnixMillis) -> rusqlite::Result<()> {
     let mut st = c.prepare_cached(
         "INSERT INTO section_ways(account, section_id, way, reason, drive_id, item_id, size,
-                ctag, fell_back, pages_by_api, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10)
+                ctag, fell_back, pages_by_api, updated_at, hash)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, ?10, ?11)
          ON CONFLICT(account, section_id) DO UPDATE SET
             way = excluded.way, reason = excluded.reason, drive_id = excluded.drive_id,
             item_id = excluded.item_id, size = excluded.size, ctag = excluded.ctag,
+            hash = excluded.hash,
             fell_back = excluded.fell_back, pages_by_api = 0, updated_at = excluded.updated_at",
     )?;
     for w in ways {
@@ -394,7 +398,8 @@ fn save_ways_in(c: &Connection, ways: &[SectionWay], now: UnixMillis) -> rusqlit
             f.map(|f| i64::try_from(f.size).unwrap_or(i64::MAX)),
             f.and_then(|f| f.ctag.as_deref()),
             w.fell_back,
-            now
+            now,
+            f.and_then(|f| f.hash.as_deref())
         ])?;
     }
     Ok(())
@@ -539,6 +544,7 @@ mod tests {
                 item_id: id.into(),
                 size,
                 ctag: None,
+                hash: None,
             }),
             fell_back: fell_back.map(str::to_owned),
             pages_by_api: 0,
@@ -588,6 +594,7 @@ mod tests {
             item_id: "i1".into(),
             size: 1234,
             ctag: Some("c1".into()),
+            hash: None,
         };
         let way = |id: &str, way, file| SectionWay {
             key: "alice".into(),

@@ -36,6 +36,7 @@ mod files_resume;
 mod files_support;
 mod files_token_only;
 mod graph_bodies;
+mod graph_field;
 mod graph_listings;
 mod graph_proxy;
 mod graph_scan;

@@ -151,6 +151,16 @@ pub(crate) fn fault_reply(status: u16) -> Reply {
     )
 }
 
+/// A 400 as OneNote answers some page and resource requests in the field: `code` `19999`, or an
+/// error body without a code.
+fn bare_400(code: Option<&str>) -> Reply {
+    let message = "An unexpected error occurred (injected by the test server).";
+    match code {
+        Some(c) => Reply::error(400, c, message),
+        None => Reply::json(400, serde_json::json!({ "error": { "message": message } })),
+    }
+}
+
 impl Shared {
     pub(crate) fn throttled_reply(&self, scope: Scope, user: &str, inner: bool) -> Reply {
         let mut r = Reply::error(
@@ -226,6 +236,31 @@ impl Shared {
                 return fault_reply(504);
             }
         }
+        if let Some(section) = listed {
+            if self
+                .faults
+                .field_behaviour()
+                .empty_page_lists
+                .iter()
+                .any(|s| s == section)
+            {
+                // As reported (microsoft-graph-explorer-v4#3935): no body was quoted beyond this.
+                return routes::Reply::json(200, serde_json::json!({ "value": [] }));
+            }
+        }
+        if path.ends_with("/onenote/pages") && self.faults.too_many_sections() {
+            return routes::Reply::error(
+                400,
+                "20266",
+                "The account has too many sections to list all its pages; list them per section \
+                 (injected).",
+            );
+        }
+        if path.contains("/pages") || path.contains("/resources/") {
+            if let Some(code) = self.faults.take_bare_400() {
+                return bare_400(code.as_deref());
+            }
+        }
         if let Some(status) = self.faults.ink_status() {
             if path.ends_with("/content")
                 && query.to_ascii_lowercase().contains("includeinkml=true")
@@ -234,6 +269,7 @@ impl Shared {
             }
         }
         let reply = {
+            let field = self.faults.field_behaviour();
             let files = self.drive.content.lock().expect("drive content poisoned");
             let users = self.users.lock().expect("graph users poisoned");
             let empty = UserNotes::default();
@@ -245,6 +281,7 @@ impl Shared {
                 notes: data.get(&key).unwrap_or(&empty),
                 omit_next_links: self.faults.omitting_next_links(),
                 files: &files,
+                field: &field,
             };
             routes::dispatch(&ctx, method, path, query)
         };

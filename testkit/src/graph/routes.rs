@@ -86,6 +86,8 @@ pub struct Ctx<'a> {
     pub omit_next_links: bool,
     /// Pages and resources read from section files (their HTML and bytes are not generated).
     pub files: &'a super::drive::FilesContent,
+    /// The field behaviours switched on.
+    pub field: &'a super::faults::Field,
 }
 
 #[derive(Debug, Default)]
@@ -100,6 +102,8 @@ struct Query {
     orderby: Option<(String, bool)>,
     /// `$count=true`: `@odata.count` with the collection's size (page listings only).
     count: bool,
+    /// `$filter`, as written (only `parentSection/id eq '{id}'` on `pages` is implemented).
+    filter: Option<String>,
 }
 
 fn parse_query(query: &str) -> Result<Query, Reply> {
@@ -157,7 +161,8 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
                     }
                 }
             }
-            "$filter" | "$search" => {
+            "$filter" => q.filter = Some(v),
+            "$search" => {
                 // Refusing loudly beats silently returning unfiltered data that a client would trust.
                 return Err(Reply::error(
                     400,
@@ -169,6 +174,25 @@ fn parse_query(query: &str) -> Result<Query, Reply> {
         }
     }
     Ok(q)
+}
+
+/// The section a `$filter` of `parentSection/id eq '{id}'` names (OData doubles a quote inside a
+/// string); `None` for any other filter, which the test server does not implement.
+fn parent_section_filter(filter: &str) -> Option<String> {
+    let quoted = filter.trim().strip_prefix("parentSection/id eq '")?;
+    let id = quoted.strip_suffix('\'')?;
+    Some(id.replace("''", "'"))
+}
+
+fn filter_refused(filter: &str) -> Reply {
+    Reply::error(
+        400,
+        "BadRequest",
+        &format!(
+            "$filter={filter} is not implemented by the notebridge test server (only \
+             parentSection/id eq '{{id}}' on pages)"
+        ),
+    )
 }
 
 pub(crate) fn pct_decode(s: &str) -> String {
@@ -377,10 +401,19 @@ impl Ctx<'_> {
         )
     }
 
+    /// A container's `displayName`: its name, or `null` where the field switch says so.
+    fn name(&self, id: &str, name: &str) -> Value {
+        if self.field.null_names.iter().any(|n| n == id) {
+            Value::Null
+        } else {
+            json!(name)
+        }
+    }
+
     fn nb_ref(&self, nb: &Notebook) -> Value {
         json!({
             "id": nb.id,
-            "displayName": nb.display_name,
+            "displayName": self.name(&nb.id, &nb.display_name),
             "self": format!("{}/notebooks/{}", self.owner_url(), nb.id),
         })
     }
@@ -404,7 +437,7 @@ impl Ctx<'_> {
             "id": nb.id,
             "self": format!("{o}/notebooks/{}", nb.id),
             "createdDateTime": ts(nb.created),
-            "displayName": nb.display_name,
+            "displayName": self.name(&nb.id, &nb.display_name),
             "lastModifiedDateTime": ts(nb.modified),
             "isDefault": nb.is_default,
             "userRole": "Owner",
@@ -424,7 +457,7 @@ impl Ctx<'_> {
     fn group_ref(&self, g: &SectionGroup) -> Value {
         json!({
             "id": g.id,
-            "displayName": g.display_name,
+            "displayName": self.name(&g.id, &g.display_name),
             "self": format!("{}/sectionGroups/{}", self.owner_url(), g.id),
         })
     }
@@ -460,7 +493,7 @@ impl Ctx<'_> {
             "id": g.id,
             "self": format!("{o}/sectionGroups/{}", g.id),
             "createdDateTime": ts(g.created),
-            "displayName": g.display_name,
+            "displayName": self.name(&g.id, &g.display_name),
             "lastModifiedDateTime": ts(g.modified),
             "sectionsUrl": format!("{o}/sectionGroups/{}/sections", g.id),
             "sectionGroupsUrl": format!("{o}/sectionGroups/{}/sectionGroups", g.id),
@@ -487,7 +520,7 @@ impl Ctx<'_> {
             "id": s.id,
             "self": format!("{o}/sections/{}", s.id),
             "createdDateTime": ts(s.created),
-            "displayName": s.display_name,
+            "displayName": self.name(&s.id, &s.display_name),
             "lastModifiedDateTime": ts(s.modified),
             "isDefault": s.is_default,
             "pagesUrl": format!("{o}/sections/{}/pages", s.id),
@@ -538,6 +571,13 @@ impl Ctx<'_> {
             },
             "userTags": [],
         }));
+        if self.field.generic_team_page_links && !matches!(self.owner, Owner::User(_)) {
+            let generic = json!({ "href": "https://www.onenote.com/notebooks" });
+            m.insert(
+                "links".into(),
+                json!({ "oneNoteClientUrl": generic, "oneNoteWebUrl": generic }),
+            );
+        }
         if pagelevel {
             m.insert("level".into(), json!(p.level));
             m.insert("order".into(), json!(p.order));
@@ -555,7 +595,7 @@ impl Ctx<'_> {
                 .map(|s| {
                     json!({
                         "id": s.id,
-                        "displayName": s.display_name,
+                        "displayName": self.name(&s.id, &s.display_name),
                         "self": format!("{o}/sections/{}", s.id),
                     })
                 })
@@ -741,6 +781,16 @@ impl Ctx<'_> {
                  listings only",
             );
         }
+        if matches!(l.kind, Kind::Page)
+            && self.field.refuse_count_and_links
+            && (q.count || q.select.iter().flatten().any(|f| f == "links"))
+        {
+            return Reply::error(
+                400,
+                "BadRequest",
+                "The query specified in the URI is not valid (refused by the field switch).",
+            );
+        }
         if let Some((prop, desc)) = &q.orderby {
             if !l.items.iter().all(|m| m.contains_key(prop.as_str())) {
                 return Reply::error(
@@ -785,7 +835,7 @@ impl Ctx<'_> {
         };
         let mut out = Map::new();
         out.insert("@odata.context".into(), json!(context));
-        if q.count {
+        if q.count && !(self.field.no_count_with_top && q.top.is_some()) {
             out.insert("@odata.count".into(), json!(total));
         }
         if end < total && !self.omit_next_links {
@@ -885,6 +935,15 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         );
     }
     let rest: Vec<&str> = rest.iter().map(String::as_str).collect();
+    let in_section = match (&q.filter, rest.as_slice()) {
+        (None, _) => None,
+        (Some(f), ["onenote", "pages"]) => match parent_section_filter(f) {
+            Some(id) => Some(id),
+            None => return filter_refused(f),
+        },
+        // Refusing loudly beats silently returning unfiltered data that a client would trust.
+        (Some(f), _) => return filter_refused(f),
+    };
     let pagelevel_ok = matches!(
         rest.as_slice(),
         ["onenote", "sections", _, "pages"] | ["onenote", "pages", _]
@@ -1015,6 +1074,29 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
                 },
             ))
         }
+        // Documented (`../pages[?filter,orderby,select,expand,top,skip,count]`, onenote-get-content):
+        // every page the user has, each with its `parentSection` expanded by default (its id,
+        // displayName and self, as [`Ctx::page`] gives it).
+        ["onenote", "pages"] => {
+            let mut pages: Vec<_> = n
+                .pages
+                .iter()
+                .filter(|p| in_section.as_deref().is_none_or(|id| id == p.section_id))
+                .collect();
+            // The documented default order: `lastModifiedTime desc`.
+            pages.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.order.cmp(&b.order)));
+            let items = pages.into_iter().map(|p| ctx.page(p, false)).collect();
+            Ok(ctx.list(
+                path,
+                &q,
+                Listing {
+                    kind: Kind::Page,
+                    context: ctx.context("pages"),
+                    items,
+                    paging: Some((20, 100)),
+                },
+            ))
+        }
         ["onenote", "pages", id] => {
             let p = n.page(id).ok_or_else(Reply::not_found)?;
             Ok(ctx.entity(
@@ -1127,6 +1209,7 @@ impl Ctx<'_> {
             pagelevel: q.pagelevel,
             orderby: q.orderby.clone(),
             count: q.count,
+            filter: q.filter.clone(),
         };
         if let Err(r) = check_select(kind, &q.select) {
             return r;

@@ -976,3 +976,46 @@ async fn incident_size_notebook_is_served_in_full() {
     assert_eq!(pages, 1300);
     assert_eq!(generate(&NotebookSpec::incident(2024)), e.srv.notes(ALICE));
 }
+
+/// Documented (onenote-get-content: `../pages[?filter,orderby,select,expand,top,skip,count]`):
+/// every page of the user, each with its `parentSection`; the test server implements the one filter
+/// notebridge sends, `parentSection/id eq '{id}'`, and refuses any other loudly.
+#[tokio::test]
+async fn all_pages_filtered_by_parent_section() {
+    let spec = NotebookSpec {
+        sections_per_container: 2,
+        pages_per_section: 3,
+        ..NotebookSpec::default()
+    };
+    let e = Env::start(roomy, spec).await;
+    let sec = e.first_section();
+    let (s, all) = e.json("/me/onenote/pages?$top=100").await;
+    assert_eq!(s, 200, "{all}");
+    let n = e.srv.notes(ALICE);
+    assert_eq!(
+        all["value"].as_array().unwrap().len(),
+        n.pages.len().min(100)
+    );
+    let filter = format!("parentSection/id eq '{sec}'");
+    let q: String = url::form_urlencoded::byte_serialize(filter.as_bytes()).collect();
+    let (s, some) = e
+        .json(&format!(
+            "/me/onenote/pages?$filter={q}&$select=id&$top=100"
+        ))
+        .await;
+    assert_eq!(s, 200, "{some}");
+    let ids: Vec<&str> = some["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = n.pages_in(&sec).iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, want);
+    let (s, v) = e.json("/me/onenote/pages?$filter=title%20eq%20'x'").await;
+    assert_eq!((s, error_code(&v)), (400, "BadRequest"), "{v}");
+    let (s, v) = e
+        .json(&format!("/me/onenote/sections/{sec}/pages?$filter={q}"))
+        .await;
+    assert_eq!((s, error_code(&v)), (400, "BadRequest"), "{v}");
+}

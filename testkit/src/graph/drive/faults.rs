@@ -37,6 +37,7 @@ struct Plan {
     lost: HashSet<String>,
     garbled: HashSet<String>,
     too_large: HashSet<String>,
+    misreported: HashMap<String, u64>,
     unshared: HashSet<String>,
     url_lifetime: Option<Duration>,
 }
@@ -163,6 +164,22 @@ impl DriveFaults {
     /// 2 GB limit (OneDrive/onedrive-api-docs#1456 and #1638, alcionai/corso#2910).
     pub fn too_large(&self, item_id: &str, on: bool) {
         toggle(&mut self.plan().too_large, item_id, on);
+    }
+
+    /// The file is listed with `size` `listed` whatever its bytes (`None`: its own length), as
+    /// OneDrive lists OneNote section files (field report: OneDrive/onedrive-api-docs#927, 170
+    /// bytes listed and 10,116,025 downloaded; #1066 and #492 for other files). Its download
+    /// serves its bytes with their own `Content-Length`, and its `quickXorHash` stays the bytes'.
+    pub fn list_wrong_size(&self, item_id: &str, listed: Option<u64>) {
+        let mut p = self.plan();
+        match listed {
+            Some(n) => p.misreported.insert(item_id.to_owned(), n),
+            None => p.misreported.remove(item_id),
+        };
+    }
+
+    pub(crate) fn listed_size(&self, id: &str) -> Option<u64> {
+        self.plan().misreported.get(id).copied()
     }
 
     /// The notebook's web URL no longer resolves: `/shares/{id}/driveItem` answers 404.

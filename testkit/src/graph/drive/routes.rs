@@ -630,8 +630,16 @@ fn item_json(
         ItemKind::Notebook => {
             m.insert("package".into(), json!({ "type": "oneNote" }));
         }
-        ItemKind::File { mime, .. } => {
-            m.insert("file".into(), json!({ "mimeType": mime }));
+        ItemKind::File { mime, bytes } => {
+            // Every file's `quickXorHash`, as OneDrive and SharePoint give it
+            // (<https://learn.microsoft.com/en-us/graph/api/resources/hashes>), of the bytes served
+            // (computed with the product's implementation, which the published vectors check).
+            let mut h = notebridge::drive::quickxor::QuickXor::new();
+            h.update(&served_bytes(svc, item_id, bytes));
+            m.insert(
+                "file".into(),
+                json!({ "mimeType": mime, "hashes": { "quickXorHash": h.base64() } }),
+            );
             let url = issue_ticket(svc, st, origin, drive_id, item_id, user);
             m.insert("@microsoft.graph.downloadUrl".into(), json!(url));
         }
@@ -645,6 +653,9 @@ fn size_of(svc: &DriveService, st: &DriveState, drive_id: &str, item_id: &str) -
         return 0;
     };
     let file_size = |i: &super::DriveItem| match &i.kind {
+        ItemKind::File { .. } if svc.faults.listed_size(&i.id).is_some() => {
+            svc.faults.listed_size(&i.id).unwrap_or(0)
+        }
         ItemKind::File { bytes, .. } => {
             let extra = if svc.faults.is_too_large(&i.id) {
                 TOO_LARGE_EXTRA
