@@ -143,9 +143,10 @@ pub async fn rewrite(
     row: &Row,
     blocks: &[Block],
     resources: &HashMap<String, Resource>,
+    listed: Option<Vec<super::listed::Listed>>,
 ) -> Result<WriteStats, WriteError> {
     database::update_row(writer.client(), page.page_id(), row).await?;
     let title = display_title(&row.title);
     let retitled = (title != old_title).then_some(title);
-    super::item::replace_body(writer, item, page, retitled, blocks, resources).await
+    super::item::replace_body(writer, item, page, retitled, blocks, resources, listed).await
 }

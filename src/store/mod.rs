@@ -113,6 +113,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0021_breaker_inferred",
         include_str!("../../migrations/0021_breaker_inferred.sql"),
     ),
+    (
+        "0022_conflicts",
+        include_str!("../../migrations/0022_conflicts.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
