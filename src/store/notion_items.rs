@@ -1096,6 +1096,7 @@ mod tests {
             pending_links: true,
             shape: None,
             links_recorded: true,
+            fingerprint: None,
         };
         let done = writing.written(&db, &t, &w).unwrap();
         assert_eq!(done.page_id(), "n1");
@@ -1210,6 +1211,16 @@ mod tests {
         };
         assert_eq!(page.page_id(), "n1");
         page.retitled(&db, &t, "P1 renamed").unwrap();
+        // Not written before the conflict check cleared it.
+        refused(
+            page.clone().written(&db, &t, &written),
+            (Stage::Rewriting, Stage::Complete),
+        );
+        let page = page.checked(&db, &t, Check::Clear).unwrap();
+        refused(
+            page.clone().checked(&db, &t, Check::Conflict),
+            (Stage::Rewriting, Stage::Rewriting),
+        );
         page.written(&db, &t, &written).unwrap();
         assert_eq!(
             db.notion_item("a", "p1").unwrap().unwrap().title,
