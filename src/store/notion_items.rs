@@ -626,6 +626,29 @@ impl Db {
         )
     }
 
+    /// Records what a complete page holds now (`notion::conflict`), after the link pass changed it.
+    pub fn set_fingerprint(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording a page's fingerprint",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET fingerprint = ?3
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?4",
+                    params![account, item_id, fingerprint.to_json(), BodyColumn::Done],
+                )?)
+            },
+        )
+    }
+
     /// Complete pages of `account` whose links to other pages wait for the link pass.
     pub fn pages_with_pending_links(&self, account: &str) -> Result<Vec<NotionItem>> {
         self.read("reading pages with pending links", |c| {
