@@ -314,7 +314,7 @@ fn dispatch(
     version: &str,
     body: Value,
 ) -> Result<Value, ApiError> {
-    let now = sh.clock.now_ms();
+    let now = g.stamp_at.unwrap_or_else(|| sh.clock.now_ms());
     let body = body
         .as_object()
         .cloned()
@@ -374,6 +374,7 @@ fn dispatch(
                 .ok_or_else(|| ApiError::not_found("block", id))?;
             n.in_trash = true;
             n.edited_ms = now;
+            n.person_edit = false;
             let n = g.store.get(id).expect("just updated");
             Ok(g.store
                 .render_block(n, &sh.bot_id, &file_renderer(&g.uploads, now)))
@@ -716,6 +717,7 @@ fn update_page(
         }
     }
     n.edited_ms = now;
+    n.person_edit = false;
     attach_all(g, &Value::Object(body.clone()));
     let n = g.store.get(id).expect("checked above");
     Ok(g.store.render_page(n, &sh.bot_id))
@@ -937,6 +939,7 @@ fn update_block(
         n.in_trash = t;
     }
     n.edited_ms = now;
+    n.person_edit = false;
     if let Some(p) = new_payload {
         attach_all(g, p);
     }
