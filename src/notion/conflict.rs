@@ -130,7 +130,8 @@ pub fn of_answers(page: &Value, listing: &[Value], ours: &HashSet<String>) -> Se
     let mut ours_latest: Option<String> = None;
     for b in listing {
         let kind = b["type"].as_str().unwrap_or("");
-        let trashed = b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true);
+        let trashed =
+            b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true);
         if matches!(kind, "child_page" | "child_database") {
             let id = b["id"].as_str().map(norm).unwrap_or_default();
             if ours.contains(&id) {
@@ -319,8 +320,16 @@ mod tests {
                 "last_edited_time": W, "image": {"type": "file",
                 "file": {"url": url, "expiry_time": exp}}})
         };
-        let a = of_answers(&page(W, "T"), &[file("https://s3/x?sig=1", "A")], &HashSet::new());
-        let b = of_answers(&page(W, "T"), &[file("https://s3/x?sig=2", "B")], &HashSet::new());
+        let a = of_answers(
+            &page(W, "T"),
+            &[file("https://s3/x?sig=1", "A")],
+            &HashSet::new(),
+        );
+        let b = of_answers(
+            &page(W, "T"),
+            &[file("https://s3/x?sig=2", "B")],
+            &HashSet::new(),
+        );
         assert_eq!(edited(Some(&a.now), &b), None);
     }
 }

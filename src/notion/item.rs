@@ -122,7 +122,16 @@ pub async fn rewrite(
         crate::crash::point("rewrite.retitled");
     }
     let retitled = (title != old_title).then_some(title);
-    replace_body(writer, item, page, retitled, new.blocks, new.resources, listed).await
+    replace_body(
+        writer,
+        item,
+        page,
+        retitled,
+        new.blocks,
+        new.resources,
+        listed,
+    )
+    .await
 }
 
 /// The end of a rewrite, once Notion holds the new title (`retitled`, when it changed): the title

@@ -128,7 +128,13 @@ impl Migration {
                 let stats = match row {
                     Some((_, row)) => {
                         database_row::rewrite(
-                            writer, record, &kept, &old_title, row, page.blocks, page.resources,
+                            writer,
+                            record,
+                            &kept,
+                            &old_title,
+                            row,
+                            page.blocks,
+                            page.resources,
                             None,
                         )
                         .await?

@@ -8,13 +8,13 @@ use bytes::Bytes;
 
 use crate::convert::Block;
 use crate::graph::Caller;
+use crate::notion::conflict::{self, Fingerprint};
 use crate::notion::database_row;
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::steps;
 use crate::notion::writer::{NewPage, Resource, WriteStats, Writer};
 use crate::store::jobs::Job;
-use crate::notion::conflict::{self, Fingerprint};
 use crate::store::notion_items::{Check, ItemKind, ItemState, Unfinished, Written};
 
 use super::fetch::no_fetch;
@@ -77,13 +77,7 @@ impl Migration {
                 let stats = match row {
                     Some(r) => {
                         database_row::rewrite(
-                            &writer,
-                            record,
-                            &rewriting,
-                            &old_title,
-                            &r.row,
-                            blocks,
-                            resources,
+                            &writer, record, &rewriting, &old_title, &r.row, blocks, resources,
                             listed,
                         )
                         .await?
@@ -191,7 +185,12 @@ impl Migration {
 
     /// The writer of one item's page: a OneNote page's (`page`) fetches its files and records
     /// what each step learns in the journal of `item_id`, as it is learned.
-    pub(super) fn item_writer(&self, job: &Job, item_id: &str, page: Option<&PageWrite<'_>>) -> Writer {
+    pub(super) fn item_writer(
+        &self,
+        job: &Job,
+        item_id: &str,
+        page: Option<&PageWrite<'_>>,
+    ) -> Writer {
         let fetch = match page {
             Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
             None => no_fetch(),

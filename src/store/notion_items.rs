@@ -1058,6 +1058,15 @@ impl Db {
         })
     }
 
+    /// The conflicts of `accounts` with their groups' and sites' (`Db::queued_keys`).
+    pub fn account_conflicts(&self, accounts: &[String]) -> Result<Vec<Conflict>> {
+        let mut keys = Vec::new();
+        for a in accounts {
+            keys.extend(self.queued_keys(a)?);
+        }
+        self.conflicts(&keys)
+    }
+
     /// Whether the page `item_id` of `account` is a recorded conflict.
     pub fn is_conflict(&self, account: &str, item_id: &str) -> Result<bool> {
         self.read("reading conflicts", |c| {
