@@ -29,13 +29,14 @@ fn documented() -> LabConfig {
     }
 }
 
-struct User<'a> {
-    lab: &'a Lab,
-    home: &'a Path,
+/// An account's user: the lab they reach and their home.
+pub(crate) struct User<'a> {
+    pub(crate) lab: &'a Lab,
+    pub(crate) home: &'a Path,
 }
 
 impl User<'_> {
-    async fn run(&self, args: &[&str]) -> Output {
+    pub(crate) async fn run(&self, args: &[&str]) -> Output {
         self.bin(args).run().await
     }
 
@@ -54,7 +55,7 @@ impl User<'_> {
             .env("XDG_CACHE_HOME", h.join(".cache"))
     }
 
-    async fn ok(&self, args: &[&str]) -> Output {
+    pub(crate) async fn ok(&self, args: &[&str]) -> Output {
         let out = self.run(args).await;
         assert_eq!(
             out.code,

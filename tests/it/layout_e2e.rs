@@ -277,7 +277,7 @@ async fn notion_patch(lab: &Lab, path: &str, body: Value) -> (u16, Value) {
 
 /// What a files user has: a home and the Notion token (and the test server's address, for Notion
 /// itself). The state database is where notebridge puts it by default.
-fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
+pub(crate) fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
     bin_support::notebridge(home, &["--no-progress"])
         .args(args)
         .env("NOTION_TOKEN", lab.notion.token())
