@@ -182,9 +182,9 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
     let (a, b, c) = (others[0], &with_sub, others[1]);
     let db = Db::open(&home.path().join(".local/share/notebridge/notebridge.db")).unwrap();
     let (pa, pb, pc) = (
-        page_of(&db, "me", &a.id),
-        page_of(&db, "me", &b.id),
-        page_of(&db, "me", &c.id),
+        page_of(&db, "default", &a.id),
+        page_of(&db, "default", &b.id),
+        page_of(&db, "default", &c.id),
     );
     drop(db);
     lab.notion
