@@ -792,22 +792,19 @@ async fn stopped_making_a_database_its_tags_or_a_row_a_resume_leaves_exactly_the
 async fn stopped_checking_a_page_or_keeping_its_onenote_version_a_resume_leaves_exactly_the_tree() {
     let (want, points) = conflict_reference().await;
     eprintln!("conflict: {}", counts(&points));
-    // The conflict's own steps: the check, the kept copy's creation (the only page an update
-    // creates) and its record, the conflict's record.
-    let at: Vec<u64> = firsts(&points)
+    // The conflict's own steps: every page's check (the edited one's verdict among them), the
+    // kept copy's creation (the only page an update creates) and its record, the conflict's.
+    let mut at: Vec<u64> = firsts(&points)
         .into_iter()
         .filter(|&n| {
             let p = &points[n as usize - 1];
-            [
-                "rewrite.checked",
-                "conflict.",
-                "item.",
-                "writer.page_created",
-            ]
-            .iter()
-            .any(|prefix| p.starts_with(prefix))
+            ["conflict.", "item.", "writer.page_created"]
+                .iter()
+                .any(|prefix| p.starts_with(prefix))
         })
         .collect();
+    at.extend((1..=points.len() as u64).filter(|&n| points[n as usize - 1] == "rewrite.checked"));
+    at.sort_unstable();
     let names: BTreeSet<&str> = at
         .iter()
         .map(|&n| points[n as usize - 1].as_str())
