@@ -216,8 +216,8 @@ pub enum Outcome {
         /// Their plan.
         plan: Plan,
     },
-    /// The queue was drained (or stopped).
-    Ran(Report),
+    /// The queue was drained (or stopped). Boxed: a report is much larger than the other outcomes.
+    Ran(Box<Report>),
 }
 
 /// What a run that drained the queue did.
@@ -510,7 +510,7 @@ async fn run(
     let (summary, conflicts) = db
         .call(move |db| Ok::<_, StoreError>((summarise(db, &keys)?, db.account_conflicts(&keys)?)))
         .await?;
-    Ok(Outcome::Ran(Report {
+    Ok(Outcome::Ran(Box::new(Report {
         plan: Plan::merge(plans.into_inner().expect("plans poisoned")),
         accounts,
         end,
@@ -524,7 +524,7 @@ async fn run(
         notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
-    }))
+    })))
 }
 
 /// `--resume --layout`: every target the resumed work is under must have been planned with that

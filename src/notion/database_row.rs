@@ -135,6 +135,7 @@ async fn find_lost_row(
 
 /// `migrate --update` of a row: its properties set to `row`'s (title included), what was
 /// journalled of its old body forgotten, and `blocks` written in place of the old body.
+#[allow(clippy::too_many_arguments)]
 pub async fn rewrite(
     writer: &Writer,
     item: ItemRecord<'_>,
