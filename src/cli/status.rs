@@ -428,6 +428,7 @@ fn print_human(
                 printer.out(format!("    {line}"));
             }
         }
+        print_failures(printer, &s.failures);
         print_changed(printer, &s.changed_since_migration);
         print_conflicts(printer, &s.conflicts);
         if let Some(scope) = limiter
