@@ -168,6 +168,11 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
     me.ok(&["login"]).await;
     lab.notion.stamp_writes_at(ms(written_at()));
     me.ok(&["migrate", "--to", &to, "--layout", layout]).await;
+    let first = requests(&lab);
+    eprintln!(
+        "figures: {layout}: first migration of {} pages: {first:?}",
+        notes.pages.len()
+    );
 
     // Three top-level pages: A edited in Notion in the minute notebridge wrote it, C retitled
     // in Notion minutes later, B (one with a subpage) edited in OneNote only.
@@ -204,6 +209,10 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
         .run(&["--json", "migrate", "--to", &to, "--update"])
         .await;
     expect_code(&update, 4, "conflicts are exit 4");
+    eprintln!(
+        "figures: {layout}: --update of 3 changed pages (2 conflicts): {:?}",
+        since(&requests(&lab), &first)
+    );
     let summary = json(&update.stdout);
     assert_eq!(summary["failed"], 0, "a conflict is no failure: {summary}");
     let conflicts = summary["conflicts"].as_array().unwrap();
@@ -305,6 +314,26 @@ fn section_database(lab: &Lab, to: &str) -> String {
         stack.extend(lab.notion.pages_under(&id).into_iter().map(|(i, _)| i));
     }
     panic!("no database under {to}")
+}
+
+/// Notion requests by endpoint so far (the figures of the fingerprint's cost).
+fn requests(lab: &Lab) -> std::collections::BTreeMap<String, u64> {
+    lab.notion
+        .counters()
+        .per_endpoint
+        .into_iter()
+        .map(|(e, n)| (format!("{e:?}"), n))
+        .collect()
+}
+
+fn since(
+    now: &std::collections::BTreeMap<String, u64>,
+    before: &std::collections::BTreeMap<String, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    now.iter()
+        .map(|(k, n)| (k.clone(), n - before.get(k).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
 }
 
 fn writes(lab: &Lab) -> u64 {
