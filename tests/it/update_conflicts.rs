@@ -166,7 +166,10 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
     };
     let to = lab.target_page.clone();
     me.ok(&["login"]).await;
-    lab.notion.stamp_writes_at(ms(written_at()));
+    // Each write of the first migration a minute after the one before: a subpage is created
+    // minutes after its parent page was written, which moves the parent's edit time.
+    lab.notion
+        .stamp_writes_from(written_at().timestamp_millis(), 60_000);
     me.ok(&["migrate", "--to", &to, "--layout", layout]).await;
     let first = requests(&lab);
     eprintln!(
@@ -192,10 +195,20 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
         page_of(&db, "default", &c.id),
     );
     drop(db);
+    // A's edit in the minute of notebridge's last write to A (its edit time as Notion shows it).
+    let a_written = lab.notion.page(&pa)["last_edited_time"]
+        .as_str()
+        .map(|t| DateTime::parse_from_rfc3339(t).unwrap().with_timezone(&Utc))
+        .unwrap();
+    lab.notion.stamp_writes_at(ms(a_written));
     lab.notion
         .edit_block_as_person(&text_block(&lab, &pa), "Written in Notion by a person");
+    assert_eq!(
+        lab.notion.page(&pa)["last_edited_time"],
+        a_written.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    );
     lab.notion
-        .stamp_writes_at(ms(written_at() + Duration::minutes(3)));
+        .stamp_writes_at(ms(written_at() + Duration::hours(5)));
     lab.notion.retitle_as_person(&pc, "Renamed in Notion");
     let b_before = body_text(&lab, &pb);
     let changed = written_at() + Duration::days(2);
@@ -204,7 +217,7 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
     }
 
     lab.notion
-        .stamp_writes_at(ms(written_at() + Duration::minutes(10)));
+        .stamp_writes_at(ms(written_at() + Duration::hours(6)));
     let update = me
         .run(&["--json", "migrate", "--to", &to, "--update"])
         .await;

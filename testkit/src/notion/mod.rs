@@ -188,6 +188,8 @@ pub(crate) struct Inner {
     /// The wall time (Unix ms) every write is stamped with, when a test fixes it (to put a
     /// person's edit in the same minute as the integration's write, or minutes after it).
     pub(crate) stamp_at: Option<i64>,
+    /// With `stamp_at`: how much later each write is stamped than the one before.
+    pub(crate) stamp_step: Option<i64>,
 }
 
 pub(crate) struct Shared {
@@ -250,6 +252,7 @@ impl NotionServer {
             switches: switches::Switches::default(),
             tokens: Vec::new(),
             stamp_at: None,
+            stamp_step: None,
         };
         let shared = Arc::new(Shared {
             inner: Mutex::new(inner),
@@ -329,7 +332,17 @@ impl NotionServer {
     /// Fixes the wall time every later write is stamped with (`None`: the clock's again).
     /// Notion shows these stamps rounded down to the minute.
     pub fn stamp_writes_at(&self, ms: Option<i64>) {
-        self.shared.lock().stamp_at = ms;
+        let mut g = self.shared.lock();
+        g.stamp_at = ms;
+        g.stamp_step = None;
+    }
+
+    /// Stamps the next write at `start_ms` and each one after `step_ms` later (a run whose writes
+    /// fall in different minutes, deterministically).
+    pub fn stamp_writes_from(&self, start_ms: i64, step_ms: i64) {
+        let mut g = self.shared.lock();
+        g.stamp_at = Some(start_ms);
+        g.stamp_step = Some(step_ms);
     }
 
     /// The wall time writes are stamped with now.
@@ -491,6 +504,15 @@ impl NotionServer {
     /// Visible child pages of `id` in order, as (id, title).
     pub fn pages_under(&self, id: &str) -> Vec<(String, String)> {
         self.shared.lock().store.pages_under(id)
+    }
+
+    /// Page `id` as `GET /v1/pages/{id}` answers it (`null` when there is none).
+    pub fn page(&self, id: &str) -> serde_json::Value {
+        let g = self.shared.lock();
+        g.store
+            .get(id)
+            .map(|n| g.store.render_page(n, &self.shared.bot_id))
+            .unwrap_or_default()
     }
 
     /// Visible direct children of a page or block, rendered as the API returns them.

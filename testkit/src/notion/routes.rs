@@ -315,6 +315,12 @@ fn dispatch(
     body: Value,
 ) -> Result<Value, ApiError> {
     let now = g.stamp_at.unwrap_or_else(|| sh.clock.now_ms());
+    // A test's clock that moves with the writes: each write lands `stamp_step` later.
+    if let (Some(at), Some(step)) = (g.stamp_at.as_mut(), g.stamp_step) {
+        if endpoint.is_write() {
+            *at += step;
+        }
+    }
     let body = body
         .as_object()
         .cloned()
