@@ -22,7 +22,8 @@ use crate::bin_support;
 use crate::files_support::sample;
 use crate::migrate_support::{notebridge, State};
 
-fn fast() -> LabConfig {
+/// Graph and Notion fast enough for a test.
+pub(crate) fn fast() -> LabConfig {
     LabConfig {
         user_windows: "60/600ms,600/6s".into(),
         app_windows: "120/600ms,1200/6s".into(),
@@ -287,7 +288,7 @@ pub(crate) fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::
 }
 
 /// The state database a files user's runs keep, at its default place under the home.
-fn files_db(home: &Path) -> Db {
+pub(crate) fn files_db(home: &Path) -> Db {
     Db::open(&home.join(".local/share/notebridge/notebridge.db")).unwrap()
 }
 

@@ -12,23 +12,13 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
-use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::lab::Lab;
 use serde_json::Value;
 
 use crate::account_clean_env::User;
 use crate::bin_support::Output;
 use crate::files_support::sample;
-use crate::layout_e2e::files_user;
-
-/// Graph and Notion fast enough for a test; the product's own defaults otherwise.
-fn fast() -> LabConfig {
-    LabConfig {
-        user_windows: "60/600ms,600/6s".into(),
-        app_windows: "120/600ms,1200/6s".into(),
-        notion_per_second: 150,
-        ..LabConfig::default()
-    }
-}
+use crate::layout_e2e::{fast, files_db, files_user};
 
 /// The minute notebridge's first migration is stamped in (mid-minute: Notion shows 09:00).
 fn written_at() -> DateTime<Utc> {
@@ -188,7 +178,7 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
         .expect("a page with a subpage");
     let others: Vec<_> = top.iter().filter(|p| p.id != with_sub.id).collect();
     let (a, b, c) = (others[0], &with_sub, others[1]);
-    let db = Db::open(&home.path().join(".local/share/notebridge/notebridge.db")).unwrap();
+    let db = files_db(home.path());
     let (pa, pb, pc) = (
         page_of(&db, "default", &a.id),
         page_of(&db, "default", &b.id),
@@ -380,8 +370,7 @@ async fn a_files_users_update_keeps_what_a_person_wrote(layout: &str) {
     .run()
     .await;
     expect_code(&out, 0, "first migration");
-    let db_path = home.path().join(".local/share/notebridge/notebridge.db");
-    let db = Db::open(&db_path).unwrap();
+    let db = files_db(home.path());
     let page = |title: &str| -> (String, String, String) {
         db.conn()
             .query_row(
