@@ -22,35 +22,13 @@
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::client::{NotionClient, NotionError};
 use super::listed::{self, Listed};
-
-/// What a page held when notebridge finished writing it, as Notion gave it back.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fingerprint {
-    /// The page's `last_edited_time`, to the minute (`YYYY-MM-DDTHH:MM`).
-    pub edited: String,
-    /// Digest of its properties, icon and cover.
-    pub properties: String,
-    /// Digest of its body's top-level blocks.
-    pub body: String,
-}
-
-impl Fingerprint {
-    /// The stored form (JSON).
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a fingerprint is plain strings")
-    }
-
-    /// Read from its stored form; `None` when it is not one (taken as no fingerprint).
-    pub fn from_json(s: &str) -> Option<Self> {
-        serde_json::from_str(s).ok()
-    }
-}
+pub use crate::store::notion_items::Fingerprint;
 
 /// A page as read now: its fingerprint, and the latest minute notebridge's own subpages or
 /// databases inside it were created (creating a child page moves its parent's time).

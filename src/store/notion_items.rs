@@ -9,12 +9,35 @@ use std::fmt;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, OptionalExtension, Row, Transaction};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::jobs::{JobKind, JobState, RunToken};
 use super::{Db, Result, StoreError};
 use crate::clock::UnixMillis;
-use crate::notion::conflict::Fingerprint;
+
+/// What a page held when notebridge finished writing it, as Notion gave it back: what the
+/// conflict rule (`notion::conflict`) compares a page with before it is written again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The page's `last_edited_time`, to the minute (`YYYY-MM-DDTHH:MM`).
+    pub edited: String,
+    /// Digest of its properties, icon and cover.
+    pub properties: String,
+    /// Digest of its body's top-level blocks.
+    pub body: String,
+}
+
+impl Fingerprint {
+    /// The stored form (JSON).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a fingerprint is plain strings")
+    }
+
+    /// Read from its stored form; `None` when it is not one (taken as no fingerprint).
+    pub fn from_json(s: &str) -> Option<Self> {
+        serde_json::from_str(s).ok()
+    }
+}
 
 /// A migrated page as a OneNote page link's target (the converter points links at it).
 #[derive(Clone, Debug, PartialEq, Eq)]
