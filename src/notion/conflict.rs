@@ -88,41 +88,83 @@ pub fn edited(recorded: Option<&Fingerprint>, seen: &Seen) -> Option<Edit> {
 
 /// Reads page `id` (`GET` the page, list its children) into what the rule compares; `ours` are
 /// the Notion ids of the items notebridge recorded inside it (its subpages). The listing is
-/// returned for the rewrite that may follow.
+/// returned, in the typed model, for the rewrite that may follow; it is digested a cursor page at
+/// a time, never held whole as JSON.
 pub async fn read(
     client: &NotionClient,
     id: &str,
     ours: &HashSet<String>,
 ) -> Result<(Seen, Vec<Listed>), NotionError> {
     let page = client.page(id).await?;
-    let listing = client.children(id).await?;
-    let seen = of_answers(&page, &listing, ours);
-    Ok((seen, listed::of_all(&listing, id)?))
+    let mut digest = Digests::new(ours);
+    let mut listed = Vec::new();
+    let mut bad = false;
+    client
+        .children_each(id, |items| {
+            for b in items {
+                digest.block(b);
+                match Listed::of(b) {
+                    Some(l) => listed.push(l),
+                    None => bad = true,
+                }
+            }
+        })
+        .await?;
+    if bad {
+        // A child that is no block would shift every position after it (as `listed::of_all`).
+        return Err(NotionError::BadAnswer {
+            what: format!("listing the children of {id}"),
+            problem: "a child without an id or type".into(),
+        });
+    }
+    Ok((digest.finish(&page), listed))
 }
 
 /// What the rule compares, from a page object and its children's listing (pure).
 pub fn of_answers(page: &Value, listing: &[Value], ours: &HashSet<String>) -> Seen {
-    let norm = |s: &str| s.replace('-', "").to_ascii_lowercase();
-    let ours: HashSet<String> = ours.iter().map(|s| norm(s)).collect();
-    let mut body = Sha256::new();
-    let mut ours_latest: Option<String> = None;
-    for b in listing {
+    let mut digest = Digests::new(ours);
+    listing.iter().for_each(|b| digest.block(b));
+    digest.finish(page)
+}
+
+/// The digests of a page taken as its listing comes.
+struct Digests {
+    ours: HashSet<String>,
+    body: Sha256,
+    ours_latest: Option<String>,
+}
+
+fn norm(s: &str) -> String {
+    s.replace('-', "").to_ascii_lowercase()
+}
+
+impl Digests {
+    fn new(ours: &HashSet<String>) -> Self {
+        Self {
+            ours: ours.iter().map(|s| norm(s)).collect(),
+            body: Sha256::new(),
+            ours_latest: None,
+        }
+    }
+
+    /// One listed child, in the listing's order.
+    fn block(&mut self, b: &Value) {
         let kind = b["type"].as_str().unwrap_or("");
         let trashed =
             b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true);
         if matches!(kind, "child_page" | "child_database") {
             let id = b["id"].as_str().map(norm).unwrap_or_default();
-            if ours.contains(&id) {
+            if self.ours.contains(&id) {
                 if let Some(m) = b["created_time"].as_str().map(minute) {
-                    if ours_latest.as_ref().is_none_or(|l| m > *l) {
-                        ours_latest = Some(m);
+                    if self.ours_latest.as_ref().is_none_or(|l| m > *l) {
+                        self.ours_latest = Some(m);
                     }
                 }
             }
-            continue;
+            return;
         }
         if trashed {
-            continue;
+            return;
         }
         let mut payload = b[kind].clone();
         strip_volatile(&mut payload);
@@ -133,45 +175,49 @@ pub fn of_answers(page: &Value, listing: &[Value], ours: &HashSet<String>) -> Se
             b["has_children"].as_bool(),
             payload,
         ]);
-        body.update(entry.to_string().as_bytes());
-        body.update(b"\n");
+        self.body.update(entry.to_string().as_bytes());
+        self.body.update(b"\n");
     }
-    let mut props = serde_json::Map::new();
-    if let Some(p) = page["properties"].as_object() {
-        for (name, v) in p {
-            let ty = v["type"].as_str().unwrap_or("");
-            // Computed values change without anyone editing the page's own.
-            if matches!(
-                ty,
-                "created_time"
-                    | "last_edited_time"
-                    | "created_by"
-                    | "last_edited_by"
-                    | "formula"
-                    | "rollup"
-                    | "unique_id"
-            ) {
-                continue;
+
+    /// The page's own fields with the blocks digested so far.
+    fn finish(self, page: &Value) -> Seen {
+        let mut props = serde_json::Map::new();
+        if let Some(p) = page["properties"].as_object() {
+            for (name, v) in p {
+                let ty = v["type"].as_str().unwrap_or("");
+                // Computed values change without anyone editing the page's own.
+                if matches!(
+                    ty,
+                    "created_time"
+                        | "last_edited_time"
+                        | "created_by"
+                        | "last_edited_by"
+                        | "formula"
+                        | "rollup"
+                        | "unique_id"
+                ) {
+                    continue;
+                }
+                let mut value = v[ty].clone();
+                strip_volatile(&mut value);
+                props.insert(name.clone(), serde_json::json!([ty, value]));
             }
-            let mut value = v[ty].clone();
-            strip_volatile(&mut value);
-            props.insert(name.clone(), serde_json::json!([ty, value]));
         }
-    }
-    let (mut icon, mut cover) = (page["icon"].clone(), page["cover"].clone());
-    strip_volatile(&mut icon);
-    strip_volatile(&mut cover);
-    let props = serde_json::json!([props, icon, cover]);
-    Seen {
-        now: Fingerprint {
-            edited: page["last_edited_time"]
-                .as_str()
-                .map(minute)
-                .unwrap_or_default(),
-            properties: hex(Sha256::digest(props.to_string().as_bytes()).as_slice()),
-            body: hex(body.finalize().as_slice()),
-        },
-        ours_latest,
+        let (mut icon, mut cover) = (page["icon"].clone(), page["cover"].clone());
+        strip_volatile(&mut icon);
+        strip_volatile(&mut cover);
+        let props = serde_json::json!([props, icon, cover]);
+        Seen {
+            now: Fingerprint {
+                edited: page["last_edited_time"]
+                    .as_str()
+                    .map(minute)
+                    .unwrap_or_default(),
+                properties: hex(Sha256::digest(props.to_string().as_bytes()).as_slice()),
+                body: hex(self.body.finalize().as_slice()),
+            },
+            ours_latest: self.ours_latest,
+        }
     }
 }
 
