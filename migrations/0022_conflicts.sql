@@ -7,6 +7,9 @@
 -- rewrite does not take its own half-written body for a person's edit.
 ALTER TABLE notion_items ADD COLUMN fingerprint TEXT;
 ALTER TABLE notion_items ADD COLUMN rewrite_check TEXT;
+-- 1 while the link pass updates a complete page it found unedited: a resumed pass does not take
+-- its own updates for a person's edit. Cleared with the page's new fingerprint.
+ALTER TABLE notion_items ADD COLUMN links_checked INTEGER NOT NULL DEFAULT 0;
 -- One row per page left as a person edited it in Notion: `kept_item_id` is the notion_items record
 -- of the OneNote version kept beside it (a child page, or a row of the section's database).
 CREATE TABLE conflicts (

@@ -27,7 +27,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::client::{NotionClient, NotionError};
-use super::listed::{self, Listed};
+use super::listed::Listed;
 pub use crate::store::notion_items::Fingerprint;
 
 /// A page as read now: its fingerprint, and the latest minute notebridge's own subpages or

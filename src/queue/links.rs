@@ -86,7 +86,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
             let mut degraded = Vec::new();
             // A page edited in Notion since it was written is the person's now: its links are
             // not updated (that would write over the edit) and stay readable text.
-            if let Some(why) = edited_since_written(m, &item, &notion_id).await? {
+            if let Some(why) = edited_since_written(m, &key, &item, &notion_id).await? {
                 degraded.push(Degraded {
                     element: "links to other pages".into(),
                     action: format!("kept as text naming the OneNote page ({})", why.describe()),
@@ -154,8 +154,9 @@ async fn record(
             if let Some(report) = report {
                 db.set_report(&owner, &key, &id, report.as_deref())?;
             }
-            if let Some(f) = fingerprint {
-                db.set_fingerprint(&owner, &key, &id, &f)?;
+            match fingerprint {
+                Some(f) => db.set_fingerprint(&owner, &key, &id, &f)?,
+                None => db.set_links_checked(&owner, &key, &id, false)?,
             }
             db.set_pending_links(&owner, &key, &id, still_missing)
         })
@@ -169,18 +170,30 @@ async fn record(
 /// notebridge wrote it: the pass then checks each block's text before updating it).
 async fn edited_since_written(
     m: &Migration,
+    key: &str,
     item: &NotionItem,
     notion_id: &str,
 ) -> Result<Option<conflict::Edit>, JobError> {
     let Some(recorded) = item.fingerprint.as_ref() else {
         return Ok(None);
     };
+    // An earlier pass found it unedited and may have updated blocks of it before it stopped.
+    if item.links_checked {
+        return Ok(None);
+    }
     let id = notion_id.to_owned();
     let ours = m.db().call(move |db| db.notion_children_of(&id)).await?;
     let (seen, _) = conflict::read(m.notion(), notion_id, &ours)
         .await
         .map_err(crate::notion::writer::WriteError::from)?;
-    Ok(conflict::edited(Some(recorded), &seen))
+    let edited = conflict::edited(Some(recorded), &seen);
+    if edited.is_none() {
+        let (owner, key, id) = (m.owner().clone(), key.to_owned(), item.item_id.clone());
+        m.db()
+            .call(move |db| db.set_links_checked(&owner, &key, &id, true))
+            .await?;
+    }
+    Ok(edited)
 }
 
 /// A page whose links are rewritten: its inventory key, id and title.

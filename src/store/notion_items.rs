@@ -436,6 +436,9 @@ pub struct NotionItem {
     pub fingerprint: Option<Fingerprint>,
     /// OneNote's `lastModifiedDateTime` of the version written (or kept beside it).
     pub onenote_last_modified: Option<String>,
+    /// The link pass found the page unedited and may have updated some of its blocks since (its
+    /// fingerprint is taken again when the pass records the page).
+    pub links_checked: bool,
 }
 
 impl NotionItem {
@@ -478,13 +481,14 @@ impl NotionItem {
                 .as_deref()
                 .and_then(Fingerprint::from_json),
             onenote_last_modified: r.get("onenote_last_modified")?,
+            links_checked: r.get("links_checked")?,
         })
     }
 }
 
 const COLUMNS: &str = "account, item_id, kind, parent_notion_id, title, notion_page_id, \
                        body_state, blocks, files, report, body_shape, links_recorded, \
-                       fingerprint, rewrite_check, onenote_last_modified";
+                       fingerprint, rewrite_check, onenote_last_modified, links_checked";
 
 /// `Ok` when a statement changed exactly one row; else the error that rolls its transaction back
 /// and that [`Db::item_write`] turns into [`StoreError::Item`].
@@ -664,9 +668,33 @@ impl Db {
             "recording a page's fingerprint",
             |tx| {
                 one_row(tx.execute(
-                    "UPDATE notion_items SET fingerprint = ?3
+                    "UPDATE notion_items SET fingerprint = ?3, links_checked = 0
                      WHERE account = ?1 AND item_id = ?2 AND body_state = ?4",
                     params![account, item_id, fingerprint.to_json(), BodyColumn::Done],
+                )?)
+            },
+        )
+    }
+
+    /// Records that the link pass found a complete page unedited, before it updates any block
+    /// (`checked`), or that it is done with it.
+    pub fn set_links_checked(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        checked: bool,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording the link pass's check",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET links_checked = ?4
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?3",
+                    params![account, item_id, BodyColumn::Done, checked],
                 )?)
             },
         )
