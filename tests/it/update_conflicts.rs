@@ -265,6 +265,19 @@ async fn an_account_users_update_keeps_what_a_person_wrote(layout: &str) {
     // B, edited in OneNote only, was rewritten in place as before.
     assert_ne!(body_text(&lab, &pb), b_before, "B rewritten");
 
+    // `verify` counts every planned page once: a kept copy is neither a duplicate nor foreign.
+    let verify = me.ok(&["--json", "verify"]).await;
+    let totals = &json(&verify.stdout)["accounts"][0]["totals"];
+    assert_eq!(
+        (&totals["duplicates"], &totals["foreign"], &totals["ok"]),
+        (
+            &Value::from(0),
+            &Value::from(0),
+            &Value::from(notes.pages.len())
+        ),
+        "{}",
+        verify.stdout
+    );
     // `status` and `report` list the conflicts.
     let status = me.ok(&["--json", "status"]).await;
     assert_eq!(
