@@ -20,6 +20,7 @@ use crate::queue::RunEnd;
 use crate::settings::{parse_duration, Settings};
 use crate::store::imports::is_files_key;
 use crate::store::layouts::Layout;
+use crate::store::notion_items::Conflict;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -247,6 +248,7 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
                 "sections_opened": s.sections_opened.load(Ordering::Relaxed),
                 "approximations": s.approximations.load(Ordering::Relaxed),
                 "placeholders": s.placeholders.load(Ordering::Relaxed),
+                "conflicts": s.conflicts.load(Ordering::Relaxed),
                 "seconds": r.seconds,
             },
             "graph": {"requests": g.requests, "throttled": g.throttled, "retries": g.retries, "batches": g.batches},
@@ -260,6 +262,7 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
                        "waited_seconds": r.notion_waited.as_secs_f64()},
             "failed": failed,
             "blocked_by_failures": blocked,
+            "conflicts": conflicts_json(&r.conflicts),
             "notes": notes,
         }));
     } else {
@@ -310,15 +313,60 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
                  `notebridge migrate --resume --retry-failed` tries them again"
             ));
         }
+        for line in conflict_lines(&r.conflicts) {
+            printer.out(line);
+        }
     }
     match r.end {
         RunEnd::Stopped => {
             printer.note("stopped with work remaining; run `notebridge migrate --resume` to go on");
             Exit::WorkRemaining
         }
-        RunEnd::Finished if failed > 0 || r.unreadable_sources > 0 => Exit::SomeFailed,
+        RunEnd::Finished if failed > 0 || r.unreadable_sources > 0 || !r.conflicts.is_empty() => {
+            Exit::SomeFailed
+        }
         RunEnd::Finished => Exit::Done,
     }
+}
+
+/// The conflicts as the contract's JSON lists them (`sync --json`'s `conflicts`): the page, the
+/// person's Notion page, and the Notion page its OneNote version is kept as.
+pub(crate) fn conflicts_json(conflicts: &[Conflict]) -> Vec<serde_json::Value> {
+    conflicts
+        .iter()
+        .map(|c| {
+            json!({
+                "page": c.title,
+                "account": c.account,
+                "notion_page_id": c.notion_page_id,
+                "kept_as": c.kept_page_id,
+                "kept_title": c.kept_title,
+                "onenote_last_modified": c.onenote_last_modified,
+            })
+        })
+        .collect()
+}
+
+/// The conflicts in words: a line saying what they are, then one per page.
+pub(crate) fn conflict_lines(conflicts: &[Conflict]) -> Vec<String> {
+    if conflicts.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "{} pages were edited in Notion since notebridge wrote them and are left as they are; \
+         the OneNote version of each is kept beside it:",
+        conflicts.len()
+    )];
+    for c in conflicts {
+        out.push(format!(
+            "  conflict: {:?} (Notion page {}): OneNote version kept as {:?} ({})",
+            c.title,
+            c.notion_page_id,
+            c.kept_title.as_deref().unwrap_or("not written yet"),
+            c.kept_page_id.as_deref().unwrap_or("no page yet")
+        ));
+    }
+    out
 }
 
 /// Shows a run's events: notes and problems on stderr, the plan on stdout, and once the queue is

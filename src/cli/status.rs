@@ -20,6 +20,7 @@ use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
 use crate::store::layouts::layouts_label;
+use crate::store::notion_items::Conflict;
 use crate::store::ways::{ShownWay, WayCounts};
 use crate::store::Db;
 
@@ -63,6 +64,8 @@ pub struct AccountStatus {
     pub failures: Vec<FailedJob>,
     /// Pages changed in OneNote since migration.
     pub changed_since_migration: Vec<ChangedPage>,
+    /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
+    pub conflicts: Vec<Conflict>,
     /// Its groups and sites with queued or migrated work (already counted in the totals above).
     pub sources: Vec<SourceStatus>,
     /// Which way its sections' pages are read (`--via`), and why.
@@ -114,6 +117,8 @@ pub struct ImportStatus {
     pub failures: Vec<FailedJob>,
     /// Pages changed in the files since migration.
     pub changed_since_migration: Vec<ChangedPage>,
+    /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
+    pub conflicts: Vec<Conflict>,
     /// What the last read of the files found that is no item (a folder the table of contents
     /// names that is not there): not a failure.
     pub notes: Vec<String>,
@@ -176,6 +181,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             onenote_pages,
             failures,
             changed_since_migration: changed,
+            conflicts: db.conflicts(&keys)?,
             sources,
             ways: Ways {
                 counts: db.way_counts(name)?,
@@ -197,6 +203,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 onenote_pages: totals(&db.inventory(&key)?).pages,
                 failures: db.failed_jobs(&key)?,
                 changed_since_migration: changed(&db, &key)?,
+                conflicts: db.conflicts(std::slice::from_ref(&key))?,
                 notes: db.import_notes(&key)?,
                 layout: layouts_label(&db.account_layouts(&key)?),
                 key,
@@ -278,6 +285,13 @@ fn print_import(printer: &Printer, i: &ImportStatus) {
     }
     print_failures(printer, &i.failures);
     print_changed(printer, &i.changed_since_migration);
+    print_conflicts(printer, &i.conflicts);
+}
+
+fn print_conflicts(printer: &Printer, conflicts: &[Conflict]) {
+    for line in super::migrate::conflict_lines(conflicts) {
+        printer.out(format!("  {line}"));
+    }
 }
 
 fn print_failures(printer: &Printer, failures: &[FailedJob]) {
@@ -416,6 +430,7 @@ fn print_human(
         }
         print_failures(printer, &s.failures);
         print_changed(printer, &s.changed_since_migration);
+        print_conflicts(printer, &s.conflicts);
         if let Some(scope) = limiter
             .scopes
             .iter()

@@ -28,6 +28,7 @@ use crate::settings::Settings;
 use crate::store::imports::is_files_key;
 use crate::store::jobs::RunToken;
 use crate::store::layouts::Layout;
+use crate::store::notion_items::Conflict;
 use crate::store::{Db, StoreError};
 
 /// Pages worked on at once per account unless `NOTEBRIDGE_WORKERS` says otherwise: enough to keep
@@ -215,8 +216,8 @@ pub enum Outcome {
         /// Their plan.
         plan: Plan,
     },
-    /// The queue was drained (or stopped).
-    Ran(Report),
+    /// The queue was drained (or stopped). Boxed: a report is much larger than the other outcomes.
+    Ran(Box<Report>),
 }
 
 /// What a run that drained the queue did.
@@ -232,6 +233,9 @@ pub struct Report {
     pub summary: Summary,
     /// Groups or sites that could not be listed at all.
     pub unreadable_sources: usize,
+    /// Pages edited in Notion and left as they are, their OneNote version kept beside them (this
+    /// run's and earlier runs').
+    pub conflicts: Vec<Conflict>,
     /// The run's counters.
     pub stats: Arc<RunStats>,
     /// Graph requests of the run.
@@ -503,13 +507,16 @@ async fn run(
     };
     let end = drain(&migration, &accounts, req.deadline, req.workers, prepare).await?;
     let keys = accounts.clone();
-    let summary = db.call(move |db| summarise(db, &keys)).await?;
-    Ok(Outcome::Ran(Report {
+    let (summary, conflicts) = db
+        .call(move |db| Ok::<_, StoreError>((summarise(db, &keys)?, db.account_conflicts(&keys)?)))
+        .await?;
+    Ok(Outcome::Ran(Box::new(Report {
         plan: Plan::merge(plans.into_inner().expect("plans poisoned")),
         accounts,
         end,
         summary,
         unreadable_sources: unreadable.into_inner(),
+        conflicts,
         stats: migration.stats().clone(),
         graph: graph.counts(),
         drive: drive.counters(),
@@ -517,7 +524,7 @@ async fn run(
         notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
-    }))
+    })))
 }
 
 /// `--resume --layout`: every target the resumed work is under must have been planned with that

@@ -613,6 +613,18 @@ impl NotionClient {
     /// Every direct child block of `id` (all cursor pages).
     pub async fn children(&self, id: &str) -> Result<Vec<Value>, NotionError> {
         let mut out = Vec::new();
+        self.children_each(id, |items| out.extend(items.iter().cloned()))
+            .await?;
+        Ok(out)
+    }
+
+    /// The direct child blocks of `id`, a cursor page at a time to `each` (a long page's listing is
+    /// never held whole).
+    pub async fn children_each(
+        &self,
+        id: &str,
+        mut each: impl FnMut(&[Value]),
+    ) -> Result<(), NotionError> {
         let mut cursor: Option<String> = None;
         loop {
             let mut path = format!("/v1/blocks/{id}/children?page_size=100");
@@ -631,11 +643,11 @@ impl NotionClient {
                 )
                 .await?;
             if let Some(items) = v["results"].as_array() {
-                out.extend(items.iter().cloned());
+                each(items);
             }
             match (v["has_more"].as_bool(), v["next_cursor"].as_str()) {
                 (Some(true), Some(c)) => cursor = Some(c.to_owned()),
-                _ => return Ok(out),
+                _ => return Ok(()),
             }
         }
     }

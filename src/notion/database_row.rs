@@ -135,6 +135,7 @@ async fn find_lost_row(
 
 /// `migrate --update` of a row: its properties set to `row`'s (title included), what was
 /// journalled of its old body forgotten, and `blocks` written in place of the old body.
+#[allow(clippy::too_many_arguments)]
 pub async fn rewrite(
     writer: &Writer,
     item: ItemRecord<'_>,
@@ -143,9 +144,10 @@ pub async fn rewrite(
     row: &Row,
     blocks: &[Block],
     resources: &HashMap<String, Resource>,
+    listed: Option<Vec<super::listed::Listed>>,
 ) -> Result<WriteStats, WriteError> {
     database::update_row(writer.client(), page.page_id(), row).await?;
     let title = display_title(&row.title);
     let retitled = (title != old_title).then_some(title);
-    super::item::replace_body(writer, item, page, retitled, blocks, resources).await
+    super::item::replace_body(writer, item, page, retitled, blocks, resources, listed).await
 }

@@ -7,6 +7,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::listed::Listed;
 use super::writer::{display_title, NewPage, WriteError, WriteStats, Writer};
 use crate::store::jobs::RunToken;
 use crate::store::notion_items::{Intended, ItemKind, Rewriting, Writing};
@@ -113,6 +114,7 @@ pub async fn rewrite(
     page: &Rewriting,
     old_title: &str,
     new: NewPage<'_>,
+    listed: Option<Vec<Listed>>,
 ) -> Result<WriteStats, WriteError> {
     let title = display_title(new.title);
     if title != old_title {
@@ -120,7 +122,16 @@ pub async fn rewrite(
         crate::crash::point("rewrite.retitled");
     }
     let retitled = (title != old_title).then_some(title);
-    replace_body(writer, item, page, retitled, new.blocks, new.resources).await
+    replace_body(
+        writer,
+        item,
+        page,
+        retitled,
+        new.blocks,
+        new.resources,
+        listed,
+    )
+    .await
 }
 
 /// The end of a rewrite, once Notion holds the new title (`retitled`, when it changed): the title
@@ -133,6 +144,7 @@ pub(crate) async fn replace_body(
     retitled: Option<String>,
     blocks: &[crate::convert::Block],
     resources: &std::collections::HashMap<String, super::writer::Resource>,
+    listed: Option<Vec<Listed>>,
 ) -> Result<WriteStats, WriteError> {
     let (token, key, item_id) = (
         item.token.clone(),
@@ -150,7 +162,9 @@ pub(crate) async fn replace_body(
         })
         .await?;
     crate::crash::point("rewrite.journal_forgotten");
-    writer.replace_body(page.page_id(), blocks, resources).await
+    writer
+        .replace_body(page.page_id(), blocks, resources, listed)
+        .await
 }
 
 fn unrecorded(page: &str, why: &str) -> WriteError {

@@ -2,6 +2,7 @@
 //! exactly once.
 
 pub mod client;
+pub mod conflict;
 pub mod database;
 pub mod database_row;
 pub mod degrade;

@@ -8,13 +8,14 @@ use bytes::Bytes;
 
 use crate::convert::Block;
 use crate::graph::Caller;
+use crate::notion::conflict::{self, Fingerprint};
 use crate::notion::database_row;
 use crate::notion::item::{self, ItemRecord};
 use crate::notion::journal::Journal;
 use crate::notion::steps;
 use crate::notion::writer::{NewPage, Resource, WriteStats, Writer};
 use crate::store::jobs::Job;
-use crate::store::notion_items::{ItemKind, ItemState, Unfinished, Written};
+use crate::store::notion_items::{Check, ItemKind, ItemState, Unfinished, Written};
 
 use super::fetch::no_fetch;
 use super::prefetch::Prefetched;
@@ -38,23 +39,7 @@ impl Migration {
         let (account, item_id) = (job.account.as_str(), job.item_id.as_str());
         let (a, i) = (account.to_owned(), item_id.to_owned());
         let existing = self.db.call(move |db| db.notion_item(&a, &i)).await?;
-        let fetch = match &page {
-            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
-            None => no_fetch(),
-        };
-        let mut writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
-            .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
-        if page.is_some() {
-            // What each step learns is recorded as it is learned, with the blocks holding links.
-            let journal = Journal::new(
-                self.db.clone(),
-                self.owner.clone(),
-                account,
-                item_id,
-                self.clock.clone(),
-            );
-            writer = writer.with_journal(journal);
-        }
+        let writer = self.item_writer(job, item_id, page.as_ref());
         let kind = ItemKind::of_job(job.kind).ok_or_else(|| {
             JobError::permanent(format!("a {} job has no page", job.kind.as_str()))
         })?;
@@ -77,13 +62,31 @@ impl Migration {
         let row = page.as_ref().and_then(|p| p.row.as_ref());
         let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
             Some((ItemState::Complete(_), _)) => return Ok(false),
-            Some((ItemState::Rewriting(page), old_title)) if row.is_some() => {
-                let r = row.expect("matched on a row");
-                let stats = database_row::rewrite(
-                    &writer, record, &page, &old_title, &r.row, blocks, resources,
-                )
-                .await?;
-                (stats, Unfinished::Rewriting(page))
+            Some((ItemState::Rewriting(rewriting), old_title)) => {
+                // Nothing is written before the check says the page is notebridge's to rewrite.
+                let (rewriting, listed) = self.check_rewrite(record, rewriting).await?;
+                if rewriting.check() == Some(Check::Conflict) {
+                    let Some(p) = page.as_ref() else {
+                        return Err(JobError::permanent(
+                            "a container's page cannot be a conflict".to_owned(),
+                        ));
+                    };
+                    self.keep_onenote_version(job, rewriting, &new, p).await?;
+                    return Ok(true);
+                }
+                let stats = match row {
+                    Some(r) => {
+                        database_row::rewrite(
+                            &writer, record, &rewriting, &old_title, &r.row, blocks, resources,
+                            listed,
+                        )
+                        .await?
+                    }
+                    None => {
+                        item::rewrite(&writer, record, &rewriting, &old_title, new, listed).await?
+                    }
+                };
+                (stats, Unfinished::Rewriting(rewriting))
             }
             Some((ItemState::Intended(intent), _)) if row.is_some() => {
                 let r = row.expect("matched on a row");
@@ -117,11 +120,6 @@ impl Migration {
                 .await?;
                 (stats, Unfinished::Writing(page))
             }
-            // `--update`: the page exists; its old body goes, the new one is written.
-            Some((ItemState::Rewriting(page), old_title)) => {
-                let stats = item::rewrite(&writer, record, &page, &old_title, new).await?;
-                (stats, Unfinished::Rewriting(page))
-            }
             Some((ItemState::Writing(page), _)) => {
                 let stats = writer
                     .resume_body(page.page_id(), blocks, resources)
@@ -141,6 +139,34 @@ impl Migration {
                 (stats, Unfinished::Writing(page))
             }
         };
+        self.count(&stats);
+        // What a later rewrite compares with, as Notion gives it back now.
+        let fingerprint = match page {
+            Some(_) => Some(self.fingerprint(unfinished.page_id()).await?),
+            None => None,
+        };
+        let shape = steps::shape(blocks);
+        let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
+        let written = Written {
+            // The whole body as it stands in Notion now, whether this run wrote all of it or
+            // resumed after blocks written before (a placeholder stands in for a file one for one).
+            blocks: steps::element_count(blocks) as i64,
+            files: stats.files as i64,
+            report: report.as_deref(),
+            onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
+            pending_links: page.as_ref().is_some_and(|p| p.pending_links),
+            shape: Some(&shape),
+            links_recorded: page.is_some(),
+            fingerprint: fingerprint.as_ref(),
+        };
+        crate::crash::point("queue.body_written");
+        unfinished.written(&self.db, &self.owner, &written)?;
+        crate::crash::point("queue.item_recorded");
+        Ok(true)
+    }
+
+    /// What a job's write counted, added to the run's counters.
+    pub(super) fn count(&self, stats: &WriteStats) {
         self.stats
             .blocks
             .fetch_add(stats.blocks as u64, Ordering::Relaxed);
@@ -155,23 +181,40 @@ impl Migration {
             (stats.degraded.len() + stats.smaller.len()) as u64,
             Ordering::Relaxed,
         );
-        let shape = steps::shape(blocks);
-        let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
-        let written = Written {
-            // The whole body as it stands in Notion now, whether this run wrote all of it or
-            // resumed after blocks written before (a placeholder stands in for a file one for one).
-            blocks: steps::element_count(blocks) as i64,
-            files: stats.files as i64,
-            report: report.as_deref(),
-            onenote_last_modified: page.as_ref().and_then(|p| p.last_modified),
-            pending_links: page.as_ref().is_some_and(|p| p.pending_links),
-            shape: Some(&shape),
-            links_recorded: page.is_some(),
+    }
+
+    /// The writer of one item's page: a OneNote page's (`page`) fetches its files and records
+    /// what each step learns in the journal of `item_id`, as it is learned.
+    pub(super) fn item_writer(
+        &self,
+        job: &Job,
+        item_id: &str,
+        page: Option<&PageWrite<'_>>,
+    ) -> Writer {
+        let fetch = match page {
+            Some(p) => self.fetcher(p.who.clone(), p.svgs.clone(), p.prefetched.clone()),
+            None => no_fetch(),
         };
-        crate::crash::point("queue.body_written");
-        unfinished.written(&self.db, &self.owner, &written)?;
-        crate::crash::point("queue.item_recorded");
-        Ok(true)
+        let writer = Writer::new(self.notion.clone(), fetch, self.max_upload)
+            .after_retries(u32::try_from(job.attempts - 1).unwrap_or(0));
+        match page {
+            Some(_) => writer.with_journal(Journal::new(
+                self.db.clone(),
+                self.owner.clone(),
+                &job.account,
+                item_id,
+                self.clock.clone(),
+            )),
+            None => writer,
+        }
+    }
+
+    /// The fingerprint of the page `id` as Notion holds it now (`notion::conflict`).
+    pub(super) async fn fingerprint(&self, id: &str) -> Result<Fingerprint, JobError> {
+        let page = id.to_owned();
+        let ours = self.db.call(move |db| db.notion_children_of(&page)).await?;
+        let (seen, _) = conflict::read(&self.notion, id, &ours).await?;
+        Ok(seen.now)
     }
 }
 
@@ -196,7 +239,7 @@ pub(super) struct PageWrite<'a> {
 /// The converter's report of a page with what writing it approximated added (elements Notion
 /// refused, files left as placeholders, images carried over at their smaller rendition), so
 /// `verify` lists them beside the converter's.
-fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
+pub(super) fn with_write_report(report: Option<&str>, stats: &WriteStats) -> Option<String> {
     let mut items: Vec<(String, String)> = stats
         .degraded
         .iter()

@@ -18,6 +18,7 @@ use crate::convert::{Block, RichKind};
 use crate::failure::{Classify, Next};
 use crate::graph::Caller;
 use crate::notion::client::NotionError;
+use crate::notion::conflict::{self, Fingerprint};
 use crate::notion::degrade::{self, note_in_report, Degraded};
 use crate::notion::journal::LinkBody;
 use crate::notion::listed;
@@ -83,6 +84,16 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                 title: &item.title,
             };
             let mut degraded = Vec::new();
+            // A page edited in Notion since it was written is the person's now: its links are
+            // not updated (that would write over the edit) and stay readable text.
+            if let Some(why) = edited_since_written(m, &key, &item, &notion_id).await? {
+                degraded.push(Degraded {
+                    element: "links to other pages".into(),
+                    action: format!("kept as text naming the OneNote page ({})", why.describe()),
+                });
+                record(m, &key, &item, degraded, false, None).await?;
+                return Ok(0);
+            }
             let rewritten = if item.links_recorded {
                 rewrite_recorded(m, &at, migrated, &mut degraded).await
             } else {
@@ -90,7 +101,13 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
             };
             match rewritten {
                 Ok((n, still_missing)) => {
-                    record(m, &key, &item, degraded, still_missing).await?;
+                    // The pass changed the page: what a later rewrite compares with is what
+                    // Notion holds now.
+                    let fingerprint = match n {
+                        0 => None,
+                        _ => Some(m.fingerprint(&notion_id).await?),
+                    };
+                    record(m, &key, &item, degraded, still_missing, fingerprint).await?;
                     Ok(n)
                 }
                 // One page that cannot be read again (deleted in OneNote since) or whose Notion
@@ -104,7 +121,7 @@ pub(super) async fn rewrite_pending(m: &Migration, who: &Caller) -> Result<u64, 
                              rewrite them: {why})"
                         ),
                     });
-                    record(m, &key, &item, degraded, false).await?;
+                    record(m, &key, &item, degraded, false, None).await?;
                     Ok(0)
                 }
                 Err(other) => Err(other),
@@ -125,6 +142,7 @@ async fn record(
     item: &NotionItem,
     degraded: Vec<Degraded>,
     still_missing: bool,
+    fingerprint: Option<Fingerprint>,
 ) -> Result<(), JobError> {
     let report = (!degraded.is_empty()).then(|| {
         let items = degraded.into_iter().map(|d| (d.element, d.action));
@@ -136,11 +154,46 @@ async fn record(
             if let Some(report) = report {
                 db.set_report(&owner, &key, &id, report.as_deref())?;
             }
+            match fingerprint {
+                Some(f) => db.set_fingerprint(&owner, &key, &id, &f)?,
+                None => db.set_links_checked(&owner, &key, &id, false)?,
+            }
             db.set_pending_links(&owner, &key, &id, still_missing)
         })
         .await?;
     crate::crash::point("links.page_recorded");
     Ok(())
+}
+
+/// Why the complete page `item` (Notion page `notion_id`) no longer holds what notebridge wrote
+/// (`notion::conflict`); `None` when it does, or when no fingerprint was recorded (an older
+/// notebridge wrote it: the pass then checks each block's text before updating it).
+async fn edited_since_written(
+    m: &Migration,
+    key: &str,
+    item: &NotionItem,
+    notion_id: &str,
+) -> Result<Option<conflict::Edit>, JobError> {
+    let Some(recorded) = item.fingerprint.as_ref() else {
+        return Ok(None);
+    };
+    // An earlier pass found it unedited and may have updated blocks of it before it stopped.
+    if item.links_checked {
+        return Ok(None);
+    }
+    let id = notion_id.to_owned();
+    let ours = m.db().call(move |db| db.notion_children_of(&id)).await?;
+    let (seen, _) = conflict::read(m.notion(), notion_id, &ours)
+        .await
+        .map_err(crate::notion::writer::WriteError::from)?;
+    let edited = conflict::edited(Some(recorded), &seen);
+    if edited.is_none() {
+        let (owner, key, id) = (m.owner().clone(), key.to_owned(), item.item_id.clone());
+        m.db()
+            .call(move |db| db.set_links_checked(&owner, &key, &id, true))
+            .await?;
+    }
+    Ok(edited)
 }
 
 /// A page whose links are rewritten: its inventory key, id and title.

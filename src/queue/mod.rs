@@ -12,6 +12,7 @@
 
 pub mod big_page;
 pub mod cancel;
+pub mod conflict;
 mod conversion;
 mod drive_pages;
 mod ensure;

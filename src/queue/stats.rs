@@ -23,6 +23,9 @@ pub struct RunStats {
     pub approximations: AtomicU64,
     /// Resources replaced by placeholders.
     pub placeholders: AtomicU64,
+    /// Pages found edited in Notion in this run: left as they are, their OneNote version kept
+    /// beside them.
+    pub conflicts: AtomicU64,
     /// Links rewritten by the link pass.
     pub links: AtomicU64,
     /// Pages to be created whose content is fetched and whose write has not ended, now (they

@@ -167,6 +167,27 @@ fn account(h: &mut String, a: &AccountSection) {
         h.push_str("</table></div>\n");
     }
 
+    if !a.conflicts.is_empty() {
+        // Not failed, and nothing lost: the person's page stands, the OneNote version beside it.
+        h.push_str(
+            "<h3>Edited in Notion: left as they are</h3>\n<p>These pages were edited in Notion \
+             since notebridge wrote them; their OneNote version is kept beside each.</p>\n\
+             <div class=\"scroll\"><table class=\"conflicts\">\n<tr><th>Page</th><th>Notion page\
+             </th><th>OneNote version kept as</th></tr>\n",
+        );
+        for c in &a.conflicts {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{} <span class=\"muted\">({})</span></td></tr>",
+                esc(&c.title),
+                esc(&c.notion_page_id),
+                esc(c.kept_title.as_deref().unwrap_or("not written yet")),
+                esc(c.kept_page_id.as_deref().unwrap_or("no page yet"))
+            );
+        }
+        h.push_str("</table></div>\n");
+    }
+
     h.push_str("<h3>What could only be approximated</h3>\n");
     if a.approximations.is_empty() {
         h.push_str("<p class=\"ok\">Nothing.</p>\n");
@@ -401,6 +422,7 @@ mod tests {
                     failed: 1,
                     way: Some("OneNote API instead of its file: <b>404</b>".into()),
                 }],
+                conflicts: Vec::new(),
                 failures: vec![FailureRow {
                     kind: "page".into(),
                     name: "Q&A".into(),

@@ -87,6 +87,8 @@ pub struct AccountSection {
     pub sections: Vec<SectionRow>,
     /// Failed items.
     pub failures: Vec<FailureRow>,
+    /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
+    pub conflicts: Vec<crate::store::notion_items::Conflict>,
     /// Approximations by kind, most frequent first.
     pub approximations: Vec<ApproximationRow>,
     /// Files uploaded to Notion.
@@ -294,6 +296,7 @@ fn account_section(
         source,
         sections,
         failures,
+        conflicts: db.conflicts(&[account.to_owned()])?,
         approximations,
         files,
         placeholders,

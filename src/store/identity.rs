@@ -248,6 +248,7 @@ mod tests {
             pending_links: false,
             shape: None,
             links_recorded: true,
+            fingerprint: None,
         };
         writing.written(db, t, &w).unwrap();
     }

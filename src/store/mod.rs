@@ -117,6 +117,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0022_section_file_hash",
         include_str!("../../migrations/0022_section_file_hash.sql"),
     ),
+    (
+        "0023_conflicts",
+        include_str!("../../migrations/0023_conflicts.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -9,11 +9,35 @@ use std::fmt;
 
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 use rusqlite::{params, OptionalExtension, Row, Transaction};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::jobs::{JobKind, JobState, RunToken};
 use super::{Db, Result, StoreError};
 use crate::clock::UnixMillis;
+
+/// What a page held when notebridge finished writing it, as Notion gave it back: what the
+/// conflict rule (`notion::conflict`) compares a page with before it is written again.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The page's `last_edited_time`, to the minute (`YYYY-MM-DDTHH:MM`).
+    pub edited: String,
+    /// Digest of its properties, icon and cover.
+    pub properties: String,
+    /// Digest of its body's top-level blocks.
+    pub body: String,
+}
+
+impl Fingerprint {
+    /// The stored form (JSON).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a fingerprint is plain strings")
+    }
+
+    /// Read from its stored form; `None` when it is not one (taken as no fingerprint).
+    pub fn from_json(s: &str) -> Option<Self> {
+        serde_json::from_str(s).ok()
+    }
+}
 
 /// A migrated page as a OneNote page link's target (the converter points links at it).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,15 +100,19 @@ pub enum ItemKind {
     Page,
     /// The page of a group or site that holds its notebooks (`queue::source_page`).
     Source,
+    /// The OneNote version of a page kept beside it because a person edited the page in Notion
+    /// (a child page of it, or a row of its section's database).
+    KeptVersion,
 }
 
 impl ItemKind {
-    const ALL: [ItemKind; 5] = [
+    const ALL: [ItemKind; 6] = [
         ItemKind::Notebook,
         ItemKind::SectionGroup,
         ItemKind::Section,
         ItemKind::Page,
         ItemKind::Source,
+        ItemKind::KeptVersion,
     ];
 
     /// The name stored in the database.
@@ -95,6 +123,7 @@ impl ItemKind {
             ItemKind::Section => "section",
             ItemKind::Page => "page",
             ItemKind::Source => "source",
+            ItemKind::KeptVersion => "kept_version",
         }
     }
 
@@ -191,11 +220,50 @@ pub struct Writing {
 }
 
 /// The page exists and its old body is to be replaced by the page's new content
-/// (`migrate --update`).
+/// (`migrate --update`), once the conflict rule (`notion::conflict`) found it unedited in Notion.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rewriting {
     key: ItemKey,
     page_id: String,
+    check: Option<Check>,
+}
+
+/// The verdict of the check made before a rewrite writes anything, recorded so that a resumed
+/// rewrite never takes its own half-written body for a person's edit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    /// The page holds what notebridge wrote: it may be rewritten.
+    Clear,
+    /// Someone edited it in Notion: it is left as it is, the OneNote version kept beside it.
+    Conflict,
+}
+
+impl Check {
+    const ALL: [Check; 2] = [Check::Clear, Check::Conflict];
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Check::Clear => "clear",
+            Check::Conflict => "conflict",
+        }
+    }
+}
+
+/// Strict: text that is no verdict is an error when read.
+impl FromSql for Check {
+    fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
+        let s = v.as_str()?;
+        Check::ALL
+            .into_iter()
+            .find(|c| c.as_str() == s)
+            .ok_or_else(|| FromSqlError::Other(format!("unknown rewrite check {s:?}").into()))
+    }
+}
+
+impl ToSql for Check {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
 }
 
 /// The page and its whole body are written.
@@ -266,11 +334,20 @@ impl ItemState {
     }
 
     /// What the columns spell, or why they spell nothing (a body without a page).
-    fn of_columns(key: ItemKey, page: Option<String>, body: BodyColumn) -> Result<Self, String> {
+    fn of_columns(
+        key: ItemKey,
+        page: Option<String>,
+        body: BodyColumn,
+        check: Option<Check>,
+    ) -> Result<Self, String> {
         Ok(match (page, body) {
             (None, BodyColumn::None) => ItemState::Intended(Intended { key }),
             (Some(page_id), BodyColumn::Writing) => ItemState::Writing(Writing { key, page_id }),
-            (Some(page_id), BodyColumn::None) => ItemState::Rewriting(Rewriting { key, page_id }),
+            (Some(page_id), BodyColumn::None) => ItemState::Rewriting(Rewriting {
+                key,
+                page_id,
+                check,
+            }),
             (Some(page_id), BodyColumn::Done) => ItemState::Complete(Complete { key, page_id }),
             (None, b @ (BodyColumn::Writing | BodyColumn::Done)) => {
                 return Err(format!("{key} has a body {} but no page", b.as_str()))
@@ -325,6 +402,9 @@ pub struct Written<'a> {
     /// The blocks holding links to pages not migrated yet were recorded as they were written
     /// (`notion::journal`), so the link pass updates them without reading the page again.
     pub links_recorded: bool,
+    /// What the page holds now, as Notion gave it back (`notion::conflict`): what a later rewrite
+    /// compares with. `None` for items never rewritten (containers).
+    pub fingerprint: Option<&'a Fingerprint>,
 }
 
 /// One row of `notion_items`.
@@ -351,6 +431,14 @@ pub struct NotionItem {
     /// Its blocks holding links to pages not migrated yet were recorded where they were written
     /// (else, written by an older notebridge, the link pass reads the page again).
     pub links_recorded: bool,
+    /// What the page held when its body was last written (`notion::conflict`; `None`: written by
+    /// an older notebridge).
+    pub fingerprint: Option<Fingerprint>,
+    /// OneNote's `lastModifiedDateTime` of the version written (or kept beside it).
+    pub onenote_last_modified: Option<String>,
+    /// The link pass found the page unedited and may have updated some of its blocks since (its
+    /// fingerprint is taken again when the pass records the page).
+    pub links_checked: bool,
 }
 
 impl NotionItem {
@@ -368,10 +456,15 @@ impl NotionItem {
         let account: String = r.get("account")?;
         let item_id: String = r.get("item_id")?;
         let key = ItemKey::new(&account, &item_id);
-        let state = ItemState::of_columns(key, r.get("notion_page_id")?, r.get("body_state")?)
-            .map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
-            })?;
+        let state = ItemState::of_columns(
+            key,
+            r.get("notion_page_id")?,
+            r.get("body_state")?,
+            r.get("rewrite_check")?,
+        )
+        .map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+        })?;
         Ok(NotionItem {
             item_id,
             kind: r.get("kind")?,
@@ -383,12 +476,19 @@ impl NotionItem {
             report: r.get("report")?,
             body_shape: r.get("body_shape")?,
             links_recorded: r.get("links_recorded")?,
+            fingerprint: r
+                .get::<_, Option<String>>("fingerprint")?
+                .as_deref()
+                .and_then(Fingerprint::from_json),
+            onenote_last_modified: r.get("onenote_last_modified")?,
+            links_checked: r.get("links_checked")?,
         })
     }
 }
 
 const COLUMNS: &str = "account, item_id, kind, parent_notion_id, title, notion_page_id, \
-                       body_state, blocks, files, report, body_shape, links_recorded";
+                       body_state, blocks, files, report, body_shape, links_recorded, \
+                       fingerprint, rewrite_check, onenote_last_modified, links_checked";
 
 /// `Ok` when a statement changed exactly one row; else the error that rolls its transaction back
 /// and that [`Db::item_write`] turns into [`StoreError::Item`].
@@ -553,6 +653,53 @@ impl Db {
         )
     }
 
+    /// Records what a complete page holds now (`notion::conflict`), after the link pass changed it.
+    pub fn set_fingerprint(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        fingerprint: &Fingerprint,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording a page's fingerprint",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET fingerprint = ?3, links_checked = 0
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?4",
+                    params![account, item_id, fingerprint.to_json(), BodyColumn::Done],
+                )?)
+            },
+        )
+    }
+
+    /// Records that the link pass found a complete page unedited, before it updates any block
+    /// (`checked`), or that it is done with it.
+    pub fn set_links_checked(
+        &self,
+        token: &RunToken,
+        account: &str,
+        item_id: &str,
+        checked: bool,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &ItemKey::new(account, item_id).to_string(),
+            (Stage::Complete, Stage::Complete),
+            "recording the link pass's check",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET links_checked = ?4
+                     WHERE account = ?1 AND item_id = ?2 AND body_state = ?3",
+                    params![account, item_id, BodyColumn::Done, checked],
+                )?)
+            },
+        )
+    }
+
     /// Complete pages of `account` whose links to other pages wait for the link pass.
     pub fn pages_with_pending_links(&self, account: &str) -> Result<Vec<NotionItem>> {
         self.read("reading pages with pending links", |c| {
@@ -699,9 +846,10 @@ fn finish_body(
                         onenote_last_modified = ?6, body_shape = ?8,
                         pending_links = (?7 OR EXISTS (SELECT 1 FROM link_blocks
                             WHERE account = ?1 AND item_id = ?2)),
-                        links_recorded = ?10
+                        links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL
                  WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
-                   AND body_state = ?12",
+                   AND body_state = ?12
+                   AND (body_state != 'none' OR rewrite_check = 'clear')",
                 params![
                     key.account,
                     key.item_id,
@@ -714,7 +862,8 @@ fn finish_body(
                     BodyColumn::Done,
                     w.links_recorded,
                     page_id,
-                    from.1
+                    from.1,
+                    w.fingerprint.map(Fingerprint::to_json)
                 ],
             )?)?;
             tx.execute(
@@ -769,10 +918,99 @@ impl Rewriting {
         )
     }
 
-    /// Rewriting → complete, with what the new body is ([`Written`]).
+    /// Rewriting → complete, with what the new body is ([`Written`]). Only a rewrite the check
+    /// cleared is written (else the record changes no row and this is refused).
     pub fn written(self, db: &Db, token: &RunToken, w: &Written<'_>) -> Result<Complete> {
         let from = (Stage::Rewriting, BodyColumn::None);
         finish_body(db, token, (self.key, self.page_id), from, w)
+    }
+
+    /// The verdict of the check before the rewrite (`None`: not checked yet).
+    pub fn check(&self) -> Option<Check> {
+        self.check
+    }
+
+    /// Records the verdict of the check made before any write of the rewrite.
+    pub fn checked(self, db: &Db, token: &RunToken, check: Check) -> Result<Rewriting> {
+        db.item_write(
+            token,
+            &self.key.to_string(),
+            (Stage::Rewriting, Stage::Rewriting),
+            "recording a rewrite's check",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET rewrite_check = ?3
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?4
+                       AND body_state = ?5 AND rewrite_check IS NULL",
+                    params![
+                        self.key.account,
+                        self.key.item_id,
+                        check,
+                        self.page_id,
+                        BodyColumn::None
+                    ],
+                )?)
+            },
+        )?;
+        Ok(Rewriting {
+            check: Some(check),
+            ..self
+        })
+    }
+
+    /// Rewriting (found edited in Notion) → complete as the person left it: the page's record
+    /// keeps what notebridge last wrote (its fingerprint: it is not notebridge's to write any
+    /// more), takes the OneNote version `onenote_last_modified` as the one handled (kept in
+    /// `kept_item_id`'s page, beside it), and the conflict is recorded, in one transaction.
+    pub fn kept(
+        self,
+        db: &Db,
+        token: &RunToken,
+        kept_item_id: &str,
+        onenote_last_modified: Option<&str>,
+        now: UnixMillis,
+    ) -> Result<Complete> {
+        let Rewriting { key, page_id, .. } = self;
+        db.item_write(
+            token,
+            &key.to_string(),
+            (Stage::Rewriting, Stage::Complete),
+            "recording a conflict",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET body_state = ?3, rewrite_check = NULL,
+                            onenote_last_modified = ?4
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?5
+                       AND body_state = ?6 AND rewrite_check = ?7",
+                    params![
+                        key.account,
+                        key.item_id,
+                        BodyColumn::Done,
+                        onenote_last_modified,
+                        page_id,
+                        BodyColumn::None,
+                        Check::Conflict
+                    ],
+                )?)?;
+                one_row(tx.execute(
+                    "INSERT INTO conflicts(account, item_id, notion_page_id, kept_item_id,
+                                           found_at, onenote_last_modified)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(account, item_id) DO UPDATE SET
+                        kept_item_id = excluded.kept_item_id,
+                        onenote_last_modified = excluded.onenote_last_modified",
+                    params![
+                        key.account,
+                        key.item_id,
+                        page_id,
+                        kept_item_id,
+                        now,
+                        onenote_last_modified
+                    ],
+                )?)
+            },
+        )?;
+        Ok(Complete { key, page_id })
     }
 }
 
@@ -780,6 +1018,116 @@ impl Complete {
     /// The Notion page.
     pub fn page_id(&self) -> &str {
         &self.page_id
+    }
+
+    /// A kept OneNote version (complete) → rewriting, cleared: a later OneNote version of its page
+    /// replaces it (it is notebridge's copy, not the person's page). Refused for any other item.
+    pub fn to_rewrite_kept(self, db: &Db, token: &RunToken) -> Result<Rewriting> {
+        let Complete { key, page_id } = self;
+        db.item_write(
+            token,
+            &key.to_string(),
+            (Stage::Complete, Stage::Rewriting),
+            "planning a kept version's rewrite",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET body_state = ?3, rewrite_check = ?4
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?5
+                       AND body_state = ?6 AND kind = ?7",
+                    params![
+                        key.account,
+                        key.item_id,
+                        BodyColumn::None,
+                        Check::Clear,
+                        page_id,
+                        BodyColumn::Done,
+                        ItemKind::KeptVersion
+                    ],
+                )?)
+            },
+        )?;
+        Ok(Rewriting {
+            key,
+            page_id,
+            check: Some(Check::Clear),
+        })
+    }
+}
+
+/// A page left as a person edited it in Notion, its OneNote version kept beside it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// The inventory key.
+    pub account: String,
+    /// The OneNote page id.
+    pub item_id: String,
+    /// The page's title as notebridge last wrote it.
+    pub title: String,
+    /// The person's Notion page (left as it is).
+    pub notion_page_id: String,
+    /// The Notion page holding the OneNote version (`None` while it is being written).
+    pub kept_page_id: Option<String>,
+    /// The kept version's title.
+    pub kept_title: Option<String>,
+    /// OneNote's `lastModifiedDateTime` of the version kept.
+    pub onenote_last_modified: Option<String>,
+    /// When it was first found (Unix ms).
+    pub found_at: UnixMillis,
+}
+
+impl Db {
+    /// The conflicts of the inventory keys `accounts`, in the order they were found.
+    pub fn conflicts(&self, accounts: &[String]) -> Result<Vec<Conflict>> {
+        self.read("reading conflicts", |c| {
+            let mut st = c.prepare(
+                "SELECT c.account, c.item_id, coalesce(n.title, ''), c.notion_page_id,
+                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at
+                 FROM conflicts c
+                 LEFT JOIN notion_items n ON n.account = c.account AND n.item_id = c.item_id
+                 LEFT JOIN notion_items k ON k.account = c.account AND k.item_id = c.kept_item_id
+                 WHERE c.account = ?1 ORDER BY c.found_at, c.rowid",
+            )?;
+            let mut out = Vec::new();
+            for a in accounts {
+                let rows = st.query_map([a], |r| {
+                    Ok(Conflict {
+                        account: r.get(0)?,
+                        item_id: r.get(1)?,
+                        title: r.get(2)?,
+                        notion_page_id: r.get(3)?,
+                        kept_page_id: r.get(4)?,
+                        kept_title: r.get(5)?,
+                        onenote_last_modified: r.get(6)?,
+                        found_at: r.get(7)?,
+                    })
+                })?;
+                for r in rows {
+                    out.push(r?);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// The conflicts of `accounts` with their groups' and sites' (`Db::queued_keys`).
+    pub fn account_conflicts(&self, accounts: &[String]) -> Result<Vec<Conflict>> {
+        let mut keys = Vec::new();
+        for a in accounts {
+            keys.extend(self.queued_keys(a)?);
+        }
+        self.conflicts(&keys)
+    }
+
+    /// Whether the page `item_id` of `account` is a recorded conflict.
+    pub fn is_conflict(&self, account: &str, item_id: &str) -> Result<bool> {
+        self.read("reading conflicts", |c| {
+            c.query_row(
+                "SELECT count(*) FROM conflicts WHERE account = ?1 AND item_id = ?2",
+                params![account, item_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n > 0)
+        })
     }
 }
 
@@ -831,6 +1179,7 @@ mod tests {
             pending_links: true,
             shape: None,
             links_recorded: true,
+            fingerprint: None,
         };
         let done = writing.written(&db, &t, &w).unwrap();
         assert_eq!(done.page_id(), "n1");
@@ -945,6 +1294,16 @@ mod tests {
         };
         assert_eq!(page.page_id(), "n1");
         page.retitled(&db, &t, "P1 renamed").unwrap();
+        // Not written before the conflict check cleared it.
+        refused(
+            page.clone().written(&db, &t, &written),
+            (Stage::Rewriting, Stage::Complete),
+        );
+        let page = page.checked(&db, &t, Check::Clear).unwrap();
+        refused(
+            page.clone().checked(&db, &t, Check::Conflict),
+            (Stage::Rewriting, Stage::Rewriting),
+        );
         page.written(&db, &t, &written).unwrap();
         assert_eq!(
             db.notion_item("a", "p1").unwrap().unwrap().title,

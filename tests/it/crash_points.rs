@@ -59,6 +59,9 @@ fn spec(pages: usize) -> NotebookSpec {
 /// The page made too big for one request (it also links forward, at its start and its end).
 const BIG: usize = 2;
 
+/// The page renamed in OneNote by the edit (and, in the conflict phase, edited in Notion too).
+const RENAMED: usize = 8;
+
 /// The big page's body: its generated HTML with its link repeated first, then 240 paragraphs and
 /// a list nested four deep (more than one request holds, and children under created blocks)
 /// before its links.
@@ -100,6 +103,8 @@ struct Scenario {
     source: Source,
     /// `--layout database` instead of the default pages.
     database: bool,
+    /// A person edited a page in Notion before the update: the run ends with a conflict (exit 4).
+    conflict: bool,
 }
 
 /// Where a scenario's pages are read from.
@@ -158,6 +163,7 @@ impl Scenario {
             workers,
             source: Source::Generated,
             database: false,
+            conflict: false,
         }
     }
 
@@ -190,6 +196,7 @@ impl Scenario {
                 Source::Import(path)
             },
             database: false,
+            conflict: false,
         })
     }
 
@@ -253,8 +260,46 @@ impl Scenario {
     async fn complete(&self, args: &[String]) -> Vec<String> {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let (out, names) = self.run(&args, None).await;
-        assert_eq!(out.code, Some(0), "{args:?}: {}", out.all());
+        assert!(
+            out.code.is_some_and(|c| self.ended(c)),
+            "{args:?}: {}",
+            out.all()
+        );
         names
+    }
+
+    /// Whether exit `code` is a run that ended with its work done: 0, or 4 for the conflict's.
+    fn ended(&self, code: i32) -> bool {
+        code == 0 || (self.conflict && code == 4)
+    }
+
+    /// A person edits, in Notion, the page that OneNote renames in [`Scenario::edit`]: the update
+    /// leaves it as it is and keeps its OneNote version beside it.
+    fn person_edits(&self) {
+        let id = self
+            .lab
+            .graph
+            .mutate(&self.user.id, |n| n.pages[RENAMED].id.clone());
+        let page = Db::open(&self.state.db)
+            .unwrap()
+            .notion_item("alice", &id)
+            .unwrap()
+            .and_then(|i| i.into_page_id())
+            .expect("the page was migrated");
+        let block = self
+            .lab
+            .notion
+            .blocks_of(&page)
+            .into_iter()
+            .find(|b| {
+                let ty = b["type"].as_str().unwrap_or("");
+                b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
+            })
+            .and_then(|b| b["id"].as_str().map(str::to_owned))
+            .expect("a block with text");
+        self.lab
+            .notion
+            .edit_block_as_person(&block, "Written in Notion by a person");
     }
 
     /// The pages change in OneNote: each linking page's body and time, one renamed, the big page
@@ -267,7 +312,7 @@ impl Scenario {
                     p.content_seed = p.content_seed.wrapping_add(1);
                     p.modified += chrono::Duration::days(1);
                 }
-                if i == 8 {
+                if i == RENAMED {
                     p.title = format!("{} (renamed)", p.title);
                     p.modified += chrono::Duration::days(1);
                 }
@@ -291,6 +336,9 @@ enum Phase {
     Import,
     /// The first migration laid out as databases (`--layout database`).
     Database,
+    /// After the edit and a person's edit in Notion of a page OneNote changed too:
+    /// `migrate --update` keeps that page and its OneNote version beside it (a conflict).
+    Conflict,
 }
 
 impl Phase {
@@ -301,6 +349,10 @@ impl Phase {
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
             Phase::Database => Some(Scenario::databases().await),
+            Phase::Conflict => Some(Scenario {
+                conflict: true,
+                ..Scenario::start().await
+            }),
         }
     }
 }
@@ -348,12 +400,18 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
             s.edit().await;
             s.update()
         }
+        Phase::Conflict => {
+            s.complete(&s.first()).await;
+            s.edit().await;
+            s.person_edits();
+            s.update()
+        }
     };
     let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let (out, names) = s.run(&args, Some(at)).await;
     let stopped = match out.code {
         None => names.last().cloned(),
-        Some(0) => None,
+        Some(c) if s.ended(c) => None,
         Some(c) => panic!("stopped at {at}: exit {c}: {}", out.all()),
     };
     // Once the plan is recorded there is work to resume; a run stopped before it recorded its
@@ -372,7 +430,7 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
         let (out, names) = s.run(&again, resume_at.take()).await;
         planned |= names.iter().any(|n| n == "engine.planned");
         match out.code {
-            Some(0) => break,
+            Some(c) if s.ended(c) => break,
             None => continue,
             Some(c) => panic!(
                 "point {at} ({stopped:?}): the resume {again:?} ended {c}: {}",
@@ -730,6 +788,64 @@ async fn stopped_making_a_database_its_tags_or_a_row_a_resume_leaves_exactly_the
     walk_all(Phase::Database, &want, &points, &at).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_checking_a_page_or_keeping_its_onenote_version_a_resume_leaves_exactly_the_tree() {
+    let (want, points) = conflict_reference().await;
+    eprintln!("conflict: {}", counts(&points));
+    // The conflict's own steps: every page's check (the edited one's verdict among them), the
+    // kept copy's creation (the only page an update creates) and its record, the conflict's.
+    let mut at: Vec<u64> = firsts(&points)
+        .into_iter()
+        .filter(|&n| {
+            let p = &points[n as usize - 1];
+            ["conflict.", "item.", "writer.page_created"]
+                .iter()
+                .any(|prefix| p.starts_with(prefix))
+        })
+        .collect();
+    at.extend((1..=points.len() as u64).filter(|&n| points[n as usize - 1] == "rewrite.checked"));
+    at.sort_unstable();
+    let names: BTreeSet<&str> = at
+        .iter()
+        .map(|&n| points[n as usize - 1].as_str())
+        .collect();
+    for point in [
+        "rewrite.checked",
+        "item.intent_recorded",
+        "writer.page_created",
+        "item.page_recorded",
+        "conflict.kept_recorded",
+        "conflict.recorded",
+    ] {
+        assert!(
+            names.contains(point),
+            "the update passes {point}: {names:?}"
+        );
+    }
+    walk_all(Phase::Conflict, &want, &points, &at).await;
+}
+
+/// The tree and the update's points of a conflict's scenario, never stopped: the person's page
+/// as they left it, its OneNote version beside it.
+async fn conflict_reference() -> (Vec<String>, Vec<String>) {
+    let s = Phase::Conflict
+        .scenario()
+        .await
+        .expect("a generated notebook");
+    s.complete(&s.first()).await;
+    s.edit().await;
+    s.person_edits();
+    let points = s.complete(&s.update()).await;
+    let t = tree(&s.lab);
+    assert!(
+        t.iter()
+            .any(|l| l.contains("Written in Notion by a person"))
+            && t.iter().any(|l| l.contains("(OneNote version, ")),
+        "the reference keeps both versions: {t:#?}"
+    );
+    (t, points)
+}
+
 /// The tree and the points of a migration laid out as databases, never stopped.
 async fn database_reference() -> (Vec<String>, Vec<String>) {
     let s = Scenario::databases().await;
@@ -754,6 +870,7 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
         }
     }
     phases.push((Phase::Database, database_reference().await));
+    phases.push((Phase::Conflict, conflict_reference().await));
     // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
     // database).
     if let Ok(only) = std::env::var("NOTEBRIDGE_TEST_CRASH_PHASES") {

@@ -162,7 +162,7 @@ fn plan_to(lab: &Lab) -> Request {
 
 fn ran(outcome: Outcome) -> Report {
     match outcome {
-        Outcome::Ran(r) => r,
+        Outcome::Ran(r) => *r,
         o => panic!("expected a run, got {o:?}"),
     }
 }

@@ -22,7 +22,8 @@ use crate::bin_support;
 use crate::files_support::sample;
 use crate::migrate_support::{notebridge, State};
 
-fn fast() -> LabConfig {
+/// Graph and Notion fast enough for a test.
+pub(crate) fn fast() -> LabConfig {
     LabConfig {
         user_windows: "60/600ms,600/6s".into(),
         app_windows: "120/600ms,1200/6s".into(),
@@ -277,7 +278,7 @@ async fn notion_patch(lab: &Lab, path: &str, body: Value) -> (u16, Value) {
 
 /// What a files user has: a home and the Notion token (and the test server's address, for Notion
 /// itself). The state database is where notebridge puts it by default.
-fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
+pub(crate) fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
     bin_support::notebridge(home, &["--no-progress"])
         .args(args)
         .env("NOTION_TOKEN", lab.notion.token())
@@ -287,7 +288,7 @@ fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::Bin {
 }
 
 /// The state database a files user's runs keep, at its default place under the home.
-fn files_db(home: &Path) -> Db {
+pub(crate) fn files_db(home: &Path) -> Db {
     Db::open(&home.join(".local/share/notebridge/notebridge.db")).unwrap()
 }
 

@@ -94,7 +94,7 @@ async fn run_with(
         },
     };
     match engine::migrate(svc, req, observer).await.unwrap() {
-        Outcome::Ran(r) => r,
+        Outcome::Ran(r) => *r,
         o => panic!("expected a run, got {o:?}"),
     }
 }

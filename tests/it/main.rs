@@ -90,6 +90,7 @@ mod scan_cli;
 mod sources_cli;
 mod status_cli;
 mod trace_cli;
+mod update_conflicts;
 mod verify_cli;
 mod verify_regressions;
 mod verify_report;

@@ -403,7 +403,9 @@ async fn a_replaced_body_goes_before_the_subpages() {
     w.client().create_page(&id, "Subpage", &[]).await.unwrap();
 
     let new: Vec<Block> = (0..150).map(|i| para(&format!("new {i}"))).collect();
-    w.replace_body(&id, &new, &HashMap::new()).await.unwrap();
+    w.replace_body(&id, &new, &HashMap::new(), None)
+        .await
+        .unwrap();
     let dump = s.dump(&id).unwrap();
     let kinds: Vec<&str> = dump.children.iter().map(|c| c.kind.as_str()).collect();
     assert_eq!(kinds.len(), 151);

@@ -319,6 +319,7 @@ pub async fn migrate(
             pending_links: false,
             shape: Some(&shape),
             links_recorded: job.kind == JobKind::Page,
+            fingerprint: None,
         };
         writing.written(&w.db, &lock, &written).unwrap();
         w.db.complete_job(job.id, &lock, now).unwrap();

@@ -123,13 +123,18 @@ impl Writer {
 
     /// Replaces a page's body: trashes every body block, then writes `blocks` (`migrate --update`).
     /// Safe to repeat after a kill: the next run trashes whatever the interrupted one wrote.
+    /// `listed`: the page's children as the conflict check just listed them (else listed now).
     pub async fn replace_body(
         &self,
         page: &str,
         blocks: &[Block],
         resources: &HashMap<String, Resource>,
+        listed: Option<Vec<Listed>>,
     ) -> Result<WriteStats, WriteError> {
-        let kids = listed::list(&self.client, page).await?;
+        let kids = match listed {
+            Some(k) => k,
+            None => listed::list(&self.client, page).await?,
+        };
         let mut subpages = false;
         for b in &kids {
             if b.is_subpage() {

@@ -185,6 +185,11 @@ pub(crate) struct Inner {
     pub(crate) switches: switches::Switches,
     /// Tokens of the workspace's other connections, accepted beside the configured one.
     pub(crate) tokens: Vec<String>,
+    /// The wall time (Unix ms) every write is stamped with, when a test fixes it (to put a
+    /// person's edit in the same minute as the integration's write, or minutes after it).
+    pub(crate) stamp_at: Option<i64>,
+    /// With `stamp_at`: how much later each write is stamped than the one before.
+    pub(crate) stamp_step: Option<i64>,
 }
 
 pub(crate) struct Shared {
@@ -211,6 +216,23 @@ pub struct NotionServer {
     task: Option<JoinHandle<()>>,
 }
 
+/// Marks `id` and every block above it, up to and with its page, last edited by the person now.
+fn person_touch(store: &mut store::Store, id: &str, now: i64) {
+    let mut at = Some(id.to_owned());
+    while let Some(cur) = at.take() {
+        let Some(n) = store.get_mut(&cur) else { break };
+        n.edited_ms = now;
+        n.person_edit = true;
+        match (&n.kind, &n.parent) {
+            (store::model::NodeKind::Page { .. }, _) => break,
+            (_, store::model::ParentRef::Page(p) | store::model::ParentRef::Block(p)) => {
+                at = Some(p.clone())
+            }
+            _ => break,
+        }
+    }
+}
+
 impl NotionServer {
     /// Binds 127.0.0.1 on a free port and serves until dropped.
     ///
@@ -229,6 +251,8 @@ impl NotionServer {
             counters: Counters::default(),
             switches: switches::Switches::default(),
             tokens: Vec::new(),
+            stamp_at: None,
+            stamp_step: None,
         };
         let shared = Arc::new(Shared {
             inner: Mutex::new(inner),
@@ -303,6 +327,55 @@ impl NotionServer {
                 &serde_json::json!({"text": {"content": title}}),
             )];
         }
+    }
+
+    /// Fixes the wall time every later write is stamped with (`None`: the clock's again).
+    /// Notion shows these stamps rounded down to the minute.
+    pub fn stamp_writes_at(&self, ms: Option<i64>) {
+        let mut g = self.shared.lock();
+        g.stamp_at = ms;
+        g.stamp_step = None;
+    }
+
+    /// Stamps the next write at `start_ms` and each one after `step_ms` later (a run whose writes
+    /// fall in different minutes, deterministically).
+    pub fn stamp_writes_from(&self, start_ms: i64, step_ms: i64) {
+        let mut g = self.shared.lock();
+        g.stamp_at = Some(start_ms);
+        g.stamp_step = Some(step_ms);
+    }
+
+    /// The wall time writes are stamped with now.
+    fn stamp(&self, g: &Inner) -> i64 {
+        g.stamp_at.unwrap_or_else(|| self.shared.clock.now_ms())
+    }
+
+    /// A person edits the text of block `id` in Notion's app: its rich text becomes `text`, and
+    /// the block and the page holding it are last edited now, by that person.
+    pub fn edit_block_as_person(&self, id: &str, text: &str) {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        let n = g.store.get_mut(id).expect("a block of the workspace");
+        if let store::model::NodeKind::Block { payload, .. } = &mut n.kind {
+            payload["rich_text"] = serde_json::json!([store::model::normalise_rich_text_item(
+                &serde_json::json!({"text": {"content": text}})
+            )]);
+        }
+        person_touch(&mut g.store, id, now);
+    }
+
+    /// A person retitles page (or row) `id` in Notion's app: a property edit.
+    pub fn retitle_as_person(&self, id: &str, title: &str) {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        if let Some(store::model::NodeKind::Page { title: t, .. }) =
+            g.store.get_mut(id).map(|n| &mut n.kind)
+        {
+            *t = vec![store::model::normalise_rich_text_item(
+                &serde_json::json!({"text": {"content": title}}),
+            )];
+        }
+        person_touch(&mut g.store, id, now);
     }
 
     /// Removes the integration's access to the root page `id` (and so to everything under it).
@@ -431,6 +504,15 @@ impl NotionServer {
     /// Visible child pages of `id` in order, as (id, title).
     pub fn pages_under(&self, id: &str) -> Vec<(String, String)> {
         self.shared.lock().store.pages_under(id)
+    }
+
+    /// Page `id` as `GET /v1/pages/{id}` answers it (`null` when there is none).
+    pub fn page(&self, id: &str) -> serde_json::Value {
+        let g = self.shared.lock();
+        g.store
+            .get(id)
+            .map(|n| g.store.render_page(n, &self.shared.bot_id))
+            .unwrap_or_default()
     }
 
     /// Visible direct children of a page or block, rendered as the API returns them.

@@ -314,7 +314,13 @@ fn dispatch(
     version: &str,
     body: Value,
 ) -> Result<Value, ApiError> {
-    let now = sh.clock.now_ms();
+    let now = g.stamp_at.unwrap_or_else(|| sh.clock.now_ms());
+    // A test's clock that moves with the writes: each write lands `stamp_step` later.
+    if let (Some(at), Some(step)) = (g.stamp_at.as_mut(), g.stamp_step) {
+        if endpoint.is_write() {
+            *at += step;
+        }
+    }
     let body = body
         .as_object()
         .cloned()
@@ -374,6 +380,7 @@ fn dispatch(
                 .ok_or_else(|| ApiError::not_found("block", id))?;
             n.in_trash = true;
             n.edited_ms = now;
+            n.person_edit = false;
             let n = g.store.get(id).expect("just updated");
             Ok(g.store
                 .render_block(n, &sh.bot_id, &file_renderer(&g.uploads, now)))
@@ -716,6 +723,7 @@ fn update_page(
         }
     }
     n.edited_ms = now;
+    n.person_edit = false;
     attach_all(g, &Value::Object(body.clone()));
     let n = g.store.get(id).expect("checked above");
     Ok(g.store.render_page(n, &sh.bot_id))
@@ -937,6 +945,7 @@ fn update_block(
         n.in_trash = t;
     }
     n.edited_ms = now;
+    n.person_edit = false;
     if let Some(p) = new_payload {
         attach_all(g, p);
     }

@@ -1122,3 +1122,57 @@ async fn a_content_type_must_match_the_file_names_extension() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 400);
 }
+
+#[tokio::test]
+async fn times_are_rounded_down_to_the_minute_and_a_persons_edit_names_the_person() {
+    let s = NotionServer::start(fast()).await;
+    let api = Api::new(&s);
+    let root = s.add_shared_page("Root");
+    // 2026-03-02T09:00:42.123Z: Notion shows 09:00:00.000.
+    s.stamp_writes_at(Some(1_772_442_042_123));
+    let (st, page) = api
+        .create_page(&root, "Notes", json!([para("first")]))
+        .await;
+    assert_eq!(st, 200, "{page}");
+    assert_eq!(page["created_time"], "2026-03-02T09:00:00.000Z");
+    assert_eq!(page["last_edited_time"], "2026-03-02T09:00:00.000Z");
+    let id = page["id"].as_str().unwrap().to_owned();
+    let kids = api.children(&id).await;
+    assert_eq!(kids[0]["last_edited_time"], "2026-03-02T09:00:00.000Z");
+    let bot = page["last_edited_by"]["id"].clone();
+
+    // A person's edit in the app, two minutes later: the block and its page, by the person.
+    s.stamp_writes_at(Some(1_772_442_042_123 + 120_000));
+    s.edit_block_as_person(kids[0]["id"].as_str().unwrap(), "edited");
+    let kids = api.children(&id).await;
+    assert_eq!(kids[0]["paragraph"]["rich_text"][0]["plain_text"], "edited");
+    assert_eq!(kids[0]["last_edited_time"], "2026-03-02T09:02:00.000Z");
+    let page = api.ok(Method::GET, &format!("pages/{id}"), None).await;
+    assert_eq!(page["last_edited_time"], "2026-03-02T09:02:00.000Z");
+    assert_ne!(page["last_edited_by"]["id"], bot);
+    s.retitle_as_person(&id, "Renamed");
+    let page = api.ok(Method::GET, &format!("pages/{id}"), None).await;
+    assert_eq!(
+        page["properties"]["title"]["title"][0]["plain_text"],
+        "Renamed"
+    );
+
+    // The integration's next write is its own again; writes a step apart land minutes apart.
+    s.stamp_writes_from(1_772_442_042_123 + 600_000, 60_000);
+    api.ok(
+        Method::PATCH,
+        &format!("blocks/{}", kids[0]["id"].as_str().unwrap()),
+        Some(para("by the integration")),
+    )
+    .await;
+    api.ok(
+        Method::PATCH,
+        &format!("blocks/{id}/children"),
+        Some(json!({"children": [para("second")]})),
+    )
+    .await;
+    let kids = api.children(&id).await;
+    assert_eq!(kids[0]["last_edited_by"]["id"], bot);
+    assert_eq!(kids[0]["last_edited_time"], "2026-03-02T09:10:00.000Z");
+    assert_eq!(kids[1]["created_time"], "2026-03-02T09:11:00.000Z");
+}

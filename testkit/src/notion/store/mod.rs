@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::notion::databases::schema::Property;
 use crate::notion::databases::{values, DataSource, DataSources, RowDump};
 use model::{
-    iso, normalise_payload, normalise_rich_text_item, plain_text, Node, NodeKind, ParentRef,
+    iso_minute, normalise_payload, normalise_rich_text_item, plain_text, Node, NodeKind, ParentRef,
 };
 
 /// Where appended blocks go among the target's children.
@@ -113,6 +113,7 @@ impl Store {
         if let Some(p) = self.nodes.get_mut(parent) {
             p.children.push(id.clone());
             p.edited_ms = now;
+            p.person_edit = false;
         }
         id
     }
@@ -138,6 +139,7 @@ impl Store {
         if let Some(p) = self.nodes.get_mut(parent) {
             p.children.push(db_id.clone());
             p.edited_ms = now;
+            p.person_edit = false;
         }
         self.sources.insert(DataSource {
             id: ds_id.clone(),
@@ -243,6 +245,7 @@ impl Store {
                 in_trash: false,
                 created_ms: now,
                 edited_ms: now,
+                person_edit: false,
             },
         );
         id
@@ -293,6 +296,7 @@ impl Store {
             };
             t.children.splice(at..at, ids.iter().cloned());
             t.edited_ms = now;
+            t.person_edit = false;
         }
         ids
     }
@@ -405,10 +409,10 @@ impl Store {
             "object": "block",
             "id": n.id,
             "parent": self.parent_json(n),
-            "created_time": iso(n.created_ms),
-            "last_edited_time": iso(n.edited_ms),
+            "created_time": iso_minute(n.created_ms),
+            "last_edited_time": iso_minute(n.edited_ms),
             "created_by": user,
-            "last_edited_by": user,
+            "last_edited_by": editor(n, &user),
             "has_children": self.has_visible_children(&n.id),
             "archived": n.in_trash,
             "in_trash": n.in_trash,
@@ -435,10 +439,10 @@ impl Store {
         json!({
             "object": "page",
             "id": n.id,
-            "created_time": iso(n.created_ms),
-            "last_edited_time": iso(n.edited_ms),
+            "created_time": iso_minute(n.created_ms),
+            "last_edited_time": iso_minute(n.edited_ms),
             "created_by": user,
-            "last_edited_by": user,
+            "last_edited_by": editor(n, &user),
             "cover": cover,
             "icon": icon,
             "parent": self.parent_json(n),
@@ -503,6 +507,15 @@ impl Store {
             .filter(|n| matches!(n.kind, NodeKind::Page { .. }))
             .map(|n| (n.id.clone(), n.title()))
             .collect()
+    }
+}
+
+/// Who last edited `n`: the integration (`bot`), or the person who edited it in the app.
+fn editor(n: &Node, bot: &Value) -> Value {
+    if n.person_edit {
+        json!({"object": "user", "id": model::PERSON_ID})
+    } else {
+        bot.clone()
     }
 }
 

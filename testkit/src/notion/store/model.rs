@@ -62,7 +62,13 @@ pub struct Node {
     pub created_ms: i64,
     /// Last edit time, Unix ms.
     pub edited_ms: i64,
+    /// Last edited by a person in Notion's app (not through the API): its `last_edited_by` is
+    /// the person ([`PERSON_ID`]).
+    pub person_edit: bool,
 }
+
+/// The user id of the workspace's person who edits pages in Notion's app in tests.
+pub const PERSON_ID: &str = "6f1c3a52-9d3e-4c1b-8a57-2f0e5b7d4c11";
 
 impl Node {
     /// The block type this node lists as (`child_page` for pages).
@@ -81,6 +87,13 @@ impl Node {
             NodeKind::Block { .. } => String::new(),
         }
     }
+}
+
+/// A page's, database's or block's `created_time` or `last_edited_time`: rounded down to the
+/// minute, as Notion does since July 2022
+/// (<https://developers.notion.com/changelog/last-edited-time-is-now-rounded-to-the-nearest-minute>).
+pub fn iso_minute(ms: i64) -> String {
+    iso(ms - ms.rem_euclid(60_000))
 }
 
 /// ISO 8601 with milliseconds, as Notion writes times.
