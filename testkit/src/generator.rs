@@ -53,6 +53,8 @@ pub struct NotebookSpec {
     /// Links to other pages carry the target's title as their text (what OneNote's "Copy Link to
     /// Page" pastes), instead of "the linked page".
     pub title_links: bool,
+    /// Every page also holds a fourth-level heading (OneNote's "Heading 4" style, `<h4>`).
+    pub fourth_headings: bool,
 }
 
 impl Default for NotebookSpec {
@@ -72,6 +74,7 @@ impl Default for NotebookSpec {
             seed: 1,
             mail_links: false,
             title_links: false,
+            fourth_headings: false,
         }
     }
 }
@@ -106,6 +109,7 @@ impl NotebookSpec {
             seed,
             mail_links: false,
             title_links: false,
+            fourth_headings: false,
         }
     }
 }
@@ -400,6 +404,7 @@ impl Gen<'_> {
             links: Vec::new(),
             link_texts: Vec::new(),
             mail_link: self.spec.mail_links,
+            fourth_heading: self.spec.fourth_headings,
         };
         (page, resources)
     }
@@ -626,6 +631,13 @@ pub fn page_html_at(
             }
         }
         h.push_str("\t\t</div>\n");
+    }
+    if page.fourth_heading {
+        let _ = writeln!(
+            h,
+            "\t\t<div style=\"position:absolute;left:48px;top:4600px;width:624px\">\n\t\t\t<h4 style=\"font-size:12pt;color:#2f5496;font-style:italic;margin-top:0pt;margin-bottom:0pt\">Level four of page {}</h4>\n\t\t</div>",
+            page.order
+        );
     }
     // The e-mail link goes beside the first page link when there is one (so rewriting that link
     // later carries it too), else in an outline of its own.

@@ -29,18 +29,19 @@ fn documented() -> LabConfig {
     }
 }
 
-struct User<'a> {
-    lab: &'a Lab,
-    home: &'a Path,
+/// An account's user: the app's client id and the Notion token, nothing else of the machine's.
+pub(crate) struct User<'a> {
+    pub(crate) lab: &'a Lab,
+    pub(crate) home: &'a Path,
 }
 
 impl User<'_> {
-    async fn run(&self, args: &[&str]) -> Output {
+    pub(crate) async fn run(&self, args: &[&str]) -> Output {
         self.bin(args).run().await
     }
 
     /// The binary with `args`, in this user's environment and nothing else.
-    fn bin(&self, args: &[&str]) -> bin_support::Bin {
+    pub(crate) fn bin(&self, args: &[&str]) -> bin_support::Bin {
         let h = self.home;
         bin_support::notebridge(h, &["--no-progress"])
             .args(args)
@@ -54,7 +55,7 @@ impl User<'_> {
             .env("XDG_CACHE_HOME", h.join(".cache"))
     }
 
-    async fn ok(&self, args: &[&str]) -> Output {
+    pub(crate) async fn ok(&self, args: &[&str]) -> Output {
         let out = self.run(args).await;
         assert_eq!(
             out.code,
@@ -68,7 +69,7 @@ impl User<'_> {
     }
 }
 
-fn json(out: &str) -> Value {
+pub(crate) fn json(out: &str) -> Value {
     serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 

@@ -252,9 +252,8 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
             Err(e) => Err(e),
             Ok(body) => {
                 let mut g = sh.lock();
-                let refused = g
-                    .switches
-                    .refuse_content(endpoint, &body)
+                let refused = refuse_for_version(endpoint, &version, &body)
+                    .or_else(|| g.switches.refuse_content(endpoint, &body))
                     .or_else(|| super::mentions::refuse_unseen(&g.store, endpoint, &body));
                 match refused {
                     Some(e) => Err(e),
@@ -269,6 +268,21 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
         (Ok(v), _) => Reply::Ok(v),
         (Err(e), _) => Reply::Err(e),
     }
+}
+
+/// A block type the request's `Notion-Version` does not know yet, answered as Notion answers an
+/// unknown type: `400 validation_error` naming it.
+fn refuse_for_version(endpoint: Endpoint, version: &str, body: &Value) -> Option<ApiError> {
+    let carries_blocks = matches!(
+        endpoint,
+        Endpoint::CreatePage | Endpoint::AppendChildren | Endpoint::UpdateBlock
+    );
+    (carries_blocks && version < validate::HEADING_4_SINCE && validate::holds_heading_4(body))
+        .then(|| {
+            ApiError::validation(format!(
+                "body failed validation: heading_4 is not a supported block type in Notion-Version {version}."
+            ))
+        })
 }
 
 fn parse_id(raw: &str) -> Result<String, ApiError> {

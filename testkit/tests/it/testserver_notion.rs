@@ -1122,3 +1122,22 @@ async fn a_content_type_must_match_the_file_names_extension() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 400);
 }
+
+#[tokio::test]
+async fn heading_4_is_taken_from_the_pinned_version_and_refused_by_older_ones() {
+    let s = NotionServer::start(fast()).await;
+    let mut api = Api::new(&s);
+    let root = s.add_shared_page("Root");
+    let h4 = json!({"heading_4": {"rich_text": [{"text": {"content": "Four"}}]}});
+    let (st, v) = api.append(&root, json!({"children": [h4.clone()]})).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["results"][0]["type"], "heading_4");
+    assert_eq!(v["results"][0]["heading_4"]["is_toggleable"], false);
+    // A client on a version from before the block existed is refused, naming it.
+    api.version = "2025-09-03";
+    let (st, v) = api.append(&root, json!({"children": [h4.clone()]})).await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("validation_error")));
+    assert!(v["message"].as_str().unwrap().contains("heading_4"), "{v}");
+    let (st, _) = api.create_page(&root, "Old", json!([h4])).await;
+    assert_eq!(st, 400);
+}

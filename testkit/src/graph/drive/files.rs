@@ -440,6 +440,7 @@ fn add_section(
             links: Vec::new(),
             link_texts: Vec::new(),
             mail_link: false,
+            fourth_heading: false,
         });
         pages.push(FilesPage {
             page_id,

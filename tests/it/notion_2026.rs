@@ -1,0 +1,93 @@
+//! Notion as it is in 2026 (issue 48, items 8 to 13), through the binary in an account user's clean
+//! environment (the app's client id and `NOTION_TOKEN`, nothing else): each behaviour is a switch of
+//! the Notion test server, and each test shows that nothing is lost and what the person is told.
+
+use notebridge_testkit::generator::{generate, NotebookSpec};
+use notebridge_testkit::lab::{Lab, LabConfig};
+use serde_json::Value;
+
+use crate::account_clean_env::{json, User};
+
+/// Graph and Notion fast enough for a test; the product's own defaults otherwise.
+fn quick() -> LabConfig {
+    LabConfig {
+        notion_per_second: 100,
+        notion_burst: 20,
+        ..LabConfig::default()
+    }
+}
+
+fn spec(pages: usize, seed: u64) -> NotebookSpec {
+    NotebookSpec {
+        notebooks: 1,
+        sections_per_container: 1,
+        pages_per_section: 0,
+        total_pages: Some(pages),
+        subpage_ratio: 0.0,
+        images_per_page: 0,
+        seed,
+        ..NotebookSpec::default()
+    }
+}
+
+/// Every block of the tree under `root`, depth first, as the API renders them.
+fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(id) = stack.pop() {
+        for b in lab.notion.blocks_of(&id) {
+            if let Some(i) = b["id"].as_str() {
+                stack.push(i.to_owned());
+            }
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// The summary line of `migrate --json`.
+fn summary(out: &str) -> Value {
+    json(out.lines().last().unwrap_or_default())
+}
+
+/// Item 12: OneNote's fourth heading level arrives as Notion's `heading_4` (the server takes it
+/// only from the version notebridge pins, and refuses it from older ones).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fourth_level_heading_arrives_as_heading_4() {
+    let lab = Lab::start(quick()).await;
+    let notes = generate(&NotebookSpec {
+        fourth_headings: true,
+        ..spec(3, 12)
+    });
+    lab.add_user("me", notes.clone());
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    let run = me
+        .ok(&["--json", "migrate", "--to", &lab.target_page])
+        .await;
+    assert_eq!(summary(&run.stdout)["pages_done"], 3, "{}", run.stdout);
+    let blocks = all_blocks(&lab, &lab.target_page);
+    let fourth: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "heading_4").collect();
+    assert_eq!(fourth.len(), 3, "one heading_4 per page");
+    for b in fourth {
+        let text = b["heading_4"]["rich_text"][0]["plain_text"]
+            .as_str()
+            .unwrap();
+        assert!(text.starts_with("Level four of page"), "{b}");
+    }
+    assert!(
+        !blocks.iter().any(|b| b["type"] == "heading_3"),
+        "no heading is demoted to level three"
+    );
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
