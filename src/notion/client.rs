@@ -106,12 +106,15 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The refusal an error answer stands for, if it is one.
-    pub fn of(status: u16, code: &str, message: &str) -> Option<Refusal> {
+    /// The refusal an error answer stands for, if it is one: its status, Notion's `code` and the
+    /// body's `additional_data` (Notion's messages are localised, so they are never read).
+    pub fn of(status: u16, code: &str, additional_data: &Value) -> Option<Refusal> {
         match Answer::of(status) {
             Answer::Unauthorized => Some(Refusal::BadToken),
             Answer::NotFound => Some(Refusal::NotShared),
-            Answer::Forbidden if code == "restricted_resource" && mentions_block_limit(message) => {
+            Answer::Forbidden
+                if code == "restricted_resource" && names_block_limit(additional_data) =>
+            {
                 Some(Refusal::BlockLimit)
             }
             Answer::Forbidden => Some(Refusal::MissingCapability),
@@ -161,19 +164,14 @@ impl Refusal {
     }
 }
 
-/// Notion's plan-limit answers are `403 restricted_resource` like a missing capability; only the
-/// message tells them apart.
-fn mentions_block_limit(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    [
-        "block limit",
-        "blocks limit",
-        "block usage",
-        "lifetime block",
-        "number of blocks",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
+/// Notion's block-limit answer is `403 restricted_resource` like a missing capability; its
+/// `additional_data.block_limit` (`"block_creation"` today) tells them apart
+/// (developers.notion.com/reference/workspace-block-limits). Any value counts: a limit named
+/// otherwise later is still the block limit.
+fn names_block_limit(additional_data: &Value) -> bool {
+    additional_data
+        .get("block_limit")
+        .is_some_and(|v| !v.is_null())
 }
 
 impl NotionError {
@@ -924,7 +922,7 @@ impl NotionClient {
                             })
                         }
                         Decision::Refuse => {
-                            let kind = Refusal::of(status.as_u16(), &code, &message)
+                            let kind = Refusal::of(status.as_u16(), &code, &err["additional_data"])
                                 .expect("401, 403 and 404 are refusals");
                             return Err(NotionError::Refused {
                                 what: what.to_owned(),
@@ -1253,40 +1251,31 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_told_apart_by_status_code_and_message() {
+    fn refusals_are_told_apart_by_status_code_and_additional_data() {
+        let none = Value::Null;
         assert_eq!(
-            Refusal::of(401, "unauthorized", "API token is invalid."),
+            Refusal::of(401, "unauthorized", &none),
             Some(Refusal::BadToken)
         );
         assert_eq!(
-            Refusal::of(404, "object_not_found", "Could not find page"),
+            Refusal::of(404, "object_not_found", &none),
             Some(Refusal::NotShared)
         );
+        let limit = json!({"block_limit": "block_creation"});
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "This workspace has reached its block limit."
-            ),
+            Refusal::of(403, "restricted_resource", &limit),
             Some(Refusal::BlockLimit)
         );
+        // Whatever the message says, in any language: without `block_limit` it is a capability.
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "Insufficient permissions for this endpoint."
-            ),
+            Refusal::of(403, "restricted_resource", &none),
             Some(Refusal::MissingCapability)
         );
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "The workspace has exceeded the number of blocks allowed on its plan."
-            ),
-            Some(Refusal::BlockLimit)
+            Refusal::of(403, "restricted_resource", &json!({"block_limit": null})),
+            Some(Refusal::MissingCapability)
         );
-        assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
+        assert_eq!(Refusal::of(400, "validation_error", &limit), None);
         assert!(!Refusal::NotShared.stops_run());
         assert!(Refusal::BlockLimit.stops_run() && Refusal::BadToken.stops_run());
     }

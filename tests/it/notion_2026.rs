@@ -91,3 +91,63 @@ async fn a_fourth_level_heading_arrives_as_heading_4() {
         verify.stdout
     );
 }
+
+/// The account's job counts as `status --json` shows them.
+async fn jobs(me: &User<'_>) -> Value {
+    let status = me.ok(&["--json", "status"]).await;
+    json(&status.stdout)["accounts"][0]["jobs"].clone()
+}
+
+/// Item 13: the Free plan's block limit, answered in the workspace's language (French here), is
+/// known by `additional_data.block_limit`: the run stops at once with exit 2 and the same advice,
+/// nothing failed, and `--resume` after the upgrade completes it with nothing doubled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_it() {
+    let lab = Lab::start(quick()).await;
+    let notes = generate(&spec(12, 13));
+    lab.add_user("me", notes.clone());
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    lab.notion.set_localised_messages(true);
+    lab.notion
+        .set_block_limit(Some(lab.notion.block_count() + 40));
+
+    let out = me.run(&["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(
+        out.stderr.contains("workspace block limit"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("upgrade the workspace"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("lacks a capability"), "{}", out.stderr);
+    let j = jobs(&me).await;
+    assert_eq!(j["failed"], 0, "nothing failed: {j}");
+    let done = j["pages_done"].as_u64().unwrap();
+    assert!(done < 12, "stopped part way: {j}");
+
+    lab.notion.set_block_limit(None);
+    me.ok(&["migrate", "--resume"]).await;
+    let j = jobs(&me).await;
+    assert_eq!(
+        (j["pages_done"].as_u64(), j["failed"].as_u64()),
+        (Some(12), Some(0)),
+        "{j}"
+    );
+    assert!(lab.notion.duplicate_titles(&lab.target_page).is_empty());
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}

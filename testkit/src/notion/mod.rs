@@ -325,6 +325,12 @@ impl NotionServer {
         self.shared.lock().switches.insert_content = on;
     }
 
+    /// Words Notion's answers in French (its messages are localised): only codes and data tell them
+    /// apart.
+    pub fn set_localised_messages(&self, on: bool) {
+        self.shared.lock().switches.localised_messages = on;
+    }
+
     /// Refuses links of these schemes (e.g. `["mailto"]`) as Notion does, without a path.
     pub fn refuse_link_schemes(&self, schemes: &[&str]) {
         self.shared.lock().switches.refused_link_schemes =

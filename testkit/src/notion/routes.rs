@@ -127,13 +127,16 @@ fn respond(reply: Reply, request_id: &str) -> Response {
 }
 
 fn error_response(e: &ApiError, request_id: &str, retry_after: Option<u64>) -> Response {
-    let body = json!({
+    let mut body = json!({
         "object": "error",
         "status": e.status.as_u16(),
         "code": e.code,
         "message": e.message,
         "request_id": request_id,
     });
+    if let Some(data) = &e.additional_data {
+        body["additional_data"] = data.clone();
+    }
     let mut r = (e.status, body.to_string()).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,

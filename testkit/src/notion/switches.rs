@@ -22,6 +22,9 @@ pub struct Switches {
     pub block_limit: Option<usize>,
     /// Whether the integration has the Insert content capability.
     pub insert_content: bool,
+    /// Answers' messages in another language than English (Notion localises them), so that only
+    /// `code` and `additional_data` can be read.
+    pub localised_messages: bool,
     /// Link schemes refused in rich text (e.g. `mailto`), answered as Notion does: `400
     /// validation_error` "Content creation Failed. Fix the following: \nInvalid URL for link.", once
     /// per refused link and without a path.
@@ -36,6 +39,7 @@ impl Default for Switches {
         Self {
             block_limit: None,
             insert_content: true,
+            localised_messages: false,
             refused_link_schemes: Vec::new(),
             refuse_unusable_image_urls: false,
         }
@@ -55,17 +59,35 @@ impl Switches {
             return Some(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "restricted_resource",
-                "Insufficient permissions for this endpoint: the integration does not have the insert content capability.",
+                self.say(
+                    "Insufficient permissions for this endpoint: the integration does not have the insert content capability.",
+                    "Autorisations insuffisantes pour ce point de terminaison.",
+                ),
             ));
         }
         if self.block_limit.is_some_and(|l| blocks >= l) {
-            return Some(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "restricted_resource",
+            // Documented shape (developers.notion.com/reference/workspace-block-limits): the kind
+            // of limit is in `additional_data.block_limit`; the message is in the workspace's
+            // language, so only the data tells it from a missing capability.
+            let message = self.say(
                 "This workspace has reached its block limit. Upgrade the workspace's plan to add more content.",
-            ));
+                "Cet espace de travail a atteint sa limite de blocs. Passez à un forfait payant pour ajouter du contenu.",
+            );
+            return Some(
+                ApiError::new(StatusCode::FORBIDDEN, "restricted_resource", message)
+                    .with_data(serde_json::json!({"block_limit": "block_creation"})),
+            );
         }
         None
+    }
+
+    /// A message in English, or in French with [`Switches::localised_messages`].
+    fn say(&self, english: &'static str, french: &'static str) -> &'static str {
+        if self.localised_messages {
+            french
+        } else {
+            english
+        }
     }
 
     /// The refusal of a body's values (links, external images) on a write that carries content.

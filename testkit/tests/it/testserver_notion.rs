@@ -1053,6 +1053,14 @@ async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource
         v["message"].as_str().unwrap().contains("block limit"),
         "{v}"
     );
+    assert_eq!(v["additional_data"]["block_limit"], "block_creation");
+    // Localised: another message, the same data.
+    s.set_localised_messages(true);
+    let (st, v) = api.append(&root, json!({"children": [para("d")]})).await;
+    assert_eq!(st, 403);
+    assert!(!v["message"].as_str().unwrap().contains("block"), "{v}");
+    assert_eq!(v["additional_data"]["block_limit"], "block_creation");
+    s.set_localised_messages(false);
     let (st, _) = api.create_page(&root, "More", json!([])).await;
     assert_eq!(st, 403);
     // reads, edits and deletes still work, and a deletion gives no room back
@@ -1083,6 +1091,7 @@ async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource
         !v["message"].as_str().unwrap().contains("block limit"),
         "{v}"
     );
+    assert!(v.get("additional_data").is_none(), "{v}");
 }
 
 #[tokio::test]
