@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::pace::{Limit, Throttle};
+use super::pace::{Limit, Throttle, BLOCKED_REASON};
 use super::rate::{NotionRate, RateError};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
@@ -74,6 +74,18 @@ pub enum NotionError {
         attempts: u32,
         /// The last failure.
         last: String,
+    },
+    /// A 429 whose `rate_limit_reason` is `public_api_request_blocked`: Notion says retrying will
+    /// not help, so nothing is sent again and the run stops (resumable) with that reason.
+    #[error(
+        "Notion blocked {what}: 429 rate_limited, rate_limit_reason {BLOCKED_REASON} (Notion \
+         says retrying will not help). Nothing was marked failed: once Notion lets this \
+         connection's requests through again (ask the workspace's owner or Notion's support), run \
+         `notebridge migrate --resume`"
+    )]
+    Blocked {
+        /// What we were doing.
+        what: String,
     },
     /// Notion could not be reached until the run's deadline: the work is parked, nothing failed.
     #[error(transparent)]
@@ -266,6 +278,9 @@ impl Classify for NotionError {
             NotionError::Refused { kind, .. } => kind.class(),
             // Look at what Notion holds, then write again.
             NotionError::Ambiguous { .. } => Class::retry(None),
+            // Every further request would be blocked too: the run stops, resumably, the user's to
+            // clear with Notion.
+            NotionError::Blocked { .. } => Class::new(Scope::Run, Next::Stop).means(Meaning::Usage),
             // The client spent its retries ([`Classify::retries`]); the item's budget decides.
             NotionError::GaveUp { .. } => Class::new(Scope::Item, Next::Retry(None)),
             NotionError::Unreachable(e) => e.class(),
@@ -281,6 +296,7 @@ impl Classify for NotionError {
             NotionError::Rejected { .. }
             | NotionError::Refused { .. }
             | NotionError::Ambiguous { .. }
+            | NotionError::Blocked { .. }
             | NotionError::Unreachable(_)
             | NotionError::Pace(_)
             | NotionError::BadAnswer { .. } => 0,
@@ -887,9 +903,18 @@ impl NotionClient {
                             })
                         }
                         Decision::Pace => {
-                            // Not applied: safe to repeat any request after the shared pause.
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
                             let grant = grant.take().expect("a refused request keeps its grant");
+                            if status.as_u16() == 429 && reason == Some(BLOCKED_REASON) {
+                                // Not a pace: Notion says no wait would let it through, so no
+                                // request is sent again; the request did reach Notion.
+                                self.rate.answered(grant).await?;
+                                self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                                return Err(NotionError::Blocked {
+                                    what: what.to_owned(),
+                                });
+                            }
+                            // Not applied: safe to repeat any request after the shared pause.
                             let paused = self
                                 .rate
                                 .throttled(

@@ -90,6 +90,7 @@ fn look_after(e: &NotionError) -> bool {
         NotionError::Rejected { status, .. } => *status == 400 && e.class().scope != Scope::Run,
         NotionError::Refused { .. }
         | NotionError::GaveUp { .. }
+        | NotionError::Blocked { .. }
         | NotionError::Unreachable(_)
         | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,

@@ -4,6 +4,7 @@
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::notion::{FaultKind, FaultRule};
 use serde_json::Value;
 
 use crate::account_clean_env::{json, User};
@@ -143,6 +144,62 @@ async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_
         "{j}"
     );
     assert!(lab.notion.duplicate_titles(&lab.target_page).is_empty());
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
+
+/// Item 10: a 429 naming `public_api_request_blocked` ("retrying won't help") stops the run at once
+/// with that reason and exit 2: no request is sent again, nothing is marked failed, and `--resume`
+/// once Notion lets the connection through again completes the migration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes() {
+    let lab = Lab::start(quick()).await;
+    lab.add_user("me", generate(&spec(6, 10)));
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    // Blocked part way: after the first few requests, every one.
+    lab.notion
+        .inject(FaultRule::new(FaultKind::RequestBlocked).after(12));
+    let out = me.run(&["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(
+        out.stderr.contains("public_api_request_blocked"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("retrying will not help"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("migrate --resume"), "{}", out.stderr);
+    // Each request met the block once, at most: none was sent again.
+    let refused = lab
+        .notion
+        .request_log()
+        .iter()
+        .filter(|r| r.status == 429)
+        .count();
+    assert!((1..=8).contains(&refused), "{refused} requests refused");
+    assert_eq!(jobs(&me).await["failed"], 0);
+
+    lab.notion.clear_faults();
+    me.ok(&["migrate", "--resume"]).await;
+    let j = jobs(&me).await;
+    assert_eq!(
+        (j["pages_done"].as_u64(), j["failed"].as_u64()),
+        (Some(6), Some(0)),
+        "{j}"
+    );
     let verify = me.ok(&["--json", "verify"]).await;
     assert_eq!(
         json(&verify.stdout)["verdict"],

@@ -18,6 +18,9 @@ pub enum FaultKind {
     AppliedThenDrop,
     /// The request waits this long, then is handled normally.
     Delay(Duration),
+    /// Answered `429` naming `public_api_request_blocked` (Notion: "retrying won't help");
+    /// nothing is applied. With [`FaultRule::after`], a connection blocked part way through.
+    RequestBlocked,
 }
 
 /// When a fault fires.

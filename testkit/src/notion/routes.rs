@@ -241,6 +241,12 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
     match &fault {
         Some(FaultKind::Status(s)) => return Reply::Err(ApiError::for_status(*s)),
         Some(FaultKind::Delay(d)) => tokio::time::sleep(*d).await,
+        Some(FaultKind::RequestBlocked) => {
+            return Reply::RateLimited(Refused {
+                retry_after: 60,
+                reason: Some(super::rate::BLOCKED_REASON.to_owned()),
+            })
+        }
         _ => {}
     }
     let id = match raw_id.as_deref().map(parse_id).transpose() {
