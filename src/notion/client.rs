@@ -56,13 +56,16 @@ pub enum NotionError {
         /// Notion's message.
         message: String,
     },
-    /// A write whose outcome is unknown (5xx or the answer was lost): look before writing again.
+    /// A write whose outcome is unknown (5xx or the answer was lost): look before writing again,
+    /// unless the answer says what was saved ([`Saved`]).
     #[error("Notion answered {what} with {detail}; the write may or may not have been applied")]
     Ambiguous {
         /// What we were doing.
         what: String,
         /// Status or transport error.
         detail: String,
+        /// What the answer says was saved (a 503's `additional_data`), if it says so.
+        saved: Option<Saved>,
     },
     /// Retryable failures went on until the item's retry budget was spent (or past the throttle
     /// limit).
@@ -101,6 +104,46 @@ pub enum NotionError {
         /// What was wrong.
         problem: String,
     },
+}
+
+/// What a write answered `503` saved all the same, as the answer's `additional_data` names it
+/// (developers.notion.com/reference/request-limits: "a write can save its change and still return
+/// 503"). Notion asks not to repeat such a write.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Saved {
+    /// `committed_resource_id`: the page (or other resource) a creation made.
+    pub resource_id: Option<String>,
+    /// `committed_child_ids`: the direct children an append made, in order.
+    pub child_ids: Option<Vec<String>>,
+    /// `retry_guidance`, as Notion words it (kept for the log, never read).
+    pub guidance: Option<String>,
+}
+
+impl Saved {
+    /// What `additional_data` says was saved, if it names anything.
+    pub fn of(additional_data: &Value) -> Option<Saved> {
+        let resource_id = additional_data["committed_resource_id"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let child_ids = additional_data["committed_child_ids"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            });
+        let guidance = match &additional_data["retry_guidance"] {
+            Value::Null => None,
+            Value::String(g) => Some(g.clone()),
+            other => Some(other.to_string()),
+        };
+        (resource_id.is_some() || child_ids.is_some()).then_some(Saved {
+            resource_id,
+            child_ids,
+            guidance,
+        })
+    }
 }
 
 /// Why Notion refused a request, told apart by the status and Notion's `code` (and, for the two
@@ -851,6 +894,7 @@ impl NotionClient {
                         return Err(NotionError::Ambiguous {
                             what: what.to_owned(),
                             detail,
+                            saved: None,
                         });
                     }
                     detail
@@ -872,6 +916,7 @@ impl NotionClient {
                                 return Err(NotionError::Ambiguous {
                                     what: what.to_owned(),
                                     detail,
+                                    saved: None,
                                 });
                             }
                             self.backoff(&retries, what, &detail).await?;
@@ -958,10 +1003,18 @@ impl NotionClient {
                             });
                         }
                         Decision::Ambiguous => {
+                            let saved = Saved::of(&err["additional_data"]);
+                            if let Some(g) = saved.as_ref().and_then(|s| s.guidance.as_deref()) {
+                                tracing::info!(
+                                    guidance = g,
+                                    "Notion says the unclear write was saved"
+                                );
+                            }
                             return Err(NotionError::Ambiguous {
                                 what: what.to_owned(),
                                 detail: format!("{status} {code}"),
-                            })
+                                saved,
+                            });
                         }
                         Decision::Retry => format!("{status} {code}"),
                     }
@@ -1118,7 +1171,8 @@ mod tests {
         assert_eq!(
             codes(NotionError::Ambiguous {
                 what: "w".into(),
-                detail: "504".into()
+                detail: "504".into(),
+                saved: None,
             }),
             ("attempt/retry".into(), None)
         );
@@ -1273,6 +1327,28 @@ mod tests {
             refused(Refusal::BlockLimit).stops_run() && !refused(Refusal::NotShared).stops_run()
         );
         assert!(rejected(400, "missing_version").stops_run());
+    }
+
+    #[test]
+    fn a_503_names_what_it_saved_only_with_ids() {
+        let page = json!({"retry_guidance": "do_not_retry", "committed_resource_id": "p1"});
+        assert_eq!(
+            Saved::of(&page),
+            Some(Saved {
+                resource_id: Some("p1".into()),
+                child_ids: None,
+                guidance: Some("do_not_retry".into()),
+            })
+        );
+        let blocks = json!({"committed_child_ids": ["b1", "b2"]});
+        assert_eq!(
+            Saved::of(&blocks).and_then(|s| s.child_ids),
+            Some(vec!["b1".to_owned(), "b2".to_owned()])
+        );
+        // Guidance alone, or ids that are not ids, name nothing: the writer looks.
+        assert_eq!(Saved::of(&json!({"retry_guidance": "x"})), None);
+        assert_eq!(Saved::of(&json!({"committed_child_ids": ["b1", 3]})), None);
+        assert_eq!(Saved::of(&Value::Null), None);
     }
 
     #[test]

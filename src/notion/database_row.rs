@@ -73,6 +73,15 @@ pub async fn create(
                     ))
                 })?
             }
+            // A 503 that names the row it saved: created, no look-up needed.
+            Err(super::client::NotionError::Ambiguous {
+                saved:
+                    Some(super::client::Saved {
+                        resource_id: Some(id),
+                        ..
+                    }),
+                ..
+            }) => id,
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
                 match find_lost_row(client, data_source, &title, &ours).await? {
                     Some(id) => id,

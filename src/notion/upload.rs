@@ -238,7 +238,7 @@ async fn again(c: &NotionClient, e: &NotionError) -> Result<(), NotionError> {
             Ok(())
         }
         None => Err(match e {
-            NotionError::Ambiguous { what, detail } => gave_up(&retries, what, detail),
+            NotionError::Ambiguous { what, detail, .. } => gave_up(&retries, what, detail),
             other => gave_up(&retries, "an upload step", &other.to_string()),
         }),
     }

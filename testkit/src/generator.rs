@@ -55,6 +55,9 @@ pub struct NotebookSpec {
     pub title_links: bool,
     /// Every page also holds a fourth-level heading (OneNote's "Heading 4" style, `<h4>`).
     pub fourth_headings: bool,
+    /// Every page also holds this many more one-line paragraphs (past 100 blocks a page's body
+    /// takes appends after its creation).
+    pub extra_paragraphs: usize,
 }
 
 impl Default for NotebookSpec {
@@ -75,6 +78,7 @@ impl Default for NotebookSpec {
             mail_links: false,
             title_links: false,
             fourth_headings: false,
+            extra_paragraphs: 0,
         }
     }
 }
@@ -110,6 +114,7 @@ impl NotebookSpec {
             mail_links: false,
             title_links: false,
             fourth_headings: false,
+            extra_paragraphs: 0,
         }
     }
 }
@@ -405,6 +410,7 @@ impl Gen<'_> {
             link_texts: Vec::new(),
             mail_link: self.spec.mail_links,
             fourth_heading: self.spec.fourth_headings,
+            extra_paragraphs: self.spec.extra_paragraphs,
         };
         (page, resources)
     }
@@ -629,6 +635,17 @@ pub fn page_html_at(
                 }
                 h.push_str("\t\t\t<br />\n");
             }
+        }
+        h.push_str("\t\t</div>\n");
+    }
+    if page.extra_paragraphs > 0 {
+        h.push_str("\t\t<div style=\"position:absolute;left:48px;top:4400px;width:624px\">\n");
+        for i in 0..page.extra_paragraphs {
+            let _ = writeln!(
+                h,
+                "\t\t\t<p style=\"{P_STYLE}\">Line {i} of page {}</p>",
+                page.order
+            );
         }
         h.push_str("\t\t</div>\n");
     }

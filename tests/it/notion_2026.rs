@@ -4,7 +4,7 @@
 
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
-use notebridge_testkit::notion::{FaultKind, FaultRule};
+use notebridge_testkit::notion::{Endpoint, FaultKind, FaultRule};
 use serde_json::Value;
 
 use crate::account_clean_env::{json, User};
@@ -206,5 +206,91 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
         "complete",
         "{}",
         verify.stdout
+    );
+}
+
+/// Requests of `endpoint` the Notion test server answered.
+fn asked(lab: &Lab, endpoint: Endpoint) -> usize {
+    lab.notion
+        .request_log()
+        .iter()
+        .filter(|r| r.endpoint == endpoint)
+        .count()
+}
+
+/// Migrates `notes` in a fresh lab and clean environment, with `faults` injected after sign-in;
+/// returns the lab (to read what Notion holds and was asked) once `verify` said complete.
+async fn migrated(
+    notes: &notebridge_testkit::graph::model::UserNotes,
+    faults: &[FaultRule],
+) -> Lab {
+    let lab = Lab::start(quick()).await;
+    lab.add_user("me", notes.clone());
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    for f in faults {
+        lab.notion.inject(f.clone());
+    }
+    let run = me
+        .ok(&["--json", "migrate", "--to", &lab.target_page])
+        .await;
+    assert_eq!(
+        summary(&run.stdout)["pages_done"],
+        notes.pages.len(),
+        "{}",
+        run.stdout
+    );
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+    lab
+}
+
+/// Item 11: writes answered `503` that say what they saved (`committed_resource_id` for a created
+/// page, `committed_child_ids` for appended blocks): nothing is written twice, nothing is lost, and
+/// no look-up is made for them (the run asks Notion for exactly the listings a run without them
+/// asks for).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_answered_503_that_name_what_they_saved_are_neither_repeated_nor_looked_up() {
+    let notes = generate(&NotebookSpec {
+        images_per_page: 1,
+        resource_bytes: 1024,
+        subpage_ratio: 0.3,
+        extra_paragraphs: 150,
+        ..spec(8, 11)
+    });
+    let control = migrated(&notes, &[]).await;
+    let saved = |e| {
+        FaultRule::new(FaultKind::AppliedThen503Saved)
+            .on(e)
+            .after(1)
+            .times(3)
+    };
+    let lab = migrated(
+        &notes,
+        &[saved(Endpoint::CreatePage), saved(Endpoint::AppendChildren)],
+    )
+    .await;
+    assert_eq!(lab.notion.counters().faults, 6, "every fault fired");
+    for e in [Endpoint::CreatePage, Endpoint::AppendChildren] {
+        assert_eq!(asked(&lab, e), asked(&control, e), "{e:?} sent once each");
+    }
+    assert_eq!(
+        asked(&lab, Endpoint::ListChildren),
+        asked(&control, Endpoint::ListChildren),
+        "no look-up"
+    );
+    assert_eq!(
+        lab.notion.block_count(),
+        control.notion.block_count(),
+        "nothing doubled, nothing missing"
     );
 }

@@ -9,7 +9,7 @@ use super::fallback::UploadFailure;
 use super::{find_lost_page, placeholder, NewPage, Resource, WriteError, WriteStats, Writer};
 use crate::convert::{Block, MediaSource, RichKind, RichText};
 use crate::failure::{Classify, Next};
-use crate::notion::client::{gave_up, NotionClient, NotionError, Position};
+use crate::notion::client::{gave_up, NotionClient, NotionError, Position, Saved};
 use crate::notion::degrade;
 use crate::notion::journal::{self, Journal, Learned, LinkBody, Made, Recorded, Uploaded};
 use crate::notion::listed::{self, Listed};
@@ -66,6 +66,19 @@ impl Writer {
                             "Notion created a page under {parent} without an id"
                         ))
                     })?
+                }
+                // A 503 that names the page it saved: created, with its first blocks, and no
+                // look-up is needed.
+                Err(NotionError::Ambiguous {
+                    saved:
+                        Some(Saved {
+                            resource_id: Some(id),
+                            ..
+                        }),
+                    ..
+                }) => {
+                    tracing::info!("Notion answered the creation 503 and named the page it saved");
+                    break id;
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
@@ -737,6 +750,39 @@ impl<'w, 'a> Exec<'w, 'a> {
                     }
                     return Ok(made);
                 }
+                // A 503 that names the blocks it saved, one per block sent: appended, and no
+                // look-up is needed. Any other count is looked up as an unclear answer is.
+                Err(NotionError::Ambiguous {
+                    saved:
+                        Some(Saved {
+                            child_ids: Some(ids),
+                            ..
+                        }),
+                    ..
+                }) if ids.len() == body.len() => {
+                    tracing::info!(
+                        blocks = ids.len(),
+                        "Notion answered the append 503 and named the blocks it saved"
+                    );
+                    return Ok(ids
+                        .into_iter()
+                        .zip(body.iter())
+                        .map(|(id, sent)| {
+                            let kind = sent["type"].as_str().map(str::to_owned);
+                            // What was sent was saved whole: its children are what it carried.
+                            let has_children = kind.as_deref().map(|k| {
+                                sent[k]["children"]
+                                    .as_array()
+                                    .is_some_and(|c| !c.is_empty())
+                            });
+                            Made {
+                                id,
+                                has_children,
+                                kind,
+                            }
+                        })
+                        .collect());
+                }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(made) = self.look(parent_id, items, true).await? {
                         return Ok(made);
@@ -789,7 +835,7 @@ impl<'w, 'a> Exec<'w, 'a> {
 fn spent(c: &NotionClient, e: NotionError) -> NotionError {
     let retries = c.retries();
     match e {
-        NotionError::Ambiguous { what, detail } if retries.here() > 0 => {
+        NotionError::Ambiguous { what, detail, .. } if retries.here() > 0 => {
             gave_up(&retries, &what, &detail)
         }
         other => other,
@@ -944,6 +990,7 @@ mod tests {
         let unclear = || NotionError::Ambiguous {
             what: "appending".into(),
             detail: "504".into(),
+            saved: None,
         };
         let client = || {
             let rate = crate::notion::rate::NotionRate::new(

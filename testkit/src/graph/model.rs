@@ -85,6 +85,8 @@ pub struct Page {
     pub mail_link: bool,
     /// The body also holds a fourth-level heading (`<h4>`).
     pub fourth_heading: bool,
+    /// The body also holds this many more one-line paragraphs.
+    pub extra_paragraphs: usize,
 }
 
 /// What a resource is to the page that holds it.

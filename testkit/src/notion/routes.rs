@@ -273,10 +273,33 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
     };
     match (result, fault) {
         (Ok(_), Some(FaultKind::AppliedThen504)) => Reply::Err(ApiError::for_status(504)),
+        (Ok(v), Some(FaultKind::AppliedThen503Saved)) => {
+            Reply::Err(ApiError::for_status(503).with_data(saved_data(endpoint, &v)))
+        }
         (Ok(v), Some(FaultKind::AppliedThenDrop)) => Reply::Drop(v),
         (Ok(v), _) => Reply::Ok(v),
         (Err(e), _) => Reply::Err(e),
     }
+}
+
+/// What a write answered 503 saved, as `additional_data` names it. The wording of
+/// `retry_guidance` is not in the stored copies of Notion's page; clients must not read it.
+fn saved_data(endpoint: Endpoint, applied: &Value) -> Value {
+    let mut data = json!({"retry_guidance": "do_not_retry"});
+    match endpoint {
+        Endpoint::CreatePage | Endpoint::CreateDatabase => {
+            data["committed_resource_id"] = applied["id"].clone();
+        }
+        Endpoint::AppendChildren => {
+            let ids: Vec<Value> = applied["results"]
+                .as_array()
+                .map(|r| r.iter().map(|b| b["id"].clone()).collect())
+                .unwrap_or_default();
+            data["committed_child_ids"] = Value::Array(ids);
+        }
+        _ => {}
+    }
+    data
 }
 
 /// A block type the request's `Notion-Version` does not know yet, answered as Notion answers an

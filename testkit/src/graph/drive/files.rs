@@ -441,6 +441,7 @@ fn add_section(
             link_texts: Vec::new(),
             mail_link: false,
             fourth_heading: false,
+            extra_paragraphs: 0,
         });
         pages.push(FilesPage {
             page_id,
