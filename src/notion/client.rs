@@ -65,7 +65,7 @@ pub enum NotionError {
         /// Status or transport error.
         detail: String,
         /// What the answer says was saved (a 503's `additional_data`), if it says so.
-        saved: Option<Saved>,
+        saved: Option<Box<Saved>>,
     },
     /// Retryable failures went on until the item's retry budget was spent (or past the throttle
     /// limit).
@@ -230,6 +230,22 @@ fn names_block_limit(additional_data: &Value) -> bool {
 }
 
 impl NotionError {
+    /// The page (or row) an unclear creation's answer says it saved.
+    pub fn saved_resource(&self) -> Option<&str> {
+        match self {
+            NotionError::Ambiguous { saved: Some(s), .. } => s.resource_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The blocks an unclear append's answer says it saved, in order.
+    pub fn saved_children(&self) -> Option<&[String]> {
+        match self {
+            NotionError::Ambiguous { saved: Some(s), .. } => s.child_ids.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether the error ends the run (every further write would meet it): a bad token, a missing
     /// capability, the workspace block limit, a request every call would send wrong.
     pub fn stops_run(&self) -> bool {
@@ -1003,7 +1019,7 @@ impl NotionClient {
                             });
                         }
                         Decision::Ambiguous => {
-                            let saved = Saved::of(&err["additional_data"]);
+                            let saved = Saved::of(&err["additional_data"]).map(Box::new);
                             if let Some(g) = saved.as_ref().and_then(|s| s.guidance.as_deref()) {
                                 tracing::info!(
                                     guidance = g,

@@ -73,20 +73,17 @@ pub async fn create(
                     ))
                 })?
             }
-            // A 503 that names the row it saved: created, no look-up needed.
-            Err(super::client::NotionError::Ambiguous {
-                saved:
-                    Some(super::client::Saved {
-                        resource_id: Some(id),
-                        ..
-                    }),
-                ..
-            }) => id,
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
-                match find_lost_row(client, data_source, &title, &ours).await? {
-                    Some(id) => id,
-                    // Not applied after all: the intent stays, and the next attempt looks again.
-                    None => return Err(e.into()),
+                // A 503 that names the row it saved: created, no look-up needed.
+                if let Some(id) = e.saved_resource() {
+                    id.to_owned()
+                } else {
+                    match find_lost_row(client, data_source, &title, &ours).await? {
+                        Some(id) => id,
+                        // Not applied after all: the intent stays, and the next attempt looks
+                        // again.
+                        None => return Err(e.into()),
+                    }
                 }
             }
             Err(e) => return Err(e.into()),

@@ -9,7 +9,7 @@ use super::fallback::UploadFailure;
 use super::{find_lost_page, placeholder, NewPage, Resource, WriteError, WriteStats, Writer};
 use crate::convert::{Block, MediaSource, RichKind, RichText};
 use crate::failure::{Classify, Next};
-use crate::notion::client::{gave_up, NotionClient, NotionError, Position, Saved};
+use crate::notion::client::{gave_up, NotionClient, NotionError, Position};
 use crate::notion::degrade;
 use crate::notion::journal::{self, Journal, Learned, LinkBody, Made, Recorded, Uploaded};
 use crate::notion::listed::{self, Listed};
@@ -67,20 +67,15 @@ impl Writer {
                         ))
                     })?
                 }
-                // A 503 that names the page it saved: created, with its first blocks, and no
-                // look-up is needed.
-                Err(NotionError::Ambiguous {
-                    saved:
-                        Some(Saved {
-                            resource_id: Some(id),
-                            ..
-                        }),
-                    ..
-                }) => {
-                    tracing::info!("Notion answered the creation 503 and named the page it saved");
-                    break id;
-                }
                 Err(e @ NotionError::Ambiguous { .. }) => {
+                    // A 503 that names the page it saved: created, with its first blocks, and no
+                    // look-up is needed.
+                    if let Some(id) = e.saved_resource() {
+                        tracing::info!(
+                            "Notion answered the creation 503 and named the page it saved"
+                        );
+                        break id.to_owned();
+                    }
                     if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                         // It was applied, with its first blocks (a creation is whole or nothing):
                         // whatever else of the body it holds is found step by step.
@@ -752,20 +747,18 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 // A 503 that names the blocks it saved, one per block sent: appended, and no
                 // look-up is needed. Any other count is looked up as an unclear answer is.
-                Err(NotionError::Ambiguous {
-                    saved:
-                        Some(Saved {
-                            child_ids: Some(ids),
-                            ..
-                        }),
-                    ..
-                }) if ids.len() == body.len() => {
+                Err(e)
+                    if e.saved_children()
+                        .is_some_and(|ids| ids.len() == body.len()) =>
+                {
+                    let ids = e.saved_children().unwrap_or_default();
                     tracing::info!(
                         blocks = ids.len(),
                         "Notion answered the append 503 and named the blocks it saved"
                     );
                     return Ok(ids
-                        .into_iter()
+                        .iter()
+                        .cloned()
                         .zip(body.iter())
                         .map(|(id, sent)| {
                             let kind = sent["type"].as_str().map(str::to_owned);
