@@ -154,6 +154,9 @@ pub enum Refusal {
     BadToken,
     /// 404 `object_not_found`: the page or block is not shared with the integration (or is gone).
     NotShared,
+    /// 404 `object_not_found` to a personal access token: the page is gone, or the person who made
+    /// the token cannot open it (a personal access token needs no Connections).
+    NotVisible,
     /// 403 `restricted_resource` for a missing capability (e.g. Insert content).
     MissingCapability,
     /// 403 `restricted_resource` for the workspace block limit of Notion's Free plan.
@@ -197,6 +200,11 @@ impl Refusal {
             Refusal::NotShared => {
                 "The page is not shared with the integration, or was deleted: share the target \
                  page with it (page menu > Connections)"
+            }
+            Refusal::NotVisible => {
+                "The page does not exist, or the person whose personal access token this is cannot \
+                 open it: open it in Notion as that person (a personal access token reaches every \
+                 page its creator can open; no Connections are needed)"
             }
             Refusal::MissingCapability => {
                 "The integration lacks a capability: give it Read, Update and Insert content at \
@@ -261,7 +269,7 @@ impl Refusal {
         match self {
             Refusal::BadToken => Class::new(Scope::Run, Next::Never),
             Refusal::MissingCapability | Refusal::BlockLimit => Class::new(Scope::Run, Next::Stop),
-            Refusal::NotShared => Class::item_fails(),
+            Refusal::NotShared | Refusal::NotVisible => Class::item_fails(),
         }
         .means(Meaning::Usage)
     }
@@ -516,6 +524,8 @@ pub struct NotionClient {
     reach: Reachability,
     /// The retries of the item this client works for (`None`: each request counts its own).
     item: Option<Retries>,
+    /// Whether the token is a personal access token.
+    personal: bool,
 }
 
 impl std::fmt::Debug for NotionClient {
@@ -551,7 +561,30 @@ impl NotionClient {
             clock: Clock::system(),
             reach: Reachability::new(Clock::system()),
             item: None,
+            personal: false,
         }
+    }
+
+    /// This client's token is a personal access token ([`crate::notion::token::TokenKind`]): a 404
+    /// is told as a page its creator cannot open, not one to share with an integration.
+    pub fn with_personal_token(mut self, personal: bool) -> Self {
+        self.personal = personal;
+        self
+    }
+
+    /// Proves the Update content capability on page `id` without changing it: an update that
+    /// names nothing to change. Without the capability Notion answers `403 restricted_resource`
+    /// (reference/update-a-block), as it would to the link pass, `--update` and trashing.
+    pub async fn prove_update(&self, id: &str) -> Result<(), NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/pages/{id}"),
+            Body::Json(json!({})),
+            Retry::Safe,
+            &format!("checking the Update content capability on page {id}"),
+        )
+        .await
+        .map(drop)
     }
 
     /// This client working for one item: its retries spend from `retries`, shared with the layers
@@ -1008,8 +1041,13 @@ impl NotionClient {
                             })
                         }
                         Decision::Refuse => {
-                            let kind = Refusal::of(status.as_u16(), &code, &err["additional_data"])
-                                .expect("401, 403 and 404 are refusals");
+                            let kind =
+                                match Refusal::of(status.as_u16(), &code, &err["additional_data"])
+                                    .expect("401, 403 and 404 are refusals")
+                                {
+                                    Refusal::NotShared if self.personal => Refusal::NotVisible,
+                                    k => k,
+                                };
                             return Err(NotionError::Refused {
                                 what: what.to_owned(),
                                 kind,

@@ -13,5 +13,6 @@ pub mod pace_ledger;
 pub mod rate;
 pub mod split;
 pub mod steps;
+pub mod token;
 pub mod upload;
 pub mod writer;

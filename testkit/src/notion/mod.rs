@@ -325,6 +325,16 @@ impl NotionServer {
         self.shared.lock().switches.insert_content = on;
     }
 
+    /// Gives the integration the Update content capability, or takes it away.
+    pub fn set_update_content(&self, on: bool) {
+        self.shared.lock().switches.update_content = on;
+    }
+
+    /// Makes the token a personal access token of `name` (`None`: an internal connection's).
+    pub fn set_personal_token_of(&self, name: Option<&str>) {
+        self.shared.lock().switches.personal_token_of = name.map(str::to_owned);
+    }
+
     /// Words Notion's answers in French (its messages are localised): only codes and data tell them
     /// apart.
     pub fn set_localised_messages(&self, on: bool) {

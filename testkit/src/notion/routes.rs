@@ -384,6 +384,15 @@ fn dispatch(
         Endpoint::GetDataSource => db::get_data_source(g, id),
         Endpoint::UpdateDataSource => db::update_data_source(g, id, &body, now),
         Endpoint::QueryDataSource => db::query(sh, g, id, &body),
+        Endpoint::UsersMe if g.switches.personal_token_of.is_some() => Ok(json!({
+            // A personal access token answers as the person who made it (reference/get-self).
+            "object": "user",
+            "id": sh.bot_id,
+            "name": g.switches.personal_token_of,
+            "avatar_url": null,
+            "type": "person",
+            "person": {"email": "person@example.com"},
+        })),
         Endpoint::UsersMe => Ok(json!({
             "object": "user",
             "id": sh.bot_id,
