@@ -294,3 +294,150 @@ async fn writes_answered_503_that_name_what_they_saved_are_neither_repeated_nor_
         "nothing doubled, nothing missing"
     );
 }
+
+/// Item 8: a personal access token. `GET /v1/users/me` answers the person, so doctor names the
+/// token's kind and says the upload limit is not reported; the run sends each file, and one over
+/// the workspace's limit is refused by Notion and becomes a placeholder with Notion's reason,
+/// nothing failed; the Free plan's block limit does not hold it; a page its creator cannot open is
+/// told as such, not as one to share with an integration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_personal_access_token_is_named_and_its_upload_limit_learned_from_notions_refusal() {
+    let lab = Lab::start(quick()).await;
+    let notes = generate(&NotebookSpec {
+        images_per_page: 1,
+        resource_bytes: 4000,
+        ..spec(4, 8)
+    });
+    lab.add_user("me", notes.clone());
+    lab.notion.set_personal_token_of(Some("Ada Lovelace"));
+    lab.notion.set_max_file_upload_size(3000);
+    lab.notion
+        .set_block_limit(Some(lab.notion.block_count() + 3));
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+
+    let doctor = me.ok(&["--json", "doctor", "--to", &lab.target_page]).await;
+    let checks = json(&doctor.stdout)["checks"].clone();
+    let detail = |name: &str| -> String {
+        checks
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map(|c| c["detail"].as_str().unwrap_or_default().to_owned())
+            .unwrap_or_else(|| panic!("no {name}: {checks}"))
+    };
+    assert!(
+        detail("notion_token").contains("personal access token of Ada Lovelace"),
+        "{checks}"
+    );
+    assert!(
+        detail("upload_limit").contains("not reported to a personal access token"),
+        "{checks}"
+    );
+    let missing = me
+        .run(&[
+            "--json",
+            "doctor",
+            "--to",
+            "0123456789abcdef0123456789abcdef",
+        ])
+        .await;
+    assert_eq!(missing.code, Some(2), "{}", missing.all());
+    assert!(
+        missing.stdout.contains("cannot open it"),
+        "{}",
+        missing.stdout
+    );
+    assert!(
+        !missing.stdout.contains("Connections >"),
+        "{}",
+        missing.stdout
+    );
+
+    let run = me
+        .ok(&["--json", "migrate", "--to", &lab.target_page])
+        .await;
+    let s = summary(&run.stdout);
+    assert_eq!(s["pages_done"], 4, "{}", run.stdout);
+    assert_eq!(jobs(&me).await["failed"], 0);
+    let refused: Vec<String> = all_blocks(&lab, &lab.target_page)
+        .iter()
+        .filter_map(|b| b["paragraph"]["rich_text"][0]["plain_text"].as_str())
+        .filter(|t| t.contains("could not be carried over"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(refused.len(), 4, "each picture a placeholder: {refused:?}");
+    for t in &refused {
+        assert!(t.contains("at most 3000 bytes"), "Notion's reason: {t}");
+    }
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
+
+/// Item 9: a connection without Update content (which the link pass, `--update` and trashing
+/// need) is found before any work, by doctor and by the run, which writes nothing and exits 2
+/// saying what to give it; once given, the same command migrates everything.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_update_capability_is_found_before_any_work() {
+    let lab = Lab::start(quick()).await;
+    let notes = generate(&NotebookSpec {
+        title_links: true,
+        ..spec(5, 9)
+    });
+    lab.add_user("me", notes.clone());
+    lab.notion.set_update_content(false);
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    let doctor = me
+        .run(&["--json", "doctor", "--to", &lab.target_page])
+        .await;
+    assert_eq!(doctor.code, Some(2), "{}", doctor.all());
+    let checks = json(&doctor.stdout)["checks"].clone();
+    let caps = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "notion_capabilities")
+        .cloned()
+        .unwrap_or_else(|| panic!("{checks}"));
+    assert_eq!(caps["ok"], false, "{caps}");
+    assert!(caps["fix"].as_str().unwrap().contains("Update"), "{caps}");
+
+    let out = me.run(&["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(out.stderr.contains("lacks a capability"), "{}", out.stderr);
+    assert!(out.stderr.contains("Update"), "{}", out.stderr);
+    assert_eq!(
+        asked(&lab, Endpoint::CreatePage),
+        0,
+        "no work before the check"
+    );
+    assert!(lab.notion.pages_under(&lab.target_page).is_empty());
+
+    lab.notion.set_update_content(true);
+    let run = me
+        .ok(&["--json", "migrate", "--to", &lab.target_page])
+        .await;
+    assert_eq!(summary(&run.stdout)["pages_done"], 5, "{}", run.stdout);
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
