@@ -621,7 +621,7 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
             "notion_token",
             Some(Exit::Usage),
             format!("{} is not set", env::NOTION_TOKEN),
-            "create an internal integration (README step 2) and export NOTION_TOKEN",
+            "create a personal access token or an internal connection (README step 2) and export NOTION_TOKEN",
         ));
         return;
     };

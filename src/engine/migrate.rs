@@ -356,6 +356,23 @@ async fn run(
             }
         })
         .await?;
+    if req.resume {
+        // A resumed run proves Update content under each target it goes on writing under, as a
+        // first run does under its `--to`.
+        let keys = accounts.clone();
+        let targets = db
+            .call(move |db| {
+                let mut all = std::collections::BTreeSet::new();
+                for k in &keys {
+                    all.extend(db.plan_targets(k)?);
+                }
+                Ok::<_, crate::store::StoreError>(all)
+            })
+            .await?;
+        for t in &targets {
+            notion.prove_update(t).await.map_err(MigrateError::Target)?;
+        }
+    }
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
     // Only an account's notebooks need the Microsoft app (and say so before any work); imports

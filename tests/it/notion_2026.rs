@@ -440,4 +440,18 @@ async fn a_missing_update_capability_is_found_before_any_work() {
         "{}",
         verify.stdout
     );
+
+    // A resumed run proves it under the targets it goes on with, before any work too.
+    lab.notion.set_update_content(false);
+    let before = lab.notion.request_log().len();
+    let out = me.run(&["migrate", "--resume"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(out.stderr.contains("lacks a capability"), "{}", out.stderr);
+    let after: Vec<_> = lab.notion.request_log()[before..].to_vec();
+    assert!(
+        after
+            .iter()
+            .all(|r| matches!(r.endpoint, Endpoint::UsersMe | Endpoint::UpdatePage)),
+        "{after:?}"
+    );
 }
