@@ -46,6 +46,37 @@ fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
     out
 }
 
+/// The user of `home`, signed in once as the default account.
+async fn signed_in<'a>(lab: &'a Lab, home: &'a tempfile::TempDir) -> User<'a> {
+    let me = User {
+        lab,
+        home: home.path(),
+    };
+    me.ok(&["login"]).await;
+    me
+}
+
+/// `verify` says the migration is complete.
+async fn verified_complete(me: &User<'_>) {
+    let verify = me.ok(&["--json", "verify"]).await;
+    assert_eq!(
+        json(&verify.stdout)["verdict"],
+        "complete",
+        "{}",
+        verify.stdout
+    );
+}
+
+/// Every one of `pages` pages is done and nothing failed.
+async fn all_done(me: &User<'_>, pages: u64) {
+    let j = jobs(me).await;
+    assert_eq!(
+        (j["pages_done"].as_u64(), j["failed"].as_u64()),
+        (Some(pages), Some(0)),
+        "{j}"
+    );
+}
+
 /// The summary line of `migrate --json`.
 fn summary(out: &str) -> Value {
     json(out.lines().last().unwrap_or_default())
@@ -62,11 +93,7 @@ async fn a_fourth_level_heading_arrives_as_heading_4() {
     });
     lab.add_user("me", notes.clone());
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
     let run = me
         .ok(&["--json", "migrate", "--to", &lab.target_page])
         .await;
@@ -84,13 +111,7 @@ async fn a_fourth_level_heading_arrives_as_heading_4() {
         !blocks.iter().any(|b| b["type"] == "heading_3"),
         "no heading is demoted to level three"
     );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// The account's job counts as `status --json` shows them.
@@ -108,11 +129,7 @@ async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_
     let notes = generate(&spec(12, 13));
     lab.add_user("me", notes.clone());
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
     lab.notion.set_localised_messages(true);
     lab.notion
         .set_block_limit(Some(lab.notion.block_count() + 40));
@@ -137,20 +154,9 @@ async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_
 
     lab.notion.set_block_limit(None);
     me.ok(&["migrate", "--resume"]).await;
-    let j = jobs(&me).await;
-    assert_eq!(
-        (j["pages_done"].as_u64(), j["failed"].as_u64()),
-        (Some(12), Some(0)),
-        "{j}"
-    );
+    all_done(&me, 12).await;
     assert!(lab.notion.duplicate_titles(&lab.target_page).is_empty());
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 10: a 429 naming `public_api_request_blocked` ("retrying won't help") stops the run at once
@@ -161,11 +167,7 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
     let lab = Lab::start(quick()).await;
     lab.add_user("me", generate(&spec(6, 10)));
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
     // Blocked part way: after the first few requests, every one.
     lab.notion
         .inject(FaultRule::new(FaultKind::RequestBlocked).after(12));
@@ -194,19 +196,8 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
 
     lab.notion.clear_faults();
     me.ok(&["migrate", "--resume"]).await;
-    let j = jobs(&me).await;
-    assert_eq!(
-        (j["pages_done"].as_u64(), j["failed"].as_u64()),
-        (Some(6), Some(0)),
-        "{j}"
-    );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    all_done(&me, 6).await;
+    verified_complete(&me).await;
 }
 
 /// Requests of `endpoint` the Notion test server answered.
@@ -227,11 +218,7 @@ async fn migrated(
     let lab = Lab::start(quick()).await;
     lab.add_user("me", notes.clone());
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
     for f in faults {
         lab.notion.inject(f.clone());
     }
@@ -244,13 +231,7 @@ async fn migrated(
         "{}",
         run.stdout
     );
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
     lab
 }
 
@@ -314,11 +295,7 @@ async fn a_personal_access_token_is_named_and_its_upload_limit_learned_from_noti
     lab.notion
         .set_block_limit(Some(lab.notion.block_count() + 3));
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
 
     let doctor = me.ok(&["--json", "doctor", "--to", &lab.target_page]).await;
     let checks = json(&doctor.stdout)["checks"].clone();
@@ -375,13 +352,7 @@ async fn a_personal_access_token_is_named_and_its_upload_limit_learned_from_noti
     for t in &refused {
         assert!(t.contains("at most 3000 bytes"), "Notion's reason: {t}");
     }
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 }
 
 /// Item 9: a connection without Update content (which the link pass, `--update` and trashing
@@ -397,11 +368,7 @@ async fn a_missing_update_capability_is_found_before_any_work() {
     lab.add_user("me", notes.clone());
     lab.notion.set_update_content(false);
     let home = tempfile::tempdir().unwrap();
-    let me = User {
-        lab: &lab,
-        home: home.path(),
-    };
-    me.ok(&["login"]).await;
+    let me = signed_in(&lab, &home).await;
     let doctor = me
         .run(&["--json", "doctor", "--to", &lab.target_page])
         .await;
@@ -433,13 +400,7 @@ async fn a_missing_update_capability_is_found_before_any_work() {
         .ok(&["--json", "migrate", "--to", &lab.target_page])
         .await;
     assert_eq!(summary(&run.stdout)["pages_done"], 5, "{}", run.stdout);
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
+    verified_complete(&me).await;
 
     // A resumed run proves it under the targets it goes on with, before any work too.
     lab.notion.set_update_content(false);
