@@ -336,8 +336,11 @@ async fn run(
     if let Some(t) = &req.target {
         notion.page(t).await.map_err(MigrateError::Target)?;
         // Update content (the link pass, `--update`, trashing) is proven before any work, by an
-        // update that changes nothing, rather than met after half a migration.
-        notion.prove_update(t).await.map_err(MigrateError::Target)?;
+        // update that changes nothing, rather than met after half a migration. A dry run sends
+        // nothing that is not a read.
+        if !req.dry_run {
+            notion.prove_update(t).await.map_err(MigrateError::Target)?;
+        }
     }
 
     let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
@@ -356,7 +359,7 @@ async fn run(
             }
         })
         .await?;
-    if req.resume {
+    if req.resume && !req.dry_run {
         // A resumed run proves Update content under each target it goes on writing under, as a
         // first run does under its `--to`.
         let keys = accounts.clone();

@@ -158,6 +158,22 @@ pub struct Counters {
     pub validation_errors: u64,
     /// Injected faults fired.
     pub faults: u64,
+    /// `PATCH /v1/pages/{id}` answered 200 whose body named nothing to change (a capability
+    /// check): counted among the writes above, though it changed nothing.
+    pub empty_updates: u64,
+}
+
+impl Counters {
+    /// Requests that may change what Notion holds ([`Endpoint::is_write`]), less the updates that
+    /// named nothing to change.
+    pub fn changing_writes(&self) -> u64 {
+        self.per_endpoint
+            .iter()
+            .filter(|(e, _)| e.is_write())
+            .map(|(_, n)| n)
+            .sum::<u64>()
+            - self.empty_updates
+    }
 }
 
 /// What the server recorded about an upload.

@@ -410,7 +410,13 @@ fn dispatch(
             let n = page_node(g, id)?;
             Ok(g.store.render_page(n, &sh.bot_id))
         }
-        Endpoint::UpdatePage => update_page(sh, g, id, &body, modern, now),
+        Endpoint::UpdatePage => {
+            let page = update_page(sh, g, id, &body, modern, now)?;
+            if body.is_empty() {
+                g.counters.empty_updates += 1;
+            }
+            Ok(page)
+        }
         Endpoint::GetBlock => {
             let n = g
                 .store
