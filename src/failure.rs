@@ -428,6 +428,7 @@ mod tests {
             source: crate::notion::client::NotionError::Ambiguous {
                 what: "listing".into(),
                 detail: "504".into(),
+                saved: None,
             },
         };
         assert_eq!(codes(v.class()), ("run/never".into(), None));

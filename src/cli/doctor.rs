@@ -15,6 +15,9 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::output::Printer;
+
+#[path = "doctor_notion.rs"]
+mod doctor_notion;
 use crate::auth::{check_app, AuthError, Identity, TokenSource};
 use crate::cli::exit::{CliResult, Exit};
 use crate::clock::{Clock, Jitter};
@@ -618,7 +621,7 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
             "notion_token",
             Some(Exit::Usage),
             format!("{} is not set", env::NOTION_TOKEN),
-            "create an internal integration (README step 2) and export NOTION_TOKEN",
+            "create a personal access token or an internal connection (README step 2) and export NOTION_TOKEN",
         ));
         return;
     };
@@ -657,29 +660,10 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
             return;
         }
     };
-    let bot = me["name"].as_str().unwrap_or("the integration");
-    let workspace = me["bot"]["workspace_name"]
-        .as_str()
-        .unwrap_or("its workspace");
-    out.push(Check::pass(
-        "notion_token",
-        format!("valid: {bot} in {workspace}"),
-    ));
-    out.push(
-        match me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"].as_u64() {
-            Some(max) => Check::pass(
-                "upload_limit",
-                format!(
-                    "files up to {} (larger ones become placeholders)",
-                    human_bytes(max)
-                ),
-            ),
-            None => Check::pass(
-                "upload_limit",
-                "not reported; 5 MB assumed (the Free plan's), larger files become placeholders",
-            ),
-        },
-    );
+    let (kind, token_check) = doctor_notion::token_kind(&me);
+    out.push(token_check);
+    out.push(doctor_notion::upload_limit(&me, &kind));
+    let client = client.with_personal_token(kind.is_personal());
     let Some(to) = &args.to else {
         out.push(Check::pass(
             "notion_target",
@@ -699,17 +683,36 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
             return;
         }
     };
-    out.push(match within(args.timeout, client.page(&page)).await {
+    let target = match within(args.timeout, client.page(&page)).await {
         None => unanswered("notion_target", format!("GET {base}/v1/pages/{page}")),
         Some(Ok(_)) => Check::pass(
             "notion_target",
-            format!(
-                "{page} is shared and readable; insert is proven by the first write (Notion lists \
-                 no capabilities and doctor writes nothing)"
-            ),
+            format!("{page} is readable by the {}", kind.describe()),
         ),
+        Some(Err(NotionError::Refused {
+            kind: Refusal::NotVisible,
+            ..
+        })) => doctor_notion::not_visible("notion_target", &format!("page {page}")),
         Some(Err(e)) => notion_failure("notion_target", &e, &format!("page {page}")),
-    });
+    };
+    let readable = target.ok;
+    out.push(target);
+    if readable {
+        out.push(
+            match within(
+                args.timeout,
+                doctor_notion::capabilities(&client, &page, &kind),
+            )
+            .await
+            {
+                Some(c) => c,
+                None => unanswered(
+                    "notion_capabilities",
+                    format!("PATCH {base}/v1/pages/{page}"),
+                ),
+            },
+        );
+    }
 }
 
 fn notion_failure(name: &str, e: &NotionError, what: &str) -> Check {

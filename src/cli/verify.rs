@@ -480,7 +480,7 @@ fn plain_words(element: &str, action: &str) -> String {
         "<sup>" => Some("superscript shown as plain text"),
         "<sub>" => Some("subscript shown as plain text"),
         "<cite>" => Some("citation style not kept"),
-        "<h4>" | "<h5>" | "<h6>" => Some("heading level 4 to 6 shown as level 3"),
+        "<h5>" | "<h6>" => Some("heading level 5 or 6 shown as level 4"),
         _ => None,
     };
     if let Some(k) = known {

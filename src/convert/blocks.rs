@@ -310,9 +310,9 @@ pub const PLAIN: &str = "plain text";
 pub enum Block {
     /// paragraph
     Paragraph(TextBlock),
-    /// heading_1..heading_3 (level 1..=3)
+    /// heading_1..heading_4 (level 1..=4)
     Heading {
-        /// 1, 2 or 3.
+        /// 1, 2, 3 or 4.
         level: u8,
         /// Text (headings carry no children).
         text: TextBlock,
@@ -411,7 +411,8 @@ impl Block {
             Block::Paragraph(_) => "paragraph",
             Block::Heading { level: 1, .. } => "heading_1",
             Block::Heading { level: 2, .. } => "heading_2",
-            Block::Heading { .. } => "heading_3",
+            Block::Heading { level: 3, .. } => "heading_3",
+            Block::Heading { .. } => "heading_4",
             Block::Bulleted(_) => "bulleted_list_item",
             Block::Numbered(_) => "numbered_list_item",
             Block::ToDo { .. } => "to_do",

@@ -712,12 +712,14 @@ impl<'r> Walker<'r> {
             "h1" => TextBlockKind::Heading(1),
             "h2" => TextBlockKind::Heading(2),
             "h3" => TextBlockKind::Heading(3),
-            "h4" | "h5" | "h6" => {
+            // OneNote's fourth heading level is Notion's `heading_4` (since 2026-03-30).
+            "h4" => TextBlockKind::Heading(4),
+            "h5" | "h6" => {
                 self.report.add(
                     format!("<{name}>"),
-                    "heading_3 (Notion has three heading levels)",
+                    "heading_4 (Notion has four heading levels)",
                 );
-                TextBlockKind::Heading(3)
+                TextBlockKind::Heading(4)
             }
             "pre" => TextBlockKind::Code,
             _ => TextBlockKind::Paragraph,

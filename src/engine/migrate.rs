@@ -3,6 +3,7 @@
 //! side by side, and return what the run did. What happens on the way is told to an
 //! [`Observer`]; nothing here prints.
 
+use crate::notion::token::{reported_upload_limit, TokenKind, LARGEST_DOCUMENTED_UPLOAD};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -326,11 +327,24 @@ async fn run(
 
     // Check the target before any work: a token or sharing problem is the user's to fix.
     let me = notion.me().await.map_err(MigrateError::Target)?;
-    let max_upload = me["bot"]["workspace_limits"]["max_file_upload_size_in_bytes"]
-        .as_u64()
-        .unwrap_or(DEFAULT_MAX_UPLOAD);
+    let token = TokenKind::of(&me);
+    tracing::info!(token = %token.describe(), "Notion token");
+    let notion = notion.with_personal_token(token.is_personal());
+    // A personal access token is told no limit: files go up to the largest Notion documents, and
+    // one over the workspace's limit comes back refused and becomes a placeholder with that reason.
+    let max_upload = reported_upload_limit(&me).unwrap_or(if token.is_personal() {
+        LARGEST_DOCUMENTED_UPLOAD
+    } else {
+        DEFAULT_MAX_UPLOAD
+    });
     if let Some(t) = &req.target {
         notion.page(t).await.map_err(MigrateError::Target)?;
+        // Update content (the link pass, `--update`, trashing) is proven before any work, by an
+        // update that changes nothing, rather than met after half a migration. A dry run sends
+        // nothing that is not a read.
+        if !req.dry_run {
+            notion.prove_update(t).await.map_err(MigrateError::Target)?;
+        }
     }
 
     let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
@@ -349,6 +363,23 @@ async fn run(
             }
         })
         .await?;
+    if req.resume && !req.dry_run {
+        // A resumed run proves Update content under each target it goes on writing under, as a
+        // first run does under its `--to`.
+        let keys = accounts.clone();
+        let targets = db
+            .call(move |db| {
+                let mut all = std::collections::BTreeSet::new();
+                for k in &keys {
+                    all.extend(db.plan_targets(k)?);
+                }
+                Ok::<_, crate::store::StoreError>(all)
+            })
+            .await?;
+        for t in &targets {
+            notion.prove_update(t).await.map_err(MigrateError::Target)?;
+        }
+    }
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
     // Only an account's notebooks need the Microsoft app (and say so before any work); imports

@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::pace::{Limit, Throttle};
+use super::pace::{Limit, Throttle, BLOCKED_REASON};
 use super::rate::{NotionRate, RateError};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
@@ -56,13 +56,16 @@ pub enum NotionError {
         /// Notion's message.
         message: String,
     },
-    /// A write whose outcome is unknown (5xx or the answer was lost): look before writing again.
+    /// A write whose outcome is unknown (5xx or the answer was lost): look before writing again,
+    /// unless the answer says what was saved ([`Saved`]).
     #[error("Notion answered {what} with {detail}; the write may or may not have been applied")]
     Ambiguous {
         /// What we were doing.
         what: String,
         /// Status or transport error.
         detail: String,
+        /// What the answer says was saved (a 503's `additional_data`), if it says so.
+        saved: Option<Box<Saved>>,
     },
     /// Retryable failures went on until the item's retry budget was spent (or past the throttle
     /// limit).
@@ -74,6 +77,18 @@ pub enum NotionError {
         attempts: u32,
         /// The last failure.
         last: String,
+    },
+    /// A 429 whose `rate_limit_reason` is `public_api_request_blocked`: Notion says retrying will
+    /// not help, so nothing is sent again and the run stops (resumable) with that reason.
+    #[error(
+        "Notion blocked {what}: 429 rate_limited, rate_limit_reason {BLOCKED_REASON} (Notion \
+         says retrying will not help). Nothing was marked failed: once Notion lets this \
+         connection's requests through again (ask the workspace's owner or Notion's support), run \
+         `notebridge migrate --resume`"
+    )]
+    Blocked {
+        /// What we were doing.
+        what: String,
     },
     /// Notion could not be reached until the run's deadline: the work is parked, nothing failed.
     #[error(transparent)]
@@ -91,6 +106,46 @@ pub enum NotionError {
     },
 }
 
+/// What a write answered `503` saved all the same, as the answer's `additional_data` names it
+/// (developers.notion.com/reference/request-limits: "a write can save its change and still return
+/// 503"). Notion asks not to repeat such a write.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Saved {
+    /// `committed_resource_id`: the page (or other resource) a creation made.
+    pub resource_id: Option<String>,
+    /// `committed_child_ids`: the direct children an append made, in order.
+    pub child_ids: Option<Vec<String>>,
+    /// `retry_guidance`, as Notion words it (kept for the log, never read).
+    pub guidance: Option<String>,
+}
+
+impl Saved {
+    /// What `additional_data` says was saved, if it names anything.
+    pub fn of(additional_data: &Value) -> Option<Saved> {
+        let resource_id = additional_data["committed_resource_id"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned);
+        let child_ids = additional_data["committed_child_ids"]
+            .as_array()
+            .and_then(|a| {
+                a.iter()
+                    .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                    .collect::<Option<Vec<_>>>()
+            });
+        let guidance = match &additional_data["retry_guidance"] {
+            Value::Null => None,
+            Value::String(g) => Some(g.clone()),
+            other => Some(other.to_string()),
+        };
+        (resource_id.is_some() || child_ids.is_some()).then_some(Saved {
+            resource_id,
+            child_ids,
+            guidance,
+        })
+    }
+}
+
 /// Why Notion refused a request, told apart by the status and Notion's `code` (and, for the two
 /// kinds of `403 restricted_resource`, its message).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +154,9 @@ pub enum Refusal {
     BadToken,
     /// 404 `object_not_found`: the page or block is not shared with the integration (or is gone).
     NotShared,
+    /// 404 `object_not_found` to a personal access token: the page is gone, or the person who made
+    /// the token cannot open it (a personal access token needs no Connections).
+    NotVisible,
     /// 403 `restricted_resource` for a missing capability (e.g. Insert content).
     MissingCapability,
     /// 403 `restricted_resource` for the workspace block limit of Notion's Free plan.
@@ -106,12 +164,15 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// The refusal an error answer stands for, if it is one.
-    pub fn of(status: u16, code: &str, message: &str) -> Option<Refusal> {
+    /// The refusal an error answer stands for, if it is one: its status, Notion's `code` and the
+    /// body's `additional_data` (Notion's messages are localised, so they are never read).
+    pub fn of(status: u16, code: &str, additional_data: &Value) -> Option<Refusal> {
         match Answer::of(status) {
             Answer::Unauthorized => Some(Refusal::BadToken),
             Answer::NotFound => Some(Refusal::NotShared),
-            Answer::Forbidden if code == "restricted_resource" && mentions_block_limit(message) => {
+            Answer::Forbidden
+                if code == "restricted_resource" && names_block_limit(additional_data) =>
+            {
                 Some(Refusal::BlockLimit)
             }
             Answer::Forbidden => Some(Refusal::MissingCapability),
@@ -140,6 +201,11 @@ impl Refusal {
                 "The page is not shared with the integration, or was deleted: share the target \
                  page with it (page menu > Connections)"
             }
+            Refusal::NotVisible => {
+                "The page does not exist, or the person whose personal access token this is cannot \
+                 open it: open it in Notion as that person (a personal access token reaches every \
+                 page its creator can open; no Connections are needed)"
+            }
             Refusal::MissingCapability => {
                 "The integration lacks a capability: give it Read, Update and Insert content at \
                  https://www.notion.so/profile/integrations (Capabilities), then run `notebridge \
@@ -161,22 +227,33 @@ impl Refusal {
     }
 }
 
-/// Notion's plan-limit answers are `403 restricted_resource` like a missing capability; only the
-/// message tells them apart.
-fn mentions_block_limit(message: &str) -> bool {
-    let m = message.to_ascii_lowercase();
-    [
-        "block limit",
-        "blocks limit",
-        "block usage",
-        "lifetime block",
-        "number of blocks",
-    ]
-    .iter()
-    .any(|k| m.contains(k))
+/// Notion's block-limit answer is `403 restricted_resource` like a missing capability; its
+/// `additional_data.block_limit` (`"block_creation"` today) tells them apart
+/// (developers.notion.com/reference/workspace-block-limits). Any value counts: a limit named
+/// otherwise later is still the block limit.
+fn names_block_limit(additional_data: &Value) -> bool {
+    additional_data
+        .get("block_limit")
+        .is_some_and(|v| !v.is_null())
 }
 
 impl NotionError {
+    /// The page (or row) an unclear creation's answer says it saved.
+    pub fn saved_resource(&self) -> Option<&str> {
+        match self {
+            NotionError::Ambiguous { saved: Some(s), .. } => s.resource_id.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The blocks an unclear append's answer says it saved, in order.
+    pub fn saved_children(&self) -> Option<&[String]> {
+        match self {
+            NotionError::Ambiguous { saved: Some(s), .. } => s.child_ids.as_deref(),
+            _ => None,
+        }
+    }
+
     /// Whether the error ends the run (every further write would meet it): a bad token, a missing
     /// capability, the workspace block limit, a request every call would send wrong.
     pub fn stops_run(&self) -> bool {
@@ -192,7 +269,7 @@ impl Refusal {
         match self {
             Refusal::BadToken => Class::new(Scope::Run, Next::Never),
             Refusal::MissingCapability | Refusal::BlockLimit => Class::new(Scope::Run, Next::Stop),
-            Refusal::NotShared => Class::item_fails(),
+            Refusal::NotShared | Refusal::NotVisible => Class::item_fails(),
         }
         .means(Meaning::Usage)
     }
@@ -268,6 +345,9 @@ impl Classify for NotionError {
             NotionError::Refused { kind, .. } => kind.class(),
             // Look at what Notion holds, then write again.
             NotionError::Ambiguous { .. } => Class::retry(None),
+            // Every further request would be blocked too: the run stops, resumably, the user's to
+            // clear with Notion.
+            NotionError::Blocked { .. } => Class::new(Scope::Run, Next::Stop).means(Meaning::Usage),
             // The client spent its retries ([`Classify::retries`]); the item's budget decides.
             NotionError::GaveUp { .. } => Class::new(Scope::Item, Next::Retry(None)),
             NotionError::Unreachable(e) => e.class(),
@@ -283,6 +363,7 @@ impl Classify for NotionError {
             NotionError::Rejected { .. }
             | NotionError::Refused { .. }
             | NotionError::Ambiguous { .. }
+            | NotionError::Blocked { .. }
             | NotionError::Unreachable(_)
             | NotionError::Pace(_)
             | NotionError::BadAnswer { .. } => 0,
@@ -443,6 +524,8 @@ pub struct NotionClient {
     reach: Reachability,
     /// The retries of the item this client works for (`None`: each request counts its own).
     item: Option<Retries>,
+    /// Whether the token is a personal access token.
+    personal: bool,
 }
 
 impl std::fmt::Debug for NotionClient {
@@ -478,7 +561,30 @@ impl NotionClient {
             clock: Clock::system(),
             reach: Reachability::new(Clock::system()),
             item: None,
+            personal: false,
         }
+    }
+
+    /// This client's token is a personal access token ([`crate::notion::token::TokenKind`]): a 404
+    /// is told as a page its creator cannot open, not one to share with an integration.
+    pub fn with_personal_token(mut self, personal: bool) -> Self {
+        self.personal = personal;
+        self
+    }
+
+    /// Proves the Update content capability on page `id` without changing it: an update that
+    /// names nothing to change. Without the capability Notion answers `403 restricted_resource`
+    /// (reference/update-a-block), as it would to the link pass, `--update` and trashing.
+    pub async fn prove_update(&self, id: &str) -> Result<(), NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/pages/{id}"),
+            Body::Json(json!({})),
+            Retry::Safe,
+            &format!("checking the Update content capability on page {id}"),
+        )
+        .await
+        .map(drop)
     }
 
     /// This client working for one item: its retries spend from `retries`, shared with the layers
@@ -849,6 +955,7 @@ impl NotionClient {
                         return Err(NotionError::Ambiguous {
                             what: what.to_owned(),
                             detail,
+                            saved: None,
                         });
                     }
                     detail
@@ -870,6 +977,7 @@ impl NotionClient {
                                 return Err(NotionError::Ambiguous {
                                     what: what.to_owned(),
                                     detail,
+                                    saved: None,
                                 });
                             }
                             self.backoff(&retries, what, &detail).await?;
@@ -901,9 +1009,18 @@ impl NotionClient {
                             })
                         }
                         Decision::Pace => {
-                            // Not applied: safe to repeat any request after the shared pause.
                             let reason = err["additional_data"]["rate_limit_reason"].as_str();
                             let grant = grant.take().expect("a refused request keeps its grant");
+                            if status.as_u16() == 429 && reason == Some(BLOCKED_REASON) {
+                                // Not a pace: Notion says no wait would let it through, so no
+                                // request is sent again; the request did reach Notion.
+                                self.rate.answered(grant).await?;
+                                self.stats.throttled.fetch_add(1, Ordering::Relaxed);
+                                return Err(NotionError::Blocked {
+                                    what: what.to_owned(),
+                                });
+                            }
+                            // Not applied: safe to repeat any request after the shared pause.
                             let paused = self
                                 .rate
                                 .throttled(
@@ -936,8 +1053,13 @@ impl NotionClient {
                             })
                         }
                         Decision::Refuse => {
-                            let kind = Refusal::of(status.as_u16(), &code, &message)
-                                .expect("401, 403 and 404 are refusals");
+                            let kind =
+                                match Refusal::of(status.as_u16(), &code, &err["additional_data"])
+                                    .expect("401, 403 and 404 are refusals")
+                                {
+                                    Refusal::NotShared if self.personal => Refusal::NotVisible,
+                                    k => k,
+                                };
                             return Err(NotionError::Refused {
                                 what: what.to_owned(),
                                 kind,
@@ -947,10 +1069,18 @@ impl NotionClient {
                             });
                         }
                         Decision::Ambiguous => {
+                            let saved = Saved::of(&err["additional_data"]).map(Box::new);
+                            if let Some(g) = saved.as_ref().and_then(|s| s.guidance.as_deref()) {
+                                tracing::info!(
+                                    guidance = g,
+                                    "Notion says the unclear write was saved"
+                                );
+                            }
                             return Err(NotionError::Ambiguous {
                                 what: what.to_owned(),
                                 detail: format!("{status} {code}"),
-                            })
+                                saved,
+                            });
                         }
                         Decision::Retry => format!("{status} {code}"),
                     }
@@ -1107,7 +1237,8 @@ mod tests {
         assert_eq!(
             codes(NotionError::Ambiguous {
                 what: "w".into(),
-                detail: "504".into()
+                detail: "504".into(),
+                saved: None,
             }),
             ("attempt/retry".into(), None)
         );
@@ -1265,40 +1396,53 @@ mod tests {
     }
 
     #[test]
-    fn refusals_are_told_apart_by_status_code_and_message() {
+    fn a_503_names_what_it_saved_only_with_ids() {
+        let page = json!({"retry_guidance": "do_not_retry", "committed_resource_id": "p1"});
         assert_eq!(
-            Refusal::of(401, "unauthorized", "API token is invalid."),
+            Saved::of(&page),
+            Some(Saved {
+                resource_id: Some("p1".into()),
+                child_ids: None,
+                guidance: Some("do_not_retry".into()),
+            })
+        );
+        let blocks = json!({"committed_child_ids": ["b1", "b2"]});
+        assert_eq!(
+            Saved::of(&blocks).and_then(|s| s.child_ids),
+            Some(vec!["b1".to_owned(), "b2".to_owned()])
+        );
+        // Guidance alone, or ids that are not ids, name nothing: the writer looks.
+        assert_eq!(Saved::of(&json!({"retry_guidance": "x"})), None);
+        assert_eq!(Saved::of(&json!({"committed_child_ids": ["b1", 3]})), None);
+        assert_eq!(Saved::of(&Value::Null), None);
+    }
+
+    #[test]
+    fn refusals_are_told_apart_by_status_code_and_additional_data() {
+        let none = Value::Null;
+        assert_eq!(
+            Refusal::of(401, "unauthorized", &none),
             Some(Refusal::BadToken)
         );
         assert_eq!(
-            Refusal::of(404, "object_not_found", "Could not find page"),
+            Refusal::of(404, "object_not_found", &none),
             Some(Refusal::NotShared)
         );
+        let limit = json!({"block_limit": "block_creation"});
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "This workspace has reached its block limit."
-            ),
+            Refusal::of(403, "restricted_resource", &limit),
             Some(Refusal::BlockLimit)
         );
+        // Whatever the message says, in any language: without `block_limit` it is a capability.
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "Insufficient permissions for this endpoint."
-            ),
+            Refusal::of(403, "restricted_resource", &none),
             Some(Refusal::MissingCapability)
         );
         assert_eq!(
-            Refusal::of(
-                403,
-                "restricted_resource",
-                "The workspace has exceeded the number of blocks allowed on its plan."
-            ),
-            Some(Refusal::BlockLimit)
+            Refusal::of(403, "restricted_resource", &json!({"block_limit": null})),
+            Some(Refusal::MissingCapability)
         );
-        assert_eq!(Refusal::of(400, "validation_error", "block limit"), None);
+        assert_eq!(Refusal::of(400, "validation_error", &limit), None);
         assert!(!Refusal::NotShared.stops_run());
         assert!(Refusal::BlockLimit.stops_run() && Refusal::BadToken.stops_run());
     }

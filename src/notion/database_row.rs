@@ -74,10 +74,16 @@ pub async fn create(
                 })?
             }
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
-                match find_lost_row(client, data_source, &title, &ours).await? {
-                    Some(id) => id,
-                    // Not applied after all: the intent stays, and the next attempt looks again.
-                    None => return Err(e.into()),
+                // A 503 that names the row it saved: created, no look-up needed.
+                if let Some(id) = e.saved_resource() {
+                    id.to_owned()
+                } else {
+                    match find_lost_row(client, data_source, &title, &ours).await? {
+                        Some(id) => id,
+                        // Not applied after all: the intent stays, and the next attempt looks
+                        // again.
+                        None => return Err(e.into()),
+                    }
                 }
             }
             Err(e) => return Err(e.into()),

@@ -14,5 +14,6 @@ pub mod pace_ledger;
 pub mod rate;
 pub mod split;
 pub mod steps;
+pub mod token;
 pub mod upload;
 pub mod writer;

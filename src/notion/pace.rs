@@ -45,6 +45,13 @@ pub const CONNECTION_REASON: &str = "public_api_request_rate_limit";
 /// The `rate_limit_reason` of the per-workspace limit.
 pub const WORKSPACE_REASON: &str = "public_api_space_request_rate_limit";
 
+/// The `rate_limit_reason` of an endpoint's own limit.
+pub const ENDPOINT_REASON: &str = "public_api_endpoint_rate_limit";
+
+/// The `rate_limit_reason` of a connection Notion blocks ("retrying won't help"): no pace, the
+/// client stops ([`crate::notion::client::NotionError::Blocked`]).
+pub const BLOCKED_REASON: &str = "public_api_request_blocked";
+
 /// Back-to-back requests a fixed pace allows (as the in-process pace always did).
 const FIXED_BURST: u32 = 3;
 
@@ -75,6 +82,9 @@ pub enum Limit {
     Connection,
     /// The workspace's limit, shared with its other connections.
     Workspace,
+    /// An endpoint's own limit: a pause for its `Retry-After`, saying nothing of the connection's
+    /// budget or pace.
+    Endpoint,
     /// A 429 without a reason, or with one we do not know.
     Other,
     /// 529 `service_overload`.
@@ -88,6 +98,7 @@ impl Limit {
             (529, _) => Limit::Overload,
             (_, Some(CONNECTION_REASON)) => Limit::Connection,
             (_, Some(WORKSPACE_REASON)) => Limit::Workspace,
+            (_, Some(ENDPOINT_REASON)) => Limit::Endpoint,
             _ => Limit::Other,
         }
     }
@@ -97,6 +108,7 @@ impl Limit {
         match self {
             Limit::Connection => "connection",
             Limit::Workspace => "workspace",
+            Limit::Endpoint => "endpoint",
             Limit::Other => "rate_limited",
             Limit::Overload => "service_overload",
         }
@@ -107,6 +119,7 @@ impl Limit {
         [
             Limit::Connection,
             Limit::Workspace,
+            Limit::Endpoint,
             Limit::Other,
             Limit::Overload,
         ]
@@ -120,6 +133,7 @@ impl fmt::Display for Limit {
         f.write_str(match self {
             Limit::Connection => "the connection's budget",
             Limit::Workspace => "the workspace's limit",
+            Limit::Endpoint => "an endpoint's own limit",
             Limit::Other => "a 429",
             Limit::Overload => "Notion's overload (529)",
         })
@@ -504,17 +518,33 @@ mod tests {
     fn reasons_name_their_limit_and_an_unknown_one_is_a_plain_429() {
         assert_eq!(Limit::of(429, Some(CONNECTION_REASON)), Limit::Connection);
         assert_eq!(Limit::of(429, Some(WORKSPACE_REASON)), Limit::Workspace);
+        assert_eq!(Limit::of(429, Some(ENDPOINT_REASON)), Limit::Endpoint);
         assert_eq!(Limit::of(429, Some("a_new_limit")), Limit::Other);
         assert_eq!(Limit::of(429, None), Limit::Other);
         assert_eq!(Limit::of(529, Some(CONNECTION_REASON)), Limit::Overload);
         for l in [
             Limit::Connection,
             Limit::Workspace,
+            Limit::Endpoint,
             Limit::Other,
             Limit::Overload,
         ] {
             assert_eq!(Limit::from_code(l.code()), Some(l));
         }
+    }
+
+    #[test]
+    fn an_endpoint_429_pauses_for_its_retry_after_and_leaves_budget_and_pace() {
+        let mut p = Pace::fresh(auto(), 0);
+        p.per_window = 400.0;
+        p.budget = Some(400);
+        p.ramping = false;
+        let wait = p.throttled(auto(), throttle(Limit::Endpoint, 5), 10_000, 9_000, |_| {
+            panic!("an endpoint's 429 counts nothing")
+        });
+        assert_eq!(wait, Duration::from_secs(5));
+        assert_eq!((p.per_window, p.budget), (400.0, Some(400)));
+        assert_eq!(p.pause_reason, Some(Limit::Endpoint));
     }
 
     #[test]

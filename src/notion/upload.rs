@@ -90,6 +90,7 @@ fn look_after(e: &NotionError) -> bool {
         NotionError::Rejected { status, .. } => *status == 400 && e.class().scope != Scope::Run,
         NotionError::Refused { .. }
         | NotionError::GaveUp { .. }
+        | NotionError::Blocked { .. }
         | NotionError::Unreachable(_)
         | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,
@@ -237,7 +238,7 @@ async fn again(c: &NotionClient, e: &NotionError) -> Result<(), NotionError> {
             Ok(())
         }
         None => Err(match e {
-            NotionError::Ambiguous { what, detail } => gave_up(&retries, what, detail),
+            NotionError::Ambiguous { what, detail, .. } => gave_up(&retries, what, detail),
             other => gave_up(&retries, "an upload step", &other.to_string()),
         }),
     }

@@ -1559,7 +1559,7 @@ mod tests {
             [
                 "paragraph",
                 "heading_1",
-                "heading_3",
+                "heading_4",
                 "to_do",
                 "to_do",
                 "bulleted_list_item",

@@ -268,6 +268,7 @@ mod tests {
         let unclear = WriteError::Notion(NotionError::Ambiguous {
             what: "appending".into(),
             detail: "504".into(),
+            saved: None,
         });
         let JobError::Transient(f) = JobError::from(unclear) else {
             panic!("retried")

@@ -500,6 +500,7 @@ fn degrade_one(body: &mut [Value], e: &NotionError, degraded: &mut Vec<Degraded>
         NotionError::Refused { .. }
         | NotionError::Ambiguous { .. }
         | NotionError::GaveUp { .. }
+        | NotionError::Blocked { .. }
         | NotionError::Unreachable(_)
         | NotionError::Pace(_)
         | NotionError::BadAnswer { .. } => false,

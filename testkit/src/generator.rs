@@ -53,6 +53,11 @@ pub struct NotebookSpec {
     /// Links to other pages carry the target's title as their text (what OneNote's "Copy Link to
     /// Page" pastes), instead of "the linked page".
     pub title_links: bool,
+    /// Every page also holds a fourth-level heading (OneNote's "Heading 4" style, `<h4>`).
+    pub fourth_headings: bool,
+    /// Every page also holds this many more one-line paragraphs (past 100 blocks a page's body
+    /// takes appends after its creation).
+    pub extra_paragraphs: usize,
 }
 
 impl Default for NotebookSpec {
@@ -72,6 +77,8 @@ impl Default for NotebookSpec {
             seed: 1,
             mail_links: false,
             title_links: false,
+            fourth_headings: false,
+            extra_paragraphs: 0,
         }
     }
 }
@@ -106,6 +113,8 @@ impl NotebookSpec {
             seed,
             mail_links: false,
             title_links: false,
+            fourth_headings: false,
+            extra_paragraphs: 0,
         }
     }
 }
@@ -400,6 +409,8 @@ impl Gen<'_> {
             links: Vec::new(),
             link_texts: Vec::new(),
             mail_link: self.spec.mail_links,
+            fourth_heading: self.spec.fourth_headings,
+            extra_paragraphs: self.spec.extra_paragraphs,
         };
         (page, resources)
     }
@@ -626,6 +637,24 @@ pub fn page_html_at(
             }
         }
         h.push_str("\t\t</div>\n");
+    }
+    if page.extra_paragraphs > 0 {
+        h.push_str("\t\t<div style=\"position:absolute;left:48px;top:4400px;width:624px\">\n");
+        for i in 0..page.extra_paragraphs {
+            let _ = writeln!(
+                h,
+                "\t\t\t<p style=\"{P_STYLE}\">Line {i} of page {}</p>",
+                page.order
+            );
+        }
+        h.push_str("\t\t</div>\n");
+    }
+    if page.fourth_heading {
+        let _ = writeln!(
+            h,
+            "\t\t<div style=\"position:absolute;left:48px;top:4600px;width:624px\">\n\t\t\t<h4 style=\"font-size:12pt;color:#2f5496;font-style:italic;margin-top:0pt;margin-bottom:0pt\">Level four of page {}</h4>\n\t\t</div>",
+            page.order
+        );
     }
     // The e-mail link goes beside the first page link when there is one (so rewriting that link
     // later carries it too), else in an outline of its own.

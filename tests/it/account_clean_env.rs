@@ -29,7 +29,8 @@ pub(crate) fn documented() -> LabConfig {
     }
 }
 
-/// An account's user: the lab whose servers they reach, and their home.
+/// An account's user: the lab whose servers they reach and their home; their environment holds
+/// the app's client id and the Notion token, nothing else of the machine's.
 pub(crate) struct User<'a> {
     pub(crate) lab: &'a Lab,
     pub(crate) home: &'a Path,

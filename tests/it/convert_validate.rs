@@ -15,11 +15,12 @@ use notebridge_testkit::notion::validate::{
 };
 use serde_json::Value;
 
-const TEXT_BLOCKS: [&str; 10] = [
+const TEXT_BLOCKS: [&str; 11] = [
     "paragraph",
     "heading_1",
     "heading_2",
     "heading_3",
+    "heading_4",
     "bulleted_list_item",
     "numbered_list_item",
     "to_do",

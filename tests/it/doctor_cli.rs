@@ -1,5 +1,6 @@
 //! `notebridge doctor` through the real binary against the lab: everything passing (with the requests
-//! it promises and no Notion write), then each check failing on its own with its exit code and fix.
+//! it promises and no Notion content written), then each check failing on its own with its exit
+//! code and fix.
 
 use std::os::unix::fs::PermissionsExt;
 
@@ -7,6 +8,7 @@ use crate::migrate_support::{command, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
+use notebridge_testkit::notion::Endpoint;
 use serde_json::Value;
 
 fn spec() -> NotebookSpec {
@@ -85,6 +87,7 @@ async fn all_checks_pass_with_one_graph_request_and_no_notion_write() {
         "notion_token",
         "upload_limit",
         "notion_target",
+        "notion_capabilities",
         "migration_lock",
     ] {
         assert_eq!(check(&checks, name)["ok"], true, "{name}: {checks:#?}");
@@ -96,10 +99,14 @@ async fn all_checks_pass_with_one_graph_request_and_no_notion_write() {
     );
     let log = lab.notion.request_log();
     assert!(!log.is_empty());
-    assert!(
-        log.iter().all(|r| r.method == "GET"),
-        "doctor never writes to Notion: {log:?}"
-    );
+    // Doctor writes no content: it reads, and proves Update content by one update of the target
+    // that names nothing to change.
+    let updates: Vec<_> = log.iter().filter(|r| r.method != "GET").collect();
+    assert_eq!(updates.len(), 1, "{log:?}");
+    assert_eq!(updates[0].endpoint, Endpoint::UpdatePage, "{log:?}");
+    assert!(updates[0].path.ends_with(&lab.target_page), "{log:?}");
+    assert!(lab.notion.blocks_of(&lab.target_page).is_empty());
+    assert_eq!(check(&checks, "notion_capabilities")["ok"], true);
     // human output: a verdict per check
     let out = command(&lab, &state, &["doctor"]).output().await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);

@@ -49,6 +49,8 @@ fn notes_with_page(guid: &str, title: &str, modified: &str) -> UserNotes {
             links: vec![],
             link_texts: vec![],
             mail_link: false,
+            fourth_heading: false,
+            extra_paragraphs: 0,
         }],
         resources: Default::default(),
     }

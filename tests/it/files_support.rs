@@ -204,13 +204,7 @@ pub fn body_kinds(lab: &Lab, page: &str) -> Vec<String> {
 
 /// Notion requests that change what it holds, so far.
 pub fn notion_writes(lab: &Lab) -> u64 {
-    lab.notion
-        .counters()
-        .per_endpoint
-        .iter()
-        .filter(|(e, _)| e.is_write())
-        .map(|(_, n)| n)
-        .sum()
+    lab.notion.counters().changing_writes()
 }
 
 /// The files uploaded for a page's body (subpages left out), in body order, as the test server

@@ -69,6 +69,7 @@ mod migrate_mentions;
 mod migrate_outage;
 mod migrate_support;
 mod migrate_teams;
+mod notion_2026;
 mod notion_accepted_values;
 mod notion_item;
 mod notion_journal;

@@ -138,7 +138,12 @@ async fn a_300_page_notebook_migrates_completely_and_a_second_run_does_nothing()
     assert_eq!(again["this_run"]["pages"], 0);
     let after = lab.notion.counters();
     let total = |c: &notebridge_testkit::notion::Counters| c.per_endpoint.values().sum::<u64>();
-    assert_eq!(total(&after) - total(&before), 1, "only the token check");
+    assert_eq!(
+        total(&after) - total(&before),
+        2,
+        "only the token check and the Update content check under the target"
+    );
+    assert_eq!(after.changing_writes(), before.changing_writes());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -68,6 +68,14 @@ impl Writer {
                     })?
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
+                    // A 503 that names the page it saved: created, with its first blocks, and no
+                    // look-up is needed.
+                    if let Some(id) = e.saved_resource() {
+                        tracing::info!(
+                            "Notion answered the creation 503 and named the page it saved"
+                        );
+                        break id.to_owned();
+                    }
                     if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
                         // It was applied, with its first blocks (a creation is whole or nothing):
                         // whatever else of the body it holds is found step by step.
@@ -742,6 +750,37 @@ impl<'w, 'a> Exec<'w, 'a> {
                     }
                     return Ok(made);
                 }
+                // A 503 that names the blocks it saved, one per block sent: appended, and no
+                // look-up is needed. Any other count is looked up as an unclear answer is.
+                Err(e)
+                    if e.saved_children()
+                        .is_some_and(|ids| ids.len() == body.len()) =>
+                {
+                    let ids = e.saved_children().unwrap_or_default();
+                    tracing::info!(
+                        blocks = ids.len(),
+                        "Notion answered the append 503 and named the blocks it saved"
+                    );
+                    return Ok(ids
+                        .iter()
+                        .cloned()
+                        .zip(body.iter())
+                        .map(|(id, sent)| {
+                            let kind = sent["type"].as_str().map(str::to_owned);
+                            // What was sent was saved whole: its children are what it carried.
+                            let has_children = kind.as_deref().map(|k| {
+                                sent[k]["children"]
+                                    .as_array()
+                                    .is_some_and(|c| !c.is_empty())
+                            });
+                            Made {
+                                id,
+                                has_children,
+                                kind,
+                            }
+                        })
+                        .collect());
+                }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(made) = self.look(parent_id, items, true).await? {
                         return Ok(made);
@@ -794,7 +833,7 @@ impl<'w, 'a> Exec<'w, 'a> {
 fn spent(c: &NotionClient, e: NotionError) -> NotionError {
     let retries = c.retries();
     match e {
-        NotionError::Ambiguous { what, detail } if retries.here() > 0 => {
+        NotionError::Ambiguous { what, detail, .. } if retries.here() > 0 => {
             gave_up(&retries, &what, &detail)
         }
         other => other,
@@ -949,6 +988,7 @@ mod tests {
         let unclear = || NotionError::Ambiguous {
             what: "appending".into(),
             detail: "504".into(),
+            saved: None,
         };
         let client = || {
             let rate = crate::notion::rate::NotionRate::new(

@@ -197,7 +197,8 @@ mod tests {
         );
         assert!(!notion(NotionError::Ambiguous {
             what: "sending".into(),
-            detail: "504".into()
+            detail: "504".into(),
+            saved: None,
         }));
         assert!(!notion(NotionError::GaveUp {
             what: "w".into(),

@@ -83,6 +83,10 @@ pub struct Page {
     pub link_texts: Vec<String>,
     /// The body also holds a `mailto:` link.
     pub mail_link: bool,
+    /// The body also holds a fourth-level heading (`<h4>`).
+    pub fourth_heading: bool,
+    /// The body also holds this many more one-line paragraphs.
+    pub extra_paragraphs: usize,
 }
 
 /// What a resource is to the page that holds it.

@@ -1,6 +1,7 @@
 //! Notion's JSON error answers.
 
 use axum::http::StatusCode;
+use serde_json::Value;
 
 /// An error answer: HTTP status, Notion `code` and message.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -12,6 +13,8 @@ pub struct ApiError {
     pub code: &'static str,
     /// Human-readable message.
     pub message: String,
+    /// The body's `additional_data`, when the answer carries one (the block limit, a 503 that saved).
+    pub additional_data: Option<Value>,
 }
 
 impl ApiError {
@@ -21,7 +24,14 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            additional_data: None,
         }
+    }
+
+    /// The same answer carrying `additional_data`.
+    pub fn with_data(mut self, additional_data: Value) -> Self {
+        self.additional_data = Some(additional_data);
+        self
     }
 
     /// 400 `validation_error`.

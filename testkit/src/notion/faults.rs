@@ -16,8 +16,16 @@ pub enum FaultKind {
     AppliedThen504,
     /// The write is applied, then the connection drops while the answer's body is sent.
     AppliedThenDrop,
+    /// The write is applied, then answered `503 service_unavailable` saying so in
+    /// `additional_data` (developers.notion.com/reference/request-limits): `retry_guidance`, and
+    /// `committed_resource_id` for a created page or row, `committed_child_ids` for appended
+    /// blocks.
+    AppliedThen503Saved,
     /// The request waits this long, then is handled normally.
     Delay(Duration),
+    /// Answered `429` naming `public_api_request_blocked` (Notion: "retrying won't help");
+    /// nothing is applied. With [`FaultRule::after`], a connection blocked part way through.
+    RequestBlocked,
 }
 
 /// When a fault fires.
@@ -109,7 +117,9 @@ impl Faults {
             // included).
             if matches!(
                 r.kind,
-                FaultKind::AppliedThen504 | FaultKind::AppliedThenDrop
+                FaultKind::AppliedThen504
+                    | FaultKind::AppliedThenDrop
+                    | FaultKind::AppliedThen503Saved
             ) && !e.is_write()
             {
                 continue;

@@ -158,6 +158,22 @@ pub struct Counters {
     pub validation_errors: u64,
     /// Injected faults fired.
     pub faults: u64,
+    /// `PATCH /v1/pages/{id}` answered 200 whose body named nothing to change (a capability
+    /// check): counted among the writes above, though it changed nothing.
+    pub empty_updates: u64,
+}
+
+impl Counters {
+    /// Requests that may change what Notion holds ([`Endpoint::is_write`]), less the updates that
+    /// named nothing to change.
+    pub fn changing_writes(&self) -> u64 {
+        self.per_endpoint
+            .iter()
+            .filter(|(e, _)| e.is_write())
+            .map(|(_, n)| n)
+            .sum::<u64>()
+            - self.empty_updates
+    }
 }
 
 /// What the server recorded about an upload.
@@ -396,6 +412,22 @@ impl NotionServer {
     /// Gives the integration the Insert content capability, or takes it away.
     pub fn set_insert_content(&self, on: bool) {
         self.shared.lock().switches.insert_content = on;
+    }
+
+    /// Gives the integration the Update content capability, or takes it away.
+    pub fn set_update_content(&self, on: bool) {
+        self.shared.lock().switches.update_content = on;
+    }
+
+    /// Makes the token a personal access token of `name` (`None`: an internal connection's).
+    pub fn set_personal_token_of(&self, name: Option<&str>) {
+        self.shared.lock().switches.personal_token_of = name.map(str::to_owned);
+    }
+
+    /// Words Notion's answers in French (its messages are localised): only codes and data tell them
+    /// apart.
+    pub fn set_localised_messages(&self, on: bool) {
+        self.shared.lock().switches.localised_messages = on;
     }
 
     /// Refuses links of these schemes (e.g. `["mailto"]`) as Notion does, without a path.

@@ -56,6 +56,8 @@ pub struct WorkspaceLimit {
 pub const CONNECTION_REASON: &str = "public_api_request_rate_limit";
 /// `additional_data.rate_limit_reason` of the per-workspace limit.
 pub const WORKSPACE_REASON: &str = "public_api_space_request_rate_limit";
+/// `additional_data.rate_limit_reason` of a connection Notion blocks: retrying will not help.
+pub const BLOCKED_REASON: &str = "public_api_request_blocked";
 
 /// A request refused with 429.
 #[derive(Clone, Debug, PartialEq, Eq)]

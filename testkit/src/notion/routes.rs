@@ -127,13 +127,16 @@ fn respond(reply: Reply, request_id: &str) -> Response {
 }
 
 fn error_response(e: &ApiError, request_id: &str, retry_after: Option<u64>) -> Response {
-    let body = json!({
+    let mut body = json!({
         "object": "error",
         "status": e.status.as_u16(),
         "code": e.code,
         "message": e.message,
         "request_id": request_id,
     });
+    if let Some(data) = &e.additional_data {
+        body["additional_data"] = data.clone();
+    }
     let mut r = (e.status, body.to_string()).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -238,6 +241,12 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
     match &fault {
         Some(FaultKind::Status(s)) => return Reply::Err(ApiError::for_status(*s)),
         Some(FaultKind::Delay(d)) => tokio::time::sleep(*d).await,
+        Some(FaultKind::RequestBlocked) => {
+            return Reply::RateLimited(Refused {
+                retry_after: 60,
+                reason: Some(super::rate::BLOCKED_REASON.to_owned()),
+            })
+        }
         _ => {}
     }
     let id = match raw_id.as_deref().map(parse_id).transpose() {
@@ -252,9 +261,8 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
             Err(e) => Err(e),
             Ok(body) => {
                 let mut g = sh.lock();
-                let refused = g
-                    .switches
-                    .refuse_content(endpoint, &body)
+                let refused = refuse_for_version(endpoint, &version, &body)
+                    .or_else(|| g.switches.refuse_content(endpoint, &body))
                     .or_else(|| super::mentions::refuse_unseen(&g.store, endpoint, &body));
                 match refused {
                     Some(e) => Err(e),
@@ -265,10 +273,48 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
     };
     match (result, fault) {
         (Ok(_), Some(FaultKind::AppliedThen504)) => Reply::Err(ApiError::for_status(504)),
+        (Ok(v), Some(FaultKind::AppliedThen503Saved)) => {
+            Reply::Err(ApiError::for_status(503).with_data(saved_data(endpoint, &v)))
+        }
         (Ok(v), Some(FaultKind::AppliedThenDrop)) => Reply::Drop(v),
         (Ok(v), _) => Reply::Ok(v),
         (Err(e), _) => Reply::Err(e),
     }
+}
+
+/// What a write answered 503 saved, as `additional_data` names it. The wording of
+/// `retry_guidance` is not in the stored copies of Notion's page; clients must not read it.
+fn saved_data(endpoint: Endpoint, applied: &Value) -> Value {
+    let mut data = json!({"retry_guidance": "do_not_retry"});
+    match endpoint {
+        Endpoint::CreatePage | Endpoint::CreateDatabase => {
+            data["committed_resource_id"] = applied["id"].clone();
+        }
+        Endpoint::AppendChildren => {
+            let ids: Vec<Value> = applied["results"]
+                .as_array()
+                .map(|r| r.iter().map(|b| b["id"].clone()).collect())
+                .unwrap_or_default();
+            data["committed_child_ids"] = Value::Array(ids);
+        }
+        _ => {}
+    }
+    data
+}
+
+/// A block type the request's `Notion-Version` does not know yet, answered as Notion answers an
+/// unknown type: `400 validation_error` naming it.
+fn refuse_for_version(endpoint: Endpoint, version: &str, body: &Value) -> Option<ApiError> {
+    let carries_blocks = matches!(
+        endpoint,
+        Endpoint::CreatePage | Endpoint::AppendChildren | Endpoint::UpdateBlock
+    );
+    (carries_blocks && version < validate::HEADING_4_SINCE && validate::holds_heading_4(body))
+        .then(|| {
+            ApiError::validation(format!(
+                "body failed validation: heading_4 is not a supported block type in Notion-Version {version}."
+            ))
+        })
 }
 
 fn parse_id(raw: &str) -> Result<String, ApiError> {
@@ -344,6 +390,15 @@ fn dispatch(
         Endpoint::GetDataSource => db::get_data_source(g, id),
         Endpoint::UpdateDataSource => db::update_data_source(g, id, &body, now),
         Endpoint::QueryDataSource => db::query(sh, g, id, &body),
+        Endpoint::UsersMe if g.switches.personal_token_of.is_some() => Ok(json!({
+            // A personal access token answers as the person who made it (reference/get-self).
+            "object": "user",
+            "id": sh.bot_id,
+            "name": g.switches.personal_token_of,
+            "avatar_url": null,
+            "type": "person",
+            "person": {"email": "person@example.com"},
+        })),
         Endpoint::UsersMe => Ok(json!({
             "object": "user",
             "id": sh.bot_id,
@@ -361,7 +416,13 @@ fn dispatch(
             let n = page_node(g, id)?;
             Ok(g.store.render_page(n, &sh.bot_id))
         }
-        Endpoint::UpdatePage => update_page(sh, g, id, &body, modern, now),
+        Endpoint::UpdatePage => {
+            let page = update_page(sh, g, id, &body, modern, now)?;
+            if body.is_empty() {
+                g.counters.empty_updates += 1;
+            }
+            Ok(page)
+        }
         Endpoint::GetBlock => {
             let n = g
                 .store

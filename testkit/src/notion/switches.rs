@@ -22,6 +22,16 @@ pub struct Switches {
     pub block_limit: Option<usize>,
     /// Whether the integration has the Insert content capability.
     pub insert_content: bool,
+    /// Whether the integration has the Update content capability (updating a page or block,
+    /// trashing); without it those answer `403 restricted_resource` (reference/update-a-block).
+    pub update_content: bool,
+    /// The token is a personal access token of the person named so: `GET /v1/users/me` answers
+    /// that person (no `bot`, so no `workspace_limits`), and the Free plan's block limit does not
+    /// apply to it (reference/workspace-block-limits). `None`: an internal connection's token.
+    pub personal_token_of: Option<String>,
+    /// Answers' messages in another language than English (Notion localises them), so that only
+    /// `code` and `additional_data` can be read.
+    pub localised_messages: bool,
     /// Link schemes refused in rich text (e.g. `mailto`), answered as Notion does: `400
     /// validation_error` "Content creation Failed. Fix the following: \nInvalid URL for link.", once
     /// per refused link and without a path.
@@ -36,6 +46,9 @@ impl Default for Switches {
         Self {
             block_limit: None,
             insert_content: true,
+            update_content: true,
+            personal_token_of: None,
+            localised_messages: false,
             refused_link_schemes: Vec::new(),
             refuse_unusable_image_urls: false,
         }
@@ -45,6 +58,23 @@ impl Default for Switches {
 impl Switches {
     /// The refusal of a request to `e` when the workspace holds `blocks` blocks (trashed included).
     pub fn refuse(&self, e: Endpoint, blocks: usize) -> Option<ApiError> {
+        let updates = matches!(
+            e,
+            Endpoint::UpdatePage
+                | Endpoint::UpdateBlock
+                | Endpoint::DeleteBlock
+                | Endpoint::UpdateDataSource
+        );
+        if updates && !self.update_content {
+            return Some(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "restricted_resource",
+                self.say(
+                    "Insufficient permissions for this endpoint: the integration does not have the update content capability.",
+                    "Autorisations insuffisantes pour ce point de terminaison.",
+                ),
+            ));
+        }
         if !matches!(
             e,
             Endpoint::CreatePage | Endpoint::AppendChildren | Endpoint::CreateDatabase
@@ -55,17 +85,35 @@ impl Switches {
             return Some(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "restricted_resource",
-                "Insufficient permissions for this endpoint: the integration does not have the insert content capability.",
+                self.say(
+                    "Insufficient permissions for this endpoint: the integration does not have the insert content capability.",
+                    "Autorisations insuffisantes pour ce point de terminaison.",
+                ),
             ));
         }
-        if self.block_limit.is_some_and(|l| blocks >= l) {
-            return Some(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "restricted_resource",
+        if self.personal_token_of.is_none() && self.block_limit.is_some_and(|l| blocks >= l) {
+            // Documented shape (developers.notion.com/reference/workspace-block-limits): the kind
+            // of limit is in `additional_data.block_limit`; the message is in the workspace's
+            // language, so only the data tells it from a missing capability.
+            let message = self.say(
                 "This workspace has reached its block limit. Upgrade the workspace's plan to add more content.",
-            ));
+                "Cet espace de travail a atteint sa limite de blocs. Passez à un forfait payant pour ajouter du contenu.",
+            );
+            return Some(
+                ApiError::new(StatusCode::FORBIDDEN, "restricted_resource", message)
+                    .with_data(serde_json::json!({"block_limit": "block_creation"})),
+            );
         }
         None
+    }
+
+    /// A message in English, or in French with [`Switches::localised_messages`].
+    fn say(&self, english: &'static str, french: &'static str) -> &'static str {
+        if self.localised_messages {
+            french
+        } else {
+            english
+        }
     }
 
     /// The refusal of a body's values (links, external images) on a write that carries content.

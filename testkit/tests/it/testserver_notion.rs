@@ -1053,6 +1053,14 @@ async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource
         v["message"].as_str().unwrap().contains("block limit"),
         "{v}"
     );
+    assert_eq!(v["additional_data"]["block_limit"], "block_creation");
+    // Localised: another message, the same data.
+    s.set_localised_messages(true);
+    let (st, v) = api.append(&root, json!({"children": [para("d")]})).await;
+    assert_eq!(st, 403);
+    assert!(!v["message"].as_str().unwrap().contains("block"), "{v}");
+    assert_eq!(v["additional_data"]["block_limit"], "block_creation");
+    s.set_localised_messages(false);
     let (st, _) = api.create_page(&root, "More", json!([])).await;
     assert_eq!(st, 403);
     // reads, edits and deletes still work, and a deletion gives no room back
@@ -1083,6 +1091,7 @@ async fn the_block_limit_and_a_missing_capability_answer_403_restricted_resource
         !v["message"].as_str().unwrap().contains("block limit"),
         "{v}"
     );
+    assert!(v.get("additional_data").is_none(), "{v}");
 }
 
 #[tokio::test]
@@ -1175,4 +1184,23 @@ async fn times_are_rounded_down_to_the_minute_and_a_persons_edit_names_the_perso
     assert_eq!(kids[0]["last_edited_by"]["id"], bot);
     assert_eq!(kids[0]["last_edited_time"], "2026-03-02T09:10:00.000Z");
     assert_eq!(kids[1]["created_time"], "2026-03-02T09:11:00.000Z");
+}
+
+#[tokio::test]
+async fn heading_4_is_taken_from_the_pinned_version_and_refused_by_older_ones() {
+    let s = NotionServer::start(fast()).await;
+    let mut api = Api::new(&s);
+    let root = s.add_shared_page("Root");
+    let h4 = json!({"heading_4": {"rich_text": [{"text": {"content": "Four"}}]}});
+    let (st, v) = api.append(&root, json!({"children": [h4.clone()]})).await;
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["results"][0]["type"], "heading_4");
+    assert_eq!(v["results"][0]["heading_4"]["is_toggleable"], false);
+    // A client on a version from before the block existed is refused, naming it.
+    api.version = "2025-09-03";
+    let (st, v) = api.append(&root, json!({"children": [h4.clone()]})).await;
+    assert_eq!((st, v["code"].as_str()), (400, Some("validation_error")));
+    assert!(v["message"].as_str().unwrap().contains("heading_4"), "{v}");
+    let (st, _) = api.create_page(&root, "Old", json!([h4])).await;
+    assert_eq!(st, 400);
 }

@@ -440,6 +440,8 @@ fn add_section(
             links: Vec::new(),
             link_texts: Vec::new(),
             mail_link: false,
+            fourth_heading: false,
+            extra_paragraphs: 0,
         });
         pages.push(FilesPage {
             page_id,

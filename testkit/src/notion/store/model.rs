@@ -188,6 +188,7 @@ pub fn normalise_payload(ty: &str, payload: &Map<String, Value>) -> Value {
         "heading_1",
         "heading_2",
         "heading_3",
+        "heading_4",
         "callout",
     ];
     if text_like.contains(&ty) {
