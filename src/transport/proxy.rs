@@ -29,7 +29,7 @@ impl Origin {
     pub fn name(self) -> &'static str {
         match self {
             Origin::Env => "the environment",
-            Origin::System => super::system::NAME,
+            Origin::System => "the system's proxy settings",
         }
     }
 }

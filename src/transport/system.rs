@@ -4,16 +4,6 @@
 
 use super::proxy::ProxySettings;
 
-/// What the system's proxy settings are called on this platform.
-#[cfg(windows)]
-pub const NAME: &str = "Windows Internet settings";
-/// What the system's proxy settings are called on this platform.
-#[cfg(target_os = "macos")]
-pub const NAME: &str = "macOS network settings";
-/// What the system's proxy settings are called on this platform.
-#[cfg(not(any(windows, target_os = "macos")))]
-pub const NAME: &str = "the system's settings";
-
 /// The current user's proxy settings (WinINet's, which Edge and Chrome follow).
 #[cfg(windows)]
 pub fn read() -> ProxySettings {

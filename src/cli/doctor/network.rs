@@ -7,7 +7,7 @@ use url::Url;
 use super::Check;
 use crate::cli::exit::Exit;
 use crate::settings::Settings;
-use crate::transport::proxy::{Direct, Route};
+use crate::transport::proxy::{Direct, Origin, Route};
 use crate::transport::{self, tls, Proxies};
 
 /// The check for the services this doctor run talks to (the Microsoft ones only when they are
@@ -55,7 +55,7 @@ fn decide(proxies: &Proxies, services: &[(&str, &str)], store: &str) -> Check {
             lines.push(format!(
                 "a proxy auto-config script is set ({} in {}) and not run",
                 pac.name,
-                crate::transport::system::NAME
+                Origin::System.name()
             ));
         }
     }
@@ -131,7 +131,7 @@ mod tests {
         assert!(
             c.detail.contains(&format!(
                 "through the proxy http://corp:8080 (ProxyServer from {})",
-                crate::transport::system::NAME
+                Origin::System.name()
             )),
             "{}",
             c.detail
