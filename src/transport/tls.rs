@@ -81,7 +81,10 @@ mod tests {
     #[test]
     fn every_client_gets_the_platform_verifier_and_offers_http2() {
         let config = super::config().expect("the verifier is set up");
-        assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+        assert_eq!(
+            config.alpn_protocols,
+            [b"h2".to_vec(), b"http/1.1".to_vec()]
+        );
         // One set-up per process, shared by every client.
         assert!(std::sync::Arc::ptr_eq(
             &config.crypto_provider().clone(),
