@@ -30,13 +30,15 @@
 // The modules in layers, lowest first: a module imports only from its own layer and those above
 // it in this list (`layering` checks it).
 
-// Foundations: time, crash points, failure meanings, reachability, the HTTP trace, file types.
+// Foundations: time, crash points, failure meanings, reachability, proxies and TLS, the HTTP trace,
+// file types.
 pub mod clock;
 pub mod crash;
 pub mod failure;
 pub mod mime;
 pub mod net;
 pub mod trace;
+pub mod transport;
 // What the user set.
 pub mod settings;
 // The state database.

@@ -58,7 +58,7 @@ impl Identity {
             .set_device_authorization_url(device)
             .set_token_uri(token);
         // No redirects: a redirected token request could carry a code or refresh token elsewhere.
-        let http = reqwest::Client::builder()
+        let http = crate::transport::client_builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(HTTP_TIMEOUT)
             .build()

@@ -6,6 +6,8 @@
 //! nothing of Microsoft's set up (no client id, no account) it checks what a migration of OneNote's
 //! own files needs and says the Microsoft checks were skipped.
 
+mod network;
+
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -174,7 +176,9 @@ async fn checks(settings: &Settings, args: &DoctorArgs) -> Vec<Check> {
         Some(db) => db,
         None => return out,
     };
-    match files_only(settings, &db, args) {
+    let files_only = files_only(settings, &db, args);
+    out.push(network::check(settings, files_only.is_none()));
+    match files_only {
         Some(why) => out.push(Check::pass("microsoft", why)),
         None => microsoft(settings, &db, args, &mut out).await,
     }

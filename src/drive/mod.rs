@@ -626,7 +626,7 @@ impl DriveClient {
 fn http_client(idle: Duration) -> reqwest::Client {
     // No total timeout: a section may take as long as it takes while bytes arrive. No redirects:
     // the download URL is followed by hand, without the bearer token.
-    reqwest::Client::builder()
+    crate::transport::client_builder()
         .read_timeout(idle)
         .connect_timeout(Duration::from_secs(20))
         .redirect(reqwest::redirect::Policy::none())

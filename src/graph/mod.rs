@@ -385,7 +385,7 @@ impl GraphClient {
     ) -> Self {
         // No total timeout: a large download may take as long as it takes while bytes arrive;
         // only a connection where nothing arrives for a while fails.
-        let http = reqwest::Client::builder()
+        let http = crate::transport::client_builder()
             .read_timeout(READ_IDLE_TIMEOUT)
             .connect_timeout(Duration::from_secs(20))
             .build()
@@ -412,7 +412,7 @@ impl GraphClient {
     /// Shortens the idle timeout (tests of hung answers): a request fails when nothing arrives for
     /// `d`.
     pub fn with_timeout(mut self, d: Duration) -> Self {
-        self.http = reqwest::Client::builder()
+        self.http = crate::transport::client_builder()
             .read_timeout(d)
             .build()
             .expect("reqwest client builds");

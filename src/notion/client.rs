@@ -545,7 +545,7 @@ enum Body {
 impl NotionClient {
     /// A client for `base` (e.g. `https://api.notion.com`) with `token`, paced by `rate`.
     pub fn new(base: &str, token: &str, rate: Arc<NotionRate>, jitter: Jitter) -> Self {
-        let http = reqwest::Client::builder()
+        let http = crate::transport::client_builder()
             .timeout(Duration::from_secs(120))
             .connect_timeout(Duration::from_secs(20))
             .build()

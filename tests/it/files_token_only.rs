@@ -191,6 +191,15 @@ async fn every_command_works_with_nothing_but_a_notion_token_and_asks_microsoft_
         "{ms}"
     );
     assert!(!names.contains(&"client_id"), "{names:?}");
+    // Which way its requests went, and from which setting: the proxy variables name the recorder,
+    // NO_PROXY sends the Notion test server's address direct; no Microsoft service is named.
+    let net = checks.iter().find(|c| c["name"] == "network").unwrap();
+    assert_eq!(
+        net["detail"],
+        "Notion (127.0.0.1): direct (NO_PROXY from the environment names the host); \
+         no TLS (plain http)",
+        "{net}"
+    );
     user.asked_no_one_else("doctor");
 
     // A notebook folder, a package and a lone section, each planned, shown, run.

@@ -86,6 +86,7 @@ mod output_cli;
 mod peak_rss;
 mod public_samples;
 mod queue_pipeline;
+mod release_config;
 mod report_cli;
 mod scan_cli;
 mod sources_cli;
