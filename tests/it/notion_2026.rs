@@ -32,7 +32,7 @@ fn spec(pages: usize, seed: u64) -> NotebookSpec {
 }
 
 /// Every block of the tree under `root`, depth first, as the API renders them.
-fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
+pub(crate) fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(id) = stack.pop() {
@@ -201,7 +201,7 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
 }
 
 /// Requests of `endpoint` the Notion test server answered.
-fn asked(lab: &Lab, endpoint: Endpoint) -> usize {
+pub(crate) fn asked(lab: &Lab, endpoint: Endpoint) -> usize {
     lab.notion
         .request_log()
         .iter()
