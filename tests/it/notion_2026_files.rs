@@ -90,7 +90,7 @@ const EMBEDDED: &str = "apache-tika/testOneNoteEmbeddedWordDoc.one";
 
 /// Item 8: a personal access token. Doctor names its kind; the embedded file, over the
 /// workspace's upload limit, is refused by Notion and goes as a placeholder with Notion's reason;
-/// nothing failed.
+/// nothing failed. Verify's 404 and the advice for a refused (expired, revoked) token fit the kind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn files_a_personal_access_token_is_named_and_a_too_large_file_is_a_placeholder() {
     let Some((lab, user, target, path)) = set_up(EMBEDDED).await else {
@@ -131,6 +131,32 @@ async fn files_a_personal_access_token_is_named_and_a_too_large_file_is_a_placeh
         assert!(t.contains("at most 1000 bytes"), "Notion's reason: {t}");
     }
     user.verified_complete().await;
+
+    // The target out of its creator's reach: verify says so as fits a personal access token.
+    lab.notion.unshare(&target);
+    let out = user.run(&["verify"]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(out.stderr.contains("cannot open it"), "{}", out.stderr);
+    assert!(!out.stderr.contains("Connections >"), "{}", out.stderr);
+
+    // The token expired or revoked (Notion answers 401 and says nothing of its kind): the advice
+    // names making a new one, beside the integration's secret.
+    let expired = FilesUser {
+        token: "ntn_expired".into(),
+        ..user
+    };
+    for cmd in [
+        vec!["verify"],
+        vec!["migrate", "--from", f, "--to", &target, "--update"],
+    ] {
+        let out = expired.run(&cmd).await;
+        assert_eq!(out.code, Some(2), "{cmd:?}: {}", out.all());
+        assert!(
+            out.stderr.contains("expired or was revoked") && out.stderr.contains("make a new one"),
+            "{cmd:?}: {}",
+            out.stderr
+        );
+    }
 }
 
 /// Item 9: a connection without Update content is found before any page is written: the run
