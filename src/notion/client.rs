@@ -196,9 +196,9 @@ impl Refusal {
         match self {
             Refusal::BadToken => {
                 "Notion does not accept NOTION_TOKEN: a personal access token that expired or was \
-                 revoked needs a new one (https://www.notion.so/developers/tokens); an \
-                 integration's secret that was mistyped, or whose integration was removed, is \
-                 copied again from https://www.notion.so/profile/integrations"
+                 revoked: make a new one at https://www.notion.so/developers/tokens; an \
+                 integration's secret that was mistyped, or whose integration was removed: copy it \
+                 again from https://www.notion.so/profile/integrations"
             }
             Refusal::NotShared => {
                 "The page is not shared with the integration, or was deleted: share the target \
