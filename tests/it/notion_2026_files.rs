@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::bin_support::{self, Output};
 use crate::files_support::{expected_tree, fast, notion_tree, sample};
-use crate::notion_2026::{all_blocks, asked};
+use crate::notion_2026::{all_blocks, asked, stopped_at_block_limit, stopped_blocked};
 
 /// A files user: a home of its own, the state database and the Notion token. Nothing of
 /// Microsoft's.
@@ -191,20 +191,7 @@ async fn files_a_blocked_connection_stops_at_once_and_resume_completes() {
         .inject(FaultRule::new(FaultKind::RequestBlocked).after(6));
     let f = path.to_str().unwrap();
     let out = user.run(&["migrate", "--from", f, "--to", &target]).await;
-    assert_eq!(out.code, Some(2), "{}", out.all());
-    assert!(
-        out.stderr.contains("public_api_request_blocked"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("migrate --resume"), "{}", out.stderr);
-    let refused = lab
-        .notion
-        .request_log()
-        .iter()
-        .filter(|r| r.status == 429)
-        .count();
-    assert!((1..=8).contains(&refused), "{refused} requests refused");
+    stopped_blocked(&lab, &out);
 
     lab.notion.clear_faults();
     let run = user.ok(&["--json", "migrate", "--resume"]).await;
@@ -267,17 +254,7 @@ async fn files_the_block_limit_in_another_language_stops_and_resume_completes() 
         .set_block_limit(Some(lab.notion.block_count() + 8));
     let f = path.to_str().unwrap();
     let out = user.run(&["migrate", "--from", f, "--to", &target]).await;
-    assert_eq!(out.code, Some(2), "{}", out.all());
-    assert!(
-        out.stderr.contains("workspace block limit"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("upgrade the workspace"),
-        "{}",
-        out.stderr
-    );
+    stopped_at_block_limit(&out);
     let want = planned(&user, &path).await;
     assert!(
         notion_tree(&lab, &target).len() < want.len(),
