@@ -728,7 +728,9 @@ fn notion_failure(name: &str, e: &NotionError, what: &str) -> Check {
             name,
             Some(Exit::Usage),
             format!("Notion rejected {}: {e}", env::NOTION_TOKEN),
-            "copy the integration's secret again into NOTION_TOKEN",
+            "a personal access token that expired or was revoked: make a new one at \
+             https://www.notion.so/developers/tokens; an integration's secret: copy it again into \
+             NOTION_TOKEN",
         ),
         NotionError::Refused {
             kind: Refusal::NotShared,

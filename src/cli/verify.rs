@@ -10,6 +10,7 @@ use crate::clock::{Clock, Jitter};
 use crate::graph::sources::account_of_key;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::rate::NotionRate;
+use crate::notion::token::TokenKind;
 use crate::settings::{env, Settings};
 use crate::store::Db;
 use crate::verify::{verify, AccountReport, Counts, ItemState, VerifyReport};
@@ -53,10 +54,12 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResul
         let client = NotionClient::new(&settings.notion_url, &token, rate, Jitter::from_entropy())
             .with_backoff_base(settings.retries.pause);
         // A token, sharing or network problem is that problem, never a verdict about pages.
-        client
+        let me = client
             .me()
             .await
             .map_err(|e| notion_problem(e, "the integration"))?;
+        // A personal access token's 404 is a page its creator cannot open, not one to share.
+        let client = client.with_personal_token(TokenKind::of(&me).is_personal());
         for account in &accounts {
             for target in db.plan_targets(account)? {
                 client.page(&target).await.map_err(|e| {
@@ -120,14 +123,23 @@ pub fn run(settings: &Settings, printer: &Printer, args: VerifyArgs) -> CliResul
 }
 
 /// What a Notion refusal before any page was read means: a bad token (401), a page not shared with
-/// the integration (404), a missing capability (403) are the user's to fix (exit 2); anything else
-/// (the network, Notion's own failures) stays what it is.
+/// the integration or one a personal access token's creator cannot open (404), a missing
+/// capability (403) are the user's to fix (exit 2); anything else (the network, Notion's own
+/// failures) stays what it is.
 fn notion_problem(e: NotionError, what: &str) -> Failure {
     match &e {
+        // A refused token answers nothing about itself, so the advice names both kinds.
         NotionError::Refused { kind: Refusal::BadToken, .. } => CliError::usage(format!(
-            "Notion rejected {}: {e}; copy the integration's secret into {} again",
+            "Notion rejected {}: {e}; a personal access token that expired or was revoked: make a \
+             new one (https://www.notion.so/developers/tokens); an integration's secret: copy it \
+             into {} again",
             env::NOTION_TOKEN,
             env::NOTION_TOKEN
+        ))
+        .into(),
+        NotionError::Refused { kind: Refusal::NotVisible, .. } => CliError::usage(format!(
+            "{what} does not exist, or the person whose personal access token this is cannot open \
+             it: open it in Notion as that person (no Connections are needed); nothing was verified"
         ))
         .into(),
         NotionError::Refused { kind: Refusal::NotShared, .. } => CliError::usage(format!(

@@ -150,7 +150,8 @@ impl Saved {
 /// kinds of `403 restricted_resource`, its message).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
-    /// 401 `unauthorized`: the token is not a valid integration secret.
+    /// 401 `unauthorized`: the token is not accepted (mistyped, an integration removed, a personal
+    /// access token expired or revoked; the answer does not say which kind it was).
     BadToken,
     /// 404 `object_not_found`: the page or block is not shared with the integration (or is gone).
     NotShared,
@@ -194,8 +195,10 @@ impl Refusal {
     pub fn advice(self) -> &'static str {
         match self {
             Refusal::BadToken => {
-                "NOTION_TOKEN is not a valid integration secret (mistyped, or the integration was \
-                 removed): copy its secret again from https://www.notion.so/profile/integrations"
+                "Notion does not accept NOTION_TOKEN: a personal access token that expired or was \
+                 revoked: make a new one at https://www.notion.so/developers/tokens; an \
+                 integration's secret that was mistyped, or whose integration was removed: copy it \
+                 again from https://www.notion.so/profile/integrations"
             }
             Refusal::NotShared => {
                 "The page is not shared with the integration, or was deleted: share the target \

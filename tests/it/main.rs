@@ -70,6 +70,7 @@ mod migrate_outage;
 mod migrate_support;
 mod migrate_teams;
 mod notion_2026;
+mod notion_2026_files;
 mod notion_accepted_values;
 mod notion_item;
 mod notion_journal;

@@ -32,7 +32,7 @@ fn spec(pages: usize, seed: u64) -> NotebookSpec {
 }
 
 /// Every block of the tree under `root`, depth first, as the API renders them.
-fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
+pub(crate) fn all_blocks(lab: &Lab, root: &str) -> Vec<Value> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(id) = stack.pop() {
@@ -120,6 +120,15 @@ async fn jobs(me: &User<'_>) -> Value {
     json(&status.stdout)["accounts"][0]["jobs"].clone()
 }
 
+/// A run stopped by the block limit: exit 2 with the limit's advice, not a missing capability's.
+pub(crate) fn stopped_at_block_limit(out: &crate::bin_support::Output) {
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    for said in ["workspace block limit", "upgrade the workspace"] {
+        assert!(out.stderr.contains(said), "{said}: {}", out.stderr);
+    }
+    assert!(!out.stderr.contains("lacks a capability"), "{}", out.stderr);
+}
+
 /// Item 13: the Free plan's block limit, answered in the workspace's language (French here), is
 /// known by `additional_data.block_limit`: the run stops at once with exit 2 and the same advice,
 /// nothing failed, and `--resume` after the upgrade completes it with nothing doubled.
@@ -135,18 +144,7 @@ async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_
         .set_block_limit(Some(lab.notion.block_count() + 40));
 
     let out = me.run(&["migrate", "--to", &lab.target_page]).await;
-    assert_eq!(out.code, Some(2), "{}", out.all());
-    assert!(
-        out.stderr.contains("workspace block limit"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("upgrade the workspace"),
-        "{}",
-        out.stderr
-    );
-    assert!(!out.stderr.contains("lacks a capability"), "{}", out.stderr);
+    stopped_at_block_limit(&out);
     let j = jobs(&me).await;
     assert_eq!(j["failed"], 0, "nothing failed: {j}");
     let done = j["pages_done"].as_u64().unwrap();
@@ -157,6 +155,26 @@ async fn the_block_limit_in_another_language_stops_the_run_and_resume_completes_
     all_done(&me, 12).await;
     assert!(lab.notion.duplicate_titles(&lab.target_page).is_empty());
     verified_complete(&me).await;
+}
+
+/// A run that met `public_api_request_blocked`: exit 2 with that reason, "retrying will not help"
+/// and `--resume`; each request met the block once at most (none was sent again).
+pub(crate) fn stopped_blocked(lab: &Lab, out: &crate::bin_support::Output) {
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    for said in [
+        "public_api_request_blocked",
+        "retrying will not help",
+        "migrate --resume",
+    ] {
+        assert!(out.stderr.contains(said), "{said}: {}", out.stderr);
+    }
+    let refused = lab
+        .notion
+        .request_log()
+        .iter()
+        .filter(|r| r.status == 429)
+        .count();
+    assert!((1..=8).contains(&refused), "{refused} requests refused");
 }
 
 /// Item 10: a 429 naming `public_api_request_blocked` ("retrying won't help") stops the run at once
@@ -172,26 +190,7 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
     lab.notion
         .inject(FaultRule::new(FaultKind::RequestBlocked).after(12));
     let out = me.run(&["migrate", "--to", &lab.target_page]).await;
-    assert_eq!(out.code, Some(2), "{}", out.all());
-    assert!(
-        out.stderr.contains("public_api_request_blocked"),
-        "{}",
-        out.stderr
-    );
-    assert!(
-        out.stderr.contains("retrying will not help"),
-        "{}",
-        out.stderr
-    );
-    assert!(out.stderr.contains("migrate --resume"), "{}", out.stderr);
-    // Each request met the block once, at most: none was sent again.
-    let refused = lab
-        .notion
-        .request_log()
-        .iter()
-        .filter(|r| r.status == 429)
-        .count();
-    assert!((1..=8).contains(&refused), "{refused} requests refused");
+    stopped_blocked(&lab, &out);
     assert_eq!(jobs(&me).await["failed"], 0);
 
     lab.notion.clear_faults();
@@ -201,7 +200,7 @@ async fn a_blocked_connection_stops_at_once_with_its_reason_and_resume_completes
 }
 
 /// Requests of `endpoint` the Notion test server answered.
-fn asked(lab: &Lab, endpoint: Endpoint) -> usize {
+pub(crate) fn asked(lab: &Lab, endpoint: Endpoint) -> usize {
     lab.notion
         .request_log()
         .iter()
