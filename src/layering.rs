@@ -7,7 +7,9 @@ use std::path::Path;
 
 /// The layers of `lib.rs`, lowest first (its `pub mod` lines, grouped by its comments).
 const LAYERS: &[&[&str]] = &[
-    &["clock", "crash", "failure", "mime", "net", "trace"],
+    &[
+        "clock", "crash", "failure", "mime", "net", "platform", "trace",
+    ],
     &["settings"],
     &["store"],
     &["auth", "limiter"],

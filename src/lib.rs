@@ -36,6 +36,7 @@ pub mod crash;
 pub mod failure;
 pub mod mime;
 pub mod net;
+pub mod platform;
 pub mod trace;
 // What the user set.
 pub mod settings;

@@ -6,7 +6,6 @@
 //! nothing of Microsoft's set up (no client id, no account) it checks what a migration of OneNote's
 //! own files needs and says the Microsoft checks were skipped.
 
-use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -100,7 +99,7 @@ pub struct Check {
 }
 
 impl Check {
-    fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+    pub(super) fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             ok: true,
@@ -110,7 +109,7 @@ impl Check {
         }
     }
 
-    fn fail(
+    pub(super) fn fail(
         name: impl Into<String>,
         exit: Option<Exit>,
         detail: impl Into<String>,
@@ -215,24 +214,8 @@ fn database(settings: &Settings, out: &mut Vec<Check>) -> Option<Arc<Db>> {
             "restore it from a backup, or move it away and plan the migration again",
         ),
     });
-    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777);
-    out.push(match mode {
-        Ok(m) if m & 0o077 == 0 => {
-            Check::pass("database_mode", format!("mode {m:o}: only you can read it"))
-        }
-        Ok(m) => Check::fail(
-            "database_mode",
-            Some(Exit::Usage),
-            format!("mode {m:o}: others can read the tokens in it"),
-            format!("chmod 600 {}", path.display()),
-        ),
-        Err(e) => Check::fail(
-            "database_mode",
-            Some(Exit::Usage),
-            e.to_string(),
-            format!("check {}", path.display()),
-        ),
-    });
+    out.push(super::doctor_private::database_private(path));
+    out.extend(super::doctor_private::tokens_protected(&db));
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -764,15 +747,9 @@ fn migration_lock(db: &Db) -> Check {
     }
 }
 
-/// Free bytes for unprivileged users on the file system holding `dir`.
+/// Free bytes for this user on the volume holding `dir`.
 fn free_bytes(dir: &std::path::Path) -> Option<u64> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `s` a writable statvfs.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+    crate::platform::free_bytes(dir)
 }
 
 fn human_bytes(n: u64) -> String {
