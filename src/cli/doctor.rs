@@ -13,6 +13,8 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
+mod private;
+
 use super::output::Printer;
 use crate::auth::{check_app, AuthError, Identity, TokenSource};
 use crate::cli::exit::{CliResult, Exit};
@@ -99,7 +101,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub(super) fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
+    fn pass(name: impl Into<String>, detail: impl Into<String>) -> Check {
         Check {
             name: name.into(),
             ok: true,
@@ -109,7 +111,7 @@ impl Check {
         }
     }
 
-    pub(super) fn fail(
+    fn fail(
         name: impl Into<String>,
         exit: Option<Exit>,
         detail: impl Into<String>,
@@ -214,8 +216,8 @@ fn database(settings: &Settings, out: &mut Vec<Check>) -> Option<Arc<Db>> {
             "restore it from a backup, or move it away and plan the migration again",
         ),
     });
-    out.push(super::doctor_private::database_private(path));
-    out.extend(super::doctor_private::tokens_protected(&db));
+    out.push(private::database_private(path));
+    out.extend(private::tokens_protected(&db));
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())

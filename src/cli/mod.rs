@@ -5,7 +5,6 @@ mod accounts;
 mod completions;
 mod convert;
 mod doctor;
-mod doctor_private;
 pub mod exit;
 mod login;
 mod migrate;

@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use super::doctor::Check;
-use super::exit::Exit;
+use super::Check;
+use crate::cli::exit::Exit;
 use crate::platform::{self, Privacy};
 use crate::store::Db;
 
