@@ -80,6 +80,8 @@ mod notion_writer;
 mod onefile_hostile;
 mod onefile_samples;
 mod output_cli;
+// Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
+#[cfg(unix)]
 mod peak_rss;
 mod public_samples;
 mod queue_pipeline;
