@@ -95,3 +95,4 @@ mod verify_regressions;
 mod verify_report;
 mod verify_support;
 mod via_e2e;
+mod windows_exe;
