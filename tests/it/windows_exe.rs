@@ -29,6 +29,12 @@ struct Wine {
 }
 
 impl Wine {
+    /// `migrate --from PATH --to target`, with `extra` variables, to its end.
+    async fn migrate(&self, from: &str, target: &str, extra: &[(&str, &str)]) -> Output {
+        self.run(&["migrate", "--from", from, "--to", target], extra)
+            .await
+    }
+
     fn from_env(lab: &Lab) -> Option<Wine> {
         let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
         let (Some(exe), Some(runner), Some(prefix)) = (
@@ -137,9 +143,7 @@ async fn the_windows_binary_under_wine_migrates_resumes_verifies_and_keeps_its_s
     assert_eq!(doc["source"]["kind"], "files", "{doc}");
 
     // migrate --from the notebook folder: Notion holds exactly the scanned tree.
-    let out = wine
-        .run(&["migrate", "--from", &win(&nb), "--to", &target], &[])
-        .await;
+    let out = wine.migrate(&win(&nb), &target, &[]).await;
     assert_eq!(out.code, Some(0), "{}", out.all());
     let want = expected_tree(&doc);
     assert_eq!(notion_tree(&lab, &target), want);
@@ -162,28 +166,24 @@ async fn the_windows_binary_under_wine_migrates_resumes_verifies_and_keeps_its_s
     // Again, typed in other letter case as Windows compares paths: the same import, no write.
     let writes = notion_writes(&lab);
     let upper = win(&nb).to_uppercase();
-    let out = wine
-        .run(&["migrate", "--from", &upper, "--to", &target], &[])
-        .await;
+    let out = wine.migrate(&upper, &target, &[]).await;
     assert_eq!(out.code, Some(0), "{}", out.all());
     assert_eq!(notion_writes(&lab), writes, "nothing written twice");
 
     // A .onepkg at the same non-ASCII path.
-    let out = wine
-        .run(&["migrate", "--from", &win(&pkg), "--to", &target], &[])
-        .await;
+    let out = wine.migrate(&win(&pkg), &target, &[]).await;
     assert_eq!(out.code, Some(0), "{}", out.all());
 
     // A run stopped hard at its 6th crash point (TerminateProcess, as `kill -9`), then resumed:
     // every page once.
-    let copy = home.join("Zweite Kopie");
-    std::fs::create_dir_all(&copy).unwrap();
-    let nb2 = copy_into(&folder, &copy);
+    let another_copy = |name: &str| {
+        let dir = home.join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        win(&copy_into(&folder, &dir))
+    };
+    let nb2 = another_copy("Zweite Kopie");
     let out = wine
-        .run(
-            &["migrate", "--from", &win(&nb2), "--to", &target],
-            &[("NOTEBRIDGE_CRASH_AT", "6")],
-        )
+        .migrate(&nb2, &target, &[("NOTEBRIDGE_CRASH_AT", "6")])
         .await;
     assert!(
         out.code.is_some_and(|c| c != 0 && c != 75),
@@ -191,20 +191,16 @@ async fn the_windows_binary_under_wine_migrates_resumes_verifies_and_keeps_its_s
         out.code,
         out.all()
     );
-    let out = wine
-        .run(&["migrate", "--from", &win(&nb2), "--to", &target], &[])
-        .await;
+    let out = wine.migrate(&nb2, &target, &[]).await;
     assert_eq!(out.code, Some(0), "{}", out.all());
 
     // A second process while one migrates: refused as busy, exit 5. The first is slowed to one
     // Notion request a second so it still holds the lock when the second asks.
-    let copy3 = home.join("Dritte Kopie");
-    std::fs::create_dir_all(&copy3).unwrap();
-    let nb3 = copy_into(&folder, &copy3);
+    let nb3 = another_copy("Dritte Kopie");
     let before = notion_writes(&lab);
     let mut first = wine
         .command(
-            &["migrate", "--from", &win(&nb3), "--to", &target],
+            &["migrate", "--from", &nb3, "--to", &target],
             &[("NOTEBRIDGE_NOTION_RATE", "1/1s")],
         )
         .spawn()
@@ -217,9 +213,7 @@ async fn the_windows_binary_under_wine_migrates_resumes_verifies_and_keeps_its_s
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let out = wine
-        .run(&["migrate", "--from", &win(&nb3), "--to", &target], &[])
-        .await;
+    let out = wine.migrate(&nb3, &target, &[]).await;
     assert_eq!(out.code, Some(5), "{}", out.all());
     let status = tokio::time::timeout(LIMIT, first.wait())
         .await
