@@ -27,6 +27,19 @@ pub enum SecretError {
     Damaged,
 }
 
+impl crate::failure::Classify for SecretError {
+    /// A token that cannot be unsealed here is as good as none: the account signs in again. One
+    /// that cannot be sealed stops the run (nothing is stored in clear instead).
+    fn class(&self) -> crate::failure::Class {
+        use crate::failure::{Class, Meaning, Next, Scope};
+        let c = Class::new(Scope::Run, Next::Never);
+        match self {
+            SecretError::Seal(_) => c,
+            _ => c.means(Meaning::SignIn),
+        }
+    }
+}
+
 /// `secret` in the form it is stored here.
 pub fn seal(secret: &str) -> Result<String, SecretError> {
     #[cfg(windows)]
