@@ -238,16 +238,26 @@ async fn the_windows_binary_under_wine_migrates_resumes_verifies_and_keeps_its_s
     }
     assert_eq!(imports.len(), 4, "{imports:?}");
 
-    for args in [
-        &["verify"][..],
-        &["--json", "status"][..],
-        &["--json", "doctor"][..],
-    ] {
+    for args in [&["verify"][..], &["--json", "status"][..]] {
         let out = wine.run(args, &[]).await;
         assert_eq!(out.code, Some(0), "{args:?}: {}", out.all());
     }
+    // doctor: every check passes but the file's ACL, which Wine does not keep (it reads back one
+    // made from the Unix mode, with Everyone: scripts/windows-check.sh says more).
     let out = wine.run(&["--json", "doctor"], &[]).await;
     let checks = json(&out);
+    let failed: Vec<&str> = checks["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] != true)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        failed.is_empty() || failed == ["database_mode"],
+        "{}",
+        out.all()
+    );
     let names: Vec<&str> = checks["checks"]
         .as_array()
         .unwrap()
