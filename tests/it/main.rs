@@ -59,6 +59,8 @@ mod migrate_cli;
 mod migrate_degraded;
 mod migrate_e2e;
 mod migrate_faults_e2e;
+// Its pages are judged with the process's peak RSS, read through wait4(2) (`peak_rss`).
+#[cfg(unix)]
 mod migrate_hostile;
 mod migrate_image_fallback;
 mod migrate_journal;
