@@ -68,9 +68,10 @@ after_unit=$(date +%s)
 echo "windows-check: unit tests under Wine passed ($((after_unit - start)) s with the build)"
 
 if [ "$e2e" = 1 ]; then
-    # The binary with the test-only crash points (a kill at a chosen point), and the host's test
-    # binary that drives it.
-    win_cargo build --bin notebridge --features crash-points
+    # The binary as the integration tests build it (with the test-only crash points, a kill at a
+    # chosen point; the features the unit tests' build already compiled the dependencies with),
+    # then the host's test binary that drives it under Wine.
+    win_cargo test --test it --no-run
     exe="$root/target/windows/x86_64-pc-windows-gnu/debug/notebridge.exe"
     NOTEBRIDGE_WINDOWS_EXE="$exe" \
         NOTEBRIDGE_WINDOWS_RUNNER="$root/scripts/windows/wine-run.sh" \
