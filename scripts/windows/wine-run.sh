@@ -17,4 +17,7 @@ export WINEDEBUG="${WINEDEBUG:--all}"
 # No Wine window, no desktop integration, no Gecko/Mono install prompts.
 export WINEDLLOVERRIDES="${WINEDLLOVERRIDES:-mscoree,mshtml,winemenubuilder.exe=}"
 export DISPLAY=
+# Wine turns the Unix arguments and environment into UTF-16 through the Unix locale's charset: in a
+# clean environment (C, ASCII) a non-ASCII path would arrive mangled.
+export LC_ALL=C.UTF-8
 exec wine "$exe" "$@"

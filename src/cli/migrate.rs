@@ -399,8 +399,11 @@ pub fn parse_page_id(s: &str) -> CliResult<String> {
     ))
 }
 
+/// Whether the process `pid` that a lock names is alive. One naming this very process is a dead
+/// holder whose id was given again (Windows, and Wine, hand a freed id out again at once): this
+/// process has not taken the lock yet when it asks.
 pub(super) fn pid_alive(pid: i64) -> bool {
-    crate::platform::pid_alive(pid)
+    pid != i64::from(std::process::id()) && crate::platform::pid_alive(pid)
 }
 
 async fn wait_for_stop_signal() {
@@ -410,6 +413,12 @@ async fn wait_for_stop_signal() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_naming_this_process_names_a_dead_holder_whose_id_came_back() {
+        assert!(!pid_alive(i64::from(std::process::id())));
+        assert!(!pid_alive(-1));
+    }
 
     #[test]
     fn page_ids_come_from_ids_and_urls() {
