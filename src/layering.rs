@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
         "failure",
         "mime",
         "net",
+        "platform",
         "trace",
         "transport",
     ],

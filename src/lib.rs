@@ -37,6 +37,7 @@ pub mod crash;
 pub mod failure;
 pub mod mime;
 pub mod net;
+pub mod platform;
 pub mod trace;
 pub mod transport;
 // What the user set.

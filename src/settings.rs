@@ -732,17 +732,20 @@ impl Settings {
 /// Where the platform keeps data and config files.
 #[derive(Clone, Debug, Default)]
 pub struct DefaultDirs {
-    /// `<platform data dir>/notebridge/notebridge.db`.
+    /// `<platform local data dir>/notebridge/notebridge.db`.
     pub db_file: Option<PathBuf>,
     /// `<platform config dir>/notebridge/config.toml`.
     pub config_file: Option<PathBuf>,
 }
 
-/// The platform's default locations.
+/// The platform's default locations. The state is in the *local* data folder: on Windows
+/// `%LOCALAPPDATA%`, not the roaming `%APPDATA%` that a domain profile copies to a network share
+/// at every log-on and log-off (a WAL database and section downloads must not roam); on Linux and
+/// macOS the local and the roaming folder are one. The config file is small and roams.
 pub fn default_dirs() -> DefaultDirs {
     match directories::BaseDirs::new() {
         Some(b) => DefaultDirs {
-            db_file: Some(b.data_dir().join("notebridge").join("notebridge.db")),
+            db_file: Some(b.data_local_dir().join("notebridge").join("notebridge.db")),
             config_file: Some(b.config_dir().join("notebridge").join("config.toml")),
         },
         None => DefaultDirs::default(),
@@ -838,6 +841,32 @@ fn invalid(r: &Raw, problem: &str, example: &'static str) -> SettingsError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_database_is_in_the_platforms_local_data_folder() {
+        let db = default_dirs().db_file.expect("a home folder");
+        assert!(db.ends_with(Path::new("notebridge").join("notebridge.db")));
+        let folder = db.parent().unwrap().parent().unwrap().to_owned();
+        if cfg!(windows) {
+            let local = std::env::var_os("LOCALAPPDATA").expect("LOCALAPPDATA");
+            assert_eq!(folder, PathBuf::from(local), "not %APPDATA% (roaming)");
+            assert!(
+                folder.ends_with(Path::new("AppData").join("Local")),
+                "{folder:?}"
+            );
+        } else if cfg!(target_os = "macos") {
+            assert!(
+                folder.ends_with("Library/Application Support"),
+                "{folder:?}"
+            );
+        } else {
+            let xdg = std::env::var_os("XDG_DATA_HOME").filter(|v| Path::new(v).is_absolute());
+            match xdg {
+                Some(x) => assert_eq!(folder, PathBuf::from(x)),
+                None => assert!(folder.ends_with(".local/share"), "{folder:?}"),
+            }
+        }
+    }
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         pairs

@@ -31,16 +31,12 @@ struct Trace {
 
 static TRACE: OnceLock<Trace> = OnceLock::new();
 
-/// Starts tracing into `path` (created with mode 0600, since it names accounts and pages; a trace
-/// already there is appended to, so the runs of a cron job follow one another in one file).
+/// Starts tracing into `path` (created private to its owner, since it names accounts and pages; a
+/// trace already there is appended to, so the runs of a cron job follow one another in one file).
 /// `bodies` writes every body (redacted), not only those of failed answers.
 pub fn install(path: &Path, bodies: bool) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)?;
+    let file =
+        crate::platform::open_private(std::fs::OpenOptions::new().create(true).append(true), path)?;
     let _ = TRACE.set(Trace {
         out: Mutex::new(BufWriter::new(file)),
         bodies,

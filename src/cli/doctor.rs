@@ -8,13 +8,14 @@
 
 mod network;
 
-use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
 use serde_json::json;
+
+mod private;
 
 use super::output::Printer;
 
@@ -222,24 +223,8 @@ fn database(settings: &Settings, out: &mut Vec<Check>) -> Option<Arc<Db>> {
             "restore it from a backup, or move it away and plan the migration again",
         ),
     });
-    let mode = std::fs::metadata(path).map(|m| m.permissions().mode() & 0o777);
-    out.push(match mode {
-        Ok(m) if m & 0o077 == 0 => {
-            Check::pass("database_mode", format!("mode {m:o}: only you can read it"))
-        }
-        Ok(m) => Check::fail(
-            "database_mode",
-            Some(Exit::Usage),
-            format!("mode {m:o}: others can read the tokens in it"),
-            format!("chmod 600 {}", path.display()),
-        ),
-        Err(e) => Check::fail(
-            "database_mode",
-            Some(Exit::Usage),
-            e.to_string(),
-            format!("check {}", path.display()),
-        ),
-    });
+    out.push(private::database_private(path));
+    out.extend(private::tokens_protected(&db));
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -773,15 +758,9 @@ fn migration_lock(db: &Db) -> Check {
     }
 }
 
-/// Free bytes for unprivileged users on the file system holding `dir`.
+/// Free bytes for this user on the volume holding `dir`.
 fn free_bytes(dir: &std::path::Path) -> Option<u64> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c` is a valid NUL-terminated path and `s` a writable statvfs.
-    let r = unsafe { libc::statvfs(c.as_ptr(), &mut s) };
-    (r == 0).then(|| s.f_bavail as u64 * s.f_frsize as u64)
+    crate::platform::free_bytes(dir)
 }
 
 fn human_bytes(n: u64) -> String {

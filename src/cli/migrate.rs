@@ -447,33 +447,26 @@ pub fn parse_page_id(s: &str) -> CliResult<String> {
     ))
 }
 
+/// Whether the process `pid` that a lock names is alive. One naming this very process is a dead
+/// holder whose id was given again (Windows, and Wine, hand a freed id out again at once): this
+/// process has not taken the lock yet when it asks.
 pub(super) fn pid_alive(pid: i64) -> bool {
-    let Ok(pid) = i32::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill with signal 0 only checks whether the process exists.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    pid != i64::from(std::process::id()) && crate::platform::pid_alive(pid)
 }
 
 async fn wait_for_stop_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = match signal(SignalKind::terminate()) {
-        Ok(s) => s,
-        Err(_) => {
-            let _ = tokio::signal::ctrl_c().await;
-            return;
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
-    }
+    crate::platform::stop_signal().await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_naming_this_process_names_a_dead_holder_whose_id_came_back() {
+        assert!(!pid_alive(i64::from(std::process::id())));
+        assert!(!pid_alive(-1));
+    }
 
     #[test]
     fn page_ids_come_from_ids_and_urls() {

@@ -179,9 +179,10 @@ fn with_version(value: &serde_json::Value) -> serde_json::Value {
     serde_json::Value::Object(out)
 }
 
-/// Whether stderr gets colour: a terminal, and no `NO_COLOR` (<https://no-color.org>).
+/// Whether stderr gets colour: a terminal that shows it, and no `NO_COLOR`
+/// (<https://no-color.org>).
 pub fn stderr_colour() -> bool {
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    crate::platform::colour(std::io::stderr().is_terminal())
 }
 
 /// The next step for an error of class `exit`, unless its message already says what to run.

@@ -353,14 +353,13 @@ impl DriveClient {
         size: Option<u64>,
     ) -> Result<Streamed, DriveError> {
         let mut open = tokio::fs::OpenOptions::new();
-        open.mode(0o600).create(true);
+        open.create(true);
         if offset == 0 {
             open.write(true).truncate(true);
         } else {
             open.append(true);
         }
-        let mut f = open
-            .open(part)
+        let mut f = crate::platform::open_private_tokio(&open, part)
             .await
             .map_err(io(part, "opening the partial file"))?;
         let mut written = offset;

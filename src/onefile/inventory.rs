@@ -21,6 +21,7 @@ use super::{
     package, FileImport, FileNotebook, FileSection, FileSectionGroup, FilesError, ProblemKind,
     SectionLocation, SectionProblem,
 };
+use crate::platform::{path_key, same_path};
 
 /// Section groups nested deeper than this are read into the group at this depth (their sections
 /// in order), so the walk's depth never depends on the input.
@@ -475,14 +476,16 @@ fn container(
         .map(|(id, _)| id.clone())
         .unwrap_or_else(|| derived_id(&tree.path(dir).display().to_string()));
     let mut names: Vec<String> = read.map(|(_, n)| n).unwrap_or_default();
-    let mut named: HashSet<String> = names.iter().cloned().collect();
+    // The contents name files as OneNote wrote them; the folder may spell a name in other letters
+    // where the file system ignores case (Windows, macOS), and it is still that file, once.
+    let mut named: HashSet<String> = names.iter().map(|n| path_key(n)).collect();
     for (name, is_dir) in &listing {
         let wanted = if *is_dir {
             name.eq_ignore_ascii_case(RECYCLE_BIN) || holds_onenote(tree, &join(dir, name))
         } else {
             has_ext(name, "one")
         };
-        if wanted && !name.starts_with('.') && named.insert(name.clone()) {
+        if wanted && !name.starts_with('.') && named.insert(path_key(name)) {
             names.push(name.clone());
         }
     }
@@ -493,7 +496,10 @@ fn container(
         sections: Vec::new(),
     };
     for name in names {
-        let entry = listing.iter().find(|(n, _)| *n == name);
+        let entry = listing
+            .iter()
+            .find(|(n, _)| *n == name)
+            .or_else(|| listing.iter().find(|(n, _)| same_path(n, &name)));
         if name.eq_ignore_ascii_case(RECYCLE_BIN) {
             if entry.is_some() && aside.recycle_bin.is_none() {
                 aside.recycle_bin = Some(tree.path(&join(dir, &name)));

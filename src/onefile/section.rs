@@ -326,15 +326,7 @@ pub(super) fn missing(path: &Path) -> SectionProblem {
 
 /// The parser's form of a host path.
 pub(super) fn typed(path: &Path) -> TypedPathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        TypedPath::new(path.as_os_str().as_bytes(), typed_path::PathType::Unix).to_path_buf()
-    }
-    #[cfg(not(unix))]
-    {
-        TypedPath::derive(&path.to_string_lossy()).to_path_buf()
-    }
+    crate::platform::typed_path(path)
 }
 
 /// A file system holding one package entry's bytes, so the parser reads them without a copy.

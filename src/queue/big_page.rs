@@ -38,11 +38,7 @@ impl Drop for BigPermit {
         // glibc keeps freed memory in the arena of the thread that freed it, and the next big page
         // is most likely converted on another runtime thread: without handing the last one's
         // memory back, sequential big pages would add up in RSS as if they were held together.
-        #[cfg(all(target_os = "linux", target_env = "gnu"))]
-        // SAFETY: malloc_trim only returns free memory to the system; it takes no pointer.
-        unsafe {
-            libc::malloc_trim(0);
-        }
+        crate::platform::release_freed_memory();
     }
 }
 

@@ -22,7 +22,7 @@ use crate::store::{Db, StoreError};
 const NOT_YET_MIN: Duration = Duration::from_millis(200);
 
 /// What runs one job.
-pub(crate) trait Runner: Clone + Send + Sync + 'static {
+pub(super) trait Runner: Clone + Send + Sync + 'static {
     /// Does `job`; `turn` says when its Notion page may be created and takes the news that it was.
     fn run(
         &self,

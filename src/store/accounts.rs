@@ -1,4 +1,5 @@
-//! Signed-in accounts and their tokens.
+//! Signed-in accounts and their tokens. A token is stored in the platform's protected form
+//! ([`crate::platform::seal`]: sealed with DPAPI on Windows, as it is on Unix) and read in either.
 
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -49,12 +50,31 @@ impl Account {
             user_id: r.get("user_id")?,
             user_principal_name: r.get("user_principal_name")?,
             display_name: r.get("display_name")?,
-            refresh_token: r.get("refresh_token")?,
-            access_token: r.get("access_token")?,
+            refresh_token: unsealed(r, "refresh_token")?,
+            access_token: unsealed(r, "access_token")?,
             access_expires_at: r.get("access_expires_at")?,
             updated_at: r.get("updated_at")?,
         })
     }
+}
+
+/// The token in column `col` of `r`, unsealed.
+fn unsealed(r: &Row<'_>, col: &str) -> rusqlite::Result<Option<String>> {
+    let Some(stored) = r.get::<_, Option<String>>(col)? else {
+        return Ok(None);
+    };
+    crate::platform::unseal(&stored).map(Some).map_err(|e| {
+        let i = r.as_ref().column_index(col).unwrap_or_default();
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+/// `token` as it is stored.
+fn sealed(token: Option<&str>) -> rusqlite::Result<Option<String>> {
+    token
+        .map(crate::platform::seal)
+        .transpose()
+        .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
 }
 
 /// What [`Db::save_sign_in`] did.
@@ -95,8 +115,8 @@ fn upsert(tx: &rusqlite::Transaction<'_>, a: &Account) -> rusqlite::Result<()> {
             a.user_id,
             a.user_principal_name,
             a.display_name,
-            a.refresh_token,
-            a.access_token,
+            sealed(a.refresh_token.as_deref())?,
+            sealed(a.access_token.as_deref())?,
             a.access_expires_at,
             a.updated_at
         ],
@@ -172,9 +192,43 @@ impl Db {
             tx.execute(
                 "UPDATE accounts SET refresh_token = ?2, access_token = ?3, access_expires_at = ?4,
                         updated_at = ?5 WHERE name = ?1",
-                params![name, refresh_token, access_token, access_expires_at, now],
+                params![
+                    name,
+                    sealed(Some(refresh_token))?,
+                    sealed(Some(access_token))?,
+                    access_expires_at,
+                    now
+                ],
             )?;
             Ok(())
+        })
+    }
+
+    /// The accounts whose stored tokens are not in the platform's protected form (on Windows,
+    /// stored before tokens were sealed; each is sealed when it is next written).
+    pub fn accounts_with_unprotected_tokens(&self) -> Result<Vec<String>> {
+        self.read("reading how tokens are stored", |c| {
+            let mut st =
+                c.prepare("SELECT name, refresh_token, access_token FROM accounts ORDER BY name")?;
+            let rows = st.query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                ))
+            })?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (name, refresh, access) = row?;
+                let open = [refresh, access]
+                    .iter()
+                    .flatten()
+                    .any(|t| !crate::platform::is_protected_form(t));
+                if open {
+                    out.push(name);
+                }
+            }
+            Ok(out)
         })
     }
 
@@ -221,6 +275,62 @@ mod tests {
         let a = db.account("alice").unwrap().unwrap();
         assert!(!a.signed_in() && a.access_token.is_none());
         assert!(!db.forget_tokens("nobody", 7).unwrap());
+    }
+
+    /// The token columns as they are in the file.
+    fn stored(db: &Db) -> (String, String) {
+        db.read("raw tokens", |c| {
+            c.query_row(
+                "SELECT refresh_token, access_token FROM accounts WHERE name = 'alice'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn tokens_are_stored_in_the_platforms_protected_form_and_plain_ones_still_read() {
+        let t = tempfile::tempdir().unwrap();
+        let db = Db::open(&t.path().join("s.db")).unwrap();
+        db.save_account(&alice()).unwrap();
+        let (rt, at) = stored(&db);
+        if cfg!(windows) {
+            assert!(rt.starts_with(crate::platform::SEALED_PREFIX), "{rt}");
+            assert!(!rt.contains("secret") && !at.contains("secret"));
+        } else {
+            assert_eq!((rt.as_str(), at.as_str()), ("rt-secret-1", "at-secret-1"));
+        }
+        assert!(db.accounts_with_unprotected_tokens().unwrap().is_empty());
+        // A database written before tokens were sealed (or on Unix) holds them plainly.
+        db.write("plain tokens", |tx| {
+            tx.execute(
+                "UPDATE accounts SET refresh_token = 'rt-plain', access_token = 'at-plain'",
+                [],
+            )
+        })
+        .unwrap();
+        let a = db.account("alice").unwrap().unwrap();
+        assert_eq!(a.refresh_token.as_deref(), Some("rt-plain"));
+        assert_eq!(
+            db.accounts_with_unprotected_tokens().unwrap(),
+            if cfg!(windows) {
+                vec!["alice".to_owned()]
+            } else {
+                vec![]
+            }
+        );
+        // The next refresh stores them protected again.
+        db.update_tokens("alice", "rt-3", "at-3", 99, 5).unwrap();
+        assert!(db.accounts_with_unprotected_tokens().unwrap().is_empty());
+        assert_eq!(
+            db.account("alice")
+                .unwrap()
+                .unwrap()
+                .refresh_token
+                .as_deref(),
+            Some("rt-3")
+        );
     }
 
     #[test]

@@ -31,29 +31,24 @@ pub struct StoredSection {
 }
 
 impl Db {
-    /// The inventory key of the import of `path` (absolute), made on first use.
+    /// The inventory key of the import of `path` (absolute), made on first use. A path the
+    /// platform takes for the same file (on Windows and macOS, in other letter case; on Windows
+    /// also in its `\\?\` form or with `/`) is the same import ([`crate::platform::same_path`]).
     pub fn register_import(&self, path: &str) -> Result<String> {
         self.write("recording an import from files", |tx| {
-            tx.execute(
-                "INSERT INTO file_imports(path) VALUES (?1) ON CONFLICT(path) DO NOTHING",
-                [path],
-            )?;
-            let id: i64 =
-                tx.query_row("SELECT id FROM file_imports WHERE path = ?1", [path], |r| {
-                    r.get(0)
-                })?;
-            Ok(key_of(id))
+            if let Some(id) = same_import(tx, path)? {
+                return Ok(key_of(id));
+            }
+            tx.execute("INSERT INTO file_imports(path) VALUES (?1)", [path])?;
+            Ok(key_of(tx.last_insert_rowid()))
         })
     }
 
-    /// The key of the import of `path`, if it was ever imported.
+    /// The key of the import of `path` (compared as [`Db::register_import`] does), if it was ever
+    /// imported.
     pub fn import_key(&self, path: &str) -> Result<Option<String>> {
         self.read("reading an import from files", |c| {
-            c.query_row("SELECT id FROM file_imports WHERE path = ?1", [path], |r| {
-                r.get::<_, i64>(0)
-            })
-            .optional()
-            .map(|id| id.map(key_of))
+            Ok(same_import(c, path)?.map(key_of))
         })
     }
 
@@ -153,6 +148,28 @@ impl Db {
     }
 }
 
+/// The id of the import whose recorded path names the same file as `path` here: the exact text
+/// first, then the platform's comparison over the few imports a database holds.
+fn same_import(c: &rusqlite::Connection, path: &str) -> rusqlite::Result<Option<i64>> {
+    let exact = c
+        .query_row("SELECT id FROM file_imports WHERE path = ?1", [path], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    if exact.is_some() || !crate::platform::CASE_INSENSITIVE_PATHS {
+        return Ok(exact);
+    }
+    let mut st = c.prepare("SELECT id, path FROM file_imports ORDER BY id")?;
+    let rows = st.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+    for row in rows {
+        let (id, stored) = row?;
+        if crate::platform::same_path(&stored, path) {
+            return Ok(Some(id));
+        }
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -175,6 +192,17 @@ mod tests {
         );
         assert_eq!(db.import_path("alice").unwrap(), None);
         assert_eq!(db.file_imports().unwrap().len(), 2);
+        // Typed again in other letters: the same import where the platform ignores case.
+        let other_case = db.register_import("/NOTES/work").unwrap();
+        if crate::platform::CASE_INSENSITIVE_PATHS {
+            assert_eq!(other_case, a);
+            assert_eq!(db.import_key("/notes/WORK").unwrap(), Some(a.clone()));
+            assert_eq!(db.file_imports().unwrap().len(), 2);
+        } else {
+            assert_ne!(other_case, a);
+            assert_eq!(db.import_key("/notes/WORK").unwrap(), None);
+            assert_eq!(db.file_imports().unwrap().len(), 3);
+        }
         let s = StoredSection {
             section_id: "s1".into(),
             location: "file:/notes/Work/A.one".into(),

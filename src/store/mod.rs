@@ -266,20 +266,17 @@ impl Db {
                 create_private_dir(dir).map_err(io("creating its folder"))?;
             }
         }
-        // Create the file ourselves so it is 0600 from its first byte, not after a chmod; but never
+        // Create the file ourselves so it is private from its first byte, not after a chmod; but never
         // open an existing one: closing any descriptor of a database file releases every POSIX lock
         // this process holds on it, SQLite's included ("How To Corrupt An SQLite Database File",
         // 2.2). A second `Db` opened beside one already open would drop the first's lock, and
         // another process closing its connection could then take this file for its own and delete
         // the WAL under the first ("database disk image is malformed", seen in the suite).
         {
-            use std::os::unix::fs::OpenOptionsExt;
-            match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(path)
-            {
+            match crate::platform::open_private(
+                OpenOptions::new().write(true).create_new(true),
+                path,
+            ) {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => return Err(io("creating the file")(e)),
@@ -440,22 +437,20 @@ fn sql<'a>(path: &'a Path, action: &'a str) -> impl Fn(rusqlite::Error) -> Store
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
+    crate::platform::create_private_dir(dir)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     /// Whether some open file description holds a lock on SQLite's shared-lock bytes of the file
     /// open as `f` that a write lock would conflict with. Asked through an OFD lock query, which
     /// sees this process's own POSIX locks as another owner's. (`f` stays open for the whole test:
-    /// closing it would release those locks, the very fault tested.)
+    /// closing it would release those locks, the very fault tested.) Linux alone has OFD locks;
+    /// macOS's `F_GETLK` never reports the asking process's own locks, and the fault itself (a
+    /// closed descriptor dropping POSIX locks) does not exist with Windows' `LockFileEx`.
+    #[cfg(target_os = "linux")]
     fn shared_lock_held(f: &std::fs::File) -> bool {
         use std::os::fd::AsRawFd;
         // SQLite's lock bytes: PENDING_BYTE (1 GiB), RESERVED, then 510 shared bytes.
@@ -471,6 +466,7 @@ mod tests {
         l.l_type != libc::F_UNLCK as i16
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn opening_the_database_again_keeps_the_locks_of_a_connection_already_open() {
         let t = tempfile::tempdir().unwrap();
@@ -497,19 +493,30 @@ mod tests {
     }
 
     #[test]
-    fn creates_folder_and_file_with_private_modes() {
+    fn creates_folder_and_file_private_to_their_owner() {
         let t = tempfile::tempdir().unwrap();
         let path = t.path().join("a/b/state.db");
         let db = Db::open(&path).unwrap();
         assert_eq!(db.schema_version().unwrap(), MIGRATIONS.len() as i64);
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-        let dmode = std::fs::metadata(path.parent().unwrap())
-            .unwrap()
-            .permissions()
-            .mode()
-            & 0o777;
-        assert_eq!(dmode, 0o700);
+        for p in [
+            &path,
+            path.parent().unwrap(),
+            &path.with_extension("db-wal"),
+        ] {
+            let privacy = crate::platform::privacy(p).unwrap();
+            assert!(
+                matches!(privacy, crate::platform::Privacy::Private(_)),
+                "{}: {privacy:?}",
+                p.display()
+            );
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&path), 0o600);
+            assert_eq!(mode(path.parent().unwrap()), 0o700);
+        }
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub struct Outage {
 struct OutageState {
     down: watch::Sender<bool>,
     /// Open connections by id: their sockets are shut down when an outage starts.
-    conns: Mutex<HashMap<u64, i32>>,
+    conns: Mutex<HashMap<u64, RawSock>>,
     seq: AtomicU64,
     outages: AtomicU64,
 }
@@ -56,18 +56,43 @@ impl Default for Outage {
     }
 }
 
+/// A connection's socket as the platform names it (a descriptor on Unix, a SOCKET on Windows).
+#[cfg(unix)]
+type RawSock = std::os::fd::RawFd;
+#[cfg(windows)]
+type RawSock = std::os::windows::io::RawSocket;
+
+fn raw_sock(s: &TcpStream) -> RawSock {
+    #[cfg(unix)]
+    return std::os::fd::AsRawFd::as_raw_fd(s);
+    #[cfg(windows)]
+    return std::os::windows::io::AsRawSocket::as_raw_socket(s);
+}
+
+/// Shuts both directions of `sock` down without closing it (its owner still does).
+///
+/// # Safety
+/// `sock` is open for the whole call.
+unsafe fn shut_down(sock: RawSock) {
+    #[cfg(unix)]
+    let s = std::os::fd::FromRawFd::from_raw_fd(sock);
+    #[cfg(windows)]
+    let s = std::os::windows::io::FromRawSocket::from_raw_socket(sock);
+    // Borrowed, never dropped here: dropping would close the owner's socket.
+    let s: std::mem::ManuallyDrop<std::net::TcpStream> = std::mem::ManuallyDrop::new(s);
+    let _ = s.shutdown(std::net::Shutdown::Both);
+}
+
 impl Outage {
     /// Stops listening now: connection attempts are refused and every open connection is cut.
     pub fn stop(&self) {
         self.state.outages.fetch_add(1, Ordering::SeqCst);
         self.state.down.send_replace(true);
         let conns = self.state.conns.lock().expect("connections poisoned");
-        for fd in conns.values() {
-            // SAFETY: the fd belongs to a live connection: it leaves this map (under this lock)
-            // before its socket is closed, so it cannot have been reused.
-            unsafe {
-                libc::shutdown(*fd, libc::SHUT_RDWR);
-            }
+        for sock in conns.values() {
+            // SAFETY: the socket belongs to a live connection: it leaves this map (under this
+            // lock) before it is closed, so it cannot have been reused.
+            unsafe { shut_down(*sock) };
         }
     }
 
@@ -190,15 +215,12 @@ pub(crate) struct Conn {
 impl Conn {
     fn new(inner: TcpStream, kill: KillSwitch, outage: Outage) -> Conn {
         let id = outage.state.seq.fetch_add(1, Ordering::SeqCst);
-        {
-            use std::os::fd::AsRawFd;
-            outage
-                .state
-                .conns
-                .lock()
-                .expect("connections poisoned")
-                .insert(id, inner.as_raw_fd());
-        }
+        outage
+            .state
+            .conns
+            .lock()
+            .expect("connections poisoned")
+            .insert(id, raw_sock(&inner));
         Conn {
             inner,
             kill,

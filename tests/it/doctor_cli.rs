@@ -2,8 +2,6 @@
 //! it promises and no Notion content written), then each check failing on its own with its exit
 //! code and fix.
 
-use std::os::unix::fs::PermissionsExt;
-
 use crate::migrate_support::{command, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -173,11 +171,16 @@ async fn each_failing_check_names_itself_with_its_exit_code() {
         .unwrap()
         .contains("Connections"));
 
-    let mode = std::fs::metadata(&state.db).unwrap().permissions();
-    std::fs::set_permissions(&state.db, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
-    assert_eq!((code, failed(&c)), (2, vec!["database_mode".to_owned()]));
-    std::fs::set_permissions(&state.db, mode).unwrap();
+    // A file others can read (Windows' ACL side of the same rule is `platform`'s unit test).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&state.db).unwrap().permissions();
+        std::fs::set_permissions(&state.db, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
+        assert_eq!((code, failed(&c)), (2, vec!["database_mode".to_owned()]));
+        std::fs::set_permissions(&state.db, mode).unwrap();
+    }
 
     // another process migrating: exit 5 (this test's own pid is alive, its heartbeat fresh)
     let now = chrono::Utc::now().timestamp_millis();

@@ -61,6 +61,8 @@ mod migrate_cli;
 mod migrate_degraded;
 mod migrate_e2e;
 mod migrate_faults_e2e;
+// Its pages are judged with the process's peak RSS, read through wait4(2) (`peak_rss`).
+#[cfg(unix)]
 mod migrate_hostile;
 mod migrate_image_fallback;
 mod migrate_journal;
@@ -84,6 +86,8 @@ mod notion_writer;
 mod onefile_hostile;
 mod onefile_samples;
 mod output_cli;
+// Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
+#[cfg(unix)]
 mod peak_rss;
 mod public_samples;
 mod queue_pipeline;
@@ -99,3 +103,4 @@ mod verify_regressions;
 mod verify_report;
 mod verify_support;
 mod via_e2e;
+mod windows_exe;

@@ -283,6 +283,45 @@ fn a_table_of_contents_names_the_notebook_by_its_folder() {
 }
 
 #[test]
+fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platform_does() {
+    // A notebook copied through a tool that changed a file name's case: OneNote on Windows still
+    // opens it, so must notebridge there and on macOS; on Linux the names differ.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("Notizbuch Größe");
+    std::fs::create_dir(&dir).unwrap();
+    let from = sample("onenote.rs/samples/New Section Group");
+    for (name, as_name) in [
+        ("Open Notebook.onetoc2", "Open Notebook.onetoc2"),
+        ("New Section 1.one", "NEW SECTION 1.one"),
+        ("New Section 2.one", "New Section 2.one"),
+    ] {
+        std::fs::copy(from.join(name), dir.join(as_name)).unwrap();
+    }
+    let imp = onefile::scan(&dir).unwrap();
+    let nb = &imp.notebooks[0];
+    let found: Vec<(&str, bool)> = nb
+        .sections
+        .iter()
+        .map(|s| (s.name.as_str(), s.problem.is_none()))
+        .collect();
+    if notebridge::platform::CASE_INSENSITIVE_PATHS {
+        assert_eq!(found, [("New Section 1", true), ("New Section 2", true)]);
+        assert_eq!(nb.sections[0].pages.len(), 2, "read, not only listed");
+    } else {
+        assert_eq!(
+            found,
+            [
+                ("New Section 1", false),
+                ("New Section 2", true),
+                ("NEW SECTION 1", true)
+            ]
+        );
+        let p = nb.sections[0].problem.as_ref().unwrap();
+        assert_eq!(p.kind, ProblemKind::Missing);
+    }
+}
+
+#[test]
 fn a_notebook_lists_each_bad_section_with_its_reason_and_reads_the_rest() {
     let imp = scan("interop-testsuites/SUT");
     let nb = &imp.notebooks[0];
