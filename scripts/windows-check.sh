@@ -27,12 +27,16 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# `win_cargo SUBCOMMAND ARGS...`: the target's flags go right after the subcommand, before any `--`
+# that hands the rest to the test binaries.
 win_cargo() {
+    local sub=$1
+    shift
     RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
         CARGO_TARGET_DIR="$root/target/windows" \
         CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
         CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$root/scripts/windows/wine-run.sh" \
-        /usr/bin/cargo "$@" -Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu --locked
+        /usr/bin/cargo "$sub" -Zbuild-std=std,panic_abort --target x86_64-pc-windows-gnu --locked "$@"
 }
 
 # The two DLLs Wine 8.0 lacks and Rust's std imports (scripts/windows/*.c, *.def).
