@@ -96,6 +96,16 @@ pub async fn read(
     ours: &HashSet<String>,
 ) -> Result<(Seen, Vec<Listed>), NotionError> {
     let page = client.page(id).await?;
+    read_body(client, id, &page, ours).await
+}
+
+/// [`read`] with the page object in hand (a write's answer): only its children are listed.
+pub async fn read_body(
+    client: &NotionClient,
+    id: &str,
+    page: &Value,
+    ours: &HashSet<String>,
+) -> Result<(Seen, Vec<Listed>), NotionError> {
     let mut digest = Digests::new(ours);
     let mut listed = Vec::new();
     let mut bad = false;
@@ -117,7 +127,7 @@ pub async fn read(
             problem: "a child without an id or type".into(),
         });
     }
-    Ok((digest.finish(&page), listed))
+    Ok((digest.finish(page), listed))
 }
 
 /// What the rule compares, from a page object and its children's listing (pure).

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
+use serde_json::Value;
 
 use crate::convert::Block;
 use crate::graph::Caller;
@@ -141,9 +142,14 @@ impl Migration {
         };
         self.count(&stats);
         // What a later rewrite compares with, as Notion gives it back now.
-        let fingerprint = match page {
-            Some(_) => Some(self.fingerprint(unfinished.page_id()).await?),
-            None => None,
+        let fingerprint = match (page.as_ref(), &unfinished) {
+            // Created now with every write answered: the page half comes from the answers.
+            (Some(_), Unfinished::Writing(w)) => match stats.answered.page() {
+                Some(answer) => Some(self.fingerprint_from(w.page_id(), &answer).await?),
+                None => Some(self.fingerprint(w.page_id()).await?),
+            },
+            (Some(_), _) => Some(self.fingerprint(unfinished.page_id()).await?),
+            (None, _) => None,
         };
         let shape = steps::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
@@ -214,6 +220,15 @@ impl Migration {
         let page = id.to_owned();
         let ours = self.db.call(move |db| db.notion_children_of(&page)).await?;
         let (seen, _) = conflict::read(&self.notion, id, &ours).await?;
+        Ok(seen.now)
+    }
+
+    /// [`Self::fingerprint`] with the page object in hand (its writes' answers): only the page's
+    /// children are listed.
+    async fn fingerprint_from(&self, id: &str, page: &Value) -> Result<Fingerprint, JobError> {
+        let p = id.to_owned();
+        let ours = self.db.call(move |db| db.notion_children_of(&p)).await?;
+        let (seen, _) = conflict::read_body(&self.notion, id, page, &ours).await?;
         Ok(seen.now)
     }
 }

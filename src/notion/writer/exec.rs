@@ -61,11 +61,14 @@ impl Writer {
             match exec.client.create_page(parent, title, &first).await {
                 Err(e) if exec.degraded(&e, &mut first) => {}
                 Ok(v) => {
-                    break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
+                    let id = v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                         WriteError::Mismatch(format!(
                             "Notion created a page under {parent} without an id"
                         ))
-                    })?
+                    })?;
+                    exec.stats.answered.saw(v["last_edited_time"].as_str());
+                    exec.stats.answered.page = Some(v);
+                    break id;
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
@@ -404,6 +407,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             let mark = self.mark_of(&step);
             if let Some(learned) = self.recorded_send(n, &mark) {
                 // Finished by an earlier attempt: neither sent nor looked up again.
+                self.stats.answered.unclear = true;
                 if let (Parent::Page, Learned::Blocks(made)) = (parent, &learned) {
                     let made = made.clone();
                     self.placed(&made);
@@ -426,6 +430,8 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 match seen {
                     Some(made) => {
+                        // Applied by an earlier attempt: its answer (and time) is not in hand.
+                        self.stats.answered.unclear = true;
                         if *parent == Parent::Page {
                             self.placed(&made);
                         }
@@ -722,6 +728,9 @@ impl<'w, 'a> Exec<'w, 'a> {
                 // Refused, so not applied: the degraded request is sent again.
                 Err(e) if self.degraded(&e, body) => {}
                 Ok(created) => {
+                    for b in &created {
+                        self.stats.answered.saw(b["last_edited_time"].as_str());
+                    }
                     let made: Vec<Made> = created
                         .iter()
                         .zip(body.iter())
@@ -744,6 +753,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(made) = self.look(parent_id, items, true).await? {
+                        self.stats.answered.unclear = true;
                         return Ok(made);
                     }
                     self.before_retry(e).await?;
