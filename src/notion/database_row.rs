@@ -62,20 +62,22 @@ pub async fn create(
     } else {
         None
     };
-    let id = match found {
-        Some(id) => id,
+    // The creation's answer is the row as Notion stored it (its fingerprint's page half).
+    let (id, answer) = match found {
+        Some(id) => (id, None),
         None => match database::create_row(client, data_source, row, &[]).await {
             Ok(v) => {
                 crate::crash::point("database.row_created");
-                v["id"].as_str().map(str::to_owned).ok_or_else(|| {
+                let id = v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                     WriteError::Mismatch(format!(
                         "Notion created a row in data source {data_source} without an id"
                     ))
-                })?
+                })?;
+                (id, Some(v))
             }
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
                 match find_lost_row(client, data_source, &title, &ours).await? {
-                    Some(id) => id,
+                    Some(id) => (id, None),
                     // Not applied after all: the intent stays, and the next attempt looks again.
                     None => return Err(e.into()),
                 }
@@ -91,7 +93,11 @@ pub async fn create(
         .map_err(|e| WriteError::Unrecorded(format!("Notion row {id}: {e}")))?;
     crate::crash::point("database.row_recorded");
     on_created();
-    let stats = writer.resume_body(&id, blocks, resources).await?;
+    let mut stats = writer.resume_body(&id, blocks, resources).await?;
+    if let Some(v) = answer {
+        stats.answered.saw(v["last_edited_time"].as_str());
+        stats.answered.page = Some(v);
+    }
     Ok((writing, stats))
 }
 
