@@ -98,9 +98,10 @@ async fn generated_notebook(layout: &str) {
         lab.notion.counters().per_endpoint
     );
     if layout == "pages" {
-        // Every page was created with its writes answered: none is read back.
+        // Every page was created with its writes answered: none is read back (the few GETs left
+        // are the run's own, not one a page; a fingerprint read back costs one a page).
         assert!(
-            get_pages(&lab) < 2,
+            get_pages(&lab) < notes.pages.len() as u64 / 2,
             "{} GET page requests for {} pages",
             get_pages(&lab),
             notes.pages.len()
