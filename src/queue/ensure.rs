@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
-use serde_json::Value;
 
 use crate::convert::Block;
 use crate::graph::Caller;
@@ -142,14 +141,12 @@ impl Migration {
         };
         self.count(&stats);
         // What a later rewrite compares with, as Notion gives it back now.
-        let fingerprint = match (page.as_ref(), &unfinished) {
-            // Created now with every write answered: the page half comes from the answers.
-            (Some(_), Unfinished::Writing(w)) => match stats.answered.page() {
-                Some(answer) => Some(self.fingerprint_from(w.page_id(), &answer).await?),
-                None => Some(self.fingerprint(w.page_id()).await?),
-            },
-            (Some(_), _) => Some(self.fingerprint(unfinished.page_id()).await?),
-            (None, _) => None,
+        let fingerprint = match page {
+            Some(_) => Some(
+                self.fingerprint_written(unfinished.page_id(), &stats)
+                    .await?,
+            ),
+            None => None,
         };
         let shape = steps::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
@@ -223,12 +220,20 @@ impl Migration {
         Ok(seen.now)
     }
 
-    /// [`Self::fingerprint`] with the page object in hand (its writes' answers): only the page's
-    /// children are listed.
-    async fn fingerprint_from(&self, id: &str, page: &Value) -> Result<Fingerprint, JobError> {
+    /// The fingerprint of the page `id` just written with `stats`: a page created now with every
+    /// write answered takes its page half from the answers (only its children are listed), any
+    /// other is read ([`Self::fingerprint`]).
+    pub(super) async fn fingerprint_written(
+        &self,
+        id: &str,
+        stats: &WriteStats,
+    ) -> Result<Fingerprint, JobError> {
+        let Some(answer) = stats.answered.page() else {
+            return self.fingerprint(id).await;
+        };
         let p = id.to_owned();
         let ours = self.db.call(move |db| db.notion_children_of(&p)).await?;
-        let (seen, _) = conflict::read_body(&self.notion, id, page, &ours).await?;
+        let (seen, _) = conflict::read_body(&self.notion, id, &answer, &ours).await?;
         Ok(seen.now)
     }
 }
