@@ -17,8 +17,9 @@
 //!   is taken as edited: a kept copy costs a page, an overwrite costs a person's work.
 //!
 //! The check costs one `GET /v1/pages/{id}` per page to be rewritten; the listing of the page's
-//! children is the one the rewrite needs anyway (it is handed on). Recording the fingerprint costs
-//! the same two reads once the body is written.
+//! children is the one the rewrite needs anyway (it is handed on). Recording the fingerprint of a
+//! page created now costs the listing only ([`read_body`]): the page half is what its writes
+//! answered (`writer::Answered`); any other page is read back with both ([`read`]).
 
 use std::collections::HashSet;
 
