@@ -68,6 +68,8 @@ impl Writer {
                     })?;
                     exec.stats.answered.saw(v["last_edited_time"].as_str());
                     exec.stats.answered.page = Some(v);
+                    // The blocks sent with the creation come back in no answer.
+                    exec.stats.answered.body_unanswered |= !first.is_empty();
                     break id;
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
@@ -730,6 +732,13 @@ impl<'w, 'a> Exec<'w, 'a> {
                 Ok(created) => {
                     for b in &created {
                         self.stats.answered.saw(b["last_edited_time"].as_str());
+                    }
+                    match parent {
+                        Parent::Page if self.top.is_none() => {
+                            self.stats.answered.body.blocks(&created)
+                        }
+                        // Placed among blocks, or under a block whose answer is then out of date.
+                        _ => self.stats.answered.body_unanswered = true,
                     }
                     let made: Vec<Made> = created
                         .iter()

@@ -133,6 +133,11 @@ pub struct Answered {
     pub latest: Option<String>,
     /// A write of the page was found applied by a look-up, not by its answer (its time unknown).
     pub unclear: bool,
+    /// The page's top-level blocks as its appends answered them, in order.
+    pub body: crate::notion::conflict::AnsweredBody,
+    /// Some of the body came back in no answer (sent inside the creation), or was changed after
+    /// its append answered (children appended to it): the body is listed.
+    pub body_unanswered: bool,
 }
 
 impl Answered {
@@ -155,6 +160,15 @@ impl Answered {
         let latest = self.latest.clone()?;
         page["last_edited_time"] = serde_json::Value::String(latest);
         Some(page)
+    }
+
+    /// The whole fingerprint from the answers, when the page and every block of its body came
+    /// back in them (no read needed).
+    pub fn fingerprint(&self) -> Option<crate::notion::conflict::Fingerprint> {
+        if self.body_unanswered {
+            return None;
+        }
+        self.page().map(|p| self.body.fingerprint(&p))
     }
 }
 
