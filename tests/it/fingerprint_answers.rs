@@ -4,7 +4,7 @@
 //! first migration is stamped a minute after the one before, so a fingerprint that took its time
 //! from the creation alone (and not from the page's later appends) is caught as an edit.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use notebridge::notion::conflict;
 use notebridge::store::Db;
@@ -119,8 +119,7 @@ async fn the_fingerprint_from_answers_is_the_read_one_for_a_generated_notebook_i
     generated_notebook("database").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_fingerprint_from_answers_is_the_read_one_for_a_real_section() {
+async fn real_section(layout: &str) {
     let Some(folder) = sample("onenote.rs/samples/New Section Group") else {
         return;
     };
@@ -129,9 +128,13 @@ async fn the_fingerprint_from_answers_is_the_read_one_for_a_real_section() {
     let f = folder.to_str().unwrap();
     let to = lab.notion.add_shared_page("Import");
     lab.notion.stamp_writes_from(START_MS, 60_000);
-    let out = files_user(&lab, home.path(), &["migrate", "--from", f, "--to", &to])
-        .run()
-        .await;
+    let out = files_user(
+        &lab,
+        home.path(),
+        &["migrate", "--from", f, "--to", &to, "--layout", layout],
+    )
+    .run()
+    .await;
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let db = files_db(home.path());
     let accounts: Vec<String> = db
@@ -147,5 +150,57 @@ async fn the_fingerprint_from_answers_is_the_read_one_for_a_real_section() {
         .map(|a| compare_with_reads(&lab, &db, a))
         .sum();
     assert!(compared > 0, "no page of the sample was fingerprinted");
-    eprintln!("figures: real section: {compared} pages compared");
+    eprintln!("figures: real section in {layout}: {compared} pages compared");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fingerprint_from_answers_is_the_read_one_for_a_real_section_in_pages() {
+    real_section("pages").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_fingerprint_from_answers_is_the_read_one_for_a_real_section_in_databases() {
+    real_section("database").await;
+}
+
+/// A row's body written by its appends alone (as `database_row::create` writes it): a flat body
+/// (the creation's answer, three appends to the page) is fingerprinted from the answers and equals
+/// the read; a body with blocks three levels deep (children appended under blocks an earlier
+/// append answered, which moves their edit time) is not taken from the answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_from_appends_alone_is_fingerprinted_from_them_unless_a_block_changed_after() {
+    use crate::notion_support::{client, fast_server, item, para, writer};
+    let s = fast_server(52).await;
+    let root = s.add_shared_page("Rows");
+    s.stamp_writes_from(START_MS, 60_000);
+    let c = client(&s, 2000, 200);
+    let flat: Vec<_> = (0..250).map(|i| para(&format!("p{i}"))).collect();
+    let deep = vec![
+        item("top", vec![item("mid", vec![para("leaf")])]),
+        para("after"),
+    ];
+    for (blocks, whole) in [(flat, true), (deep, false)] {
+        let created = c.create_page(&root, "Row", &[]).await.unwrap();
+        let id = created["id"].as_str().unwrap().to_owned();
+        let mut stats = writer(&s)
+            .resume_body(&id, &blocks, &HashMap::new())
+            .await
+            .unwrap();
+        // What `database_row::create` adds: the creation's answer.
+        stats.answered.saw(created["last_edited_time"].as_str());
+        stats.answered.page = Some(created);
+        let (read, _) = conflict::read(&c, &id, &HashSet::new()).await.unwrap();
+        match stats.answered.fingerprint() {
+            Some(f) => {
+                assert!(
+                    whole,
+                    "a body changed after its answers was taken from them"
+                );
+                assert_eq!(f.properties, read.now.properties);
+                assert_eq!(f.body, read.now.body);
+                assert_eq!(conflict::edited(Some(&f), &read), None, "{f:?} {read:?}");
+            }
+            None => assert!(!whole, "a body answered whole was read back"),
+        }
+    }
 }

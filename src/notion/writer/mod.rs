@@ -142,7 +142,7 @@ pub struct Answered {
 
 impl Answered {
     /// A write answered with `t` as its `last_edited_time`.
-    pub(crate) fn saw(&mut self, t: Option<&str>) {
+    pub fn saw(&mut self, t: Option<&str>) {
         if let Some(m) = t.map(crate::notion::conflict::minute) {
             if self.latest.as_ref().is_none_or(|l| m > *l) {
                 self.latest = Some(m);
