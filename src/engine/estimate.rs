@@ -19,9 +19,10 @@ pub const ASSUMED_FILES_PER_PAGE: f64 = 1.0;
 
 /// Notion requests per notebook, section group or section page (create).
 const NOTION_PER_CONTAINER: f64 = 1.0;
-/// Notion requests per OneNote page: create, at least one append of its body, and the two reads
-/// of its fingerprint once written (the page and its children: `notion::conflict`).
-const NOTION_PER_PAGE: f64 = 4.0;
+/// Notion requests per OneNote page: create, at least one append of its body, and the listing of
+/// its children for its fingerprint once written (the page half is the writes' own answers:
+/// `notion::conflict`).
+const NOTION_PER_PAGE: f64 = 3.0;
 /// Notion requests per file: create the upload, send it (the block that shows it goes with the body).
 const NOTION_PER_FILE: f64 = 2.0;
 /// Drive requests per section read from its file: the content request (answered with a redirect)

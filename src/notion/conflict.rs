@@ -17,8 +17,9 @@
 //!   is taken as edited: a kept copy costs a page, an overwrite costs a person's work.
 //!
 //! The check costs one `GET /v1/pages/{id}` per page to be rewritten; the listing of the page's
-//! children is the one the rewrite needs anyway (it is handed on). Recording the fingerprint costs
-//! the same two reads once the body is written.
+//! children is the one the rewrite needs anyway (it is handed on). Recording the fingerprint of a
+//! page created now costs the listing only ([`read_body`]): the page half is what its writes
+//! answered (`writer::Answered`); any other page is read back with both ([`read`]).
 
 use std::collections::HashSet;
 
@@ -96,6 +97,16 @@ pub async fn read(
     ours: &HashSet<String>,
 ) -> Result<(Seen, Vec<Listed>), NotionError> {
     let page = client.page(id).await?;
+    read_body(client, id, &page, ours).await
+}
+
+/// [`read`] with the page object in hand (a write's answer): only its children are listed.
+pub async fn read_body(
+    client: &NotionClient,
+    id: &str,
+    page: &Value,
+    ours: &HashSet<String>,
+) -> Result<(Seen, Vec<Listed>), NotionError> {
     let mut digest = Digests::new(ours);
     let mut listed = Vec::new();
     let mut bad = false;
@@ -117,7 +128,7 @@ pub async fn read(
             problem: "a child without an id or type".into(),
         });
     }
-    Ok((digest.finish(&page), listed))
+    Ok((digest.finish(page), listed))
 }
 
 /// What the rule compares, from a page object and its children's listing (pure).
@@ -166,58 +177,103 @@ impl Digests {
         if trashed {
             return;
         }
-        let mut payload = b[kind].clone();
-        strip_volatile(&mut payload);
-        let entry = serde_json::json!([
-            b["id"].as_str().map(norm),
-            kind,
-            b["last_edited_time"].as_str().map(minute),
-            b["has_children"].as_bool(),
-            payload,
-        ]);
-        self.body.update(entry.to_string().as_bytes());
-        self.body.update(b"\n");
+        body_entry(&mut self.body, b);
     }
 
     /// The page's own fields with the blocks digested so far.
     fn finish(self, page: &Value) -> Seen {
-        let mut props = serde_json::Map::new();
-        if let Some(p) = page["properties"].as_object() {
-            for (name, v) in p {
-                let ty = v["type"].as_str().unwrap_or("");
-                // Computed values change without anyone editing the page's own.
-                if matches!(
-                    ty,
-                    "created_time"
-                        | "last_edited_time"
-                        | "created_by"
-                        | "last_edited_by"
-                        | "formula"
-                        | "rollup"
-                        | "unique_id"
-                ) {
-                    continue;
-                }
-                let mut value = v[ty].clone();
-                strip_volatile(&mut value);
-                props.insert(name.clone(), serde_json::json!([ty, value]));
-            }
-        }
-        let (mut icon, mut cover) = (page["icon"].clone(), page["cover"].clone());
-        strip_volatile(&mut icon);
-        strip_volatile(&mut cover);
-        let props = serde_json::json!([props, icon, cover]);
         Seen {
-            now: Fingerprint {
-                edited: page["last_edited_time"]
-                    .as_str()
-                    .map(minute)
-                    .unwrap_or_default(),
-                properties: hex(Sha256::digest(props.to_string().as_bytes()).as_slice()),
-                body: hex(self.body.finalize().as_slice()),
-            },
+            now: page_half(page, self.body),
             ours_latest: self.ours_latest,
         }
+    }
+}
+
+/// One body block (not a child page or database, not trashed) into the body digest.
+fn body_entry(body: &mut Sha256, b: &Value) {
+    let kind = b["type"].as_str().unwrap_or("");
+    let mut payload = b[kind].clone();
+    strip_volatile(&mut payload);
+    let entry = serde_json::json!([
+        b["id"].as_str().map(norm),
+        kind,
+        b["last_edited_time"].as_str().map(minute),
+        b["has_children"].as_bool(),
+        payload,
+    ]);
+    body.update(entry.to_string().as_bytes());
+    body.update(b"\n");
+}
+
+/// The fingerprint of `page` with its body digested in `body`.
+fn page_half(page: &Value, body: Sha256) -> Fingerprint {
+    let mut props = serde_json::Map::new();
+    if let Some(p) = page["properties"].as_object() {
+        for (name, v) in p {
+            let ty = v["type"].as_str().unwrap_or("");
+            // Computed values change without anyone editing the page's own.
+            if matches!(
+                ty,
+                "created_time"
+                    | "last_edited_time"
+                    | "created_by"
+                    | "last_edited_by"
+                    | "formula"
+                    | "rollup"
+                    | "unique_id"
+            ) {
+                continue;
+            }
+            let mut value = v[ty].clone();
+            strip_volatile(&mut value);
+            props.insert(name.clone(), serde_json::json!([ty, value]));
+        }
+    }
+    let (mut icon, mut cover) = (page["icon"].clone(), page["cover"].clone());
+    strip_volatile(&mut icon);
+    strip_volatile(&mut cover);
+    let props = serde_json::json!([props, icon, cover]);
+    Fingerprint {
+        edited: page["last_edited_time"]
+            .as_str()
+            .map(minute)
+            .unwrap_or_default(),
+        properties: hex(Sha256::digest(props.to_string().as_bytes()).as_slice()),
+        body: hex(body.finalize().as_slice()),
+    }
+}
+
+/// A body digested from the blocks its appends answered, in their order: what a listing of the
+/// page's body blocks would digest to when those appends are all the page's body was given.
+#[derive(Clone, Debug, Default)]
+pub struct AnsweredBody(Sha256);
+
+impl PartialEq for AnsweredBody {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.clone().finalize() == other.0.clone().finalize()
+    }
+}
+
+impl Eq for AnsweredBody {}
+
+impl AnsweredBody {
+    /// The top-level blocks an append to the page answered, in the answer's order.
+    pub fn blocks(&mut self, answered: &[Value]) {
+        for b in answered {
+            // As a listing is digested ([`Digests::block`]): pages, databases and trashed blocks
+            // are no body.
+            let kind = b["type"].as_str().unwrap_or("");
+            let trashed =
+                b["in_trash"].as_bool() == Some(true) || b["archived"].as_bool() == Some(true);
+            if !matches!(kind, "child_page" | "child_database") && !trashed {
+                body_entry(&mut self.0, b);
+            }
+        }
+    }
+
+    /// The fingerprint of `page` (its page half) with this body.
+    pub fn fingerprint(&self, page: &Value) -> Fingerprint {
+        page_half(page, self.0.clone())
     }
 }
 

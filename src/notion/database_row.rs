@@ -62,24 +62,27 @@ pub async fn create(
     } else {
         None
     };
-    let id = match found {
-        Some(id) => id,
+    // The creation's answer is the row as Notion stored it (its fingerprint's page half).
+    let (id, answer) = match found {
+        Some(id) => (id, None),
         None => match database::create_row(client, data_source, row, &[]).await {
             Ok(v) => {
                 crate::crash::point("database.row_created");
-                v["id"].as_str().map(str::to_owned).ok_or_else(|| {
+                let id = v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                     WriteError::Mismatch(format!(
                         "Notion created a row in data source {data_source} without an id"
                     ))
-                })?
+                })?;
+                (id, Some(v))
             }
             Err(e @ super::client::NotionError::Ambiguous { .. }) => {
-                // A 503 that names the row it saved: created, no look-up needed.
+                // A 503 that names the row it saved: created, no look-up needed (its answer is
+                // not in hand, so the fingerprint reads the row back).
                 if let Some(id) = e.saved_resource() {
-                    id.to_owned()
+                    (id.to_owned(), None)
                 } else {
                     match find_lost_row(client, data_source, &title, &ours).await? {
-                        Some(id) => id,
+                        Some(id) => (id, None),
                         // Not applied after all: the intent stays, and the next attempt looks
                         // again.
                         None => return Err(e.into()),
@@ -97,7 +100,11 @@ pub async fn create(
         .map_err(|e| WriteError::Unrecorded(format!("Notion row {id}: {e}")))?;
     crate::crash::point("database.row_recorded");
     on_created();
-    let stats = writer.resume_body(&id, blocks, resources).await?;
+    let mut stats = writer.resume_body(&id, blocks, resources).await?;
+    if let Some(v) = answer {
+        stats.answered.saw(v["last_edited_time"].as_str());
+        stats.answered.page = Some(v);
+    }
     Ok((writing, stats))
 }
 

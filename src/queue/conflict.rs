@@ -191,7 +191,9 @@ impl Migration {
         };
         if let Some((stats, unfinished)) = written {
             self.count(&stats);
-            let fingerprint = self.fingerprint(unfinished.page_id()).await?;
+            let fingerprint = self
+                .fingerprint_written(unfinished.page_id(), &stats)
+                .await?;
             let shape = steps::shape(page.blocks);
             let report = with_write_report(p.report, &stats);
             let w = Written {

@@ -142,7 +142,10 @@ impl Migration {
         self.count(&stats);
         // What a later rewrite compares with, as Notion gives it back now.
         let fingerprint = match page {
-            Some(_) => Some(self.fingerprint(unfinished.page_id()).await?),
+            Some(_) => Some(
+                self.fingerprint_written(unfinished.page_id(), &stats)
+                    .await?,
+            ),
             None => None,
         };
         let shape = steps::shape(blocks);
@@ -214,6 +217,26 @@ impl Migration {
         let page = id.to_owned();
         let ours = self.db.call(move |db| db.notion_children_of(&page)).await?;
         let (seen, _) = conflict::read(&self.notion, id, &ours).await?;
+        Ok(seen.now)
+    }
+
+    /// The fingerprint of the page `id` just written with `stats`: a page created now with every
+    /// write answered takes its page half from the answers (only its children are listed), any
+    /// other is read ([`Self::fingerprint`]).
+    pub(super) async fn fingerprint_written(
+        &self,
+        id: &str,
+        stats: &WriteStats,
+    ) -> Result<Fingerprint, JobError> {
+        if let Some(whole) = stats.answered.fingerprint() {
+            return Ok(whole);
+        }
+        let Some(answer) = stats.answered.page() else {
+            return self.fingerprint(id).await;
+        };
+        let p = id.to_owned();
+        let ours = self.db.call(move |db| db.notion_children_of(&p)).await?;
+        let (seen, _) = conflict::read_body(&self.notion, id, &answer, &ours).await?;
         Ok(seen.now)
     }
 }

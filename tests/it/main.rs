@@ -35,6 +35,7 @@ mod files_render;
 mod files_resume;
 mod files_support;
 mod files_token_only;
+mod fingerprint_answers;
 mod graph_bodies;
 mod graph_field;
 mod graph_listings;

@@ -61,11 +61,16 @@ impl Writer {
             match exec.client.create_page(parent, title, &first).await {
                 Err(e) if exec.degraded(&e, &mut first) => {}
                 Ok(v) => {
-                    break v["id"].as_str().map(str::to_owned).ok_or_else(|| {
+                    let id = v["id"].as_str().map(str::to_owned).ok_or_else(|| {
                         WriteError::Mismatch(format!(
                             "Notion created a page under {parent} without an id"
                         ))
-                    })?
+                    })?;
+                    exec.stats.answered.saw(v["last_edited_time"].as_str());
+                    exec.stats.answered.page = Some(v);
+                    // The blocks sent with the creation come back in no answer.
+                    exec.stats.answered.body_unanswered |= !first.is_empty();
+                    break id;
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     // A 503 that names the page it saved: created, with its first blocks, and no
@@ -74,6 +79,9 @@ impl Writer {
                         tracing::info!(
                             "Notion answered the creation 503 and named the page it saved"
                         );
+                        // Saved, but its answer (the page as stored) is not in hand: the
+                        // fingerprint reads the page back.
+                        exec.stats.answered.unclear = true;
                         break id.to_owned();
                     }
                     if let Some(id) = find_lost_page(&exec.client, parent, title, ours).await? {
@@ -412,6 +420,7 @@ impl<'w, 'a> Exec<'w, 'a> {
             let mark = self.mark_of(&step);
             if let Some(learned) = self.recorded_send(n, &mark) {
                 // Finished by an earlier attempt: neither sent nor looked up again.
+                self.stats.answered.unclear = true;
                 if let (Parent::Page, Learned::Blocks(made)) = (parent, &learned) {
                     let made = made.clone();
                     self.placed(&made);
@@ -434,6 +443,8 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 match seen {
                     Some(made) => {
+                        // Applied by an earlier attempt: its answer (and time) is not in hand.
+                        self.stats.answered.unclear = true;
                         if *parent == Parent::Page {
                             self.placed(&made);
                         }
@@ -730,6 +741,16 @@ impl<'w, 'a> Exec<'w, 'a> {
                 // Refused, so not applied: the degraded request is sent again.
                 Err(e) if self.degraded(&e, body) => {}
                 Ok(created) => {
+                    for b in &created {
+                        self.stats.answered.saw(b["last_edited_time"].as_str());
+                    }
+                    match parent {
+                        Parent::Page if self.top.is_none() => {
+                            self.stats.answered.body.blocks(&created)
+                        }
+                        // Placed among blocks, or under a block whose answer is then out of date.
+                        _ => self.stats.answered.body_unanswered = true,
+                    }
                     let made: Vec<Made> = created
                         .iter()
                         .zip(body.iter())
@@ -757,6 +778,9 @@ impl<'w, 'a> Exec<'w, 'a> {
                         .is_some_and(|ids| ids.len() == body.len()) =>
                 {
                     let ids = e.saved_children().unwrap_or_default();
+                    // The blocks as Notion stored them (and their time) came back in no answer:
+                    // the fingerprint reads the page back.
+                    self.stats.answered.unclear = true;
                     tracing::info!(
                         blocks = ids.len(),
                         "Notion answered the append 503 and named the blocks it saved"
@@ -783,6 +807,7 @@ impl<'w, 'a> Exec<'w, 'a> {
                 }
                 Err(e @ NotionError::Ambiguous { .. }) => {
                     if let Some(made) = self.look(parent_id, items, true).await? {
+                        self.stats.answered.unclear = true;
                         return Ok(made);
                     }
                     self.before_retry(e).await?;

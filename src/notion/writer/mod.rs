@@ -117,6 +117,59 @@ pub struct WriteStats {
     pub degraded: Vec<Degraded>,
     /// Files carried over from their fallback rendition (`name: why the first failed`).
     pub smaller: Vec<String>,
+    /// What the writes' own answers told of the page, for its fingerprint (`notion::conflict`).
+    #[serde(skip)]
+    pub answered: Answered,
+}
+
+/// The page as the writes' own answers gave it back: enough for a fingerprint's page half without
+/// reading the page again, when every write of the page was answered in this run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Answered {
+    /// The page object Notion answered its creation with (`None`: not created now, or found again
+    /// after an unclear answer).
+    pub page: Option<serde_json::Value>,
+    /// The latest `last_edited_time` minute any write's answer carried.
+    pub latest: Option<String>,
+    /// A write of the page was found applied by a look-up, not by its answer (its time unknown).
+    pub unclear: bool,
+    /// The page's top-level blocks as its appends answered them, in order.
+    pub body: crate::notion::conflict::AnsweredBody,
+    /// Some of the body came back in no answer (sent inside the creation), or was changed after
+    /// its append answered (children appended to it): the body is listed.
+    pub body_unanswered: bool,
+}
+
+impl Answered {
+    /// A write answered with `t` as its `last_edited_time`.
+    pub fn saw(&mut self, t: Option<&str>) {
+        if let Some(m) = t.map(crate::notion::conflict::minute) {
+            if self.latest.as_ref().is_none_or(|l| m > *l) {
+                self.latest = Some(m);
+            }
+        }
+    }
+
+    /// The page object to take the fingerprint's page half from: the creation's answer with the
+    /// latest minute of any write's answer, when every write was answered now.
+    pub fn page(&self) -> Option<serde_json::Value> {
+        if self.unclear {
+            return None;
+        }
+        let mut page = self.page.clone()?;
+        let latest = self.latest.clone()?;
+        page["last_edited_time"] = serde_json::Value::String(latest);
+        Some(page)
+    }
+
+    /// The whole fingerprint from the answers, when the page and every block of its body came
+    /// back in them (no read needed).
+    pub fn fingerprint(&self) -> Option<crate::notion::conflict::Fingerprint> {
+        if self.body_unanswered {
+            return None;
+        }
+        self.page().map(|p| self.body.fingerprint(&p))
+    }
 }
 
 /// A page to create: where, its title, its body and the resources the body refers to.
