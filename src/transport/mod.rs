@@ -1,10 +1,9 @@
 //! How every HTTP client of the product reaches the network: through the proxy the environment or
-//! the system names (`proxy`, `system`), with certificates checked by the platform's verifier
+//! the system names (`proxy`; the system's settings are read by `platform::system_proxy_settings`), with certificates checked by the platform's verifier
 //! (`tls`). Each `reqwest::Client` the product builds starts from [`client_builder`], the sign-in
 //! service's included (oauth2 sends through it), so no request goes out another way.
 
 pub mod proxy;
-pub mod system;
 pub mod tls;
 
 use std::sync::{Arc, OnceLock};
@@ -27,7 +26,7 @@ impl Proxies {
     pub fn read() -> Self {
         Proxies {
             env: ProxySettings::from_env(|k| std::env::var(k).ok()),
-            system: system::read(),
+            system: crate::platform::system_proxy_settings(),
         }
     }
 

@@ -2,8 +2,8 @@
 //! so that what the system (and its browsers) trust, notebridge trusts, a company's TLS-inspecting
 //! proxy's private CA included. On Linux and other Unix systems, where there is no one system
 //! verifier, that is the system's certificate store (`SSL_CERT_FILE`/`SSL_CERT_DIR` when set) with
-//! the Mozilla roots bundled in the binary beside it, as before, so that a machine without a CA
-//! bundle still reaches Microsoft and Notion.
+//! the Mozilla roots bundled in the binary beside it, so that a machine without a CA bundle still
+//! reaches Microsoft and Notion. Which verifier a platform has is `platform::tls_verifier`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -18,7 +18,7 @@ pub fn config() -> Result<rustls::ClientConfig, String> {
 
 fn make() -> Result<rustls::ClientConfig, rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = verifier(provider.clone())?;
+    let verifier = crate::platform::tls_verifier(provider.clone())?;
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .dangerous()
@@ -31,45 +31,9 @@ fn make() -> Result<rustls::ClientConfig, rustls::Error> {
     Ok(config)
 }
 
-#[cfg(any(windows, target_vendor = "apple", target_os = "android"))]
-fn verifier(
-    provider: Arc<rustls::crypto::CryptoProvider>,
-) -> Result<rustls_platform_verifier::Verifier, rustls::Error> {
-    rustls_platform_verifier::Verifier::new(provider)
-}
-
-#[cfg(not(any(windows, target_vendor = "apple", target_os = "android")))]
-fn verifier(
-    provider: Arc<rustls::crypto::CryptoProvider>,
-) -> Result<rustls_platform_verifier::Verifier, rustls::Error> {
-    rustls_platform_verifier::Verifier::new_with_extra_roots(
-        webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned(),
-        provider,
-    )
-}
-
 /// The trust store requests are checked against, for people (`doctor`).
 pub fn store() -> String {
-    #[cfg(windows)]
-    let store =
-        "the Windows certificate store (the system's verifier, as Edge and Chrome use)".to_owned();
-    #[cfg(target_vendor = "apple")]
-    let store = "the macOS keychains (the system's verifier, as Safari and Chrome use)".to_owned();
-    #[cfg(not(any(windows, target_vendor = "apple")))]
-    let store = {
-        let from: Vec<String> = ["SSL_CERT_FILE", "SSL_CERT_DIR"]
-            .iter()
-            .filter_map(|v| std::env::var(v).ok().map(|p| format!("{v}={p}")))
-            .collect();
-        format!(
-            "the system's certificate store ({}) and the Mozilla roots bundled with notebridge",
-            if from.is_empty() {
-                "the distribution's CA bundle".to_owned()
-            } else {
-                from.join(", ")
-            }
-        )
-    };
+    let store = crate::platform::trust_store();
     match config() {
         Ok(_) => store,
         Err(e) => format!("{store}, which could not be loaded: {e}"),

@@ -1,8 +1,8 @@
 //! The operating system's proxy settings, read where each system keeps them: the registry on
 //! Windows, the dynamic store on macOS. Elsewhere there are none (desktop environments' settings
-//! reach programs as the environment variables). What they mean is decided in `proxy`.
+//! reach programs as the environment variables). What they mean is decided in `transport::proxy`.
 
-use super::proxy::ProxySettings;
+use crate::transport::proxy::ProxySettings;
 
 /// The current user's proxy settings (WinINet's, which Edge and Chrome follow).
 #[cfg(windows)]
