@@ -294,6 +294,11 @@ async fn two_accounts_through_an_app_throttle_without_hint_headers() {
     let summary = json(stdout.lines().last().unwrap_or_default());
     assert_eq!(summary["outcome"], "finished", "{stdout}");
     assert_eq!(summary["pages_done"], pages, "{stdout}");
+    verified_complete(&me).await;
+}
+
+/// `verify` says the migration is complete.
+pub(crate) async fn verified_complete(me: &User<'_>) {
     let verify = me.ok(&["--json", "verify"]).await;
     assert_eq!(
         json(&verify.stdout)["verdict"],

@@ -9,6 +9,7 @@ use notebridge_testkit::graph::faults::Field;
 use notebridge_testkit::graph::model::UserNotes;
 use notebridge_testkit::lab::Lab;
 
+use crate::account_clean_env::verified_complete;
 use crate::account_clean_env::{documented, json, User};
 
 fn small(seed: u64) -> NotebookSpec {
@@ -59,17 +60,6 @@ async fn migrated_via_files(me: &User<'_>) -> crate::bin_support::Output {
     let to = me.lab.target_page.clone();
     me.ok(&["--json", "migrate", "--to", &to, "--via", "files"])
         .await
-}
-
-/// `verify` finds every page of the plan in Notion.
-async fn verified_complete(me: &User<'_>) {
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
 }
 
 /// How many requests the Graph server answered `status`, `$batch` inner ones included.

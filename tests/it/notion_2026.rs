@@ -7,6 +7,7 @@ use notebridge_testkit::lab::{Lab, LabConfig};
 use notebridge_testkit::notion::{Endpoint, FaultKind, FaultRule};
 use serde_json::Value;
 
+use crate::account_clean_env::verified_complete;
 use crate::account_clean_env::{json, User};
 
 /// Graph and Notion fast enough for a test; the product's own defaults otherwise.
@@ -54,17 +55,6 @@ async fn signed_in<'a>(lab: &'a Lab, home: &'a tempfile::TempDir) -> User<'a> {
     };
     me.ok(&["login"]).await;
     me
-}
-
-/// `verify` says the migration is complete.
-async fn verified_complete(me: &User<'_>) {
-    let verify = me.ok(&["--json", "verify"]).await;
-    assert_eq!(
-        json(&verify.stdout)["verdict"],
-        "complete",
-        "{}",
-        verify.stdout
-    );
 }
 
 /// Every one of `pages` pages is done and nothing failed.
