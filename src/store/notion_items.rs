@@ -405,6 +405,9 @@ pub struct Written<'a> {
     /// What the page holds now, as Notion gave it back (`notion::conflict`): what a later rewrite
     /// compares with. `None` for items never rewritten (containers).
     pub fingerprint: Option<&'a Fingerprint>,
+    /// A row's `Order` property as written (layout `database`), which `sync` compares with
+    /// OneNote's order.
+    pub row_order: Option<i64>,
 }
 
 /// One row of `notion_items`.
@@ -567,10 +570,13 @@ impl Db {
             "recording a page creation",
             |tx| {
                 one_row(tx.execute(
-                    "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
-                                              body_state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(account, item_id) DO NOTHING",
+                    &format!(
+                        "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
+                                                  body_state, placed)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, {})
+                         ON CONFLICT(account, item_id) DO NOTHING",
+                        super::sync::NEXT_PLACED
+                    ),
                     params![account, item_id, kind, parent, title, BodyColumn::None],
                 )?)
             },
@@ -846,7 +852,8 @@ fn finish_body(
                         onenote_last_modified = ?6, body_shape = ?8,
                         pending_links = (?7 OR EXISTS (SELECT 1 FROM link_blocks
                             WHERE account = ?1 AND item_id = ?2)),
-                        links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL
+                        links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL,
+                        row_order = coalesce(?14, row_order)
                  WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
                    AND body_state = ?12
                    AND (body_state != 'none' OR rewrite_check = 'clear')",
@@ -863,7 +870,8 @@ fn finish_body(
                     w.links_recorded,
                     page_id,
                     from.1,
-                    w.fingerprint.map(Fingerprint::to_json)
+                    w.fingerprint.map(Fingerprint::to_json),
+                    w.row_order
                 ],
             )?)?;
             tx.execute(
