@@ -1188,6 +1188,7 @@ mod tests {
             shape: None,
             links_recorded: true,
             fingerprint: None,
+            row_order: None,
         };
         let done = writing.written(&db, &t, &w).unwrap();
         assert_eq!(done.page_id(), "n1");

@@ -461,3 +461,286 @@ pub fn reorders(s: &Sides<'_>) -> Vec<Update> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::inventory::Page;
+
+    fn page(id: &str, title: &str, level: i64, order: i64) -> Page {
+        Page {
+            id: id.into(),
+            title: title.into(),
+            level,
+            order,
+            last_modified: None,
+            created: None,
+            content_url: None,
+            author: None,
+            web_url: None,
+        }
+    }
+
+    fn section(id: &str, name: &str, pages: Vec<Page>) -> Section {
+        Section {
+            id: id.into(),
+            name: name.into(),
+            created: None,
+            last_modified: None,
+            pages,
+        }
+    }
+
+    fn notebook(sections: Vec<Section>) -> Notebook {
+        Notebook {
+            id: "nb".into(),
+            name: "Notebook".into(),
+            created: None,
+            last_modified: None,
+            section_groups: Vec::new(),
+            sections,
+        }
+    }
+
+    fn placed(item: &str, kind: ItemKind, parent: &str, title: &str, at: i64) -> Placed {
+        Placed {
+            item_id: item.into(),
+            kind,
+            page_id: format!("n-{item}"),
+            parent: parent.into(),
+            title: title.into(),
+            placed: at,
+            checked: false,
+            row_order: None,
+            fingerprint: None,
+            conflict: false,
+        }
+    }
+
+    /// The Notion side of notebook `nb` with sections `s1` and `s2` as first migrated.
+    fn first(pages: &[(&str, &str, &str)]) -> Vec<Placed> {
+        let mut out = vec![
+            placed("nb", ItemKind::Notebook, "target", "Notebook", 1),
+            placed("s1", ItemKind::Section, "n-nb", "One", 2),
+            placed("s2", ItemKind::Section, "n-nb", "Two", 3),
+        ];
+        for (i, (id, parent, title)) in pages.iter().enumerate() {
+            out.push(placed(id, ItemKind::Page, parent, title, 10 + i as i64));
+        }
+        out
+    }
+
+    struct World {
+        notebooks: Vec<Notebook>,
+        placed: Vec<Placed>,
+        databases: Vec<PlacedDatabase>,
+        unreadable: HashSet<String>,
+        sections: HashMap<String, String>,
+        targets: HashSet<String>,
+    }
+
+    impl World {
+        fn new(notebooks: Vec<Notebook>, placed: Vec<Placed>) -> World {
+            World {
+                notebooks,
+                placed,
+                databases: Vec::new(),
+                unreadable: HashSet::new(),
+                sections: HashMap::new(),
+                targets: HashSet::from(["target".to_owned()]),
+            }
+        }
+
+        fn sides(&self) -> Sides<'_> {
+            Sides {
+                layout: Layout::Pages,
+                notebooks: &self.notebooks,
+                placed: &self.placed,
+                databases: &self.databases,
+                unreadable: &self.unreadable,
+                page_sections: &self.sections,
+                targets: &self.targets,
+            }
+        }
+    }
+
+    fn as_migrated() -> (Vec<Section>, Vec<Placed>) {
+        let sections = vec![
+            section(
+                "s1",
+                "One",
+                vec![
+                    page("a", "A", 0, 0),
+                    page("b", "B", 1, 1),
+                    page("c", "C", 0, 2),
+                ],
+            ),
+            section("s2", "Two", vec![page("d", "D", 0, 0)]),
+        ];
+        let placed = first(&[
+            ("a", "n-s1", "A"),
+            ("b", "n-a", "B"),
+            ("c", "n-s1", "C"),
+            ("d", "n-s2", "D"),
+        ]);
+        (sections, placed)
+    }
+
+    #[test]
+    fn nothing_changed_is_nothing_to_do() {
+        let (sections, placed) = as_migrated();
+        let w = World::new(vec![notebook(sections)], placed);
+        assert!(changes(&w.sides()).is_empty());
+        assert!(reorders(&w.sides()).is_empty());
+    }
+
+    #[test]
+    fn a_rename_a_move_to_another_section_and_a_subpage_made_a_page_are_steps() {
+        let (mut sections, placed) = as_migrated();
+        sections[0].name = "One (renamed)".into();
+        // C goes to section two; B is no longer a subpage of A.
+        let c = sections[0].pages.remove(2);
+        sections[1].pages.push(Page { order: 1, ..c });
+        sections[0].pages[1].level = 0;
+        let w = World::new(vec![notebook(sections)], placed);
+        let ch = changes(&w.sides());
+        let by: HashMap<&str, &Update> = ch.updates.iter().map(|u| (u.item.as_str(), u)).collect();
+        assert_eq!(by["s1"].title.as_deref(), Some("One (renamed)"));
+        assert_eq!(by["s1"].to, None);
+        assert_eq!(by["s1"].change, Change::Renamed);
+        assert_eq!(by["c"].to, Some(MoveTo::Page("n-s2".into())));
+        assert_eq!(by["b"].to, Some(MoveTo::Page("n-s1".into())));
+        assert_eq!(by["b"].change, Change::Moved);
+        assert_eq!(ch.updates.len(), 3);
+        assert!(ch.deleted.is_empty());
+    }
+
+    #[test]
+    fn order_is_mirrored_by_moving_what_follows_the_longest_start_notion_has() {
+        let (mut sections, placed) = as_migrated();
+        // C before A (B stays under A).
+        sections[0].pages = vec![
+            page("c", "C", 0, 0),
+            page("a", "A", 0, 1),
+            page("b", "B", 1, 2),
+        ];
+        let w = World::new(vec![notebook(sections)], placed);
+        assert!(changes(&w.sides()).updates.is_empty());
+        let r = reorders(&w.sides());
+        // Notion has A, C: C is first in OneNote's order, so A goes after it.
+        let moved: Vec<&str> = r.iter().map(|u| u.item.as_str()).collect();
+        assert_eq!(moved, ["a"]);
+        assert_eq!(r[0].to, Some(MoveTo::Page("n-s1".into())));
+        // Once A is placed after C, the order holds.
+        let mut placed = w.placed.clone();
+        placed.iter_mut().find(|p| p.item_id == "a").unwrap().placed = 100;
+        let w = World { placed, ..w };
+        assert!(reorders(&w.sides()).is_empty());
+    }
+
+    #[test]
+    fn a_deleted_section_goes_whole_and_a_page_of_an_unreadable_section_is_not_deleted() {
+        let (mut sections, placed) = as_migrated();
+        sections.remove(1);
+        sections[0].pages.remove(2);
+        let mut w = World::new(vec![notebook(sections)], placed);
+        w.sections = HashMap::from([("c".to_owned(), "s1".to_owned())]);
+        let ch = changes(&w.sides());
+        let tops: Vec<(&str, Vec<&str>)> = ch
+            .deleted
+            .iter()
+            .map(|d| {
+                (
+                    d.top.item.as_str(),
+                    d.under.iter().map(|g| g.item.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(tops, [("s2", vec!["d"]), ("c", vec![])]);
+        w.unreadable.insert("s1".into());
+        let ch = changes(&w.sides());
+        assert_eq!(ch.deleted.len(), 1, "{:?}", ch.deleted);
+        assert_eq!(ch.deleted[0].top.item, "s2");
+    }
+
+    #[test]
+    fn conflicts_and_the_target_are_never_touched() {
+        let (mut sections, mut placed) = as_migrated();
+        sections[0].pages[0].title = "A (renamed)".into();
+        sections.remove(1);
+        placed
+            .iter_mut()
+            .find(|p| p.item_id == "a")
+            .unwrap()
+            .conflict = true;
+        placed
+            .iter_mut()
+            .find(|p| p.item_id == "d")
+            .unwrap()
+            .conflict = true;
+        let w = World::new(vec![notebook(sections)], placed);
+        let ch = changes(&w.sides());
+        assert!(ch.updates.is_empty(), "{:?}", ch.updates);
+        // The edited page stays, so nothing goes with its deleted section: the pass finds the
+        // page among the section's children and keeps the section for it.
+        let tops: Vec<&str> = ch.deleted.iter().map(|d| d.top.item.as_str()).collect();
+        assert_eq!(tops, ["s2"]);
+        assert!(ch.deleted[0].under.is_empty());
+    }
+
+    #[test]
+    fn in_layout_database_a_page_moves_between_data_sources_and_its_order_is_a_property() {
+        let (mut sections, mut placed) = as_migrated();
+        placed.retain(|p| p.kind != ItemKind::Section);
+        for p in &mut placed {
+            p.parent = match p.parent.as_str() {
+                "n-s1" => "ds1".into(),
+                "n-s2" => "ds2".into(),
+                other => other.into(),
+            };
+            p.row_order = Some(match p.item_id.as_str() {
+                "a" | "d" => 0,
+                "b" => 1,
+                _ => 2,
+            });
+        }
+        let c = sections[0].pages.remove(2);
+        sections[1].pages.insert(0, Page { order: 0, ..c });
+        sections[1].pages[1].order = 1;
+        let mut w = World::new(vec![notebook(sections)], placed);
+        w.databases = vec![
+            PlacedDatabase {
+                section_id: "s1".into(),
+                parent_page_id: "n-nb".into(),
+                title: "One".into(),
+                database_id: "db1".into(),
+                data_source_id: "ds1".into(),
+            },
+            PlacedDatabase {
+                section_id: "s2".into(),
+                parent_page_id: "n-nb".into(),
+                title: "Two (old)".into(),
+                database_id: "db2".into(),
+                data_source_id: "ds2".into(),
+            },
+        ];
+        let ch = changes(&w.sides());
+        assert_eq!(ch.database_retitles.len(), 1);
+        assert_eq!(ch.database_retitles[0].title, "Two");
+        let by: HashMap<&str, &Update> = ch.updates.iter().map(|u| (u.item.as_str(), u)).collect();
+        assert_eq!(by["c"].to, Some(MoveTo::DataSource("ds2".into())));
+        assert_eq!(
+            by["c"].row,
+            Some(RowValues {
+                order: 0,
+                level: 0,
+                whole: false
+            })
+        );
+        // D's Order follows it (0 -> 1) without a move.
+        assert_eq!(by["d"].to, None);
+        assert_eq!(by["d"].row.as_ref().map(|r| r.order), Some(1));
+        // Rows are not reordered by moves.
+        assert!(reorders(&w.sides()).is_empty());
+    }
+}
