@@ -34,7 +34,11 @@ fn uuid_of(raw: Option<&Value>, path: &str) -> Result<String, ApiError> {
         .ok_or_else(|| invalid(format!("{path} should be a string.")))?;
     uuid::Uuid::parse_str(raw)
         .map(|u| u.to_string())
-        .map_err(|_| invalid(format!("{path} should be a valid uuid, instead was `\"{raw}\"`.")))
+        .map_err(|_| {
+            invalid(format!(
+                "{path} should be a valid uuid, instead was `\"{raw}\"`."
+            ))
+        })
 }
 
 /// The new parent a move's body names: `{"parent": {"type": "page_id", "page_id": …}}` or the
@@ -103,9 +107,7 @@ pub(crate) fn check(store: &Store, id: &str, to: &ParentRef) -> Result<(), ApiEr
     }
     let target_node = match to {
         ParentRef::Page(p) => {
-            let t = store
-                .get(p)
-                .ok_or_else(|| ApiError::not_found("page", p))?;
+            let t = store.get(p).ok_or_else(|| ApiError::not_found("page", p))?;
             match t.kind {
                 NodeKind::Page { .. } => {}
                 // The reference lets a single-source database's id stand here ("not

@@ -447,7 +447,10 @@ pub(crate) fn update_database(
         keys.push("archived");
     }
     if modern && body.contains_key("archived") {
-        return Err(invalid("body.archived", "should be not present; use `in_trash`."));
+        return Err(invalid(
+            "body.archived",
+            "should be not present; use `in_trash`.",
+        ));
     }
     if let Some(k) = ["parent", "is_locked"]
         .into_iter()
