@@ -1164,3 +1164,74 @@ async fn a_groups_library_is_read_by_its_members_with_an_all_scope() {
     // Alice's own drive is another drive.
     assert_ne!(nb.drive_id, env.nb.drive_id);
 }
+
+/// What of a driveItem says whether its content changed, and the rest of its metadata (without
+/// the download URL, which is new on every answer).
+fn tags(item: &Value) -> (Value, Value, Value, Value, Value, Value) {
+    (
+        item["eTag"].clone(),
+        item["cTag"].clone(),
+        item["size"].clone(),
+        item["file"]["hashes"]["quickXorHash"].clone(),
+        item["lastModifiedDateTime"].clone(),
+        item["name"].clone(),
+    )
+}
+
+#[tokio::test]
+async fn a_files_tags_size_and_hash_change_with_its_content_and_only_then() {
+    let env = Env::start().await;
+    let (s1, s2) = (&env.nb.sections[0], &env.nb.sections[1]);
+    let item = |id: &str| format!("/drives/{}/items/{id}", env.nb.drive_id);
+    let (_, a0) = env.get(&item(&s1.item_id)).await;
+    let (_, b0) = env.get(&item(&s2.item_id)).await;
+    // Asked again, nothing changed: the same tags (a client may skip the download).
+    assert_eq!(tags(&env.get(&item(&s1.item_id)).await.1), tags(&a0));
+    assert!(a0["cTag"].as_str().unwrap().starts_with("\"c:{"), "{a0}");
+
+    // OneNote saves new content into the first section's file.
+    let other = fixture_bytes("onenote.rs/non-legacy/New Section 1 2.one");
+    assert_ne!(other, s1.bytes.to_vec());
+    env.srv.replace_drive_file(ALICE, &s1.item_id, &other);
+    let (_, a1) = env.get(&item(&s1.item_id)).await;
+    let (old, new) = (tags(&a0), tags(&a1));
+    assert_ne!(new.0, old.0, "eTag");
+    assert_ne!(new.1, old.1, "cTag");
+    assert_eq!(new.2, other.len() as u64);
+    assert_ne!(new.3, old.3, "quickXorHash");
+    assert!(new.4.as_str() > old.4.as_str(), "lastModifiedDateTime");
+    assert_eq!(new.5, old.5, "name");
+    let got = env
+        .http
+        .get(env.location(&s1.item_id).await)
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(got.to_vec(), other);
+    // The other file did not change at all.
+    assert_eq!(tags(&env.get(&item(&s2.item_id)).await.1), tags(&b0));
+    // The same bytes again are no new version.
+    env.srv.replace_drive_file(ALICE, &s1.item_id, &other);
+    assert_eq!(tags(&env.get(&item(&s1.item_id)).await.1), new);
+
+    // A rename changes the item (eTag, time) but not its content (cTag, size, hash).
+    env.srv.rename_drive_item(ALICE, &s2.item_id, "Renamed.one");
+    let (_, b1) = env.get(&item(&s2.item_id)).await;
+    let (old, new) = (tags(&b0), tags(&b1));
+    assert_ne!(new.0, old.0, "eTag");
+    assert_eq!((&new.1, &new.2, &new.3), (&old.1, &old.2, &old.3));
+    assert!(new.4.as_str() > old.4.as_str(), "lastModifiedDateTime");
+    assert_eq!(new.5, "Renamed.one");
+    let (kids, _) = env.children(&env.nb.item_id, None).await;
+    assert!(names(&kids).contains(&"Renamed.one"));
+
+    // Folders have no cTag in OneDrive for Business and SharePoint (resources/driveitem).
+    let (s, folder) = env.get("/me/drive/root:/Notebooks").await;
+    assert_eq!(s, StatusCode::OK, "{folder}");
+    assert!(folder["folder"].is_object(), "{folder}");
+    assert!(folder.get("cTag").is_none(), "{folder}");
+    assert!(folder["eTag"].is_string(), "{folder}");
+}

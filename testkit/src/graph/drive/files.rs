@@ -500,6 +500,8 @@ fn ensure_drive(st: &mut DriveState, user: &str) -> usize {
         kind: ItemKind::Root,
         created: fallback_time(),
         modified: fallback_time(),
+        etag_version: 1,
+        ctag_version: 1,
     });
     no
 }
@@ -535,6 +537,8 @@ pub(super) fn new_item(
         kind,
         created: fallback_time(),
         modified: fallback_time(),
+        etag_version: 1,
+        ctag_version: 1,
     });
     id
 }
