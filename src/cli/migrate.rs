@@ -21,6 +21,7 @@ use crate::settings::{parse_duration, Settings};
 use crate::store::imports::is_files_key;
 use crate::store::layouts::Layout;
 use crate::store::notion_items::Conflict;
+use crate::store::sync::Change;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -450,6 +451,7 @@ pub(crate) fn conflicts_json(conflicts: &[Conflict]) -> Vec<serde_json::Value> {
                 "kept_as": c.kept_page_id,
                 "kept_title": c.kept_title,
                 "onenote_last_modified": c.onenote_last_modified,
+                "change": c.change,
             })
         })
         .collect()
@@ -461,18 +463,26 @@ pub(crate) fn conflict_lines(conflicts: &[Conflict]) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![format!(
-        "{} pages were edited in Notion since notebridge wrote them and are left as they are; \
-         the OneNote version of each is kept beside it:",
+        "{} pages were edited in Notion since notebridge wrote them and are left as they are \
+         (the OneNote version of a page changed in OneNote is kept beside it):",
         conflicts.len()
     )];
     for c in conflicts {
-        out.push(format!(
-            "  conflict: {:?} (Notion page {}): OneNote version kept as {:?} ({})",
-            c.title,
-            c.notion_page_id,
-            c.kept_title.as_deref().unwrap_or("not written yet"),
-            c.kept_page_id.as_deref().unwrap_or("no page yet")
-        ));
+        out.push(match c.change {
+            Change::Changed => format!(
+                "  conflict: {:?} (Notion page {}): OneNote version kept as {:?} ({})",
+                c.title,
+                c.notion_page_id,
+                c.kept_title.as_deref().unwrap_or("not written yet"),
+                c.kept_page_id.as_deref().unwrap_or("no page yet")
+            ),
+            change => format!(
+                "  conflict: {:?} (Notion page {}) was {} in OneNote; left where and as it is",
+                c.title,
+                c.notion_page_id,
+                change.as_str()
+            ),
+        });
     }
     out
 }

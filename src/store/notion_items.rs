@@ -1081,6 +1081,9 @@ pub struct Conflict {
     pub onenote_last_modified: Option<String>,
     /// When it was first found (Unix ms).
     pub found_at: UnixMillis,
+    /// What OneNote did to it (`changed`: its content, whose OneNote version is kept beside it;
+    /// `renamed`, `moved`, `deleted`: a `sync` step left undone, with no other version to keep).
+    pub change: crate::store::sync::Change,
 }
 
 impl Db {
@@ -1089,7 +1092,7 @@ impl Db {
         self.read("reading conflicts", |c| {
             let mut st = c.prepare(
                 "SELECT c.account, c.item_id, coalesce(n.title, ''), c.notion_page_id,
-                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at
+                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at, c.change
                  FROM conflicts c
                  LEFT JOIN notion_items n ON n.account = c.account AND n.item_id = c.item_id
                  LEFT JOIN notion_items k ON k.account = c.account AND k.item_id = c.kept_item_id
@@ -1107,6 +1110,7 @@ impl Db {
                         kept_title: r.get(5)?,
                         onenote_last_modified: r.get(6)?,
                         found_at: r.get(7)?,
+                        change: crate::store::sync::Change::parse(&r.get::<_, String>(8)?),
                     })
                 })?;
                 for r in rows {

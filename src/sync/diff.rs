@@ -48,6 +48,9 @@ pub struct Update {
     pub title: Option<String>,
     /// Its new parent (or its own, to go after its siblings).
     pub to: Option<MoveTo>,
+    /// To go after its siblings under the parent it already has, it goes through this page
+    /// first (Notion refuses a move to the page's own parent): its parent's parent.
+    pub stage: Option<String>,
     /// It is a row after the step: the row's values to write.
     pub row: Option<RowValues>,
     /// What OneNote did, named in a conflict.
@@ -306,6 +309,7 @@ pub fn changes(s: &Sides<'_>) -> Changes {
             page_id: placed.page_id.clone(),
             title,
             to,
+            stage: None,
             row,
             change,
         });
@@ -413,7 +417,9 @@ fn deleted(s: &Sides<'_>, live: &HashSet<&str>) -> Vec<Deleted> {
 
 /// The pages to put after their siblings, in this order, so that every parent lists its
 /// children of ours in OneNote's order (module doc). Only pages already under the parent OneNote
-/// gives them take part; rows are ordered by their `Order` property instead.
+/// gives them take part; rows are ordered by their `Order` property instead. A parent whose own
+/// parent is not one of notebridge's pages (the target, under which notebooks stay in the order
+/// they were made) is left as it is.
 pub fn reorders(s: &Sides<'_>) -> Vec<Update> {
     let idx = Index::of(s);
     let live = expected(s.notebooks);
@@ -436,8 +442,19 @@ pub fn reorders(s: &Sides<'_>) -> Vec<Update> {
         });
         wanted[i].1.push(placed);
     }
+    // A parent's own parent, where its children go for a moment on their way to its end.
+    let stage_of = |parent: &str| {
+        s.placed
+            .iter()
+            .find(|p| p.page_id == parent)
+            .map(|p| p.parent.clone())
+            .filter(|g| !idx.data_sources.contains(g.as_str()))
+    };
     let mut out = Vec::new();
     for (parent, want) in wanted {
+        let Some(stage) = stage_of(&parent) else {
+            continue;
+        };
         let mut now = want.clone();
         now.sort_by_key(|p| p.placed);
         // The longest start of OneNote's order that Notion's order holds, in order.
@@ -454,6 +471,7 @@ pub fn reorders(s: &Sides<'_>) -> Vec<Update> {
                 page_id: p.page_id.clone(),
                 title: None,
                 to: Some(MoveTo::Page(parent.clone())),
+                stage: Some(stage.clone()),
                 row: None,
                 change: Change::Moved,
             });
@@ -631,6 +649,8 @@ mod tests {
         let moved: Vec<&str> = r.iter().map(|u| u.item.as_str()).collect();
         assert_eq!(moved, ["a"]);
         assert_eq!(r[0].to, Some(MoveTo::Page("n-s1".into())));
+        // Through the section's notebook page: Notion refuses a move to the parent a page has.
+        assert_eq!(r[0].stage.as_deref(), Some("n-nb"));
         // Once A is placed after C, the order holds.
         let mut placed = w.placed.clone();
         placed.iter_mut().find(|p| p.item_id == "a").unwrap().placed = 100;

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use self::diff::{Changes, Deleted, Gone, Sides, Update};
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Classify, Next, Scope};
-use crate::notion::client::{title_rich_text, NotionClient, NotionError};
+use crate::notion::client::{title_rich_text, MoveTo, NotionClient, NotionError};
 use crate::notion::conflict;
 use crate::notion::database::names as row_names;
 use crate::queue::cancel::Cancel;
@@ -90,6 +90,10 @@ pub struct Applied {
     pub problems: Vec<String>,
     /// The deadline or a signal stopped the pass with steps left.
     pub stopped: bool,
+    /// Pages a move took a child from or gave one to, with the minute of the move: Notion stamps
+    /// both parents as edited, so their fingerprints are taken again.
+    #[serde(skip)]
+    touched: HashMap<String, String>,
 }
 
 /// What the pass works with.
@@ -219,6 +223,9 @@ impl Pass<'_> {
     }
 
     async fn key(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
+        if self.owner.is_some() {
+            self.settle_in_doubt(key).await?;
+        }
         let loaded = self.load(key).await?;
         let changes: Changes = diff::changes(&loaded.sides());
         out.unmovable += changes.unmovable.len();
@@ -292,6 +299,124 @@ impl Pass<'_> {
                 return Ok(());
             }
             self.delete(key, &placed, d, out).await?;
+        }
+        self.refresh_touched(key, out).await
+    }
+
+    /// A step cut short after its check may have moved its page without the move being
+    /// recorded (or, on its way back to its parent's end, left it under the stage): the page's
+    /// parent is read from Notion and recorded before anything is worked out.
+    async fn settle_in_doubt(&self, key: &str) -> Result<(), SyncError> {
+        let Some(owner) = self.owner else {
+            return Ok(());
+        };
+        let loaded = self.load(key).await?;
+        for p in loaded.placed.iter().filter(|p| p.checked) {
+            let page = match self.notion.page(&p.page_id).await {
+                Ok(page) => page,
+                Err(e) if e.class().scope == Scope::Item => continue,
+                Err(e) => return Err(e.into()),
+            };
+            let Some(now) = parent_id(&page) else {
+                continue;
+            };
+            if now == norm(&p.parent) {
+                continue;
+            }
+            let fingerprint = match (&p.fingerprint, p.kind) {
+                (Some(f), ItemKind::Page) => Some(conflict::after_own_write(&page, f)),
+                _ => None,
+            };
+            let (o, k, i, title) = (
+                owner.clone(),
+                key.to_owned(),
+                p.item_id.clone(),
+                p.title.clone(),
+            );
+            let parent = page["parent"][page["parent"]["type"].as_str().unwrap_or("")]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            self.db
+                .call(move |db| {
+                    db.sync_checked(&o, &k, &i)?;
+                    db.sync_placed(
+                        &o,
+                        &k,
+                        &i,
+                        &Placing {
+                            title: &title,
+                            parent: &parent,
+                            moved: true,
+                            row_order: None,
+                            fingerprint: fingerprint.as_ref(),
+                        },
+                    )?;
+                    // Still checked: its step is not done.
+                    db.sync_checked(&o, &k, &i)
+                })
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Takes again the fingerprint of each unedited page of ours that a move stamped as edited
+    /// (module doc); one a person edited since keeps its old one, so the edit is seen later.
+    async fn refresh_touched(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
+        let Some(owner) = self.owner else {
+            return Ok(());
+        };
+        if out.touched.is_empty() {
+            return Ok(());
+        }
+        let touched = std::mem::take(&mut out.touched);
+        let loaded = self.load(key).await?;
+        for p in loaded.placed.iter().filter(|p| p.kind == ItemKind::Page) {
+            let (Some(minute), Some(recorded)) = (touched.get(&norm(&p.page_id)), &p.fingerprint)
+            else {
+                continue;
+            };
+            let ours: HashSet<String> = {
+                let (db, id) = (self.db.clone(), p.page_id.clone());
+                db.call(move |db| db.notion_children_of(&id))
+                    .await?
+                    .iter()
+                    .map(|i| norm(i))
+                    .collect()
+            };
+            let seen = match conflict::read(self.notion, &p.page_id, &ours).await {
+                Ok((seen, _)) => seen,
+                Err(e) => {
+                    self.failed(out, &format!("reading page {}", p.page_id), e)?;
+                    continue;
+                }
+            };
+            let allowed = conflict::Fingerprint {
+                edited: minute.clone().max(recorded.edited.clone()),
+                ..recorded.clone()
+            };
+            if conflict::edited(Some(&allowed), &seen).is_some() {
+                continue;
+            }
+            let (o, k, i) = (owner.clone(), key.to_owned(), p.item_id.clone());
+            let (title, parent) = (p.title.clone(), p.parent.clone());
+            self.db
+                .call(move |db| {
+                    db.sync_checked(&o, &k, &i)?;
+                    db.sync_placed(
+                        &o,
+                        &k,
+                        &i,
+                        &Placing {
+                            title: &title,
+                            parent: &parent,
+                            moved: false,
+                            row_order: None,
+                            fingerprint: Some(&seen.now),
+                        },
+                    )
+                })
+                .await?;
         }
         Ok(())
     }
@@ -416,9 +541,52 @@ impl Pass<'_> {
         crate::crash::point("sync.checked");
         let mut answer = None;
         let mut title_written = p.title.clone();
+        if let Some(stage) = &u.stage {
+            // On the way to its parent's end; recorded there, so that a run cut short now
+            // finds it where it is (`settle_in_doubt` would too).
+            let via = MoveTo::Page(stage.clone());
+            let a = match self.notion.move_page(&p.page_id, &via).await {
+                Ok(a) => a,
+                Err(e) => return self.failed(out, &format!("moving page {}", p.page_id), e),
+            };
+            crate::crash::point("sync.staged");
+            self.touched(out, &a, &[&p.parent, stage]);
+            let fingerprint = match (&p.fingerprint, p.kind) {
+                (Some(f), ItemKind::Page) => Some(conflict::after_own_write(&a, f)),
+                _ => None,
+            };
+            let (o, k, i, title, st) = (
+                owner.clone(),
+                key.to_owned(),
+                p.item_id.clone(),
+                p.title.clone(),
+                stage.clone(),
+            );
+            self.db
+                .call(move |db| {
+                    db.sync_placed(
+                        &o,
+                        &k,
+                        &i,
+                        &Placing {
+                            title: &title,
+                            parent: &st,
+                            moved: true,
+                            row_order: None,
+                            fingerprint: fingerprint.as_ref(),
+                        },
+                    )?;
+                    db.sync_checked(&o, &k, &i)
+                })
+                .await?;
+        }
         if let Some(to) = &u.to {
             match self.notion.move_page(&p.page_id, to).await {
-                Ok(a) => answer = Some(a),
+                Ok(a) => {
+                    let from = u.stage.as_deref().unwrap_or(&p.parent);
+                    self.touched(out, &a, &[from, to.id()]);
+                    answer = Some(a);
+                }
                 Err(e) => return self.failed(out, &format!("moving page {}", p.page_id), e),
             }
             crate::crash::point("sync.moved");
@@ -477,6 +645,19 @@ impl Pass<'_> {
         crate::crash::point("sync.recorded");
         count(out);
         Ok(())
+    }
+
+    /// Notes `parents` as stamped by a move answered with `answer` (the moved page).
+    fn touched(&self, out: &mut Applied, answer: &Value, parents: &[&str]) {
+        let Some(minute) = answer["last_edited_time"].as_str().map(conflict::minute) else {
+            return;
+        };
+        for p in parents {
+            let e = out.touched.entry(norm(p)).or_default();
+            if *e < minute {
+                *e = minute.clone();
+            }
+        }
     }
 
     /// A row's properties that follow OneNote: its name, order and level, and every value the
@@ -561,7 +742,11 @@ impl Pass<'_> {
                 eligible.insert(norm(&g.page_id));
             }
         }
+        let mut done: HashSet<&str> = HashSet::new();
         for g in &members {
+            if done.contains(g.item.as_str()) {
+                continue;
+            }
             if let Some(Verdict::Edited(why)) = verdicts.get(&g.item) {
                 if let Some(p) = placed.get(g.item.as_str()) {
                     let why = why.clone();
@@ -600,6 +785,7 @@ impl Pass<'_> {
                 None => descendants(&members, g),
             };
             out.trashed += with.len();
+            done.extend(with.iter().map(|m| m.item.as_str()));
             let items: Vec<String> = with
                 .iter()
                 .filter(|m| placed.contains_key(m.item.as_str()))

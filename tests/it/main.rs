@@ -87,6 +87,7 @@ mod notion_writer;
 mod onefile_hostile;
 mod onefile_samples;
 mod output_cli;
+mod sync_e2e;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
 #[cfg(unix)]
 mod peak_rss;
