@@ -252,6 +252,9 @@ async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: 
         assert_eq!(doc[k], 0, "{k} in {doc}");
     }
     assert_eq!(lab.notion.counters().changing_writes(), writes, "{doc}");
+    // And the migration is proved complete as OneNote now holds it.
+    let out = me.run(&["verify"]).await;
+    expect(&out, 0, "verify after sync");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -262,4 +265,150 @@ async fn an_account_users_sync_mirrors_every_change_in_layout_pages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_users_sync_mirrors_every_change_in_layout_database() {
     every_change_kind_is_mirrored_and_a_second_sync_writes_nothing("database").await;
+}
+
+/// The first block of `page` holding text.
+fn text_block(lab: &Lab, page: &str) -> String {
+    lab.notion
+        .blocks_of(page)
+        .into_iter()
+        .find(|b| {
+            let ty = b["type"].as_str().unwrap_or("");
+            b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
+        })
+        .and_then(|b| b["id"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("page {page} has no text block"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_person_edited_in_notion_is_never_moved_retitled_or_trashed() {
+    let lab = Lab::start(fast()).await;
+    let notes = notes();
+    let user = lab.add_user("me", notes.clone());
+    let home = tempfile::tempdir().unwrap();
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    me.ok(&["migrate", "--to", &to]).await;
+    let nbs: Vec<String> = notes.notebooks.iter().map(|n| n.id.clone()).collect();
+    let a = sections_of(&notes, &nbs[0]);
+    let b = sections_of(&notes, &nbs[1]);
+    let pa = pages_in(&notes, &a[0]);
+    let (moved, deleted, untouched_move) = (&pa[0], &pa[1], &pa[2]);
+    let db = files_db(home.path());
+    let page = |item: &str| page_of(&db, item);
+    let (p_moved, p_deleted, p_other) =
+        (page(&moved.id), page(&deleted.id), page(&untouched_move.id));
+    let (p_a1, p_a2) = (page(&a[0]), page(&a[1]));
+    let (p_nb2, p_b1, p_b2) = (page(&nbs[1]), page(&b[0]), page(&b[1]));
+    let b2_pages: Vec<String> = pages_in(&notes, &b[1])
+        .iter()
+        .map(|p| page(&p.id))
+        .collect();
+    drop(db);
+
+    // In Notion: two pages edited, a section retitled, a page of a person's own added under a
+    // section of the notebook OneNote is about to delete.
+    lab.notion
+        .edit_block_as_person(&text_block(&lab, &p_moved), "A person's words");
+    lab.notion
+        .edit_block_as_person(&text_block(&lab, &p_deleted), "A person's words");
+    lab.notion.retitle_as_person(&p_a2, "Named in Notion");
+    let own = lab
+        .notion
+        .add_child_page_as_person(&p_b1, "A person's own page");
+    // In OneNote: the edited pages moved and deleted, the section renamed, another page moved,
+    // the second notebook deleted.
+    lab.graph.mutate(&user.id, |n| {
+        n.move_page("me", &moved.id, &a[1]).unwrap();
+        n.delete_page("me", &deleted.id).unwrap();
+        n.rename_section("me", &a[1], "Renamed in OneNote").unwrap();
+        n.move_page("me", &untouched_move.id, &a[1]).unwrap();
+        n.delete_notebook("me", &nbs[1]).unwrap();
+    });
+
+    // A dry run says what would change and writes nothing.
+    let writes = lab.notion.counters().changing_writes();
+    let out = me.run(&["sync", "--dry-run", "--json"]).await;
+    expect(&out, 0, "sync --dry-run");
+    let doc = json(&out);
+    assert_eq!(doc["dry_run"], true, "{doc}");
+    assert!(doc["moved"].as_u64() >= Some(2), "{doc}");
+    assert!(doc["trashed"].as_u64() >= Some(1), "{doc}");
+    assert_eq!(lab.notion.counters().changing_writes(), writes, "{doc}");
+
+    // `--deletions keep`: deleted items are reported and left.
+    let out = me.run(&["sync", "--deletions", "keep", "--json"]).await;
+    expect(&out, 4, "sync --deletions keep (with conflicts)");
+    let doc = json(&out);
+    assert_eq!(doc["trashed"], 0, "{doc}");
+    assert!(doc["kept_deleted"].as_u64() >= Some(1), "{doc}");
+    assert!(!lab.notion.is_trashed(&p_nb2));
+    assert!(!lab.notion.is_trashed(&p_b2));
+
+    let out = me.run(&["sync", "--json"]).await;
+    expect(&out, 4, "sync with conflicts");
+    let doc = json(&out);
+    eprintln!("figures: sync with conflicts: {doc}");
+    let conflicts: Vec<(String, String)> = doc["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                norm(c["notion_page_id"].as_str().unwrap()),
+                c["change"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    for (p, change) in [(&p_deleted, "deleted"), (&p_a2, "renamed")] {
+        assert!(
+            conflicts.contains(&(norm(p), change.to_owned())),
+            "{p} {change} in {conflicts:?}"
+        );
+    }
+    // OneNote stamps a moved page as modified: its content is a change too, so its OneNote
+    // version is kept beside it (a move alone is a conflict `moved`, with nothing to keep).
+    assert!(
+        conflicts
+            .iter()
+            .any(|(p, c)| *p == norm(&p_moved) && (c == "changed" || c == "moved")),
+        "{conflicts:?}"
+    );
+    // The person's pages stay where and as they are.
+    assert_eq!(parent(&lab, &p_moved), norm(&p_a1));
+    assert!(!lab.notion.is_trashed(&p_deleted));
+    assert_eq!(
+        lab.notion.dump(&p_a2).and_then(|d| d.title).as_deref(),
+        Some("Named in Notion")
+    );
+    // What nobody edited follows OneNote.
+    assert_eq!(parent(&lab, &p_other), norm(&p_a2));
+    // The deleted notebook: the section holding a person's page stays (with that page and the
+    // notebook page above it); the other section goes, with its pages.
+    assert!(!lab.notion.is_trashed(&own));
+    assert!(!lab.notion.is_trashed(&p_b1));
+    assert!(!lab.notion.is_trashed(&p_nb2));
+    assert!(lab.notion.is_trashed(&p_b2));
+    for p in &b2_pages {
+        assert!(lab.notion.is_trashed(p), "{p} went with its section");
+    }
+    // `status` lists the conflicts.
+    let out = me.run(&["status", "--json"]).await;
+    let status = json(&out);
+    assert!(status.to_string().contains(&p_moved), "{status}");
+
+    // A second sync right after writes nothing, and says the same.
+    let writes = lab.notion.counters().changing_writes();
+    let out = me.run(&["sync", "--json"]).await;
+    expect(&out, 4, "a second sync with the conflicts");
+    assert_eq!(
+        lab.notion.counters().changing_writes(),
+        writes,
+        "{}",
+        out.stdout
+    );
 }
