@@ -233,7 +233,7 @@ pub enum Outcome {
         /// Their plan.
         plan: Plan,
         /// `sync`: the renames, moves, reorders and deletions it would apply.
-        sync: Option<Applied>,
+        sync: Option<Box<Applied>>,
     },
     /// The queue was drained (or stopped). Boxed: a report is much larger than the other outcomes.
     Ran(Box<Report>),
@@ -368,14 +368,17 @@ async fn run(
     }
 
     let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
+    let syncing = req.sync.is_some();
     let from = req.from.clone();
     let accounts = db
         .call(move |db| {
             if from.is_empty() {
+                // `sync --resume` goes on with the structural steps even when nothing is
+                // queued: the accounts are chosen as a sync chooses them.
                 let sel = Selection {
                     account: account.as_deref(),
                     all_accounts,
-                    resume,
+                    resume: resume && !syncing,
                 };
                 Ok(select_accounts(db, sel)?)
             } else {
@@ -525,7 +528,7 @@ async fn run(
                     deadline: None,
                     cancel,
                 };
-                Some(pass.run(&keys).await?)
+                Some(Box::new(pass.run(&keys).await?))
             }
             None => None,
         };
