@@ -135,6 +135,19 @@ impl Env {
         h[reqwest::header::LOCATION].to_str().unwrap().to_owned()
     }
 
+    /// The bytes served for `item` through its download URL.
+    async fn download(&self, item: &str) -> bytes::Bytes {
+        let url = self.location(item).await;
+        self.http
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap()
+    }
+
     /// Every child of an item, following `@odata.nextLink`.
     async fn children(&self, item: &str, top: Option<usize>) -> (Vec<Value>, usize) {
         let mut next = format!("/drives/{}/items/{item}/children", self.nb.drive_id);
@@ -843,16 +856,7 @@ async fn a_garbled_file_keeps_its_name_and_size_but_does_not_parse() {
     assert_eq!(after["name"], "New Section 2.one");
     assert_eq!(after["size"], before["size"]);
     assert_ne!(after["eTag"], before["eTag"]);
-    let url = env.location(&s2.item_id).await;
-    let got = env
-        .http
-        .get(&url)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    let got = env.download(&s2.item_id).await;
     assert_eq!(got.len(), s2.bytes.len());
     assert_ne!(got.as_ref(), s2.bytes.as_ref());
     let dir = tempfile::tempdir().unwrap();
@@ -1201,16 +1205,7 @@ async fn a_files_tags_size_and_hash_change_with_its_content_and_only_then() {
     assert_ne!(new.3, old.3, "quickXorHash");
     assert!(new.4.as_str() > old.4.as_str(), "lastModifiedDateTime");
     assert_eq!(new.5, old.5, "name");
-    let got = env
-        .http
-        .get(env.location(&s1.item_id).await)
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    assert_eq!(got.to_vec(), other);
+    assert_eq!(env.download(&s1.item_id).await.to_vec(), other);
     // The other file did not change at all.
     assert_eq!(tags(&env.get(&item(&s2.item_id)).await.1), tags(&b0));
     // The same bytes again are no new version.
