@@ -380,8 +380,8 @@ impl UserNotes {
     }
 
     /// The owner edits a page's content: its body is generated from a new seed (same title,
-    /// resources and links), and it is the newest change. Pages of a notebook served from files
-    /// keep the files' HTML: their content cannot follow (see `GraphServer::add_files_notebook`).
+    /// resources and links), and it is the newest change. A page of a notebook served from files
+    /// keeps its file's HTML: save the section anew with `GraphServer::replace_section_file`.
     pub fn edit_page_content(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
         let p = self
