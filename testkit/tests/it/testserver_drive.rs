@@ -135,6 +135,19 @@ impl Env {
         h[reqwest::header::LOCATION].to_str().unwrap().to_owned()
     }
 
+    /// The HTML the OneNote API serves for page `id` (asserting a 200).
+    async fn page_html(&self, id: &str) -> String {
+        let r = self
+            .http
+            .get(self.url(&format!("/me/onenote/pages/{id}/content")))
+            .bearer_auth("tok-alice")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        r.text().await.unwrap()
+    }
+
     /// The bytes served for `item` through its download URL.
     async fn download(&self, item: &str) -> bytes::Bytes {
         let url = self.location(item).await;
@@ -630,15 +643,7 @@ async fn api_matches_files(env: &Env, nb: &FilesNotebook) -> (usize, usize) {
 
             // The content converts to the text the file gives.
             let id = api["id"].as_str().unwrap();
-            let r = env
-                .http
-                .get(env.url(&format!("/me/onenote/pages/{id}/content")))
-                .bearer_auth("tok-alice")
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(r.status(), StatusCode::OK);
-            let html = r.text().await.unwrap();
+            let html = env.page_html(id).await;
             let from_api = notebridge::convert::convert_page(&html);
             let from_file = file.convert(&f.id).unwrap();
             assert_eq!(from_api.title, from_file.title);
@@ -1305,16 +1310,7 @@ async fn a_section_file_saved_anew_is_served_by_both_apis() {
     // The content each page serves is the new file's.
     let mut compared = 0;
     for p in &s1c.pages {
-        let html = env
-            .http
-            .get(env.url(&format!("/me/onenote/pages/{}/content", p.page_id)))
-            .bearer_auth("tok-alice")
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
+        let html = env.page_html(&p.page_id).await;
         let from_api = notebridge::convert::convert_page(&html);
         let from_file = file.convert(&p.guid).unwrap();
         assert_eq!(from_api.title, from_file.title);
