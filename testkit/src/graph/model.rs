@@ -276,27 +276,13 @@ impl UserNotes {
     /// Renames a page (its HTML `title` follows) and bumps its modification time.
     pub fn rename_page(&mut self, user: &str, id: &str, title: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let p = self
-            .pages
-            .iter_mut()
-            .find(|p| p.id == id)
-            .ok_or_else(|| Self::not_found("page", id, user))?;
-        p.title = title.to_owned();
-        p.modified = stamp;
-        Ok(())
+        rename_in(&mut self.pages, "page", id, title, stamp, user)
     }
 
     /// Renames a section.
     pub fn rename_section(&mut self, user: &str, id: &str, name: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let s = self
-            .sections
-            .iter_mut()
-            .find(|s| s.id == id)
-            .ok_or_else(|| Self::not_found("section", id, user))?;
-        s.display_name = name.to_owned();
-        s.modified = stamp;
-        Ok(())
+        rename_in(&mut self.sections, "section", id, name, stamp, user)
     }
 
     /// Deletes a page and the resources only it used.
@@ -394,8 +380,8 @@ impl UserNotes {
     }
 
     /// The owner edits a page's content: its body is generated from a new seed (same title,
-    /// resources and links), and it is the newest change. Pages of a notebook served from files
-    /// keep the files' HTML: their content cannot follow (see `GraphServer::add_files_notebook`).
+    /// resources and links), and it is the newest change. A page of a notebook served from files
+    /// keeps its file's HTML: save the section anew with `GraphServer::replace_section_file`.
     pub fn edit_page_content(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
         let p = self
@@ -466,14 +452,7 @@ impl UserNotes {
     /// Renames a notebook.
     pub fn rename_notebook(&mut self, user: &str, id: &str, name: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let n = self
-            .notebooks
-            .iter_mut()
-            .find(|n| n.id == id)
-            .ok_or_else(|| Self::not_found("notebook", id, user))?;
-        n.display_name = name.to_owned();
-        n.modified = stamp;
-        Ok(())
+        rename_in(&mut self.notebooks, "notebook", id, name, stamp, user)
     }
 
     /// Renames a section group.
@@ -484,14 +463,14 @@ impl UserNotes {
         name: &str,
     ) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let g = self
-            .section_groups
-            .iter_mut()
-            .find(|g| g.id == id)
-            .ok_or_else(|| Self::not_found("section group", id, user))?;
-        g.display_name = name.to_owned();
-        g.modified = stamp;
-        Ok(())
+        rename_in(
+            &mut self.section_groups,
+            "section group",
+            id,
+            name,
+            stamp,
+            user,
+        )
     }
 
     /// Section group `id` and every group below it, at any depth.
@@ -511,6 +490,24 @@ impl UserNotes {
         out
     }
 
+    /// Deletes every section `doomed` picks, with its pages.
+    fn delete_sections_where(
+        &mut self,
+        user: &str,
+        doomed: impl Fn(&Section) -> bool,
+    ) -> Result<(), ModelError> {
+        let ids: Vec<String> = self
+            .sections
+            .iter()
+            .filter(|s| doomed(s))
+            .map(|s| s.id.clone())
+            .collect();
+        for s in ids {
+            self.delete_section(user, &s)?;
+        }
+        Ok(())
+    }
+
     /// Deletes a section group with everything in it: its groups at every depth, their sections
     /// and those sections' pages.
     pub fn delete_section_group(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
@@ -518,15 +515,9 @@ impl UserNotes {
             return Err(Self::not_found("section group", id, user));
         }
         let groups = self.groups_below(id);
-        let sections: Vec<String> = self
-            .sections
-            .iter()
-            .filter(|s| s.parent_group.as_ref().is_some_and(|g| groups.contains(g)))
-            .map(|s| s.id.clone())
-            .collect();
-        for s in sections {
-            self.delete_section(user, &s)?;
-        }
+        self.delete_sections_where(user, |s| {
+            s.parent_group.as_ref().is_some_and(|g| groups.contains(g))
+        })?;
         self.section_groups.retain(|g| !groups.contains(&g.id));
         Ok(())
     }
@@ -536,15 +527,7 @@ impl UserNotes {
         if self.notebook(id).is_none() {
             return Err(Self::not_found("notebook", id, user));
         }
-        let sections: Vec<String> = self
-            .sections
-            .iter()
-            .filter(|s| s.notebook_id == id)
-            .map(|s| s.id.clone())
-            .collect();
-        for s in sections {
-            self.delete_section(user, &s)?;
-        }
+        self.delete_sections_where(user, |s| s.notebook_id == id)?;
         self.section_groups.retain(|g| g.notebook_id != id);
         self.notebooks.retain(|n| n.id != id);
         Ok(())
@@ -569,4 +552,47 @@ impl UserNotes {
         self.pages.push(page);
         Ok(())
     }
+}
+
+/// What a rename changes: a notebook's, group's or section's `displayName`, a page's `title`, and
+/// the item's `lastModifiedDateTime`.
+trait Renamed {
+    fn id(&self) -> &str;
+    fn rename(&mut self, name: &str, stamp: DateTime<Utc>);
+}
+
+macro_rules! renamed {
+    ($t:ty, $field:ident) => {
+        impl Renamed for $t {
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn rename(&mut self, name: &str, stamp: DateTime<Utc>) {
+                self.$field = name.to_owned();
+                self.modified = stamp;
+            }
+        }
+    };
+}
+
+renamed!(Notebook, display_name);
+renamed!(SectionGroup, display_name);
+renamed!(Section, display_name);
+renamed!(Page, title);
+
+/// Renames item `id` of `items` (a `kind`) at `stamp`.
+fn rename_in<T: Renamed>(
+    items: &mut [T],
+    kind: &'static str,
+    id: &str,
+    name: &str,
+    stamp: DateTime<Utc>,
+    user: &str,
+) -> Result<(), ModelError> {
+    let item = items
+        .iter_mut()
+        .find(|i| i.id() == id)
+        .ok_or_else(|| UserNotes::not_found(kind, id, user))?;
+    item.rename(name, stamp);
+    Ok(())
 }

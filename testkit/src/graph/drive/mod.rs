@@ -412,8 +412,8 @@ impl super::GraphServer {
     /// The owner saves new content into file `item_id` of their drive (OneNote syncing a changed
     /// section file, say `bytes` read from another real `.one` file): its size, `quickXorHash`,
     /// `eTag` and `cTag` change and its `lastModifiedDateTime` moves a minute on. Bytes equal to
-    /// the file's leave it as it is (no new version). Only the drive changes: the OneNote API
-    /// keeps serving the pages read from the file when the notebook was added.
+    /// the file's leave it as it is (no new version). Only the drive changes: for a section file
+    /// whose pages the OneNote API should follow, use [`super::GraphServer::replace_section_file`].
     ///
     /// # Panics
     /// When `owner` has no drive or `item_id` is no file of it (a test setup error).

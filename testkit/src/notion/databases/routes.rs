@@ -80,6 +80,16 @@ pub(crate) fn render_database(g: &Inner, id: &str) -> Option<Value> {
     }))
 }
 
+/// Databases are modelled as Notion has them since [`DATA_SOURCES_SINCE`] only.
+fn models_databases(version: &str) -> Result<(), ApiError> {
+    if version < DATA_SOURCES_SINCE {
+        return Err(ApiError::validation(format!(
+            "The test server models databases for Notion-Version {DATA_SOURCES_SINCE} and later only (`initial_data_source`), instead was `{version}`."
+        )));
+    }
+    Ok(())
+}
+
 /// `POST /v1/databases`: a database in a page, with its first data source.
 pub(crate) fn create_database(
     g: &mut Inner,
@@ -87,11 +97,7 @@ pub(crate) fn create_database(
     version: &str,
     now: i64,
 ) -> Result<Value, ApiError> {
-    if version < DATA_SOURCES_SINCE {
-        return Err(ApiError::validation(format!(
-            "The test server models databases for Notion-Version {DATA_SOURCES_SINCE} and later only (`initial_data_source`), instead was `{version}`."
-        )));
-    }
+    models_databases(version)?;
     only_keys(
         body,
         "body",
@@ -429,11 +435,7 @@ pub(crate) fn update_database(
     version: &str,
     now: i64,
 ) -> Result<Value, ApiError> {
-    if version < DATA_SOURCES_SINCE {
-        return Err(ApiError::validation(format!(
-            "The test server models databases for Notion-Version {DATA_SOURCES_SINCE} and later only, instead was `{version}`."
-        )));
-    }
+    models_databases(version)?;
     let modern = version >= crate::notion::PINNED_VERSION;
     let mut keys = vec![
         "title",

@@ -356,43 +356,39 @@ impl Store {
         Some((page, visible.next()))
     }
 
-    /// True when the node or one of its ancestors is in the trash.
-    pub fn trashed(&self, id: &str) -> bool {
+    /// The node above `n`: its page or block, or the database of its data source.
+    fn node_above(&self, n: &Node) -> Option<&Node> {
+        match &n.parent {
+            ParentRef::Workspace => None,
+            ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
+            ParentRef::DataSource(ds) => self
+                .sources
+                .get(ds)
+                .and_then(|d| self.nodes.get(&d.database_id)),
+        }
+    }
+
+    /// Whether `pred` holds for node `id` or a node above it.
+    fn up_from(&self, id: &str, pred: impl Fn(&Node) -> bool) -> bool {
         let mut cur = self.nodes.get(id);
         while let Some(n) = cur {
-            if n.in_trash {
+            if pred(n) {
                 return true;
             }
-            cur = match &n.parent {
-                ParentRef::Workspace => None,
-                ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
-                ParentRef::DataSource(ds) => self
-                    .sources
-                    .get(ds)
-                    .and_then(|d| self.nodes.get(&d.database_id)),
-            };
+            cur = self.node_above(n);
         }
         false
+    }
+
+    /// True when the node or one of its ancestors is in the trash.
+    pub fn trashed(&self, id: &str) -> bool {
+        self.up_from(id, |n| n.in_trash)
     }
 
     /// Whether `ancestor` is `id` itself or above it (through pages, blocks, data sources and
     /// their databases).
     pub fn is_under(&self, id: &str, ancestor: &str) -> bool {
-        let mut cur = self.nodes.get(id);
-        while let Some(n) = cur {
-            if n.id == ancestor {
-                return true;
-            }
-            cur = match &n.parent {
-                ParentRef::Workspace => None,
-                ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
-                ParentRef::DataSource(ds) => self
-                    .sources
-                    .get(ds)
-                    .and_then(|d| self.nodes.get(&d.database_id)),
-            };
-        }
-        false
+        self.up_from(id, |n| n.id == ancestor)
     }
 
     /// Moves page `id` (with its blocks and child pages) to `to`, a page or a data source: it leaves
