@@ -152,6 +152,7 @@ async fn migrate(
             groups: args.groups.clone(),
             sites: args.sites.clone(),
             all_sources: args.all_sources,
+            own: false,
         },
         resume: args.resume,
         deadline: args.max_duration.map(|d| started_at + d.as_millis() as i64),

@@ -455,12 +455,38 @@ async fn run(
             .await?;
     }
     // Plans as the run lock's holder, or previews when there is none (a dry run).
-    let planner = |target: &str| Planner {
+    // `sync` reads again every source an account's plans went to: its own notebooks and each
+    // group and site migrated before.
+    let mut picks_of: std::collections::HashMap<String, Picks> = Default::default();
+    if syncing && !req.resume {
+        for account in accounts.iter().filter(|k| !is_files_key(k)) {
+            let keys = queued_keys(db, std::slice::from_ref(account)).await?;
+            let mut picks = Picks::default();
+            for k in &keys {
+                match crate::store::sources::source_of_key(k) {
+                    Some((crate::store::sources::SourceKind::Group, id)) => {
+                        picks.groups.push(id.to_owned())
+                    }
+                    Some((crate::store::sources::SourceKind::Site, id)) => {
+                        picks.sites.push(id.to_owned())
+                    }
+                    _ => {}
+                }
+            }
+            let own_planned = {
+                let a = account.clone();
+                db.call(move |db| db.plan_targets(&a)).await?
+            };
+            picks.own = picks.team() && !own_planned.is_empty();
+            picks_of.insert(account.clone(), picks);
+        }
+    }
+    let planner = |target: &str, account: &str| Planner {
         db,
         graph: &graph,
         notion: &notion,
         clock,
-        picks: &req.picks,
+        picks: picks_of.get(account).unwrap_or(&req.picks),
         target: target.to_owned(),
         update: req.update && owner.is_some(),
         owner,
@@ -476,7 +502,7 @@ async fn run(
             let target = target_of(account);
             let (left, files) = match target {
                 Some(t) => {
-                    let p = planner(t).plan(account).await?;
+                    let p = planner(t, account).plan(account).await?;
                     (Some(p.left), Some(p.files))
                 }
                 None => (None, None),
@@ -575,7 +601,7 @@ async fn run(
             (&graph, &plans, &unreadable, &planner, &notion);
         async move {
             if let Some(t) = target_of(&account) {
-                let p = planner(t).plan(&account).await?;
+                let p = planner(t, &account).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
                 // New work changes the progress line's total.
                 stats.transitions.send_modify(|n| *n += 1);
