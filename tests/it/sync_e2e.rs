@@ -396,10 +396,17 @@ async fn what_a_person_edited_in_notion_is_never_moved_retitled_or_trashed() {
     for p in &b2_pages {
         assert!(lab.notion.is_trashed(p), "{p} went with its section");
     }
-    // `status` lists the conflicts.
+    // `status` and `report` list the conflicts, with what OneNote did.
     let out = me.run(&["status", "--json"]).await;
     let status = json(&out);
     assert!(status.to_string().contains(&p_moved), "{status}");
+    let html = home.path().join("report.html");
+    me.ok(&["report", "--output", html.to_str().unwrap()]).await;
+    let html = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        html.contains(&format!("<td>{p_deleted}</td><td>deleted</td>")),
+        "the report names the deleted page's conflict"
+    );
 
     // A second sync right after writes nothing, and says the same.
     let writes = lab.notion.counters().changing_writes();
