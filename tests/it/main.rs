@@ -86,6 +86,7 @@ mod notion_uploads_rate;
 mod notion_writer;
 mod onefile_hostile;
 mod onefile_samples;
+mod onestore_walk;
 mod output_cli;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
 #[cfg(unix)]
