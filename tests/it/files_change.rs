@@ -1,0 +1,314 @@
+//! The changed copies of real section files that `onefile_change` makes, read back through the
+//! product: `scan --from PATH --json` (the binary, in a clean environment) shows each change and
+//! nothing else changed, and the converter reads a rewritten text run. Each test first checks
+//! that the sample does not already show what the change should show.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::bin_support::notebridge;
+use crate::files_support::sample;
+use crate::onefile_change::{
+    copy_notebook, delete_section, move_page, move_section, page_order, remove_page,
+    rename_section, reorder_pages, retitle_page, rewrite_text, set_page_level, touch_page,
+    write_section,
+};
+
+/// testOneNote1.one's pages (desktop OneNote 2013, a series per page).
+const ONE: &str = "apache-tika/testOneNote1.one";
+const ONE_FIRST: &str = "b8f3669b-f533-417a-a700-c2cbbcc760e3";
+const ONE_BASICS: &str = "f5e8b626-8c4a-496b-8951-cea55052b874";
+/// testOneNote2.one's pages (OneNote 2016, each page with earlier revisions in the file).
+const TWO: &str = "apache-tika/testOneNote2.one";
+const TWO_FIRST: &str = "e1fdd004-97a6-49b8-a9c9-bb781d0c5423";
+const TWO_BASICS: &str = "0ad2f2f8-f7c0-4301-82df-064544dd31e5";
+
+/// `scan --from PATH --json` through the binary, with nothing of the developer's environment.
+fn scan(path: &Path) -> Value {
+    let home = tempfile::tempdir().unwrap();
+    let out = notebridge(
+        home.path(),
+        &["--json", "scan", "--from", path.to_str().unwrap()],
+    )
+    .run_blocking();
+    assert_eq!(out.code, Some(0), "{}", out.all());
+    serde_json::from_str(out.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// Every section of a scan document (at any depth), with its pages.
+fn sections(doc: &Value) -> Vec<Value> {
+    fn walk(c: &Value, out: &mut Vec<Value>) {
+        out.extend(c["sections"].as_array().into_iter().flatten().cloned());
+        for g in c["section_groups"].as_array().into_iter().flatten() {
+            walk(g, out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(doc, &mut out);
+    for n in doc["notebooks"].as_array().into_iter().flatten() {
+        walk(n, &mut out);
+    }
+    out
+}
+
+/// The pages of the one section a scan of a section file holds.
+fn pages(doc: &Value) -> Vec<Value> {
+    let s = sections(doc);
+    assert_eq!(s.len(), 1, "{doc}");
+    assert!(s[0].get("problem").is_none(), "{doc}");
+    s[0]["pages"].as_array().unwrap().clone()
+}
+
+fn page<'a>(pages: &'a [Value], id: &str) -> &'a Value {
+    pages
+        .iter()
+        .find(|p| p["id"] == id)
+        .unwrap_or_else(|| panic!("no page {id} in {pages:?}"))
+}
+
+/// A sample changed by `change`, written beside the test as `name`: the sample's scan and the
+/// copy's.
+fn changed(rel: &str, name: &str, change: impl FnOnce(&[u8]) -> Vec<u8>) -> Option<(Value, Value)> {
+    let src = sample(rel)?;
+    let dir = tempfile::tempdir().unwrap();
+    let before = std::fs::read(&src).unwrap();
+    let after = change(&before);
+    assert_ne!(before, after, "the change changed nothing");
+    let copy = dir.path().join(name);
+    write_section(&copy, &after);
+    Some((scan(&src), scan(&copy)))
+}
+
+/// The page without the fields a change may touch.
+fn without(p: &Value, fields: &[&str]) -> Value {
+    let mut p = p.clone();
+    for f in fields {
+        p.as_object_mut().unwrap().remove(*f);
+    }
+    p
+}
+
+#[test]
+fn a_retitled_page_has_its_new_title_and_keeps_its_guid_and_place() {
+    // Longer than the old title, with characters outside ASCII, and shorter: any length.
+    for (rel, id, title) in [
+        (ONE, ONE_BASICS, "Grundlagen von OneNote – überarbeitet"),
+        (TWO, TWO_FIRST, "Kurz"),
+    ] {
+        let Some((before, after)) = changed(rel, "Retitled.one", |b| retitle_page(b, id, title))
+        else {
+            return;
+        };
+        let (before, after) = (pages(&before), pages(&after));
+        assert_ne!(page(&before, id)["title"], title, "the sample's title differs");
+        assert_eq!(page(&after, id)["title"], title);
+        assert_eq!(before.len(), after.len());
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(without(b, &["title"]), without(a, &["title"]));
+            if b["id"] != id {
+                assert_eq!(b, a, "another page is as it was");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_touched_page_is_later_and_nothing_else_changes() {
+    let when = chrono::DateTime::parse_from_rfc3339("2026-11-30T08:15:42Z")
+        .unwrap()
+        .to_utc();
+    for (rel, id) in [(ONE, ONE_FIRST), (TWO, TWO_BASICS)] {
+        let Some((before, after)) = changed(rel, "Touched.one", |b| touch_page(b, id, when))
+        else {
+            return;
+        };
+        let (before, after) = (pages(&before), pages(&after));
+        let was = page(&before, id)["last_modified"].as_str().unwrap().to_owned();
+        assert!(was.as_str() < "2026-11-30T08:15:42Z", "{was}");
+        assert_eq!(page(&after, id)["last_modified"], "2026-11-30T08:15:42Z");
+        for (b, a) in before.iter().zip(&after) {
+            assert_eq!(without(b, &["last_modified"]), without(a, &["last_modified"]));
+            if b["id"] != id {
+                assert_eq!(b, a, "another page is as it was");
+            }
+        }
+    }
+}
+
+/// The text the converter makes of page `id` of the section file at `path`.
+fn converted(path: &Path, id: &str) -> String {
+    let section = notebridge::onefile::open_section(&notebridge::onefile::SectionLocation::File(
+        path.to_path_buf(),
+    ))
+    .unwrap();
+    let page = section.convert(id).expect("the page is there");
+    format!("{:?}", page.blocks)
+}
+
+#[test]
+fn a_rewritten_text_run_is_what_the_converter_reads() {
+    let Some(src) = sample(ONE) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = std::fs::read(&src).unwrap();
+    let before = converted(&src, ONE_BASICS);
+    assert!(before.contains("Take notes anywhere on the page"), "{before}");
+    assert!(!before.contains("Write notes wherever you like"));
+    let after = rewrite_text(
+        &bytes,
+        ONE_BASICS,
+        "Take notes anywhere on the page",
+        "Write notes wherever you like on this page",
+    );
+    let copy = dir.path().join("Edited.one");
+    write_section(&copy, &after);
+    let now = converted(&copy, ONE_BASICS);
+    assert!(!now.contains("Take notes anywhere on the page"), "{now}");
+    assert!(now.contains("Write notes wherever you like on this page"), "{now}");
+    // The rest of the page is as it was: only that run's words differ.
+    assert_eq!(
+        before.replace(
+            "Take notes anywhere on the page",
+            "Write notes wherever you like on this page"
+        ),
+        now
+    );
+    // And the scan sees the same pages (the time is touch_page's to change).
+    assert_eq!(pages(&scan(&src)), pages(&scan(&copy)));
+}
+
+#[test]
+fn reordered_pages_are_scanned_in_their_new_order() {
+    for (rel, first, second) in [(ONE, ONE_FIRST, ONE_BASICS), (TWO, TWO_FIRST, TWO_BASICS)] {
+        let Some((before, after)) =
+            changed(rel, "Reordered.one", |b| reorder_pages(b, &[second, first]))
+        else {
+            return;
+        };
+        let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
+        let (before, after) = (pages(&before), pages(&after));
+        assert_eq!(ids(&before), [first, second]);
+        assert_eq!(ids(&after), [second, first]);
+        for (i, a) in after.iter().enumerate() {
+            assert_eq!(a["order"], i);
+            let b = page(&before, a["id"].as_str().unwrap());
+            assert_eq!(without(b, &["order"]), without(a, &["order"]));
+        }
+    }
+}
+
+#[test]
+fn a_removed_page_is_gone_and_the_other_stays() {
+    for (rel, gone, kept) in [(ONE, ONE_FIRST, ONE_BASICS), (TWO, TWO_BASICS, TWO_FIRST)] {
+        let Some((before, after)) = changed(rel, "Removed.one", |b| remove_page(b, gone)) else {
+            return;
+        };
+        let (before, after) = (pages(&before), pages(&after));
+        assert_eq!(before.len(), 2);
+        assert_eq!(after.len(), 1, "{after:?}");
+        assert_eq!(
+            without(&after[0], &["order"]),
+            without(page(&before, kept), &["order"])
+        );
+        assert_eq!(after[0]["order"], 0);
+    }
+}
+
+#[test]
+fn a_page_made_a_subpage_has_its_level() {
+    let Some((before, after)) = changed(ONE, "Subpage.one", |b| set_page_level(b, ONE_BASICS, 2))
+    else {
+        return;
+    };
+    let (before, after) = (pages(&before), pages(&after));
+    assert_eq!(page(&before, ONE_BASICS)["level"], 0);
+    assert_eq!(page(&after, ONE_BASICS)["level"], 1);
+    assert_eq!(before[0], after[0]);
+    assert_eq!(
+        without(&before[1], &["level"]),
+        without(&after[1], &["level"])
+    );
+}
+
+#[test]
+fn a_page_moved_to_another_section_is_found_there_and_not_where_it_was() {
+    let (Some(one), Some(two)) = (sample(ONE), sample(TWO)) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = dir.path().join("Notebook");
+    std::fs::create_dir(&notebook).unwrap();
+    std::fs::copy(&one, notebook.join("testOneNote1.one")).unwrap();
+    std::fs::copy(&two, notebook.join("testOneNote2.one")).unwrap();
+    let before = scan(&notebook);
+    let (from, to) = move_page(
+        &std::fs::read(&one).unwrap(),
+        &std::fs::read(&two).unwrap(),
+        ONE_BASICS,
+        TWO_BASICS,
+        "OneNote Basics (moved)",
+    );
+    write_section(&notebook.join("testOneNote1.one"), &from);
+    write_section(&notebook.join("testOneNote2.one"), &to);
+    let after = scan(&notebook);
+    let where_is = |doc: &Value, id: &str| {
+        sections(doc)
+            .iter()
+            .filter(|s| s["pages"].as_array().unwrap().iter().any(|p| p["id"] == id))
+            .map(|s| s["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(where_is(&before, ONE_BASICS), ["testOneNote1"]);
+    assert_eq!(where_is(&after, ONE_BASICS), ["testOneNote2"]);
+    // The page it stood in for is gone; the sections' other pages and ids stay.
+    assert!(where_is(&after, TWO_BASICS).is_empty());
+    assert_eq!(where_is(&after, ONE_FIRST), ["testOneNote1"]);
+    assert_eq!(where_is(&after, TWO_FIRST), ["testOneNote2"]);
+    let ids = |doc: &Value| sections(doc).iter().map(|s| s["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&before), ids(&after));
+    let moved = sections(&after)
+        .into_iter()
+        .flat_map(|s| s["pages"].as_array().unwrap().clone())
+        .find(|p| p["id"] == ONE_BASICS)
+        .unwrap();
+    assert_eq!(moved["title"], "OneNote Basics (moved)");
+    assert_eq!(moved["order"], 1);
+    assert_eq!(page_order(&to), [TWO_FIRST, ONE_BASICS]);
+}
+
+#[test]
+fn sections_renamed_moved_and_deleted_keep_their_guids_where_they_are() {
+    let Some(src) = sample("onenote.rs/samples") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let notebook = copy_notebook(&src, dir.path());
+    let before = scan(&notebook);
+    let group = notebook.join("New Section Group");
+    let renamed = rename_section(&group.join("New Section 1.one"), "Renamed.one");
+    let moved = move_section(&renamed, &notebook);
+    delete_section(&group.join("New Section 2.one"));
+    let after = scan(&notebook);
+    let id_of = |doc: &Value, name: &str| {
+        sections(doc)
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["id"].clone())
+    };
+    assert!(moved.ends_with("Renamed.one"));
+    assert_eq!(
+        id_of(&before, "New Section 1"),
+        id_of(&after, "Renamed"),
+        "{after}"
+    );
+    assert!(id_of(&after, "New Section 2").is_none());
+    let top: Vec<&str> = after["notebooks"][0]["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(top, ["Renamed"], "moved out of the group: {after}");
+}
