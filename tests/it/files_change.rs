@@ -154,26 +154,26 @@ fn a_rewritten_text_run_is_what_the_converter_reads() {
     let dir = tempfile::tempdir().unwrap();
     let bytes = std::fs::read(&src).unwrap();
     let before = converted(&src, ONE_BASICS);
-    assert!(before.contains("Take notes anywhere on the page"), "{before}");
-    assert!(!before.contains("Write notes wherever you like"));
+    // The blocks hold the page's picture: a failure does not print them.
+    assert!(before.contains("Collaborate with others"));
+    assert!(!before.contains("Work together with your whole team"));
     let after = rewrite_text(
         &bytes,
         ONE_BASICS,
-        "Take notes anywhere on the page",
-        "Write notes wherever you like on this page",
+        "Collaborate with others",
+        "Work together with your whole team",
     );
     let copy = dir.path().join("Edited.one");
     write_section(&copy, &after);
     let now = converted(&copy, ONE_BASICS);
-    assert!(!now.contains("Take notes anywhere on the page"), "{now}");
-    assert!(now.contains("Write notes wherever you like on this page"), "{now}");
+    assert!(!now.contains("Collaborate with others"));
+    assert!(now.contains("Work together with your whole team"));
     // The rest of the page is as it was: only that run's words differ.
-    assert_eq!(
+    assert!(
         before.replace(
-            "Take notes anywhere on the page",
-            "Write notes wherever you like on this page"
-        ),
-        now
+            "Collaborate with others",
+            "Work together with your whole team"
+        ) == now
     );
     // And the scan sees the same pages (the time is touch_page's to change).
     assert_eq!(pages(&scan(&src)), pages(&scan(&copy)));

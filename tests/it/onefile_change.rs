@@ -54,6 +54,9 @@ const CACHED_TITLE: u32 = 0x1c00_1cf3;
 const PAGE_LEVEL: u32 = 0x1400_1dff;
 /// RichEditTextUnicode ([MS-ONE] 2.3.40).
 const TEXT_UNICODE: u32 = 0x1c00_1c22;
+/// TextExtendedAscii ([MS-ONE] 2.3.90): a rich text's text in one byte a character, in place of
+/// RichEditTextUnicode.
+const TEXT_ASCII: u32 = 0x1c00_3498;
 /// TextRunIndex ([MS-ONE] 2.3.41): where each text run but the last ends, in UTF-16 units.
 const TEXT_RUN_INDEX: u32 = 0x1c00_1e12;
 
@@ -244,14 +247,17 @@ fn uuid_text(g: &[u8; 16]) -> String {
     uuid::Uuid::from_bytes_le(*g).to_string()
 }
 
-/// A rich text object's text (UTF-16 units).
+/// A rich text object's text (UTF-16 units), from either of its forms.
 fn text_of(s: &Section, d: &Declared) -> Option<Vec<u16>> {
-    let data = s.prop(d, TEXT_UNICODE)?.data(s.b)?;
-    Some(
-        data.chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect(),
-    )
+    if let Some(data) = s.prop(d, TEXT_UNICODE).and_then(|p| p.data(s.b)) {
+        return Some(
+            data.chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect(),
+        );
+    }
+    let data = s.prop(d, TEXT_ASCII)?.data(s.b)?;
+    Some(data.iter().map(|&c| u16::from(c)).collect())
 }
 
 /// Rewritten property sets: each changed object's new property set bytes, by where its old one
@@ -275,6 +281,14 @@ impl Rewrites {
         let mut chunk = self.current(b, d);
         let at = p.value_at - d.chunk.0;
         chunk.splice(at..at + old_len, value.iter().copied());
+        self.chunks.insert(d.chunk, chunk);
+    }
+
+    /// Makes property `p` of `d` the property `id` (same type), its value left as it is.
+    fn set_id(&mut self, b: &[u8], d: &Declared, p: &Prop, id: u32) {
+        let mut chunk = self.current(b, d);
+        let at = p.id_at - d.chunk.0;
+        chunk[at..at + 4].copy_from_slice(&id.to_le_bytes());
         self.chunks.insert(d.chunk, chunk);
     }
 
@@ -382,7 +396,16 @@ fn splice_text(s: &Section, w: &mut Rewrites, d: &Declared, at: usize, old_len: 
     // The text first, then the runs: both are values of the same property set, rewritten in
     // the order they are in it, each found again in the set as it stands.
     let bytes: Vec<u8> = t.iter().flat_map(|u| u.to_le_bytes()).collect();
-    let p = s.prop(d, TEXT_UNICODE).unwrap();
+    // A text kept in one byte a character is written as the Unicode text OneNote would write
+    // for the new words: the property becomes RichEditTextUnicode.
+    let p = match s.prop(d, TEXT_UNICODE) {
+        Some(p) => p,
+        None => {
+            let p = s.prop(d, TEXT_ASCII).unwrap();
+            w.set_id(s.b, d, &p, TEXT_UNICODE);
+            p
+        }
+    };
     let new_runs = runs.map(|r| {
         (
             r,

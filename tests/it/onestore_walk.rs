@@ -278,12 +278,13 @@ pub enum Stream {
     Contexts,
 }
 
-/// A property of a property set, at any depth: its id, where its value starts (for a type-0x7
+/// A property of a property set, at any depth: its id and where that is, where its value starts (for a type-0x7
 /// property, its 4-byte length), and which stream its references are in, from which index and
 /// how many.
 #[derive(Debug, Clone, Copy)]
 pub struct Prop {
     pub id: u32,
+    pub id_at: usize,
     pub value_at: usize,
     pub refs: Option<(Stream, usize, usize)>,
 }
@@ -314,13 +315,13 @@ pub fn properties(b: &[u8], prop_set_at: usize) -> Option<Vec<Prop>> {
     /// A set being read: its property ids still to read, and how many sets follow it in the same
     /// array of property values (2.6.9).
     struct Open {
-        ids: std::vec::IntoIter<u32>,
+        ids: std::vec::IntoIter<(u32, usize)>,
         then_sets: usize,
     }
-    let header = |at: &mut usize| -> Option<std::vec::IntoIter<u32>> {
+    let header = |at: &mut usize| -> Option<std::vec::IntoIter<(u32, usize)>> {
         let count = u16_at(b, *at)? as usize;
-        let ids: Vec<u32> = (0..count)
-            .map(|i| u32_at(b, *at + 2 + 4 * i))
+        let ids: Vec<(u32, usize)> = (0..count)
+            .map(|i| Some((u32_at(b, *at + 2 + 4 * i)?, *at + 2 + 4 * i)))
             .collect::<Option<_>>()?;
         *at += 2 + 4 * count;
         Some(ids.into_iter())
@@ -343,7 +344,7 @@ pub fn properties(b: &[u8], prop_set_at: usize) -> Option<Vec<Prop>> {
         then_sets: 0,
     }];
     while let Some(top) = open.last_mut() {
-        let Some(id) = top.ids.next() else {
+        let Some((id, id_at)) = top.ids.next() else {
             if top.then_sets > 0 {
                 top.then_sets -= 1;
                 top.ids = header(&mut at)?;
@@ -363,7 +364,12 @@ pub fn properties(b: &[u8], prop_set_at: usize) -> Option<Vec<Prop>> {
             0xd => count(Stream::Contexts, u32_at(b, at)? as usize),
             _ => None,
         };
-        out.push(Prop { id, value_at, refs });
+        out.push(Prop {
+            id,
+            id_at,
+            value_at,
+            refs,
+        });
         match kind {
             0x10 => {
                 let n = u32_at(b, at)? as usize;
