@@ -162,7 +162,9 @@ impl<'a> Section<'a> {
             .iter()
             .find(|d| d.jcid == Some(SECTION_NODE))
             .unwrap();
-        let series = self.prop(section, ELEMENT_CHILD_NODES).expect("page series");
+        let series = self
+            .prop(section, ELEMENT_CHILD_NODES)
+            .expect("page series");
         let mut out = Vec::new();
         for s in self.refs(section, &series) {
             let d = self
@@ -469,9 +471,8 @@ pub fn rewrite_text(bytes: &[u8], page_guid: &str, old: &str, new: &str) -> Vec<
     let s = Section::new(bytes);
     let guid = guid_bytes(page_guid);
     let old16: Vec<u16> = old.encode_utf16().collect();
-    let at = |d: &Declared| {
-        text_of(&s, d).and_then(|t| t.windows(old16.len()).position(|w| w == old16))
-    };
+    let at =
+        |d: &Declared| text_of(&s, d).and_then(|t| t.windows(old16.len()).position(|w| w == old16));
     let mut w = Rewrites::default();
     let found = s
         .texts(&guid, ELEMENT_CHILD_NODES)
@@ -623,7 +624,10 @@ pub fn move_page(
     title: &str,
 ) -> (Vec<u8>, Vec<u8>) {
     let to = set_page_guid(to, standing_in, page_guid);
-    (remove_page(from, page_guid), retitle_page(&to, page_guid, title))
+    (
+        remove_page(from, page_guid),
+        retitle_page(&to, page_guid, title),
+    )
 }
 
 /// A notebook folder copied into `into` (a temporary folder of the test's), for changes that
