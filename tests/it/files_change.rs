@@ -245,7 +245,7 @@ fn a_page_made_a_subpage_has_its_level() {
 }
 
 #[test]
-fn a_page_moved_to_another_section_is_found_there_and_not_where_it_was() {
+fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was() {
     let (Some(one), Some(two)) = (sample(ONE), sample(TWO)) else {
         return;
     };
@@ -256,43 +256,64 @@ fn a_page_moved_to_another_section_is_found_there_and_not_where_it_was() {
     std::fs::copy(&two, notebook.join("testOneNote2.one")).unwrap();
     let before = scan(&notebook);
     let (from, to) = move_page(
-        &std::fs::read(&one).unwrap(),
         &std::fs::read(&two).unwrap(),
-        ONE_BASICS,
-        TWO_BASICS,
-        "OneNote Basics (moved)",
+        &std::fs::read(&one).unwrap(),
+        TWO_FIRST,
     );
-    write_section(&notebook.join("testOneNote1.one"), &from);
-    write_section(&notebook.join("testOneNote2.one"), &to);
+    write_section(&notebook.join("testOneNote2.one"), &from);
+    write_section(&notebook.join("testOneNote1.one"), &to);
     let after = scan(&notebook);
-    let where_is = |doc: &Value, id: &str| {
+    let pages_of = |doc: &Value, section: &str| {
         sections(doc)
-            .iter()
-            .filter(|s| s["pages"].as_array().unwrap().iter().any(|p| p["id"] == id))
-            .map(|s| s["name"].as_str().unwrap().to_owned())
-            .collect::<Vec<_>>()
+            .into_iter()
+            .find(|s| s["name"] == section)
+            .map(|s| s["pages"].as_array().unwrap().clone())
+            .unwrap()
     };
-    assert_eq!(where_is(&before, ONE_BASICS), ["testOneNote1"]);
-    assert_eq!(where_is(&after, ONE_BASICS), ["testOneNote2"]);
-    // The page it stood in for is gone; the sections' other pages and ids stay.
-    assert!(where_is(&after, TWO_BASICS).is_empty());
-    assert_eq!(where_is(&after, ONE_FIRST), ["testOneNote1"]);
-    assert_eq!(where_is(&after, TWO_FIRST), ["testOneNote2"]);
-    let ids = |doc: &Value| {
+    let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&pages_of(&before, "testOneNote1")),
+        [ONE_FIRST, ONE_BASICS]
+    );
+    assert_eq!(
+        ids(&pages_of(&before, "testOneNote2")),
+        [TWO_FIRST, TWO_BASICS]
+    );
+    let (one_after, two_after) = (
+        pages_of(&after, "testOneNote1"),
+        pages_of(&after, "testOneNote2"),
+    );
+    assert_eq!(ids(&one_after), [ONE_FIRST, ONE_BASICS, TWO_FIRST]);
+    assert_eq!(ids(&two_after), [TWO_BASICS]);
+    // The moved page as it was (title, level, time), at the end of its new section; the pages
+    // that stayed as they were.
+    let was = page(&pages_of(&before, "testOneNote2"), TWO_FIRST).clone();
+    assert_eq!(
+        without(&one_after[2], &["order"]),
+        without(&was, &["order"])
+    );
+    assert_eq!(one_after[2]["order"], 2);
+    assert_eq!(one_after[..2], pages_of(&before, "testOneNote1")[..]);
+    assert_eq!(
+        without(&two_after[0], &["order"]),
+        without(
+            page(&pages_of(&before, "testOneNote2"), TWO_BASICS),
+            &["order"]
+        )
+    );
+    let section_ids = |doc: &Value| {
         sections(doc)
             .iter()
             .map(|s| s["id"].clone())
             .collect::<Vec<_>>()
     };
-    assert_eq!(ids(&before), ids(&after));
-    let moved = sections(&after)
-        .into_iter()
-        .flat_map(|s| s["pages"].as_array().unwrap().clone())
-        .find(|p| p["id"] == ONE_BASICS)
-        .unwrap();
-    assert_eq!(moved["title"], "OneNote Basics (moved)");
-    assert_eq!(moved["order"], 1);
-    assert_eq!(page_order(&to), [TWO_FIRST, ONE_BASICS]);
+    assert_eq!(section_ids(&before), section_ids(&after));
+    // Its content came with it: the converter reads the same blocks in its new section.
+    assert_eq!(
+        converted(&two, TWO_FIRST),
+        converted(&notebook.join("testOneNote1.one"), TWO_FIRST)
+    );
+    assert_eq!(page_order(&to), [ONE_FIRST, ONE_BASICS, TWO_FIRST]);
 }
 
 /// A notebook folder as OneNote keeps it, of real section files: two sections and a section

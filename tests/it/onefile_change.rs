@@ -24,7 +24,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use crate::onestore_walk::{
-    declarations, properties, put_chunk_ref, resolve, u32_at, Declared, ExGuid, Prop, Stream,
+    append, declarations, exguid_at, fragment, list, list_ids, log_counts, log_fragments,
+    log_next_at, node_with_ref, properties, put_chunk_ref, resolve, root_list, u32_at, Declared,
+    ExGuid, Node, Prop, Stream,
 };
 
 /// jcidSectionNode ([MS-ONE] 2.2.2).
@@ -262,6 +264,13 @@ fn text_of(s: &Section, d: &Declared) -> Option<Vec<u16>> {
     Some(data.iter().map(|&c| u16::from(c)).collect())
 }
 
+/// A reference in a rewritten list of references: one of the old ones (by its index), or a new
+/// compact id.
+enum Ref {
+    Kept(usize),
+    New(u32),
+}
+
 /// Rewritten property sets: each changed object's new property set bytes, by where its old one
 /// is (objects of several declarations that share one property set are changed once).
 #[derive(Default)]
@@ -306,6 +315,12 @@ impl Rewrites {
     /// the index (among the property's references) of the one that comes `i`th; an index left
     /// out drops that reference (and the property's count and the stream's shrink with it).
     fn set_refs(&mut self, b: &[u8], d: &Declared, p: &Prop, order: &[usize]) {
+        let order: Vec<Ref> = order.iter().map(|&i| Ref::Kept(i)).collect();
+        self.set_refs_with(b, d, p, &order);
+    }
+
+    /// [`Rewrites::set_refs`] with new references among the kept ones.
+    fn set_refs_with(&mut self, b: &[u8], d: &Declared, p: &Prop, order: &[Ref]) {
         let (stream, first, n) = p.refs.expect("a property with references");
         let base = match stream {
             Stream::Objects => d.oids_at,
@@ -319,14 +334,22 @@ impl Rewrites {
                 chunk[at..at + 4].try_into().unwrap()
             })
             .collect();
-        let new: Vec<u8> = order.iter().flat_map(|&i| old[i]).collect();
-        let dropped = n - order.len();
+        let new: Vec<u8> = order
+            .iter()
+            .flat_map(|e| match e {
+                Ref::Kept(i) => old[*i],
+                Ref::New(compact) => compact.to_le_bytes(),
+            })
+            .collect();
+        let count_of = |c: usize| u32::try_from(c).unwrap();
         // The property's count, then the stream's (its header's low 24 bits), then the stream.
         let count_at = p.value_at - d.chunk.0;
         let count = u32::from_le_bytes(chunk[count_at..count_at + 4].try_into().unwrap());
-        chunk[count_at..count_at + 4].copy_from_slice(&(count - dropped as u32).to_le_bytes());
+        let now = count - count_of(n) + count_of(order.len());
+        chunk[count_at..count_at + 4].copy_from_slice(&now.to_le_bytes());
         let h = u32::from_le_bytes(chunk[base - 4..base].try_into().unwrap());
-        chunk[base - 4..base].copy_from_slice(&(h - dropped as u32).to_le_bytes());
+        let h = h - count_of(n) + count_of(order.len());
+        chunk[base - 4..base].copy_from_slice(&h.to_le_bytes());
         let at = base + 4 * first;
         chunk.splice(at..at + 4 * n, new);
         self.chunks.insert(d.chunk, chunk);
@@ -610,24 +633,285 @@ pub fn set_page_guid(bytes: &[u8], page_guid: &str, new_guid: &str) -> Vec<u8> {
     w.apply(bytes, &s.decls)
 }
 
-/// A page "moved" from section `from` to section `to`: `from` without page `page_guid`, and `to`
-/// with its page `standing_in` given that GUID and `title`. The page's content in `to` is the
-/// standing-in page's own (a section file holds a page as an object space of its own; carrying
-/// one into another file would mean adding nodes to that file's lists and transaction log, which
-/// these functions do not do), so a reader sees the page in its new section, retitled, with
-/// another body: a move and an edit.
-pub fn move_page(
-    from: &[u8],
-    to: &[u8],
-    page_guid: &str,
-    standing_in: &str,
-    title: &str,
-) -> (Vec<u8>, Vec<u8>) {
-    let to = set_page_guid(to, standing_in, page_guid);
-    (
-        remove_page(from, page_guid),
-        retitle_page(&to, page_guid, title),
+/// ObjectSpaceManifestListReferenceFND ([MS-ONESTORE] 2.5.2): an object space's list, in the
+/// root list.
+const SPACE_LIST_REFERENCE: u32 = 0x008;
+/// ObjectSpaceManifestListStartFND and RevisionManifestListStartFND (2.5.3, 2.5.5): each names
+/// its object space first thing in its body.
+const SPACE_NAMING_STARTS: [u32; 2] = [0x00c, 0x014];
+/// ObjectDeclarationFileData3RefCountFND and ...LargeRefCountFND (2.5.27, 2.5.28): objects whose
+/// data is in the file's data store, outside the page's lists.
+const FILE_DATA_DECLARATIONS: [u32; 2] = [0x072, 0x073];
+
+/// Copies a page's object space (its lists, and the chunks they point to) from one section file
+/// to the end of another: each list as one fragment under a list id the other file does not use,
+/// each reference uncompressed, the space named by the id it gets there.
+struct Copier<'a> {
+    from: &'a [u8],
+    counts: HashMap<u32, usize>,
+    out: Vec<u8>,
+    next_id: u32,
+    /// The lists written: id and node count, for the transaction log.
+    lists: Vec<(u32, usize)>,
+    chunks: HashMap<(usize, usize), (usize, usize)>,
+    space: ExGuid,
+    /// The file data objects the page's declarations name (`<ifndf>{GUID}`), as stored.
+    file_data: Vec<[u8; 16]>,
+}
+
+impl Copier<'_> {
+    fn chunk(&mut self, stp: usize, cb: usize) -> (usize, usize) {
+        if let Some(done) = self.chunks.get(&(stp, cb)) {
+            return *done;
+        }
+        let at = append(&mut self.out, &self.from[stp..stp + cb]);
+        self.chunks.insert((stp, cb), (at, cb));
+        (at, cb)
+    }
+
+    fn list(&mut self, stp: usize, cb: usize) -> (usize, usize) {
+        let l = list(self.from, stp, cb, &self.counts).expect("the page's lists read");
+        let mut nodes = Vec::new();
+        for n in &l.nodes {
+            if FILE_DATA_DECLARATIONS.contains(&n.id) {
+                self.file_data.extend(file_data_named(self.from, n));
+            }
+            let rest = &self.from[n.body_at..n.at + n.size];
+            match n.chunk {
+                // A nil or empty reference is kept as it is.
+                Some((s, c)) if c > 0 && s.checked_add(c).is_some_and(|e| e <= self.from.len()) => {
+                    let (s, c) = if n.base == 2 {
+                        self.list(s, c)
+                    } else {
+                        self.chunk(s, c)
+                    };
+                    nodes.extend(node_with_ref(n.id, n.base, s, c, rest));
+                }
+                _ => {
+                    let mut node = self.from[n.at..n.at + n.size].to_vec();
+                    if SPACE_NAMING_STARTS.contains(&n.id) {
+                        node[4..20].copy_from_slice(&self.space.0);
+                        node[20..24].copy_from_slice(&self.space.1.to_le_bytes());
+                    }
+                    nodes.extend(node);
+                }
+            }
+        }
+        let id = self.next_id;
+        self.next_id += 1;
+        self.lists.push((id, l.nodes.len()));
+        let f = fragment(id, 0, &nodes);
+        (append(&mut self.out, &f), f.len())
+    }
+}
+
+/// The file data object a file data declaration names ([MS-ONESTORE] 2.5.27: oid, JCID, a
+/// reference count of 1 or 4 bytes, then `FileDataReference`, a counted UTF-16 string), when it
+/// names one in the file's data store (`<ifndf>{GUID}`).
+fn file_data_named(b: &[u8], n: &Node) -> Option<[u8; 16]> {
+    let at = n.body_at + 8 + if n.id == 0x072 { 1 } else { 4 };
+    let cch = u32_at(b, at)? as usize;
+    let units: Vec<u16> = b
+        .get(at + 4..at + 4 + 2 * cch)?
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let text = String::from_utf16(&units).ok()?;
+    let guid = text.strip_prefix("<ifndf>")?;
+    Some(
+        uuid::Uuid::parse_str(guid.trim_matches(['{', '}']))
+            .ok()?
+            .to_bytes_le(),
     )
+}
+
+/// FileDataStoreListReferenceFND ([MS-ONESTORE] 2.5.21), in the root list: the file's data store.
+const FILE_DATA_STORE: u32 = 0x090;
+/// FileDataStoreObjectReferenceFND (2.5.22): one object of the store, and its GUID.
+const FILE_DATA_OBJECT: u32 = 0x094;
+
+/// The file data store's list of `b`.
+fn file_data_store(b: &[u8]) -> Option<crate::onestore_walk::List> {
+    let counts = log_counts(b);
+    let (stp, cb) = root_list(b)
+        .nodes
+        .into_iter()
+        .find(|n| n.id == FILE_DATA_STORE)?
+        .chunk?;
+    list(b, stp, cb, &counts)
+}
+
+/// Adds `nodes` (whole nodes, back to back) to the end of list `l` of `out`, in the unused end
+/// of its last fragment, where OneNote adds a list's nodes: the reader takes a list's nodes up to
+/// the transaction log's count, reading on through a fragment's unused end, so a node cannot be
+/// put in a fragment of its own while that space is there.
+fn append_nodes(out: &mut [u8], l: &crate::onestore_walk::List, nodes: &[u8]) {
+    let (last, last_cb) = *l.fragments.last().unwrap();
+    let start = l
+        .nodes
+        .iter()
+        .filter(|n| n.at > last && n.at < last + last_cb)
+        .map(|n| n.at + n.size)
+        .max()
+        .unwrap_or(last + 16);
+    assert!(
+        start + nodes.len() <= last + last_cb - 20,
+        "the list's last fragment has room for the nodes"
+    );
+    out[start..start + nodes.len()].copy_from_slice(nodes);
+}
+
+/// A page moved from section `from` to section `to`, as cutting it in OneNote and pasting it at
+/// the end of the other section leaves both files: `from` without page `page_guid` (see
+/// [`remove_page`]), and `to` with the page's object space, its GUID, title, times, level and
+/// content as they were, listed after `to`'s last page (in that page's series), and the page's
+/// pictures and files added to `to`'s data store. In `to` the
+/// page's space is added to the root list in a fragment of its own, its lists get ids `to` does
+/// not use, and a transaction is added to the log that counts them ([MS-ONESTORE] 2.3.3), as an
+/// append by OneNote would. The space is named by an ExtendedGUID whose GUID the series' global
+/// id table already holds (another number with it), so that the series can name it without a
+/// table entry of its own.
+pub fn move_page(from: &[u8], to: &[u8], page_guid: &str) -> (Vec<u8>, Vec<u8>) {
+    let guid = guid_bytes(page_guid);
+    let a = Section::new(from);
+    let space = a.page_space(&guid);
+    let reference = root_list(from)
+        .nodes
+        .into_iter()
+        .find(|n| n.id == SPACE_LIST_REFERENCE && exguid_at(from, n.body_at) == Some(space))
+        .expect("the page's space is in the root list");
+    let b = Section::new(to);
+    assert!(
+        b.metadata_of(&guid).is_empty(),
+        "the other section has page {page_guid} already"
+    );
+    let &(_, last_space, series) = b.pages().last().expect("the other section has pages");
+    let root = root_list(to);
+    let n = 1 + root
+        .nodes
+        .iter()
+        .filter(|n| n.id == SPACE_LIST_REFERENCE)
+        .filter_map(|n| exguid_at(to, n.body_at))
+        .filter(|g| g.0 == last_space.0)
+        .map(|g| g.1)
+        .max()
+        .unwrap();
+    assert!(n < 256, "a compact id's number is one byte");
+    let new_space = (last_space.0, n);
+    let mut w = Rewrites::default();
+    for d in distinct(
+        b.decls
+            .iter()
+            .filter(|d| d.jcid == Some(PAGE_SERIES) && b.id(d) == Some(series)),
+    ) {
+        let p = b.prop(d, CHILD_GRAPH_SPACE_ELEMENT_NODES).unwrap();
+        let index = d
+            .ids
+            .iter()
+            .find(|(_, g)| **g == new_space.0)
+            .map(|(i, _)| *i)
+            .expect("the series' table holds its page's space");
+        let (_, _, count) = p.refs.unwrap();
+        let mut order: Vec<Ref> = (0..count).map(Ref::Kept).collect();
+        order.push(Ref::New((index << 8) | n));
+        w.set_refs_with(to, d, &p, &order);
+    }
+    let mut c = Copier {
+        from,
+        counts: log_counts(from),
+        out: w.apply(to, &b.decls),
+        next_id: list_ids(to).into_iter().max().unwrap() + 1,
+        lists: Vec::new(),
+        chunks: HashMap::new(),
+        space: new_space,
+        file_data: Vec::new(),
+    };
+    let (stp, cb) = reference.chunk.unwrap();
+    let (stp, cb) = c.list(stp, cb);
+    // The page's pictures and files: their objects in the data store, after `to`'s own.
+    let counts = log_counts(to);
+    let mut entries: Vec<(u32, u32)> = Vec::new();
+    let wanted: Vec<[u8; 16]> = c.file_data.clone();
+    if !wanted.is_empty() {
+        let theirs = file_data_store(from).expect("the page's section has a data store");
+        let ours = file_data_store(to).expect("the other section has a data store");
+        let mut nodes = Vec::new();
+        let mut added = 0;
+        for g in &wanted {
+            let in_to = ours.nodes.iter().any(|n| {
+                n.id == FILE_DATA_OBJECT && to.get(n.body_at..n.body_at + 16) == Some(&g[..])
+            });
+            if in_to || nodes.windows(16).any(|w| w == g) {
+                continue;
+            }
+            let n = theirs
+                .nodes
+                .iter()
+                .find(|n| {
+                    n.id == FILE_DATA_OBJECT && from.get(n.body_at..n.body_at + 16) == Some(&g[..])
+                })
+                .expect("the page's file data is in its section's data store");
+            let (s, len) = n.chunk.unwrap();
+            let (s, len) = c.chunk(s, len);
+            nodes.extend(node_with_ref(FILE_DATA_OBJECT, 1, s, len, g));
+            added += 1;
+        }
+        if added > 0 {
+            append_nodes(&mut c.out, &ours, &nodes);
+            if let Some(n) = counts.get(&ours.id) {
+                entries.push((ours.id, *n as u32 + added));
+            }
+        }
+    }
+    let mut out = c.out;
+    // The root list: the space's reference, after its last node.
+    let mut name = new_space.0.to_vec();
+    name.extend(new_space.1.to_le_bytes());
+    append_nodes(
+        &mut out,
+        &root,
+        &node_with_ref(SPACE_LIST_REFERENCE, 2, stp, cb, &name),
+    );
+    // The transaction: the root list's new count, the page's lists' counts, and its end (srcID
+    // 1, whose CRC the reader does not check and is left 0).
+    entries.extend(counts.get(&root.id).map(|n| (root.id, *n as u32 + 1)));
+    entries.extend(c.lists.iter().map(|(id, n)| (*id, *n as u32)));
+    entries.push((1, 0));
+    let log: Vec<u8> = entries
+        .iter()
+        .flat_map(|(id, n)| [id.to_le_bytes(), n.to_le_bytes()].concat())
+        .collect();
+    // Written after the log's last transaction (`cTransactionsInLog`, byte 96, counts them), in
+    // the unused entries OneNote leaves in its log fragment for the next ones.
+    let transactions = u32_at(&out, 96).unwrap();
+    let at = log_end(&out, transactions);
+    out[at..at + log.len()].copy_from_slice(&log);
+    out[96..100].copy_from_slice(&(transactions + 1).to_le_bytes());
+    (remove_page(from, page_guid), out)
+}
+
+/// Where the transaction after the log's first `transactions` goes: the entry after their last
+/// one, when the fragment holding it has room after it for a transaction of a few entries.
+fn log_end(b: &[u8], transactions: u32) -> usize {
+    let mut ended = 0;
+    for (stp, cb) in log_fragments(b) {
+        let end = log_next_at(stp, cb);
+        let mut at = stp;
+        while at + 8 <= end {
+            if ended == transactions {
+                assert!(
+                    at + 8 * 16 <= end,
+                    "the log's fragment has room for a transaction"
+                );
+                return at;
+            }
+            if u32_at(b, at) == Some(1) {
+                ended += 1;
+            }
+            at += 8;
+        }
+    }
+    panic!("the log holds fewer transactions than its header counts")
 }
 
 /// A notebook folder copied into `into` (a temporary folder of the test's), for changes that

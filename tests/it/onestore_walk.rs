@@ -23,7 +23,8 @@ pub fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 /// An ExtendedGUID ([MS-ONESTORE] 2.2.1): a GUID as stored, and a number.
 pub type ExGuid = ([u8; 16], u32);
 
-fn guid_at(b: &[u8], at: usize) -> Option<[u8; 16]> {
+/// The 16 bytes of a GUID at `at`, as stored.
+pub fn guid_at(b: &[u8], at: usize) -> Option<[u8; 16]> {
     b.get(at..at + 16)?.try_into().ok()
 }
 
@@ -79,6 +80,11 @@ pub fn put_chunk_ref(
     Some(())
 }
 
+/// The ExtendedGUID at `at`.
+pub fn exguid_at(b: &[u8], at: usize) -> Option<ExGuid> {
+    Some((guid_at(b, at)?, u32_at(b, at + 16)?))
+}
+
 /// A global id table ([MS-ONESTORE] 2.4.3): a compact id's index to its GUID.
 pub type IdTable = HashMap<u32, [u8; 16]>;
 
@@ -117,7 +123,7 @@ impl Declared {
 }
 
 /// A list of the walk: where it is, and the object space it belongs to.
-struct List {
+struct Pending {
     stp: usize,
     cb: usize,
     space: Option<ExGuid>,
@@ -130,12 +136,12 @@ pub fn declarations(b: &[u8]) -> Vec<Declared> {
     let mut out = Vec::new();
     let mut read = std::collections::HashSet::new();
     // fcrFileNodeListRoot ([MS-ONESTORE] 2.3.1) at byte 172.
-    let mut lists = vec![List {
+    let mut lists = vec![Pending {
         stp: u64_at(b, 172).unwrap() as usize,
         cb: u32_at(b, 180).unwrap() as usize,
         space: None,
     }];
-    while let Some(List {
+    while let Some(Pending {
         mut stp,
         mut cb,
         space,
@@ -175,7 +181,7 @@ pub fn declarations(b: &[u8]) -> Vec<Declared> {
                         } else {
                             space
                         };
-                        lists.push(List {
+                        lists.push(Pending {
                             stp: rs,
                             cb: rc,
                             space,
@@ -399,4 +405,196 @@ pub fn references_of(b: &[u8], prop_set_at: usize, wanted: u32) -> Option<(usize
         .find(|p| p.kind() == 0x9 && p.is(wanted))
         .and_then(|p| p.refs)
         .map(|(_, first, n)| (first, n))
+}
+
+/// `uintMagic` of a FileNodeListFragment's header ([MS-ONESTORE] 2.4.1).
+pub const FRAGMENT_MAGIC: u64 = 0xA456_7AB1_F5F7_F4C4;
+/// A FileNodeListFragment's footer.
+pub const FRAGMENT_FOOTER: u64 = 0x8BC2_15C3_8233_BA4B;
+
+/// A file node of a list ([MS-ONESTORE] 2.4.3): where it is, its id, size and base type, the
+/// chunk its reference points to (base types 1 and 2) and where its body goes on after that.
+#[derive(Debug, Clone, Copy)]
+pub struct Node {
+    pub at: usize,
+    pub id: u32,
+    pub size: usize,
+    pub base: u32,
+    pub chunk: Option<(usize, usize)>,
+    pub body_at: usize,
+}
+
+/// A file node list: its id, its fragments (location and size) and its nodes, at most as many
+/// as the transaction log counts for it (`counts`; all of them when it has no count), chunk
+/// terminators and empty nodes left out.
+pub struct List {
+    pub id: u32,
+    pub fragments: Vec<(usize, usize)>,
+    pub nodes: Vec<Node>,
+}
+
+/// Reads the list whose first fragment is at `stp` (`cb` bytes).
+pub fn list(b: &[u8], stp: usize, cb: usize, counts: &HashMap<u32, usize>) -> Option<List> {
+    let id = u32_at(b, stp + 8)?;
+    let mut left = counts.get(&id).copied().unwrap_or(usize::MAX);
+    let mut out = List {
+        id,
+        fragments: Vec::new(),
+        nodes: Vec::new(),
+    };
+    let (mut stp, mut cb) = (stp, cb);
+    loop {
+        if out.fragments.contains(&(stp, cb)) || cb < 36 {
+            return None;
+        }
+        out.fragments.push((stp, cb));
+        let end = stp + cb - 20;
+        let mut at = stp + 16;
+        while at + 4 <= end && left > 0 {
+            let h = u32_at(b, at)?;
+            let (id, size) = (h & 0x3ff, ((h >> 10) & 0x1fff) as usize);
+            let (stp_format, cb_format, base) = ((h >> 23) & 3, (h >> 25) & 3, (h >> 27) & 0xf);
+            if size == 0 || id == 0xff {
+                break;
+            }
+            let (chunk, body_at) = match base {
+                1 | 2 => {
+                    let (s, c, body) = chunk_ref(b, at + 4, stp_format, cb_format)?;
+                    (Some((s, c)), body)
+                }
+                _ => (None, at + 4),
+            };
+            out.nodes.push(Node {
+                at,
+                id,
+                size,
+                base,
+                chunk,
+                body_at,
+            });
+            left -= 1;
+            at += size;
+        }
+        let (next, next_cb) = (u64_at(b, end)?, u32_at(b, end + 8)?);
+        if next == 0 || next == u64::MAX {
+            return Some(out);
+        }
+        (stp, cb) = (next as usize, next_cb as usize);
+    }
+}
+
+/// The transaction log's fragments ([MS-ONESTORE] 2.3.3), from the header's `fcrTransactionLog`
+/// (byte 160): each one's location and size.
+pub fn log_fragments(b: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let (mut stp, mut cb) = (u64_at(b, 160).unwrap(), u32_at(b, 168).unwrap() as usize);
+    while stp != 0 && stp != u64::MAX && !out.iter().any(|(s, _)| *s == stp as usize) {
+        out.push((stp as usize, cb));
+        let next = log_next_at(stp as usize, cb);
+        (stp, cb) = (
+            u64_at(b, next).unwrap(),
+            u32_at(b, next + 8).unwrap() as usize,
+        );
+    }
+    out
+}
+
+/// Where a transaction log fragment's `nextFragment` is: after as many whole 8-byte entries as
+/// its size leaves room for beside that 12-byte reference (the size need not be a multiple of 8).
+pub fn log_next_at(stp: usize, cb: usize) -> usize {
+    stp + 8 * ((cb - 12) / 8)
+}
+
+/// Each list's node count as the transaction log gives it: the largest of its entries, as the
+/// reader takes it (entries of `srcID` 1 end a transaction and count nothing).
+pub fn log_counts(b: &[u8]) -> HashMap<u32, usize> {
+    let mut out = HashMap::new();
+    for (stp, cb) in log_fragments(b) {
+        for i in 0..(cb - 12) / 8 {
+            let (src, n) = (
+                u32_at(b, stp + 8 * i).unwrap(),
+                u32_at(b, stp + 8 * i + 4).unwrap() as usize,
+            );
+            if src != 1 && src != 0 {
+                let c = out.entry(src).or_insert(0);
+                *c = n.max(*c);
+            }
+        }
+    }
+    out
+}
+
+/// The root file node list (`fcrFileNodeListRoot`, byte 172).
+pub fn root_list(b: &[u8]) -> List {
+    let counts = log_counts(b);
+    list(
+        b,
+        u64_at(b, 172).unwrap() as usize,
+        u32_at(b, 180).unwrap() as usize,
+        &counts,
+    )
+    .expect("the root list reads")
+}
+
+/// The id of every list the file's lists lead to from the root.
+pub fn list_ids(b: &[u8]) -> std::collections::HashSet<u32> {
+    let counts = log_counts(b);
+    let root = root_list(b);
+    let mut out = std::collections::HashSet::from([root.id]);
+    let mut stack: Vec<(usize, usize)> = root
+        .nodes
+        .iter()
+        .filter(|n| n.base == 2)
+        .filter_map(|n| n.chunk)
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    while let Some((stp, cb)) = stack.pop() {
+        if !seen.insert(stp) {
+            continue;
+        }
+        if let Some(l) = list(b, stp, cb, &counts) {
+            out.insert(l.id);
+            stack.extend(
+                l.nodes
+                    .iter()
+                    .filter(|n| n.base == 2)
+                    .filter_map(|n| n.chunk),
+            );
+        }
+    }
+    out.extend(counts.keys().copied());
+    out
+}
+
+/// One fragment of a list, complete: its header (`id`, sequence number `sequence`), `nodes`
+/// (whole nodes, back to back) and a `nextFragment` that ends the list.
+pub fn fragment(id: u32, sequence: u32, nodes: &[u8]) -> Vec<u8> {
+    let mut out = FRAGMENT_MAGIC.to_le_bytes().to_vec();
+    out.extend(id.to_le_bytes());
+    out.extend(sequence.to_le_bytes());
+    out.extend_from_slice(nodes);
+    out.extend(u64::MAX.to_le_bytes());
+    out.extend(0u32.to_le_bytes());
+    out.extend(FRAGMENT_FOOTER.to_le_bytes());
+    out
+}
+
+/// A node of file node id `id` and base type `base` whose reference (uncompressed: an 8-byte
+/// location, a 4-byte size) points at `stp` (`cb` bytes), followed by `rest`.
+pub fn node_with_ref(id: u32, base: u32, stp: usize, cb: usize, rest: &[u8]) -> Vec<u8> {
+    let size = 4 + 12 + rest.len();
+    let h = id | ((size as u32) << 10) | (base << 27);
+    let mut out = h.to_le_bytes().to_vec();
+    out.extend((stp as u64).to_le_bytes());
+    out.extend((cb as u32).to_le_bytes());
+    out.extend_from_slice(rest);
+    out
+}
+
+/// Appends `bytes` to `out` at the next 8-byte boundary: where they start.
+pub fn append(out: &mut Vec<u8>, bytes: &[u8]) -> usize {
+    let at = out.len().next_multiple_of(8);
+    out.resize(at, 0);
+    out.extend_from_slice(bytes);
+    at
 }
