@@ -244,24 +244,31 @@ fn a_page_made_a_subpage_has_its_level() {
     );
 }
 
-#[test]
-fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was() {
-    let (Some(one), Some(two)) = (sample(ONE), sample(TWO)) else {
+/// Moves page `id` from section file `from` to `to` (samples, copied side by side into a notebook
+/// folder) and checks the scan and the converter: the page at the end of `to` as it was, gone
+/// from `from`, every other page as it was.
+fn check_move(from: &str, to: &str, id: &str) {
+    let (Some(src_from), Some(src_to)) = (sample(from), sample(to)) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let notebook = dir.path().join("Notebook");
     std::fs::create_dir(&notebook).unwrap();
-    std::fs::copy(&one, notebook.join("testOneNote1.one")).unwrap();
-    std::fs::copy(&two, notebook.join("testOneNote2.one")).unwrap();
-    let before = scan(&notebook);
-    let (from, to) = move_page(
-        &std::fs::read(&two).unwrap(),
-        &std::fs::read(&one).unwrap(),
-        TWO_FIRST,
+    let (at_from, at_to) = (
+        notebook.join(src_from.file_name().unwrap()),
+        notebook.join(src_to.file_name().unwrap()),
     );
-    write_section(&notebook.join("testOneNote2.one"), &from);
-    write_section(&notebook.join("testOneNote1.one"), &to);
+    std::fs::copy(&src_from, &at_from).unwrap();
+    std::fs::copy(&src_to, &at_to).unwrap();
+    let name = |p: &Path| p.file_stem().unwrap().to_str().unwrap().to_owned();
+    let before = scan(&notebook);
+    let (changed_from, changed_to) = move_page(
+        &std::fs::read(&src_from).unwrap(),
+        &std::fs::read(&src_to).unwrap(),
+        id,
+    );
+    write_section(&at_from, &changed_from);
+    write_section(&at_to, &changed_to);
     let after = scan(&notebook);
     let pages_of = |doc: &Value, section: &str| {
         sections(doc)
@@ -271,35 +278,37 @@ fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was
             .unwrap()
     };
     let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
-    assert_eq!(
-        ids(&pages_of(&before, "testOneNote1")),
-        [ONE_FIRST, ONE_BASICS]
+    let (from_before, to_before) = (
+        pages_of(&before, &name(&at_from)),
+        pages_of(&before, &name(&at_to)),
     );
-    assert_eq!(
-        ids(&pages_of(&before, "testOneNote2")),
-        [TWO_FIRST, TWO_BASICS]
+    let (from_after, to_after) = (
+        pages_of(&after, &name(&at_from)),
+        pages_of(&after, &name(&at_to)),
     );
-    let (one_after, two_after) = (
-        pages_of(&after, "testOneNote1"),
-        pages_of(&after, "testOneNote2"),
-    );
-    assert_eq!(ids(&one_after), [ONE_FIRST, ONE_BASICS, TWO_FIRST]);
-    assert_eq!(ids(&two_after), [TWO_BASICS]);
-    // The moved page as it was (title, level, time), at the end of its new section; the pages
-    // that stayed as they were.
-    let was = page(&pages_of(&before, "testOneNote2"), TWO_FIRST).clone();
+    assert!(ids(&from_before).contains(&Value::from(id)));
+    assert!(!ids(&to_before).contains(&Value::from(id)));
+    // Gone from where it was, the others there as they were but for their place.
+    let stayed: Vec<Value> = from_before
+        .iter()
+        .filter(|p| p["id"] != id)
+        .map(|p| without(p, &["order"]))
+        .collect();
     assert_eq!(
-        without(&one_after[2], &["order"]),
-        without(&was, &["order"])
+        from_after
+            .iter()
+            .map(|p| without(p, &["order"]))
+            .collect::<Vec<_>>(),
+        stayed
     );
-    assert_eq!(one_after[2]["order"], 2);
-    assert_eq!(one_after[..2], pages_of(&before, "testOneNote1")[..]);
+    // At the end of its new section as it was (title, level, time), after the pages there.
+    assert_eq!(to_after[..to_before.len()], to_before[..]);
+    assert_eq!(to_after.len(), to_before.len() + 1);
+    let moved = to_after.last().unwrap();
+    assert_eq!(moved["order"], to_before.len());
     assert_eq!(
-        without(&two_after[0], &["order"]),
-        without(
-            page(&pages_of(&before, "testOneNote2"), TWO_BASICS),
-            &["order"]
-        )
+        without(moved, &["order"]),
+        without(page(&from_before, id), &["order"])
     );
     let section_ids = |doc: &Value| {
         sections(doc)
@@ -308,12 +317,24 @@ fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was
             .collect::<Vec<_>>()
     };
     assert_eq!(section_ids(&before), section_ids(&after));
-    // Its content came with it: the converter reads the same blocks in its new section.
+    // Its content came with it, pictures included: the converter reads the same blocks.
+    assert!(converted(&src_from, id) == converted(&at_to, id));
+    let mut order = ids(&to_before);
+    order.push(Value::from(id));
     assert_eq!(
-        converted(&two, TWO_FIRST),
-        converted(&notebook.join("testOneNote1.one"), TWO_FIRST)
+        page_order(&changed_to)
+            .into_iter()
+            .map(Value::from)
+            .collect::<Vec<_>>(),
+        order
     );
-    assert_eq!(page_order(&to), [ONE_FIRST, ONE_BASICS, TWO_FIRST]);
+}
+
+#[test]
+fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was() {
+    check_move(TWO, ONE, TWO_FIRST);
+    // A page with a picture, into a section whose revisions are many.
+    check_move(ONE, TWO, ONE_BASICS);
 }
 
 /// A notebook folder as OneNote keeps it, of real section files: two sections and a section

@@ -619,20 +619,6 @@ pub fn remove_page(bytes: &[u8], page_guid: &str) -> Vec<u8> {
     arrange(bytes, &keep)
 }
 
-/// A copy of section `bytes` in which page `page_guid` is known by `new_guid` (its metadata and
-/// the section's copy of it), all else of the page kept.
-pub fn set_page_guid(bytes: &[u8], page_guid: &str, new_guid: &str) -> Vec<u8> {
-    let s = Section::new(bytes);
-    let mut w = Rewrites::default();
-    let metadata = s.metadata_of(&guid_bytes(page_guid));
-    assert!(!metadata.is_empty(), "the section has no page {page_guid}");
-    for d in distinct(metadata) {
-        let p = s.prop(d, ENTITY_GUID).unwrap();
-        w.set_data(bytes, d, &p, &guid_bytes(new_guid));
-    }
-    w.apply(bytes, &s.decls)
-}
-
 /// ObjectSpaceManifestListReferenceFND ([MS-ONESTORE] 2.5.2): an object space's list, in the
 /// root list.
 const SPACE_LIST_REFERENCE: u32 = 0x008;
