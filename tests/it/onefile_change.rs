@@ -14,8 +14,10 @@
 //! value of the same length is written in place; a property set that grows or shrinks is written
 //! at the end of the file and its declaration pointed there ([MS-ONESTORE] 2.2.4.2), the old
 //! bytes left as unused space, as OneNote itself leaves replaced data until it compacts the file.
-//! The reader checks no CRC or hash of these structures; the MD5 of a read-only declaration
-//! ([MS-ONESTORE] 2.5.30, node 0x0C4) is not recomputed, and the samples' pages have none.
+//! The reader checks no CRC or hash of these structures. The one hash they have, the MD5 a
+//! read-only object (a style, an author) keeps of its property set ([MS-ONESTORE] 2.5.29), stays
+//! true: such objects are never rewritten, only copied whole. A transaction added to the log ends
+//! with a CRC of 0, which the reader does not check either.
 #![allow(dead_code)]
 
 use std::collections::{HashMap, HashSet};
@@ -360,6 +362,14 @@ impl Rewrites {
     /// pointed there.
     fn apply(self, b: &[u8], decls: &[Declared]) -> Vec<u8> {
         assert!(!self.chunks.is_empty(), "nothing was changed");
+        // A read-only object (a style, an author) keeps an MD5 of its property set; none of the
+        // changes here touches one, and this keeps it so.
+        assert!(
+            !decls
+                .iter()
+                .any(|d| d.read_only() && self.chunks.contains_key(&d.chunk)),
+            "a read-only object's property set is not rewritten"
+        );
         let mut out = b.to_vec();
         let mut moved = Vec::new();
         for ((stp, cb), chunk) in &self.chunks {

@@ -100,6 +100,8 @@ pub fn resolve(table: &IdTable, compact: u32) -> Option<ExGuid> {
 /// reference streams ([MS-ONESTORE] 2.6.1) and properties start.
 #[derive(Debug, Clone)]
 pub struct Declared {
+    /// The declaring node's id and where the node starts.
+    pub node: (u32, usize),
     pub oid: u32,
     pub jcid: Option<u32>,
     pub space: Option<ExGuid>,
@@ -114,6 +116,12 @@ pub struct Declared {
 }
 
 impl Declared {
+    /// Whether the node is a read-only declaration (ReadOnlyObjectDeclaration2RefCountFND or
+    /// ...LargeRefCountFND, [MS-ONESTORE] 2.5.29, 2.5.30), which keeps an MD5 of its property set.
+    pub fn read_only(&self) -> bool {
+        matches!(self.node.0, 0x0c4 | 0x0c5)
+    }
+
     /// Whether this is (a revision of) an object of class `jcid`: JCIDs are compared by their
     /// index ([MS-ONESTORE] 2.6.14), as a short declaration keeps only that; a revision of an
     /// object, whose class the node does not say, matches every class.
@@ -203,6 +211,7 @@ pub fn declarations(b: &[u8]) -> Vec<Declared> {
                         };
                         if let (Some(jcid), Some(oid)) = (jcid, u32_at(b, body)) {
                             if let Some(mut d) = stream_layout(b, rs, oid, jcid) {
+                                d.node = (id, at);
                                 d.space = space;
                                 d.ids = ids.clone();
                                 d.ref_at = at + 4;
@@ -244,6 +253,7 @@ fn stream_layout(b: &[u8], at: usize, oid: u32, jcid: Option<u32>) -> Option<Dec
         }
     }
     Some(Declared {
+        node: (0, 0),
         oid,
         jcid,
         space: None,
