@@ -211,6 +211,37 @@ fn reordered_pages_are_scanned_in_their_new_order() {
     }
 }
 
+/// A section whose one series holds its pages (OneNote's layout after a page is added to a
+/// series): testOneNoteEmbeddedWordDoc.one with a page of testOneNote2.one moved in after its own.
+#[test]
+fn pages_of_one_series_are_reordered_within_it() {
+    let (Some(two), Some(y2016)) = (
+        sample(TWO),
+        sample("apache-tika/testOneNoteEmbeddedWordDoc.one"),
+    ) else {
+        return;
+    };
+    let own = "c7f7c2c8-dffa-4ad4-b5e3-84a969d31c8c";
+    let (_, both) = move_page(
+        &std::fs::read(two).unwrap(),
+        &std::fs::read(y2016).unwrap(),
+        TWO_BASICS,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (before, after) = (dir.path().join("Before.one"), dir.path().join("After.one"));
+    write_section(&before, &both);
+    write_section(&after, &reorder_pages(&both, &[TWO_BASICS, own]));
+    let (before, after) = (pages(&scan(&before)), pages(&scan(&after)));
+    let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&before), [own, TWO_BASICS]);
+    assert_eq!(ids(&after), [TWO_BASICS, own]);
+    for (i, a) in after.iter().enumerate() {
+        assert_eq!(a["order"], i);
+        let b = page(&before, a["id"].as_str().unwrap());
+        assert_eq!(without(b, &["order"]), without(a, &["order"]));
+    }
+}
+
 #[test]
 fn a_removed_page_is_gone_and_the_other_stays() {
     for (rel, gone, kept) in [(ONE, ONE_FIRST, ONE_BASICS), (TWO, TWO_BASICS, TWO_FIRST)] {
@@ -328,6 +359,15 @@ fn check_move(from: &str, to: &str, id: &str) {
             .collect::<Vec<_>>(),
         order
     );
+    // Removed again (it shares its series with the page before it there), the section is back
+    // to its own pages.
+    let back = dir.path().join("Back.one");
+    write_section(&back, &remove_page(&changed_to, id));
+    let again: Vec<Value> = sections(&scan(&back))[0]["pages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert_eq!(again, to_before);
 }
 
 #[test]
@@ -343,7 +383,7 @@ fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was
 fn notebook_of_sections(into: &Path) -> Option<std::path::PathBuf> {
     let (a, b, c) = (
         sample(ONE)?,
-        sample("apache-tika/testOneNote2016.one")?,
+        sample("apache-tika/testOneNoteEmbeddedWordDoc.one")?,
         sample("apache-tika/testOneNote4.one")?,
     );
     let src = tempfile::tempdir().unwrap();

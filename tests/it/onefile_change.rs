@@ -543,58 +543,63 @@ pub fn page_order(bytes: &[u8]) -> Vec<String> {
         .collect()
 }
 
-/// Puts the section's page series (each holding pages) or a series' pages in `want`'s order
-/// (page GUIDs), dropping those `want` leaves out.
+/// Puts the references of `property` of each of `decls` (revisions of one object) in `wanted`'s
+/// order, dropping those `wanted` leaves out.
+fn keep_in_order<'a>(
+    s: &Section,
+    w: &mut Rewrites,
+    decls: impl IntoIterator<Item = &'a Declared>,
+    property: u32,
+    wanted: &[ExGuid],
+) {
+    for d in distinct(decls) {
+        let p = s.prop(d, property).expect("the object has the property");
+        let refs = s.refs(d, &p);
+        let order: Vec<usize> = wanted
+            .iter()
+            .filter_map(|id| refs.iter().position(|r| r == id))
+            .collect();
+        w.set_refs(s.b, d, &p, &order);
+    }
+}
+
+/// The declarations of page series `series`.
+fn series_decls<'a>(s: &'a Section, series: ExGuid) -> impl Iterator<Item = &'a Declared> {
+    s.decls
+        .iter()
+        .filter(move |d| d.jcid == Some(PAGE_SERIES) && s.id(d) == Some(series))
+}
+
+/// Puts the section's pages in `want`'s order (page GUIDs, each of them once): the section's
+/// series, when each holds one page (OneNote's usual layout), or the pages of its one series.
 fn arrange(bytes: &[u8], want: &[&str]) -> Vec<u8> {
     let s = Section::new(bytes);
     let pages = s.pages();
-    let want: Vec<[u8; 16]> = want.iter().map(|g| guid_bytes(g)).collect();
-    for g in &want {
-        assert!(
-            pages.iter().any(|(p, _, _)| p == g),
-            "the section has no page {}",
-            uuid_text(g)
-        );
-    }
-    let series_of = |g: &[u8; 16]| pages.iter().find(|(p, _, _)| p == g).unwrap().2;
-    let space_of = |g: &[u8; 16]| pages.iter().find(|(p, _, _)| p == g).unwrap().1;
+    let find = |g: &str| {
+        let g = guid_bytes(g);
+        *pages
+            .iter()
+            .find(|(p, _, _)| *p == g)
+            .unwrap_or_else(|| panic!("the section has no page {}", uuid_text(&g)))
+    };
+    let want: Vec<([u8; 16], ExGuid, ExGuid)> = want.iter().map(|g| find(g)).collect();
     let mut w = Rewrites::default();
     let one_page_each = pages
         .iter()
         .all(|(_, _, series)| pages.iter().filter(|(_, _, s)| s == series).count() == 1);
     if one_page_each {
-        // OneNote's usual layout: a series per page, in the section node's order.
-        let wanted: Vec<ExGuid> = want.iter().map(series_of).collect();
-        for d in distinct(s.decls.iter().filter(|d| d.jcid == Some(SECTION_NODE))) {
-            let p = s.prop(d, ELEMENT_CHILD_NODES).unwrap();
-            let refs = s.refs(d, &p);
-            let order: Vec<usize> = wanted
-                .iter()
-                .filter_map(|id| refs.iter().position(|r| r == id))
-                .collect();
-            w.set_refs(bytes, d, &p, &order);
-        }
+        let series: Vec<ExGuid> = want.iter().map(|p| p.2).collect();
+        let sections = s.decls.iter().filter(|d| d.jcid == Some(SECTION_NODE));
+        keep_in_order(&s, &mut w, sections, ELEMENT_CHILD_NODES, &series);
     } else {
-        // One series holding the pages: its list of page spaces.
-        let series = series_of(&want[0]);
+        let series = want[0].2;
         assert!(
             pages.iter().all(|(_, _, s)| *s == series),
-            "pages spread over several series, some holding more than one, are not rearranged"
+            "pages spread over several series, some holding more than one, are not reordered"
         );
-        let wanted: Vec<ExGuid> = want.iter().map(space_of).collect();
-        for d in distinct(
-            s.decls
-                .iter()
-                .filter(|d| d.jcid == Some(PAGE_SERIES) && s.id(d) == Some(series)),
-        ) {
-            let p = s.prop(d, CHILD_GRAPH_SPACE_ELEMENT_NODES).unwrap();
-            let refs = s.refs(d, &p);
-            let order: Vec<usize> = wanted
-                .iter()
-                .filter_map(|id| refs.iter().position(|r| r == id))
-                .collect();
-            w.set_refs(bytes, d, &p, &order);
-        }
+        let spaces: Vec<ExGuid> = want.iter().map(|p| p.1).collect();
+        let decls = series_decls(&s, series);
+        keep_in_order(&s, &mut w, decls, CHILD_GRAPH_SPACE_ELEMENT_NODES, &spaces);
     }
     w.apply(bytes, &s.decls)
 }
@@ -611,22 +616,40 @@ pub fn reorder_pages(bytes: &[u8], order: &[&str]) -> Vec<u8> {
     arrange(bytes, order)
 }
 
-/// A copy of section `bytes` without page `page_guid`: its section no longer lists it (its
-/// series, or its place in its series). The page's object space stays in the file, unlisted, as
-/// a deleted page's data stays until OneNote cleans the file up.
+/// A copy of section `bytes` without page `page_guid`: its series no longer lists it, or, when
+/// it was its series' only page, the section no longer lists the series. The page's object space
+/// stays in the file, unlisted, as a deleted page's data stays until OneNote cleans the file up.
 pub fn remove_page(bytes: &[u8], page_guid: &str) -> Vec<u8> {
-    let now = page_order(bytes);
-    assert!(
-        now.iter().any(|p| p == page_guid),
-        "the section has no page {page_guid}"
-    );
-    let keep: Vec<&str> = now
+    let s = Section::new(bytes);
+    let pages = s.pages();
+    let guid = guid_bytes(page_guid);
+    let &(_, _, series) = pages
         .iter()
-        .map(String::as_str)
-        .filter(|p| *p != page_guid)
+        .find(|(p, _, _)| *p == guid)
+        .unwrap_or_else(|| panic!("the section has no page {page_guid}"));
+    assert!(pages.len() > 1, "the section keeps at least one page");
+    let mut w = Rewrites::default();
+    let siblings: Vec<ExGuid> = pages
+        .iter()
+        .filter(|(p, _, s)| *s == series && *p != guid)
+        .map(|p| p.1)
         .collect();
-    assert!(!keep.is_empty(), "the section keeps at least one page");
-    arrange(bytes, &keep)
+    if siblings.is_empty() {
+        let mut others: Vec<ExGuid> = pages.iter().map(|p| p.2).filter(|s| *s != series).collect();
+        others.dedup();
+        let sections = s.decls.iter().filter(|d| d.jcid == Some(SECTION_NODE));
+        keep_in_order(&s, &mut w, sections, ELEMENT_CHILD_NODES, &others);
+    } else {
+        let decls = series_decls(&s, series);
+        keep_in_order(
+            &s,
+            &mut w,
+            decls,
+            CHILD_GRAPH_SPACE_ELEMENT_NODES,
+            &siblings,
+        );
+    }
+    w.apply(bytes, &s.decls)
 }
 
 /// ObjectSpaceManifestListReferenceFND ([MS-ONESTORE] 2.5.2): an object space's list, in the
@@ -737,11 +760,13 @@ fn file_data_store(b: &[u8]) -> Option<crate::onestore_walk::List> {
     list(b, stp, cb, &counts)
 }
 
-/// Adds `nodes` (whole nodes, back to back) to the end of list `l` of `out`, in the unused end
-/// of its last fragment, where OneNote adds a list's nodes: the reader takes a list's nodes up to
-/// the transaction log's count, reading on through a fragment's unused end, so a node cannot be
-/// put in a fragment of its own while that space is there.
-fn append_nodes(out: &mut [u8], l: &crate::onestore_walk::List, nodes: &[u8]) {
+/// ChunkTerminatorFND ([MS-ONESTORE] 2.4.3): no more nodes in this fragment, as a 4-byte node.
+const CHUNK_TERMINATOR: u32 = 0x0ff | (4 << 10);
+
+/// Adds `nodes` (whole nodes, back to back) to the end of list `l` of `out`, where OneNote adds a
+/// list's nodes: in the unused end of its last fragment when they fit there, else in a fragment
+/// of its own chained after it (the last one then ended with a chunk terminator).
+fn append_nodes(out: &mut Vec<u8>, l: &crate::onestore_walk::List, nodes: &[u8]) {
     let (last, last_cb) = *l.fragments.last().unwrap();
     let start = l
         .nodes
@@ -750,11 +775,18 @@ fn append_nodes(out: &mut [u8], l: &crate::onestore_walk::List, nodes: &[u8]) {
         .map(|n| n.at + n.size)
         .max()
         .unwrap_or(last + 16);
-    assert!(
-        start + nodes.len() <= last + last_cb - 20,
-        "the list's last fragment has room for the nodes"
-    );
-    out[start..start + nodes.len()].copy_from_slice(nodes);
+    let end = last + last_cb - 20;
+    if start + nodes.len() <= end {
+        out[start..start + nodes.len()].copy_from_slice(nodes);
+        return;
+    }
+    if start + 4 <= end {
+        out[start..start + 4].copy_from_slice(&CHUNK_TERMINATOR.to_le_bytes());
+    }
+    let f = fragment(l.id, l.fragments.len() as u32, nodes);
+    let at = append(out, &f);
+    out[end..end + 8].copy_from_slice(&(at as u64).to_le_bytes());
+    out[end + 8..end + 12].copy_from_slice(&(f.len() as u32).to_le_bytes());
 }
 
 /// A page moved from section `from` to section `to`, as cutting it in OneNote and pasting it at
@@ -766,7 +798,8 @@ fn append_nodes(out: &mut [u8], l: &crate::onestore_walk::List, nodes: &[u8]) {
 /// not use, and a transaction is added to the log that counts them ([MS-ONESTORE] 2.3.3), as an
 /// append by OneNote would. The space is named by an ExtendedGUID whose GUID the series' global
 /// id table already holds (another number with it), so that the series can name it without a
-/// table entry of its own.
+/// table entry of its own. The other section needs a data store of its own when the page has
+/// pictures or files.
 pub fn move_page(from: &[u8], to: &[u8], page_guid: &str) -> (Vec<u8>, Vec<u8>) {
     let guid = guid_bytes(page_guid);
     let a = Section::new(from);
@@ -795,11 +828,7 @@ pub fn move_page(from: &[u8], to: &[u8], page_guid: &str) -> (Vec<u8>, Vec<u8>) 
     assert!(n < 256, "a compact id's number is one byte");
     let new_space = (last_space.0, n);
     let mut w = Rewrites::default();
-    for d in distinct(
-        b.decls
-            .iter()
-            .filter(|d| d.jcid == Some(PAGE_SERIES) && b.id(d) == Some(series)),
-    ) {
+    for d in distinct(series_decls(&b, series)) {
         let p = b.prop(d, CHILD_GRAPH_SPACE_ELEMENT_NODES).unwrap();
         let index = d
             .ids
