@@ -60,6 +60,11 @@ fn pages(doc: &Value) -> Vec<Value> {
     s[0]["pages"].as_array().unwrap().clone()
 }
 
+/// The pages' ids, in order.
+fn ids(pages: &[Value]) -> Vec<Value> {
+    pages.iter().map(|p| p["id"].clone()).collect()
+}
+
 fn page<'a>(pages: &'a [Value], id: &str) -> &'a Value {
     pages
         .iter()
@@ -199,15 +204,19 @@ fn reordered_pages_are_scanned_in_their_new_order() {
         else {
             return;
         };
-        let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
-        let (before, after) = (pages(&before), pages(&after));
-        assert_eq!(ids(&before), [first, second]);
-        assert_eq!(ids(&after), [second, first]);
-        for (i, a) in after.iter().enumerate() {
-            assert_eq!(a["order"], i);
-            let b = page(&before, a["id"].as_str().unwrap());
-            assert_eq!(without(b, &["order"]), without(a, &["order"]));
-        }
+        assert_swapped(&pages(&before), &pages(&after), first, second);
+    }
+}
+
+/// `before` held pages `first` then `second`, `after` holds them the other way round, each as it
+/// was but for its place.
+fn assert_swapped(before: &[Value], after: &[Value], first: &str, second: &str) {
+    assert_eq!(ids(before), [first, second]);
+    assert_eq!(ids(after), [second, first]);
+    for (i, a) in after.iter().enumerate() {
+        assert_eq!(a["order"], i);
+        let b = page(before, a["id"].as_str().unwrap());
+        assert_eq!(without(b, &["order"]), without(a, &["order"]));
     }
 }
 
@@ -215,7 +224,7 @@ fn reordered_pages_are_scanned_in_their_new_order() {
 /// series): testOneNoteEmbeddedWordDoc.one with a page of testOneNote2.one moved in after its own.
 #[test]
 fn pages_of_one_series_are_reordered_within_it() {
-    let (Some(two), Some(y2016)) = (
+    let (Some(two), Some(word)) = (
         sample(TWO),
         sample("apache-tika/testOneNoteEmbeddedWordDoc.one"),
     ) else {
@@ -224,22 +233,19 @@ fn pages_of_one_series_are_reordered_within_it() {
     let own = "c7f7c2c8-dffa-4ad4-b5e3-84a969d31c8c";
     let (_, both) = move_page(
         &std::fs::read(two).unwrap(),
-        &std::fs::read(y2016).unwrap(),
+        &std::fs::read(word).unwrap(),
         TWO_BASICS,
     );
     let dir = tempfile::tempdir().unwrap();
     let (before, after) = (dir.path().join("Before.one"), dir.path().join("After.one"));
     write_section(&before, &both);
     write_section(&after, &reorder_pages(&both, &[TWO_BASICS, own]));
-    let (before, after) = (pages(&scan(&before)), pages(&scan(&after)));
-    let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
-    assert_eq!(ids(&before), [own, TWO_BASICS]);
-    assert_eq!(ids(&after), [TWO_BASICS, own]);
-    for (i, a) in after.iter().enumerate() {
-        assert_eq!(a["order"], i);
-        let b = page(&before, a["id"].as_str().unwrap());
-        assert_eq!(without(b, &["order"]), without(a, &["order"]));
-    }
+    assert_swapped(
+        &pages(&scan(&before)),
+        &pages(&scan(&after)),
+        own,
+        TWO_BASICS,
+    );
 }
 
 #[test]
@@ -308,7 +314,6 @@ fn check_move(from: &str, to: &str, id: &str) {
             .map(|s| s["pages"].as_array().unwrap().clone())
             .unwrap()
     };
-    let ids = |ps: &[Value]| ps.iter().map(|p| p["id"].clone()).collect::<Vec<_>>();
     let (from_before, to_before) = (
         pages_of(&before, &name(&at_from)),
         pages_of(&before, &name(&at_to)),
@@ -428,7 +433,7 @@ fn sections_renamed_moved_and_deleted_keep_their_guids_where_they_are() {
             .map(|(_, _, id)| id)
             .unwrap()
     };
-    let (one, y2016, four) = (
+    let (one, word, four) = (
         id(&before, "testOneNote1"),
         id(&before, "testOneNote2016"),
         id(&before, "testOneNote4"),
@@ -444,7 +449,7 @@ fn sections_renamed_moved_and_deleted_keep_their_guids_where_they_are() {
         place(&after),
         [
             (String::new(), Value::from("Renamed"), one),
-            ("Group".to_owned(), Value::from("testOneNote2016"), y2016),
+            ("Group".to_owned(), Value::from("testOneNote2016"), word),
         ]
     );
     assert_eq!(
