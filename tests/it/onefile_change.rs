@@ -1,12 +1,12 @@
 //! Changed copies of real desktop section files ([MS-ONESTORE] revision store, [MS-ONE]
 //! structures), as a person's edits in OneNote would leave them between two runs: a page retitled,
 //! edited (its last-modified time later, a text run rewritten), made a subpage, reordered,
-//! deleted, or given to another section; and a notebook folder's own changes (a section file
+//! deleted, or moved whole into another section file; and a notebook folder's own changes (a section file
 //! renamed, moved into a section group's folder or to another notebook, deleted), which are file
 //! operations. Each function changes as little as it needs and panics when the sample does not
 //! hold what it changes, so that a test using it cannot pass on an unchanged file.
 //!
-//! How a section file names its pages ([MS-ONE] 1.3.2, 2.2.18-2.2.19): the section's root object
+//! How a section file names its pages ([MS-ONE] 1.3.2, 2.2.18, 2.2.19, 2.2.30): the section's root object
 //! space holds the section node, whose `ElementChildNodes` are its page series in order; each
 //! series names its pages' object spaces (`ChildGraphSpaceElementNodes`); a page's object space
 //! holds its metadata (`jcidPageMetaData`: the page's GUID, cached title and level; a copy of it
@@ -15,7 +15,7 @@
 //! at the end of the file and its declaration pointed there ([MS-ONESTORE] 2.2.4.2), the old
 //! bytes left as unused space, as OneNote itself leaves replaced data until it compacts the file.
 //! The reader checks no CRC or hash of these structures. The one hash they have, the MD5 a
-//! read-only object (a style, an author) keeps of its property set ([MS-ONESTORE] 2.5.29), stays
+//! read-only object (a style, an author) keeps of its property set (ReadOnlyObjectDeclaration2RefCountFND), stays
 //! true: such objects are never rewritten, only copied whole. A transaction added to the log ends
 //! with a CRC of 0, which the reader does not check either.
 #![allow(dead_code)]
@@ -31,7 +31,7 @@ use crate::onestore_walk::{
     ExGuid, Node, Prop, Stream,
 };
 
-/// jcidSectionNode ([MS-ONE] 2.2.2).
+/// jcidSectionNode ([MS-ONE]).
 const SECTION_NODE: u32 = 0x0006_0007;
 /// jcidPageSeriesNode ([MS-ONE] 2.2.18).
 const PAGE_SERIES: u32 = 0x0006_0008;
@@ -42,29 +42,29 @@ const RICH_TEXT: u32 = 0x0006_000e;
 /// jcidPageMetaData ([MS-ONE] 2.2.30).
 const PAGE_METADATA: u32 = 0x0002_0030;
 
-/// ElementChildNodes ([MS-ONE] 2.3.17): a section's page series, a page's content.
+/// ElementChildNodes ([MS-ONE]): a section's page series, a page's content.
 const ELEMENT_CHILD_NODES: u32 = 0x2400_1c20;
-/// StructureElementChildNodes ([MS-ONE] 2.3.88): a page's title.
+/// StructureElementChildNodes ([MS-ONE]): a page's title.
 const STRUCTURE_ELEMENT_CHILD_NODES: u32 = 0x2400_1d5f;
-/// ChildGraphSpaceElementNodes ([MS-ONE] 2.3.69): a page series' pages' object spaces.
+/// ChildGraphSpaceElementNodes ([MS-ONE]): a page series' pages' object spaces.
 const CHILD_GRAPH_SPACE_ELEMENT_NODES: u32 = 0x2c00_1d63;
 /// LastModifiedTime ([MS-ONE] 2.3.67), a Time32.
 const LAST_MODIFIED_TIME: u32 = 0x1400_1d7a;
-/// NotebookManagementEntityGuid ([MS-ONE] 2.3.76): a page's GUID.
+/// NotebookManagementEntityGuid ([MS-ONE]): a page's GUID.
 const ENTITY_GUID: u32 = 0x1c00_1c30;
-/// CachedTitleString ([MS-ONE] 2.3.75): the page's title as its metadata caches it.
+/// CachedTitleString ([MS-ONE]): the page's title as its metadata caches it.
 const CACHED_TITLE: u32 = 0x1c00_1cf3;
 /// PageLevel ([MS-ONE] 2.3.74): 1 for a page, 2 and 3 for subpages.
 const PAGE_LEVEL: u32 = 0x1400_1dff;
-/// RichEditTextUnicode ([MS-ONE] 2.3.40).
+/// RichEditTextUnicode ([MS-ONE]): a rich text's text, in UTF-16.
 const TEXT_UNICODE: u32 = 0x1c00_1c22;
-/// TextExtendedAscii ([MS-ONE] 2.3.90): a rich text's text in one byte a character, in place of
+/// TextExtendedAscii ([MS-ONE]): a rich text's text in one byte a character, in place of
 /// RichEditTextUnicode.
 const TEXT_ASCII: u32 = 0x1c00_3498;
-/// TextRunIndex ([MS-ONE] 2.3.41): where each text run but the last ends, in UTF-16 units.
+/// TextRunIndex ([MS-ONE]): where each text run but the last ends, in UTF-16 units.
 const TEXT_RUN_INDEX: u32 = 0x1c00_1e12;
 
-/// Seconds from 1970-01-01 to 1980-01-01, where a Time32 ([MS-ONE] 2.3.1) counts from.
+/// Seconds from 1970-01-01 to 1980-01-01, where a Time32 ([MS-ONE]) counts from.
 const TIME32_EPOCH: i64 = 315_532_800;
 
 /// A page GUID as `scan --json` gives it, as the file stores it (little-endian fields).
@@ -129,7 +129,7 @@ impl<'a> Section<'a> {
             .and_then(|d| d.space)
     }
 
-    /// Every declaration of the object of `jcid` with id `id` in `space` (one per revision).
+    /// Every declaration of object `id` in `space` (one per revision).
     fn objects(&self, space: Option<ExGuid>, id: ExGuid) -> impl Iterator<Item = &Declared> {
         self.decls
             .iter()
@@ -655,10 +655,10 @@ pub fn remove_page(bytes: &[u8], page_guid: &str) -> Vec<u8> {
 /// ObjectSpaceManifestListReferenceFND ([MS-ONESTORE] 2.5.2): an object space's list, in the
 /// root list.
 const SPACE_LIST_REFERENCE: u32 = 0x008;
-/// ObjectSpaceManifestListStartFND and RevisionManifestListStartFND (2.5.3, 2.5.5): each names
+/// ObjectSpaceManifestListStartFND and RevisionManifestListStartFND: each names
 /// its object space first thing in its body.
 const SPACE_NAMING_STARTS: [u32; 2] = [0x00c, 0x014];
-/// ObjectDeclarationFileData3RefCountFND and ...LargeRefCountFND (2.5.27, 2.5.28): objects whose
+/// ObjectDeclarationFileData3RefCountFND and ...LargeRefCountFND (2.5.27): objects whose
 /// data is in the file's data store, outside the page's lists.
 const FILE_DATA_DECLARATIONS: [u32; 2] = [0x072, 0x073];
 

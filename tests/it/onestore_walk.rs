@@ -85,7 +85,8 @@ pub fn exguid_at(b: &[u8], at: usize) -> Option<ExGuid> {
     Some((guid_at(b, at)?, u32_at(b, at + 16)?))
 }
 
-/// A global id table ([MS-ONESTORE] 2.4.3): a compact id's index to its GUID.
+/// A global id table ([MS-ONESTORE] GlobalIdTableEntryFNDX nodes): a compact id's index to its
+/// GUID.
 pub type IdTable = HashMap<u32, [u8; 16]>;
 
 /// Resolves a CompactID ([MS-ONESTORE] 2.2.2: `n` in the low 8 bits, the table index above).
@@ -117,13 +118,13 @@ pub struct Declared {
 
 impl Declared {
     /// Whether the node is a read-only declaration (ReadOnlyObjectDeclaration2RefCountFND or
-    /// ...LargeRefCountFND, [MS-ONESTORE] 2.5.29, 2.5.30), which keeps an MD5 of its property set.
+    /// ...LargeRefCountFND, [MS-ONESTORE]), which keeps an MD5 of its property set.
     pub fn read_only(&self) -> bool {
         matches!(self.node.0, 0x0c4 | 0x0c5)
     }
 
     /// Whether this is (a revision of) an object of class `jcid`: JCIDs are compared by their
-    /// index ([MS-ONESTORE] 2.6.14), as a short declaration keeps only that; a revision of an
+    /// index (the low bits), as a short declaration keeps only that; a revision of an
     /// object, whose class the node does not say, matches every class.
     pub fn is(&self, jcid: u32) -> bool {
         self.jcid.is_none_or(|j| j & 0xffff == jcid & 0xffff)
@@ -417,7 +418,7 @@ pub fn references_of(b: &[u8], prop_set_at: usize, wanted: u32) -> Option<(usize
         .map(|(_, first, n)| (first, n))
 }
 
-/// `uintMagic` of a FileNodeListFragment's header ([MS-ONESTORE] 2.4.1).
+/// `uintMagic` of a FileNodeListFragment's header ([MS-ONESTORE] FileNodeListHeader).
 pub const FRAGMENT_MAGIC: u64 = 0xA456_7AB1_F5F7_F4C4;
 /// A FileNodeListFragment's footer.
 pub const FRAGMENT_FOOTER: u64 = 0x8BC2_15C3_8233_BA4B;
