@@ -25,6 +25,7 @@ mod crash_points;
 mod doctor_cli;
 mod drive_client;
 mod engine_migrate;
+mod files_change;
 mod files_craft;
 mod files_damaged;
 mod files_identity;
@@ -84,8 +85,10 @@ mod notion_support;
 mod notion_uploads_once;
 mod notion_uploads_rate;
 mod notion_writer;
+mod onefile_change;
 mod onefile_hostile;
 mod onefile_samples;
+mod onestore_walk;
 mod output_cli;
 mod sync_e2e;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
