@@ -255,3 +255,61 @@ async fn a_files_users_sync_follows_every_change_in_layout_pages() {
 async fn a_files_users_sync_follows_every_change_in_layout_database() {
     a_files_users_sync_follows_every_change("database").await;
 }
+
+/// An account whose notebook is OneNote files in its OneDrive (`--via files`): a sync with nothing
+/// changed downloads no section file and writes nothing; once OneNote saves one section again
+/// (a page edited: a real file's bytes changed as OneNote leaves them, its `cTag` new), the next
+/// sync downloads that section's file alone and rewrites its page in place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drive_notebooks_sync_downloads_only_the_section_that_changed() {
+    // Desktop sections whose bytes `onefile_change` knows how to change.
+    let (Some(a), Some(b)) = (
+        sample("apache-tika/testOneNote1.one"),
+        sample("apache-tika/testOneNote2.one"),
+    ) else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("Field notes");
+    std::fs::create_dir(&path).unwrap();
+    std::fs::copy(a, path.join("First.one")).unwrap();
+    std::fs::copy(b, path.join("Second.one")).unwrap();
+    let lab = Lab::start(fast()).await;
+    let (user, nb) = lab.add_files_user("me", "Field notes", &path);
+    let home = tempfile::tempdir().unwrap();
+    let me = crate::account_clean_env::User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let to = lab.target_page.clone();
+    me.ok(&["login"]).await;
+    me.ok(&["migrate", "--to", &to, "--via", "files"]).await;
+
+    let writes = lab.notion.counters().changing_writes();
+    let out = me.run(&["sync", "--json"]).await;
+    expect(&out, 0, "a sync with nothing changed");
+    let doc = json(&out);
+    assert_eq!(doc["drive"]["downloads"], 0, "{doc}");
+    assert_eq!(lab.notion.counters().changing_writes(), writes, "{doc}");
+
+    // OneNote saves the first section with one of its pages edited.
+    let section = nb.sections[0].clone();
+    let bytes = std::fs::read(&section.source).unwrap();
+    let first = crate::onefile_change::page_order(&bytes)[0].clone();
+    let later = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let changed = dir.path().join(section.source.file_name().unwrap());
+    write_section(&changed, &touch_page(&bytes, &first, later));
+    lab.graph.replace_section_file(&user.id, &section, &changed);
+
+    let out = me.run(&["sync", "--json"]).await;
+    expect(&out, 0, "a sync after one section changed");
+    let doc = json(&out);
+    eprintln!("figures: sync --via files, one section changed: {doc}");
+    assert_eq!(
+        doc["drive"]["downloads"], 1,
+        "that section's file alone: {doc}"
+    );
+    assert_eq!(doc["updated"], 1, "{doc}");
+    assert_eq!(doc["created"], 0, "{doc}");
+}
