@@ -17,6 +17,47 @@ use crate::clock::UnixMillis;
 
 /// What a page held when notebridge finished writing it, as Notion gave it back: what the
 /// conflict rule (`notion::conflict`) compares a page with before it is written again.
+/// The SQL for the next placement number: after every page placed so far (a record without one
+/// was placed when it was made, so its rowid stands for it).
+pub(super) const NEXT_PLACED: &str =
+    "(SELECT coalesce(max(coalesce(placed, rowid)), 0) + 1 FROM notion_items)";
+
+/// What OneNote did to an item a person edited in Notion (`conflicts.change`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Its content changed: the OneNote version is kept beside it.
+    Changed,
+    /// It was renamed.
+    Renamed,
+    /// It was moved (to another parent, or to another place among its siblings).
+    Moved,
+    /// It was deleted.
+    Deleted,
+}
+
+impl Change {
+    /// The name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Changed => "changed",
+            Change::Renamed => "renamed",
+            Change::Moved => "moved",
+            Change::Deleted => "deleted",
+        }
+    }
+
+    /// The stored name read back (an unknown one is the oldest meaning, a content change).
+    pub fn parse(s: &str) -> Change {
+        match s {
+            "renamed" => Change::Renamed,
+            "moved" => Change::Moved,
+            "deleted" => Change::Deleted,
+            _ => Change::Changed,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
     /// The page's `last_edited_time`, to the minute (`YYYY-MM-DDTHH:MM`).
@@ -575,7 +616,7 @@ impl Db {
                                                   body_state, placed)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6, {})
                          ON CONFLICT(account, item_id) DO NOTHING",
-                        super::sync::NEXT_PLACED
+                        NEXT_PLACED
                     ),
                     params![account, item_id, kind, parent, title, BodyColumn::None],
                 )?)
@@ -1083,7 +1124,7 @@ pub struct Conflict {
     pub found_at: UnixMillis,
     /// What OneNote did to it (`changed`: its content, whose OneNote version is kept beside it;
     /// `renamed`, `moved`, `deleted`: a `sync` step left undone, with no other version to keep).
-    pub change: crate::store::sync::Change,
+    pub change: Change,
 }
 
 impl Db {
@@ -1110,7 +1151,7 @@ impl Db {
                         kept_title: r.get(5)?,
                         onenote_last_modified: r.get(6)?,
                         found_at: r.get(7)?,
-                        change: crate::store::sync::Change::parse(&r.get::<_, String>(8)?),
+                        change: Change::parse(&r.get::<_, String>(8)?),
                     })
                 })?;
                 for r in rows {

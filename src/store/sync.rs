@@ -8,14 +8,10 @@ use std::collections::HashSet;
 use rusqlite::params;
 
 use super::jobs::RunToken;
-use super::notion_items::{one_row, Fingerprint, ItemKind, Stage};
+pub use super::notion_items::Change;
+use super::notion_items::{one_row, Fingerprint, ItemKind, Stage, NEXT_PLACED};
 use super::{Db, Result};
 use crate::clock::UnixMillis;
-
-/// The SQL for the next placement number: after every page placed so far (a record without one
-/// was placed when it was made, so its rowid stands for it).
-pub(super) const NEXT_PLACED: &str =
-    "(SELECT coalesce(max(coalesce(placed, rowid)), 0) + 1 FROM notion_items)";
 
 /// A complete item's page as notebridge last placed it in Notion.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,42 +37,6 @@ pub struct Placed {
     pub fingerprint: Option<Fingerprint>,
     /// A person's edit left it as it is: sync does not touch it again.
     pub conflict: bool,
-}
-
-/// What OneNote did to an item a person edited in Notion (`conflicts.change`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Change {
-    /// Its content changed: the OneNote version is kept beside it.
-    Changed,
-    /// It was renamed.
-    Renamed,
-    /// It was moved (to another parent, or to another place among its siblings).
-    Moved,
-    /// It was deleted.
-    Deleted,
-}
-
-impl Change {
-    /// The name stored in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Change::Changed => "changed",
-            Change::Renamed => "renamed",
-            Change::Moved => "moved",
-            Change::Deleted => "deleted",
-        }
-    }
-
-    /// The stored name read back (an unknown one is the oldest meaning, a content change).
-    pub fn parse(s: &str) -> Change {
-        match s {
-            "renamed" => Change::Renamed,
-            "moved" => Change::Moved,
-            "deleted" => Change::Deleted,
-            _ => Change::Changed,
-        }
-    }
 }
 
 /// A section's database as `sync` sees it.
