@@ -237,7 +237,10 @@ pub(super) async fn execute(
                 }
                 if let Some(a) = &sync {
                     for line in sync_lines(a) {
-                        printer.out(format!("would {line}"));
+                        printer.out(line);
+                    }
+                    for c in &a.changes {
+                        printer.out(format!("would {c}"));
                     }
                 }
                 printer.out("dry run: nothing was written to Notion or to the queue");
@@ -368,6 +371,16 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String], command: &str) 
             for line in sync_lines(a) {
                 printer.out(line);
             }
+            // Each change, up to a screenful (`--json` has them all).
+            for c in a.changes.iter().take(40) {
+                printer.out(format!("  {c}"));
+            }
+            if a.changes.len() > 40 {
+                printer.out(format!(
+                    "  and {} more (`--json` lists them)",
+                    a.changes.len() - 40
+                ));
+            }
             for p in &a.problems {
                 printer.problem(p.clone());
             }
@@ -411,6 +424,7 @@ fn add_sync_counts(
     doc["kept_deleted"] = json!(a.kept_deleted);
     doc["unmovable"] = json!(a.unmovable);
     doc["sync_problems"] = json!(a.problems);
+    doc["changes"] = json!(a.changes);
     doc["conflicts"] = json!(conflicts_json(conflicts));
     if doc.get("failed").is_none() {
         doc["failed"] = json!(a.failed);

@@ -88,6 +88,8 @@ pub struct Applied {
     pub failed: usize,
     /// What failed, or was left, and why.
     pub problems: Vec<String>,
+    /// Each change applied (in a dry run: each change that would be), in words.
+    pub changes: Vec<String>,
     /// The deadline or a signal stopped the pass with steps left.
     pub stopped: bool,
     /// Pages a move took a child from or gave one to, with the minute of the move: Notion stamps
@@ -246,6 +248,10 @@ impl Pass<'_> {
                 return Ok(());
             }
             out.renamed += 1;
+            out.changes.push(format!(
+                "rename the database of section {} to {:?}",
+                r.section, r.title
+            ));
             let Some(owner) = self.owner else { continue };
             match self
                 .notion
@@ -525,8 +531,10 @@ impl Pass<'_> {
                 None => {}
             }
         };
+        let said = self.describe(p, u);
         let Some(owner) = self.owner else {
             count(out);
+            out.changes.push(said);
             return Ok(());
         };
         match self.check(p).await {
@@ -644,7 +652,31 @@ impl Pass<'_> {
             .await?;
         crate::crash::point("sync.recorded");
         count(out);
+        out.changes.push(said);
         Ok(())
+    }
+
+    /// An update in words.
+    fn describe(&self, p: &Placed, u: &Update) -> String {
+        let what = format!("{} {:?}", p.kind.as_str().replace('_', " "), p.title);
+        let mut parts = Vec::new();
+        if let Some(t) = &u.title {
+            parts.push(format!("rename {what} to {t:?}"));
+        }
+        match &u.to {
+            Some(to) if norm(to.id()) == norm(&p.parent) => {
+                parts.push(format!("put {what} back in OneNote's order"))
+            }
+            Some(to) => parts.push(format!("move {what} under {}", to.id())),
+            None => {}
+        }
+        if let (Some(r), None) = (&u.row, &u.to) {
+            parts.push(format!(
+                "set {what}'s Order to {} and Level to {}",
+                r.order, r.level
+            ));
+        }
+        parts.join("; ")
     }
 
     /// Notes `parents` as stamped by a move answered with `answer` (the moved page).
@@ -700,12 +732,25 @@ impl Pass<'_> {
         out: &mut Applied,
     ) -> Result<(), SyncError> {
         let members = 1 + d.under.len();
+        let what = match placed.get(d.top.item.as_str()) {
+            Some(p) => format!("{} {:?}", p.kind.as_str().replace('_', " "), p.title),
+            None => format!("the database of section {}", d.top.item),
+        };
+        let with = match d.under.len() {
+            0 => String::new(),
+            n => format!(" with the {n} deleted pages under it"),
+        };
         if self.deletions == Deletions::Keep {
             out.kept_deleted += members;
+            out.changes.push(format!(
+                "keep {what}{with} (deleted in OneNote; --deletions keep)"
+            ));
             return Ok(());
         }
         let Some(owner) = self.owner else {
             out.trashed += members;
+            out.changes
+                .push(format!("trash {what}{with} (deleted in OneNote)"));
             return Ok(());
         };
         // Every member checked once; a database's children are its rows (in `under`).
@@ -779,6 +824,11 @@ impl Pass<'_> {
                 continue;
             }
             crate::crash::point("sync.trashed");
+            out.changes.push(format!(
+                "trash {} {} (deleted in OneNote)",
+                g.kind.as_str().replace('_', " "),
+                g.page_id
+            ));
             // A database's rows have its data source for parent: everything in the unit goes.
             let with = match database {
                 Some(_) => members.clone(),
