@@ -158,25 +158,33 @@ impl<'a> Section<'a> {
             .unwrap_or_else(|| panic!("the section has no page {}", uuid_text(guid)))
     }
 
+    /// The references of `property` that every revision of an object (`decls`) holds: the
+    /// walk does not tell which revision is the latest, so they must agree (they do in the
+    /// samples, whose older revisions of a section or series differ elsewhere, if at all).
+    fn agreed<'d>(
+        &self,
+        decls: impl IntoIterator<Item = &'d Declared>,
+        property: u32,
+    ) -> Vec<ExGuid> {
+        let mut all = distinct(decls).into_iter().map(|d| {
+            let p = self.prop(d, property).expect("the object has the property");
+            self.refs(d, &p)
+        });
+        let first = all.next().expect("the object is declared");
+        assert!(
+            all.all(|r| r == first),
+            "the object's revisions list different references"
+        );
+        first
+    }
+
     /// The section's pages in order: each one's GUID, page space and page series.
     fn pages(&self) -> Vec<([u8; 16], ExGuid, ExGuid)> {
         let root = self.root_space();
-        let section = self
-            .decls
-            .iter()
-            .find(|d| d.jcid == Some(SECTION_NODE))
-            .unwrap();
-        let series = self
-            .prop(section, ELEMENT_CHILD_NODES)
-            .expect("page series");
+        let sections = self.decls.iter().filter(|d| d.jcid == Some(SECTION_NODE));
         let mut out = Vec::new();
-        for s in self.refs(section, &series) {
-            let d = self
-                .objects(root, s)
-                .next()
-                .expect("each page series is declared");
-            let spaces = self.prop(d, CHILD_GRAPH_SPACE_ELEMENT_NODES).unwrap();
-            for space in self.refs(d, &spaces) {
+        for s in self.agreed(sections, ELEMENT_CHILD_NODES) {
+            for space in self.agreed(self.objects(root, s), CHILD_GRAPH_SPACE_ELEMENT_NODES) {
                 let guid = self
                     .decls
                     .iter()
