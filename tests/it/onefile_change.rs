@@ -947,6 +947,34 @@ fn log_end(b: &[u8], transactions: u32) -> usize {
     panic!("the log holds fewer transactions than its header counts")
 }
 
+/// The real desktop sections a notebook folder is made of by [`desktop_notebook`]: each one's
+/// path among the samples and in the notebook folder.
+pub const DESKTOP_NOTEBOOK: &[(&str, &str)] = &[
+    ("apache-tika/testOneNote1.one", "testOneNote1.one"),
+    ("apache-tika/testOneNote2.one", "testOneNote2.one"),
+    (
+        "apache-tika/testOneNote2016.one",
+        "Group/testOneNote2016.one",
+    ),
+    ("apache-tika/testOneNote4.one", "Group/testOneNote4.one"),
+];
+
+/// A notebook folder `name` in `into` as OneNote desktop keeps one, of real desktop sections (two
+/// with two pages, and a section group's folder with two of one page): the files the functions
+/// above change. It has no table of contents: OneNote rewrites that on each change of its
+/// sections, and one kept from before would name files no longer there. None (and a line saying
+/// so) when the samples are not beside this clone.
+pub fn desktop_notebook(into: &Path, name: &str) -> Option<PathBuf> {
+    let notebook = into.join(name);
+    for (sample, at) in DESKTOP_NOTEBOOK {
+        let src = crate::files_support::sample(sample)?;
+        let to = notebook.join(at);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src, to).unwrap();
+    }
+    Some(notebook)
+}
+
 /// A notebook folder copied into `into` (a temporary folder of the test's), for changes that
 /// touch files: its path.
 pub fn copy_notebook(src: &Path, into: &Path) -> PathBuf {
