@@ -364,6 +364,20 @@ fn check_move(from: &str, to: &str, id: &str) {
             .collect::<Vec<_>>(),
         order
     );
+    // Edited where it is now: the functions find it in its new file as in its first.
+    let when = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:00:00Z")
+        .unwrap()
+        .to_utc();
+    let edited = dir.path().join("Edited.one");
+    write_section(
+        &edited,
+        &retitle_page(&touch_page(&changed_to, id, when), id, "Moved, then edited"),
+    );
+    let edited = pages(&scan(&edited));
+    let page_now = page(&edited, id);
+    assert_eq!(page_now["title"], "Moved, then edited");
+    assert_eq!(page_now["last_modified"], "2026-12-01T09:00:00Z");
+    assert_eq!(edited[..to_before.len()], to_before[..]);
     // Removed again (it shares its series with the page before it there), the section is back
     // to its own pages.
     let back = dir.path().join("Back.one");
