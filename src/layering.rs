@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["auth", "limiter"],
     &["convert", "drive", "graph", "ink", "mathml", "onefile"],
     &["notion"],
-    &["imports", "queue", "report", "verify"],
+    &["imports", "queue", "report", "sync", "verify"],
     &["engine"],
     &["cli"],
 ];

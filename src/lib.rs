@@ -60,6 +60,7 @@ pub mod notion;
 pub mod imports;
 pub mod queue;
 pub mod report;
+pub mod sync;
 pub mod verify;
 // A whole `migrate`.
 pub mod engine;

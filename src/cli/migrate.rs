@@ -21,6 +21,7 @@ use crate::settings::{parse_duration, Settings};
 use crate::store::imports::is_files_key;
 use crate::store::layouts::Layout;
 use crate::store::notion_items::Conflict;
+use crate::store::sync::Change;
 use crate::store::Db;
 
 pub(super) use crate::queue::lock::LOCK_STALE;
@@ -95,7 +96,7 @@ fn parse_layout(s: &str) -> Result<Layout, String> {
     Layout::parse(s).ok_or_else(|| format!("unknown layout {s:?}; use pages or database"))
 }
 
-fn parse_max_duration(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_max_duration(s: &str) -> Result<Duration, String> {
     let d = parse_duration(s).map_err(|e| format!("{e}; for example: 50m or 2h"))?;
     if d.is_zero() {
         return Err("must be longer than zero; for example: 50m".into());
@@ -151,6 +152,7 @@ async fn migrate(
             groups: args.groups.clone(),
             sites: args.sites.clone(),
             all_sources: args.all_sources,
+            own: false,
         },
         resume: args.resume,
         deadline: args.max_duration.map(|d| started_at + d.as_millis() as i64),
@@ -161,7 +163,23 @@ async fn migrate(
         from: args.from.clone(),
         via: args.via,
         layout: args.layout,
+        sync: None,
     };
+    execute(settings, printer, db, clock, token, &req, "migrate").await
+}
+
+/// Runs the library's migration (`migrate`, or `sync` when `req.sync` says so) as `req` asks,
+/// shows what it tells, and prints its outcome (human text or the contract's JSON document) and
+/// the exit code it means. `command` names the command in what it advises.
+pub(super) async fn execute(
+    settings: &Settings,
+    printer: &Printer,
+    db: &Arc<Db>,
+    clock: &Clock,
+    token: &str,
+    req: &Request,
+    command: &'static str,
+) -> CliResult<Exit> {
     // The root of the run's stop tree: signals and a lost lock stop it.
     let cancel = Cancel::new();
     let svc = Services {
@@ -180,8 +198,9 @@ async fn migrate(
         printer: printer.clone(),
         cancel: cancel.clone(),
         ticker: Mutex::new(None),
+        command,
     };
-    let outcome = engine::migrate(svc, &req, &shown).await;
+    let outcome = engine::migrate(svc, req, &shown).await;
     if let Some(t) = shown.ticker.lock().expect("ticker poisoned").take() {
         t.finish();
     }
@@ -190,12 +209,36 @@ async fn migrate(
             printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");
             Ok(Exit::Done)
         }
-        Outcome::DryRun { accounts, plan } => {
+        Outcome::DryRun {
+            accounts,
+            plan,
+            sync,
+        } => {
             if printer.json {
-                printer.json_line(&json!({"dry_run": true, "accounts": accounts, "plan": plan}));
+                let mut doc = json!({"dry_run": true, "accounts": accounts, "plan": plan});
+                if let Some(a) = &sync {
+                    let new: i64 = plan.accounts.iter().map(|p| p.pages + p.containers).sum();
+                    let keys = accounts.clone();
+                    let changed = db
+                        .call(move |db| {
+                            let mut n = 0;
+                            for k in &keys {
+                                n += db.changed_since_migration(k)?.len() as i64;
+                            }
+                            Ok::<_, crate::store::StoreError>(n)
+                        })
+                        .await?;
+                    add_sync_counts(&mut doc, a, new, changed, &[]);
+                }
+                printer.json_line(&doc);
             } else {
                 for line in plan.lines() {
                     printer.out(format!("plan: {line}"));
+                }
+                if let Some(a) = &sync {
+                    for line in sync_lines(a) {
+                        printer.out(format!("would {line}"));
+                    }
                 }
                 printer.out("dry run: nothing was written to Notion or to the queue");
             }
@@ -214,13 +257,13 @@ async fn migrate(
                     Ok::<_, crate::store::StoreError>(notes)
                 })
                 .await?;
-            Ok(print_report(printer, &r, &notes))
+            Ok(print_report(printer, &r, &notes, command))
         }
     }
 }
 
 /// Prints what a run did and returns its exit code.
-fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
+fn print_report(printer: &Printer, r: &Report, notes: &[String], command: &str) -> Exit {
     let (s, g, n) = (&r.stats, &r.graph, &r.notion);
     let engine::Summary {
         failed,
@@ -229,7 +272,7 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
         pages_total,
     } = r.summary;
     if printer.json {
-        printer.json_line(&json!({
+        let mut doc = json!({
             "plan": r.plan,
             "outcome": r.end,
             "accounts": r.accounts,
@@ -264,7 +307,15 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
             "blocked_by_failures": blocked,
             "conflicts": conflicts_json(&r.conflicts),
             "notes": notes,
-        }));
+        });
+        if let Some(a) = &r.sync {
+            let rewritten = s.rewritten.load(Ordering::Relaxed) as i64;
+            let written =
+                (s.pages.load(Ordering::Relaxed) + s.containers.load(Ordering::Relaxed)) as i64;
+            add_sync_counts(&mut doc, a, written - rewritten, rewritten, &r.conflicts);
+            doc["failed"] = json!(failed + a.failed as i64);
+        }
+        printer.json_line(&doc);
     } else {
         printer.out(format!(
             "{} pages migrated of {} planned; this run: {} pages, {} notebook/section pages, {} blocks, \
@@ -313,20 +364,79 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String]) -> Exit {
                  `notebridge migrate --resume --retry-failed` tries them again"
             ));
         }
+        if let Some(a) = &r.sync {
+            for line in sync_lines(a) {
+                printer.out(line);
+            }
+            for p in &a.problems {
+                printer.problem(p.clone());
+            }
+        }
         for line in conflict_lines(&r.conflicts) {
             printer.out(line);
         }
     }
+    let sync_failed = r.sync.as_ref().is_some_and(|a| a.failed > 0);
     match r.end {
         RunEnd::Stopped => {
-            printer.note("stopped with work remaining; run `notebridge migrate --resume` to go on");
+            printer.note(format!(
+                "stopped with work remaining; run `notebridge {command} --resume` to go on"
+            ));
             Exit::WorkRemaining
         }
-        RunEnd::Finished if failed > 0 || r.unreadable_sources > 0 || !r.conflicts.is_empty() => {
+        RunEnd::Finished
+            if failed > 0 || r.unreadable_sources > 0 || !r.conflicts.is_empty() || sync_failed =>
+        {
             Exit::SomeFailed
         }
         RunEnd::Finished => Exit::Done,
     }
+}
+
+/// `sync`'s counts as the contract's JSON gives them, added to the run's document: `created`
+/// (new pages and containers), `updated` (pages rewritten in place) and the structural pass's.
+fn add_sync_counts(
+    doc: &mut serde_json::Value,
+    a: &crate::sync::Applied,
+    created: i64,
+    updated: i64,
+    conflicts: &[Conflict],
+) {
+    doc["created"] = json!(created);
+    doc["updated"] = json!(updated);
+    doc["renamed"] = json!(a.renamed);
+    doc["moved"] = json!(a.moved);
+    doc["reordered"] = json!(a.reordered);
+    doc["trashed"] = json!(a.trashed);
+    doc["kept_deleted"] = json!(a.kept_deleted);
+    doc["unmovable"] = json!(a.unmovable);
+    doc["sync_problems"] = json!(a.problems);
+    doc["conflicts"] = json!(conflicts_json(conflicts));
+    if doc.get("failed").is_none() {
+        doc["failed"] = json!(a.failed);
+    }
+}
+
+/// `sync`'s structural changes in words, one line each that is not nothing.
+fn sync_lines(a: &crate::sync::Applied) -> Vec<String> {
+    let mut out = Vec::new();
+    for (n, what) in [
+        (a.renamed, "renamed"),
+        (a.moved, "moved"),
+        (a.reordered, "put back in OneNote's order"),
+        (a.trashed, "moved to Notion's trash (deleted in OneNote)"),
+        (a.kept_deleted, "left in Notion though deleted in OneNote"),
+        (a.conflicts, "left as a person edited them in Notion"),
+        (a.failed, "failed (the next sync tries them again)"),
+    ] {
+        if n > 0 {
+            out.push(format!("sync: {n} items {what}"));
+        }
+    }
+    if out.is_empty() {
+        out.push("sync: nothing renamed, moved, reordered or deleted".into());
+    }
+    out
 }
 
 /// The conflicts as the contract's JSON lists them (`sync --json`'s `conflicts`): the page, the
@@ -342,6 +452,7 @@ pub(crate) fn conflicts_json(conflicts: &[Conflict]) -> Vec<serde_json::Value> {
                 "kept_as": c.kept_page_id,
                 "kept_title": c.kept_title,
                 "onenote_last_modified": c.onenote_last_modified,
+                "change": c.change,
             })
         })
         .collect()
@@ -353,18 +464,26 @@ pub(crate) fn conflict_lines(conflicts: &[Conflict]) -> Vec<String> {
         return Vec::new();
     }
     let mut out = vec![format!(
-        "{} pages were edited in Notion since notebridge wrote them and are left as they are; \
-         the OneNote version of each is kept beside it:",
+        "{} pages were edited in Notion since notebridge wrote them and are left as they are \
+         (the OneNote version of a page changed in OneNote is kept beside it):",
         conflicts.len()
     )];
     for c in conflicts {
-        out.push(format!(
-            "  conflict: {:?} (Notion page {}): OneNote version kept as {:?} ({})",
-            c.title,
-            c.notion_page_id,
-            c.kept_title.as_deref().unwrap_or("not written yet"),
-            c.kept_page_id.as_deref().unwrap_or("no page yet")
-        ));
+        out.push(match c.change {
+            Change::Changed => format!(
+                "  conflict: {:?} (Notion page {}): OneNote version kept as {:?} ({})",
+                c.title,
+                c.notion_page_id,
+                c.kept_title.as_deref().unwrap_or("not written yet"),
+                c.kept_page_id.as_deref().unwrap_or("no page yet")
+            ),
+            change => format!(
+                "  conflict: {:?} (Notion page {}) was {} in OneNote; left where and as it is",
+                c.title,
+                c.notion_page_id,
+                change.as_str()
+            ),
+        });
     }
     out
 }
@@ -376,6 +495,8 @@ struct Shown {
     /// The run's stop tree's root, which a signal stops.
     cancel: Cancel,
     ticker: Mutex<Option<Ticker>>,
+    /// The command, named in what it advises.
+    command: &'static str,
 }
 
 impl Observer for Shown {
@@ -388,6 +509,7 @@ impl Observer for Shown {
             }
             Event::Draining(progress) => {
                 let cancel = self.cancel.clone();
+                let command = self.command;
                 tokio::spawn(async move {
                     wait_for_stop_signal().await;
                     tracing::warn!(
@@ -397,7 +519,7 @@ impl Observer for Shown {
                     // A second request does not wait for in-flight work (which may sit in a long
                     // throttle cooldown): the next run takes it up as after a kill.
                     wait_for_stop_signal().await;
-                    eprintln!("stopped at once; run `notebridge migrate --resume` to go on");
+                    eprintln!("stopped at once; run `notebridge {command} --resume` to go on");
                     std::process::exit(Exit::WorkRemaining.code().into());
                 });
                 let ticker = super::progress::migration(&self.printer, *progress);

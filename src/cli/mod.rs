@@ -16,6 +16,7 @@ mod scan_files;
 mod scan_sources;
 mod sources;
 mod status;
+mod sync;
 mod tree;
 mod verify;
 
@@ -97,6 +98,12 @@ enum Command {
         after_help = "Examples:\n  notebridge migrate --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef\n  notebridge migrate --resume --max-duration 50m   # from cron: exit 75 means more to do\n  notebridge migrate --resume --retry-failed\n  notebridge migrate --from Work.onepkg --to https://www.notion.so/Imports-0123456789abcdef0123456789abcdef"
     )]
     Migrate(migrate::MigrateArgs),
+    /// Keep Notion in step with OneNote after a migration: new and changed pages, renames,
+    /// moves, order and deletions, never over what a person edited in Notion.
+    #[command(
+        after_help = "Examples:\n  notebridge sync --dry-run\n  notebridge sync --max-duration 50m   # from cron: exit 75 means more to do, 4 conflicts or failures\n  notebridge sync --from ~/OneNote/Work --deletions keep"
+    )]
+    Sync(sync::SyncArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
     #[command(
         after_help = "Examples:\n  notebridge convert page.html\n  notebridge convert page.html --json > blocks.json"
@@ -242,6 +249,7 @@ fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
         Command::Scan(a) => scan::run(&settings()?, printer, a),
         Command::Sources(a) => sources::run(&settings()?, printer, a),
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
+        Command::Sync(a) => sync::run(&settings()?, printer, a),
         Command::Status(a) => status::run(&settings()?, printer, a),
         Command::Verify(a) => verify::run(&settings()?, printer, a),
         Command::Doctor(a) => doctor::run(&settings()?, printer, a),

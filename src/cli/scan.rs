@@ -99,6 +99,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<
                 groups: args.groups.clone(),
                 sites: args.sites.clone(),
                 all_sources: args.all_sources,
+                own: false,
             };
             let done = super::scan_sources::run(
                 printer,

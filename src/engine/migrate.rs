@@ -31,6 +31,7 @@ use crate::store::jobs::RunToken;
 use crate::store::layouts::Layout;
 use crate::store::notion_items::Conflict;
 use crate::store::{Db, StoreError};
+use crate::sync::{Applied, Deletions, Pass, SyncError};
 
 /// Pages worked on at once per account unless `NOTEBRIDGE_WORKERS` says otherwise: enough to keep
 /// Graph and Notion both busy, few enough to bound memory.
@@ -71,6 +72,9 @@ pub struct Request {
     /// How the target is laid out in Notion (`--layout`), recorded with its first plan; `None`:
     /// as recorded, or `pages` for a target never planned.
     pub layout: Option<Layout>,
+    /// `sync`: after the queue, mirror OneNote's renames, moves, order and deletions (what to do
+    /// with deletions); its target defaults to each source's recorded one.
+    pub sync: Option<Deletions>,
 }
 
 impl Default for Request {
@@ -89,6 +93,7 @@ impl Default for Request {
             from: Vec::new(),
             via: Via::Auto,
             layout: None,
+            sync: None,
         }
     }
 }
@@ -154,6 +159,14 @@ pub enum MigrateError {
     /// Planning without a Notion page to plan under.
     #[error("a migration that plans needs the Notion page to migrate under (--to)")]
     NoTarget,
+    /// `sync` of a source never migrated, without `--to`.
+    #[error(
+        "{0} was never migrated: give the Notion page to migrate it under (--to), as for `migrate`"
+    )]
+    NeverMigrated(String),
+    /// `sync`'s structural pass stopped.
+    #[error(transparent)]
+    Sync(#[from] SyncError),
     /// Another live process holds the run lock of this database.
     #[error(
         "another notebridge (pid {pid}, started {started}) is migrating with {db}; wait for it \
@@ -195,7 +208,10 @@ impl Classify for MigrateError {
             MigrateError::Store(e) => e.class(),
             MigrateError::Graph(e) => e.class(),
             MigrateError::Limiter(e) => e.class(),
-            MigrateError::NoTarget | MigrateError::NotImported(_) => {
+            MigrateError::Sync(e) => e.class(),
+            MigrateError::NoTarget
+            | MigrateError::NotImported(_)
+            | MigrateError::NeverMigrated(_) => {
                 Class::new(Scope::Run, Next::Never).means(Meaning::Usage)
             }
             MigrateError::Busy { .. } | MigrateError::LockLost => {
@@ -216,6 +232,8 @@ pub enum Outcome {
         accounts: Vec<String>,
         /// Their plan.
         plan: Plan,
+        /// `sync`: the renames, moves, reorders and deletions it would apply.
+        sync: Option<Box<Applied>>,
     },
     /// The queue was drained (or stopped). Boxed: a report is much larger than the other outcomes.
     Ran(Box<Report>),
@@ -251,6 +269,8 @@ pub struct Report {
     pub seconds: f64,
     /// Pages in flight per account.
     pub workers: usize,
+    /// `sync`'s structural pass (none when the queue did not finish, or for `migrate`).
+    pub sync: Option<Applied>,
 }
 
 /// Runs `migrate` as `req` asks, under the run lock unless it is a dry run, telling `observer`
@@ -260,7 +280,7 @@ pub async fn migrate(
     req: &Request,
     observer: &dyn Observer,
 ) -> Result<Outcome, MigrateError> {
-    if !req.resume && req.target.is_none() {
+    if !req.resume && req.target.is_none() && req.sync.is_none() {
         return Err(MigrateError::NoTarget);
     }
     if req.dry_run {
@@ -348,14 +368,17 @@ async fn run(
     }
 
     let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
+    let syncing = req.sync.is_some();
     let from = req.from.clone();
     let accounts = db
         .call(move |db| {
             if from.is_empty() {
+                // `sync --resume` goes on with the structural steps even when nothing is
+                // queued: the accounts are chosen as a sync chooses them.
                 let sel = Selection {
                     account: account.as_deref(),
                     all_accounts,
-                    resume,
+                    resume: resume && !syncing,
                 };
                 Ok(select_accounts(db, sel)?)
             } else {
@@ -363,7 +386,31 @@ async fn run(
             }
         })
         .await?;
-    if req.resume && !req.dry_run {
+    // `sync` goes on under each source's recorded target unless `--to` names one; a source never
+    // migrated needs `--to`.
+    let mut targets: std::collections::HashMap<String, String> = Default::default();
+    if !req.resume {
+        for account in &accounts {
+            let t = match (&req.target, req.sync) {
+                (Some(t), _) => t.clone(),
+                (None, _) => {
+                    let k = account.clone();
+                    let (recorded, label) = db
+                        .call(move |db| {
+                            Ok::<_, StoreError>((
+                                db.plan_targets_in_order(&k)?.into_iter().next(),
+                                plan_label(db, &k)?,
+                            ))
+                        })
+                        .await?;
+                    recorded.ok_or(MigrateError::NeverMigrated(label))?
+                }
+            };
+            targets.insert(account.clone(), t);
+        }
+    }
+    let recorded_targets = req.sync.is_some() && req.target.is_none();
+    if (req.resume || recorded_targets) && !req.dry_run {
         // A resumed run proves Update content under each target it goes on writing under, as a
         // first run does under its `--to`.
         let keys = accounts.clone();
@@ -408,12 +455,38 @@ async fn run(
             .await?;
     }
     // Plans as the run lock's holder, or previews when there is none (a dry run).
-    let planner = |target: &str| Planner {
+    // `sync` reads again every source an account's plans went to: its own notebooks and each
+    // group and site migrated before.
+    let mut picks_of: std::collections::HashMap<String, Picks> = Default::default();
+    if syncing && !req.resume {
+        for account in accounts.iter().filter(|k| !is_files_key(k)) {
+            let keys = queued_keys(db, std::slice::from_ref(account)).await?;
+            let mut picks = Picks::default();
+            for k in &keys {
+                match crate::store::sources::source_of_key(k) {
+                    Some((crate::store::sources::SourceKind::Group, id)) => {
+                        picks.groups.push(id.to_owned())
+                    }
+                    Some((crate::store::sources::SourceKind::Site, id)) => {
+                        picks.sites.push(id.to_owned())
+                    }
+                    _ => {}
+                }
+            }
+            let own_planned = {
+                let a = account.clone();
+                db.call(move |db| db.plan_targets(&a)).await?
+            };
+            picks.own = picks.team() && !own_planned.is_empty();
+            picks_of.insert(account.clone(), picks);
+        }
+    }
+    let planner = |target: &str, account: &str| Planner {
         db,
         graph: &graph,
         notion: &notion,
         clock,
-        picks: &req.picks,
+        picks: picks_of.get(account).unwrap_or(&req.picks),
         target: target.to_owned(),
         update: req.update && owner.is_some(),
         owner,
@@ -422,13 +495,14 @@ async fn run(
         drive: &drive,
         layout: req.layout,
     };
-    let target = req.target.as_deref().filter(|_| !req.resume);
+    let target_of = |account: &str| targets.get(account).map(String::as_str);
     if req.dry_run {
         let mut work = Vec::new();
         for account in &accounts {
+            let target = target_of(account);
             let (left, files) = match target {
                 Some(t) => {
-                    let p = planner(t).plan(account).await?;
+                    let p = planner(t, account).plan(account).await?;
                     (Some(p.left), Some(p.files))
                 }
                 None => (None, None),
@@ -468,7 +542,27 @@ async fn run(
                 Ok::<_, MigrateError>(estimate::plan(&limiter, rate.window(), files, &work)?)
             })
             .await?;
-        return Ok(Outcome::DryRun { accounts, plan });
+        let sync = match req.sync {
+            Some(deletions) => {
+                let keys = queued_keys(db, &accounts).await?;
+                let pass = Pass {
+                    db,
+                    notion: &notion,
+                    owner: None,
+                    clock,
+                    deletions,
+                    deadline: None,
+                    cancel,
+                };
+                Some(Box::new(pass.run(&keys).await?))
+            }
+            None => None,
+        };
+        return Ok(Outcome::DryRun {
+            accounts,
+            plan,
+            sync,
+        });
     }
     let owner = owner.expect("only a dry run runs without the run lock");
     if req.retry_failed {
@@ -506,8 +600,8 @@ async fn run(
         let (graph, plans, unreadable, planner, notion) =
             (&graph, &plans, &unreadable, &planner, &notion);
         async move {
-            if let Some(t) = target {
-                let p = planner(t).plan(&account).await?;
+            if let Some(t) = target_of(&account) {
+                let p = planner(t, &account).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
                 // New work changes the progress line's total.
                 stats.transitions.send_modify(|n| *n += 1);
@@ -536,7 +630,28 @@ async fn run(
             Ok::<_, MigrateError>(())
         }
     };
-    let end = drain(&migration, &accounts, req.deadline, req.workers, prepare).await?;
+    let mut end = drain(&migration, &accounts, req.deadline, req.workers, prepare).await?;
+    // `sync` mirrors the structure once what is new exists and what changed is rewritten.
+    let sync = match req.sync {
+        Some(deletions) if end == RunEnd::Finished => {
+            let keys = queued_keys(db, &accounts).await?;
+            let pass = Pass {
+                db,
+                notion: &notion,
+                owner: Some(owner),
+                clock,
+                deletions,
+                deadline: req.deadline,
+                cancel,
+            };
+            let applied = pass.run(&keys).await?;
+            if applied.stopped {
+                end = RunEnd::Stopped;
+            }
+            Some(applied)
+        }
+        _ => None,
+    };
     let keys = accounts.clone();
     let (summary, conflicts) = db
         .call(move |db| Ok::<_, StoreError>((summarise(db, &keys)?, db.account_conflicts(&keys)?)))
@@ -555,7 +670,28 @@ async fn run(
         notion_waited: notion.rate().waited(),
         seconds: (clock.now_ms() - started) as f64 / 1000.0,
         workers: req.workers,
+        sync,
     })))
+}
+
+/// The inventory keys of `accounts` with their groups' and sites' (an import is its own key).
+async fn queued_keys(db: &Arc<Db>, accounts: &[String]) -> Result<Vec<String>, StoreError> {
+    let accounts = accounts.to_vec();
+    db.call(move |db| {
+        let mut keys = Vec::new();
+        for a in &accounts {
+            for k in db.queued_keys(a)? {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+            if !keys.contains(a) {
+                keys.push(a.clone());
+            }
+        }
+        Ok(keys)
+    })
+    .await
 }
 
 /// `--resume --layout`: every target the resumed work is under must have been planned with that

@@ -39,6 +39,9 @@ pub struct Picks {
     pub sites: Vec<String>,
     /// The account's own notebooks and every group's and followed site's that holds any.
     pub all_sources: bool,
+    /// The account's own notebooks too, beside the groups and sites named (`sync` of an account
+    /// whose plans went to both).
+    pub own: bool,
 }
 
 impl Picks {
@@ -648,6 +651,9 @@ pub async fn select(
                 Err(e) => problems.push(e),
             }
         }
+    }
+    if picks.own && !picks.all_sources {
+        out.push(Source::personal(&who.user_id, account));
     }
     for g in &picks.groups {
         let s = find_group(graph, who, g).await?;

@@ -707,6 +707,59 @@ impl NotionClient {
         .await
     }
 
+    /// Moves page `id` under `parent` (Notion keeps its id, links, comments and backlinks; a
+    /// page moved where it already is goes after its siblings). Safe to repeat.
+    pub async fn move_page(&self, id: &str, parent: &MoveTo) -> Result<Value, NotionError> {
+        let parent = match parent {
+            MoveTo::Page(p) => json!({"type": "page_id", "page_id": p}),
+            MoveTo::DataSource(d) => json!({"type": "data_source_id", "data_source_id": d}),
+        };
+        self.call(
+            Method::POST,
+            &format!("/v1/pages/{id}/move"),
+            Body::Json(json!({ "parent": parent })),
+            Retry::Safe,
+            &format!("moving page {id}"),
+        )
+        .await
+    }
+
+    /// Updates page `id`'s `properties` with only those given. Safe to repeat.
+    pub async fn set_properties(&self, id: &str, properties: Value) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/pages/{id}"),
+            Body::Json(json!({ "properties": properties })),
+            Retry::Safe,
+            &format!("updating the properties of page {id}"),
+        )
+        .await
+    }
+
+    /// Renames database `id`. Safe to repeat.
+    pub async fn set_database_title(&self, id: &str, title: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/databases/{id}"),
+            Body::Json(json!({ "title": title_rich_text(title) })),
+            Retry::Safe,
+            &format!("renaming database {id}"),
+        )
+        .await
+    }
+
+    /// Moves database `id` (and its rows) to the trash.
+    pub async fn trash_database(&self, id: &str) -> Result<Value, NotionError> {
+        self.call(
+            Method::PATCH,
+            &format!("/v1/databases/{id}"),
+            Body::Json(json!({"in_trash": true})),
+            Retry::Safe,
+            &format!("trashing database {id}"),
+        )
+        .await
+    }
+
     /// Moves a page to the trash.
     pub async fn trash_page(&self, id: &str) -> Result<Value, NotionError> {
         self.call(
@@ -1132,6 +1185,24 @@ fn transport_kind(e: &reqwest::Error) -> &'static str {
         "connection dropped"
     } else {
         "request failed"
+    }
+}
+
+/// Where [`NotionClient::move_page`] puts a page.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MoveTo {
+    /// Under a page.
+    Page(String),
+    /// Into a data source, as a row.
+    DataSource(String),
+}
+
+impl MoveTo {
+    /// The page or data source id.
+    pub fn id(&self) -> &str {
+        match self {
+            MoveTo::Page(p) | MoveTo::DataSource(p) => p,
+        }
     }
 }
 

@@ -243,6 +243,16 @@ fn page_half(page: &Value, body: Sha256) -> Fingerprint {
     }
 }
 
+/// The fingerprint of a page after notebridge's own write changed only its properties or place
+/// (`sync`: a retitle, a move, a row's order), from the write's answer: the page half is the
+/// answer's, the body half what was recorded, since the write did not touch the body.
+pub fn after_own_write(answer: &Value, recorded: &Fingerprint) -> Fingerprint {
+    Fingerprint {
+        body: recorded.body.clone(),
+        ..page_half(answer, Sha256::new())
+    }
+}
+
 /// A body digested from the blocks its appends answered, in their order: what a listing of the
 /// page's body blocks would digest to when those appends are all the page's body was given.
 #[derive(Clone, Debug, Default)]

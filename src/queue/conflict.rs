@@ -205,6 +205,7 @@ impl Migration {
                 shape: Some(&shape),
                 links_recorded: true,
                 fingerprint: Some(&fingerprint),
+                row_order: None,
             };
             unfinished.written(&self.db, &self.owner, &w)?;
             crate::crash::point("conflict.kept_recorded");

@@ -161,6 +161,10 @@ impl Migration {
             shape: Some(&shape),
             links_recorded: page.is_some(),
             fingerprint: fingerprint.as_ref(),
+            row_order: page
+                .as_ref()
+                .and_then(|p| p.row.as_ref())
+                .map(|r| i64::from(r.row.order)),
         };
         crate::crash::point("queue.body_written");
         unfinished.written(&self.db, &self.owner, &written)?;

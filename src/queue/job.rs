@@ -178,6 +178,9 @@ impl Migration {
             .caller(&job.account, opts)
             .await?
             .for_item(crate::failure::Retries::new(self.retries, already));
+        let rewriting = existing.as_ref().is_some_and(|i| {
+            matches!(i.state, crate::store::notion_items::ItemState::Rewriting(_))
+        });
         let created = existing.is_some_and(|i| i.page_id().is_some());
         if !created {
             // An earlier sibling waiting for a retry would make this page wait long after its
@@ -281,6 +284,9 @@ impl Migration {
         )
         .await?;
         self.stats.pages.fetch_add(1, Ordering::Relaxed);
+        if rewriting {
+            self.stats.rewritten.fetch_add(1, Ordering::Relaxed);
+        }
         self.stats
             .approximations
             .fetch_add(approximations, Ordering::Relaxed);

@@ -26,6 +26,8 @@ pub struct RunStats {
     /// Pages found edited in Notion in this run: left as they are, their OneNote version kept
     /// beside them.
     pub conflicts: AtomicU64,
+    /// Pages of `pages` that were rewritten in place (changed in OneNote since written).
+    pub rewritten: AtomicU64,
     /// Links rewritten by the link pass.
     pub links: AtomicU64,
     /// Pages to be created whose content is fetched and whose write has not ended, now (they

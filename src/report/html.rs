@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 
 use super::{AccountSection, MigrationReport, NotionSource};
 use crate::clock::UnixMillis;
+use crate::store::sync::Change;
 
 /// The pages chart draws at most this many points (evenly chosen, the last always kept).
 pub const MAX_CHART_POINTS: usize = 500;
@@ -171,18 +172,27 @@ fn account(h: &mut String, a: &AccountSection) {
         // Not failed, and nothing lost: the person's page stands, the OneNote version beside it.
         h.push_str(
             "<h3>Edited in Notion: left as they are</h3>\n<p>These pages were edited in Notion \
-             since notebridge wrote them; their OneNote version is kept beside each.</p>\n\
+             since notebridge wrote them. Where OneNote changed a page's content, its OneNote \
+             version is kept beside it; where OneNote renamed, moved or deleted it, the page \
+             stays where and as it is.</p>\n\
              <div class=\"scroll\"><table class=\"conflicts\">\n<tr><th>Page</th><th>Notion page\
-             </th><th>OneNote version kept as</th></tr>\n",
+             </th><th>In OneNote</th><th>OneNote version kept as</th></tr>\n",
         );
         for c in &a.conflicts {
+            let kept = match c.change {
+                Change::Changed => format!(
+                    "{} <span class=\"muted\">({})</span>",
+                    esc(c.kept_title.as_deref().unwrap_or("not written yet")),
+                    esc(c.kept_page_id.as_deref().unwrap_or("no page yet"))
+                ),
+                _ => "<span class=\"muted\">nothing to keep</span>".to_owned(),
+            };
             let _ = writeln!(
                 h,
-                "<tr><td>{}</td><td>{}</td><td>{} <span class=\"muted\">({})</span></td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{kept}</td></tr>",
                 esc(&c.title),
                 esc(&c.notion_page_id),
-                esc(c.kept_title.as_deref().unwrap_or("not written yet")),
-                esc(c.kept_page_id.as_deref().unwrap_or("no page yet"))
+                c.change.as_str(),
             );
         }
         h.push_str("</table></div>\n");

@@ -249,6 +249,7 @@ mod tests {
             shape: None,
             links_recorded: true,
             fingerprint: None,
+            row_order: None,
         };
         writing.written(db, t, &w).unwrap();
     }

@@ -20,6 +20,7 @@ pub mod jobs;
 pub mod layouts;
 pub mod notion_items;
 pub mod sources;
+pub mod sync;
 pub mod ways;
 pub mod write_journal;
 
@@ -121,6 +122,7 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0023_conflicts",
         include_str!("../../migrations/0023_conflicts.sql"),
     ),
+    ("0024_sync", include_str!("../../migrations/0024_sync.sql")),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

@@ -17,6 +17,47 @@ use crate::clock::UnixMillis;
 
 /// What a page held when notebridge finished writing it, as Notion gave it back: what the
 /// conflict rule (`notion::conflict`) compares a page with before it is written again.
+/// The SQL for the next placement number: after every page placed so far (a record without one
+/// was placed when it was made, so its rowid stands for it).
+pub(super) const NEXT_PLACED: &str =
+    "(SELECT coalesce(max(coalesce(placed, rowid)), 0) + 1 FROM notion_items)";
+
+/// What OneNote did to an item a person edited in Notion (`conflicts.change`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Change {
+    /// Its content changed: the OneNote version is kept beside it.
+    Changed,
+    /// It was renamed.
+    Renamed,
+    /// It was moved (to another parent, or to another place among its siblings).
+    Moved,
+    /// It was deleted.
+    Deleted,
+}
+
+impl Change {
+    /// The name stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Changed => "changed",
+            Change::Renamed => "renamed",
+            Change::Moved => "moved",
+            Change::Deleted => "deleted",
+        }
+    }
+
+    /// The stored name read back (an unknown one is the oldest meaning, a content change).
+    pub fn parse(s: &str) -> Change {
+        match s {
+            "renamed" => Change::Renamed,
+            "moved" => Change::Moved,
+            "deleted" => Change::Deleted,
+            _ => Change::Changed,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fingerprint {
     /// The page's `last_edited_time`, to the minute (`YYYY-MM-DDTHH:MM`).
@@ -405,6 +446,9 @@ pub struct Written<'a> {
     /// What the page holds now, as Notion gave it back (`notion::conflict`): what a later rewrite
     /// compares with. `None` for items never rewritten (containers).
     pub fingerprint: Option<&'a Fingerprint>,
+    /// A row's `Order` property as written (layout `database`), which `sync` compares with
+    /// OneNote's order.
+    pub row_order: Option<i64>,
 }
 
 /// One row of `notion_items`.
@@ -567,10 +611,13 @@ impl Db {
             "recording a page creation",
             |tx| {
                 one_row(tx.execute(
-                    "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
-                                              body_state)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(account, item_id) DO NOTHING",
+                    &format!(
+                        "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
+                                                  body_state, placed)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, {})
+                         ON CONFLICT(account, item_id) DO NOTHING",
+                        NEXT_PLACED
+                    ),
                     params![account, item_id, kind, parent, title, BodyColumn::None],
                 )?)
             },
@@ -846,7 +893,8 @@ fn finish_body(
                         onenote_last_modified = ?6, body_shape = ?8,
                         pending_links = (?7 OR EXISTS (SELECT 1 FROM link_blocks
                             WHERE account = ?1 AND item_id = ?2)),
-                        links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL
+                        links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL,
+                        row_order = coalesce(?14, row_order)
                  WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
                    AND body_state = ?12
                    AND (body_state != 'none' OR rewrite_check = 'clear')",
@@ -863,7 +911,8 @@ fn finish_body(
                     w.links_recorded,
                     page_id,
                     from.1,
-                    w.fingerprint.map(Fingerprint::to_json)
+                    w.fingerprint.map(Fingerprint::to_json),
+                    w.row_order
                 ],
             )?)?;
             tx.execute(
@@ -1073,6 +1122,9 @@ pub struct Conflict {
     pub onenote_last_modified: Option<String>,
     /// When it was first found (Unix ms).
     pub found_at: UnixMillis,
+    /// What OneNote did to it (`changed`: its content, whose OneNote version is kept beside it;
+    /// `renamed`, `moved`, `deleted`: a `sync` step left undone, with no other version to keep).
+    pub change: Change,
 }
 
 impl Db {
@@ -1081,7 +1133,7 @@ impl Db {
         self.read("reading conflicts", |c| {
             let mut st = c.prepare(
                 "SELECT c.account, c.item_id, coalesce(n.title, ''), c.notion_page_id,
-                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at
+                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at, c.change
                  FROM conflicts c
                  LEFT JOIN notion_items n ON n.account = c.account AND n.item_id = c.item_id
                  LEFT JOIN notion_items k ON k.account = c.account AND k.item_id = c.kept_item_id
@@ -1099,6 +1151,7 @@ impl Db {
                         kept_title: r.get(5)?,
                         onenote_last_modified: r.get(6)?,
                         found_at: r.get(7)?,
+                        change: Change::parse(&r.get::<_, String>(8)?),
                     })
                 })?;
                 for r in rows {
@@ -1180,6 +1233,7 @@ mod tests {
             shape: None,
             links_recorded: true,
             fingerprint: None,
+            row_order: None,
         };
         let done = writing.written(&db, &t, &w).unwrap();
         assert_eq!(done.page_id(), "n1");

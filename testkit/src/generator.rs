@@ -638,13 +638,16 @@ pub fn page_html_at(
         }
         h.push_str("\t\t</div>\n");
     }
+    // The extras name the page by a label of its content, not by its `order`: a reorder
+    // leaves a page's content as it was.
+    let label = page.content_seed % 1000;
     if page.extra_paragraphs > 0 {
         h.push_str("\t\t<div style=\"position:absolute;left:48px;top:4400px;width:624px\">\n");
         for i in 0..page.extra_paragraphs {
             let _ = writeln!(
                 h,
                 "\t\t\t<p style=\"{P_STYLE}\">Line {i} of page {}</p>",
-                page.order
+                label
             );
         }
         h.push_str("\t\t</div>\n");
@@ -653,7 +656,7 @@ pub fn page_html_at(
         let _ = writeln!(
             h,
             "\t\t<div style=\"position:absolute;left:48px;top:4600px;width:624px\">\n\t\t\t<h4 style=\"font-size:12pt;color:#2f5496;font-style:italic;margin-top:0pt;margin-bottom:0pt\">Level four of page {}</h4>\n\t\t</div>",
-            page.order
+            label
         );
     }
     // The e-mail link goes beside the first page link when there is one (so rewriting that link
@@ -662,7 +665,7 @@ pub fn page_html_at(
         let _ = writeln!(
             h,
             "\t\t<div style=\"position:absolute;left:48px;top:4800px;width:624px\">\n\t\t\t<p style=\"{P_STYLE}\">Questions: <a href=\"mailto:author{}@example.com\">write to the author</a></p>\n\t\t</div>",
-            page.order
+            label
         );
     }
     // Links to other pages of the notebook, as OneNote writes them, in an outline of their own below
@@ -674,7 +677,7 @@ pub fn page_html_at(
             let mail = if page.mail_link && i == 0 {
                 format!(
                     " or <a href=\"mailto:author{}@example.com\">write to the author</a>",
-                    page.order
+                    label
                 )
             } else {
                 String::new()

@@ -268,6 +268,64 @@ impl Scenario {
         names
     }
 
+    /// `sync` as cron runs it: the target and layout as recorded.
+    fn sync(&self) -> Vec<String> {
+        vec!["sync".into(), "--account".into(), "alice".into()]
+    }
+
+    /// OneNote's structure changes after the first migration: a page moves to the other
+    /// section, that section is renamed, a page goes first in its section, another is deleted;
+    /// and a person edits in Notion a page that OneNote deletes (a conflict: sync leaves it).
+    fn restructure(&self) {
+        let db = Db::open(&self.state.db).unwrap();
+        let edited = self.lab.graph.mutate(&self.user.id, |n| {
+            let sections: Vec<String> = n.sections.iter().map(|s| s.id.clone()).collect();
+            let big = n.pages[BIG].id.clone();
+            // Top-level pages with no subpage after them, in OneNote's order per section.
+            let leaves = |n: &notebridge_testkit::graph::model::UserNotes, s: &str| {
+                let mut p: Vec<_> = n.pages.iter().filter(|p| p.section_id == s).collect();
+                p.sort_by_key(|p| p.order);
+                let ids: Vec<String> = p
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, q)| {
+                        q.level == 0 && q.id != big && p.get(i + 1).is_none_or(|r| r.level == 0)
+                    })
+                    .map(|(_, q)| q.id.clone())
+                    .collect();
+                ids
+            };
+            let first = leaves(n, &sections[0]);
+            assert!(first.len() >= 4, "the walk's section has leaves: {first:?}");
+            n.move_page("alice", &first[0], &sections[1]).unwrap();
+            n.rename_section("alice", &sections[1], "Moved into")
+                .unwrap();
+            n.reorder_page("alice", &first[1], 0).unwrap();
+            n.delete_page("alice", &first[2]).unwrap();
+            n.delete_page("alice", &first[3]).unwrap();
+            first[3].clone()
+        });
+        let page = db
+            .notion_item("alice", &edited)
+            .unwrap()
+            .and_then(|i| i.into_page_id())
+            .expect("the page was migrated");
+        let block = self
+            .lab
+            .notion
+            .blocks_of(&page)
+            .into_iter()
+            .find(|b| {
+                let ty = b["type"].as_str().unwrap_or("");
+                b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
+            })
+            .and_then(|b| b["id"].as_str().map(str::to_owned))
+            .expect("a block with text");
+        self.lab
+            .notion
+            .edit_block_as_person(&block, "Kept by a person though OneNote deleted it");
+    }
+
     /// Whether exit `code` is a run that ended with its work done: 0, or 4 for the conflict's.
     fn ended(&self, code: i32) -> bool {
         code == 0 || (self.conflict && code == 4)
@@ -339,6 +397,8 @@ enum Phase {
     /// After the edit and a person's edit in Notion of a page OneNote changed too:
     /// `migrate --update` keeps that page and its OneNote version beside it (a conflict).
     Conflict,
+    /// After OneNote's structure changed and a person edited a page OneNote deleted: `sync`.
+    Sync,
 }
 
 impl Phase {
@@ -349,7 +409,7 @@ impl Phase {
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
             Phase::Database => Some(Scenario::databases().await),
-            Phase::Conflict => Some(Scenario {
+            Phase::Conflict | Phase::Sync => Some(Scenario {
                 conflict: true,
                 ..Scenario::start().await
             }),
@@ -406,6 +466,11 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
             s.person_edits();
             s.update()
         }
+        Phase::Sync => {
+            s.complete(&s.first()).await;
+            s.restructure();
+            s.sync()
+        }
     };
     let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let (out, names) = s.run(&args, Some(at)).await;
@@ -422,10 +487,12 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
     while stopped.is_some() || rounds > 0 {
         rounds += 1;
         assert!(rounds <= 4, "point {at}: the resumes never ended");
-        let again: Vec<&str> = if planned {
-            vec!["migrate", "--resume"]
-        } else {
-            args.clone()
+        let again: Vec<&str> = match (phase, planned) {
+            // A sync stopped anywhere is finished by `sync --resume` (its queue, then its
+            // structural steps, worked out again from what is recorded).
+            (Phase::Sync, true) => vec!["sync", "--account", "alice", "--resume"],
+            (_, true) => vec!["migrate", "--resume"],
+            (_, false) => args.clone(),
         };
         let (out, names) = s.run(&again, resume_at.take()).await;
         planned |= names.iter().any(|n| n == "engine.planned");
@@ -825,6 +892,54 @@ async fn stopped_checking_a_page_or_keeping_its_onenote_version_a_resume_leaves_
     walk_all(Phase::Conflict, &want, &points, &at).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_in_a_sync_step_a_resume_leaves_exactly_the_tree() {
+    let (want, points) = sync_reference().await;
+    eprintln!("sync: {}", counts(&points));
+    // Every sync step's points: each check, move (and its stop on the way to a parent's end),
+    // write, record, trash and conflict.
+    let at: Vec<u64> = (1..=points.len() as u64)
+        .filter(|&n| points[n as usize - 1].starts_with("sync."))
+        .collect();
+    let names: BTreeSet<&str> = at
+        .iter()
+        .map(|&n| points[n as usize - 1].as_str())
+        .collect();
+    for point in [
+        "sync.checked",
+        "sync.staged",
+        "sync.moved",
+        "sync.written",
+        "sync.recorded",
+        "sync.trashed",
+        "sync.conflict_recorded",
+    ] {
+        assert!(names.contains(point), "the sync passes {point}: {names:?}");
+    }
+    walk_all(Phase::Sync, &want, &points, &at).await;
+}
+
+/// The tree and the points of a sync after OneNote's structure changed, never stopped.
+async fn sync_reference() -> (Vec<String>, Vec<String>) {
+    let s = Phase::Sync.scenario().await.expect("a generated notebook");
+    s.complete(&s.first()).await;
+    let before = tree(&s.lab);
+    s.restructure();
+    let points = s.complete(&s.sync()).await;
+    let t = tree(&s.lab);
+    assert_ne!(before, t, "the sync changed the tree");
+    assert!(
+        t.iter().any(|l| l.contains("Moved into")),
+        "the renamed section: {t:#?}"
+    );
+    assert!(
+        t.iter()
+            .any(|l| l.contains("Kept by a person though OneNote deleted it")),
+        "the person's page stays: {t:#?}"
+    );
+    (t, points)
+}
+
 /// The tree and the update's points of a conflict's scenario, never stopped: the person's page
 /// as they left it, its OneNote version beside it.
 async fn conflict_reference() -> (Vec<String>, Vec<String>) {
@@ -871,6 +986,7 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
     }
     phases.push((Phase::Database, database_reference().await));
     phases.push((Phase::Conflict, conflict_reference().await));
+    phases.push((Phase::Sync, sync_reference().await));
     // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
     // database).
     if let Ok(only) = std::env::var("NOTEBRIDGE_TEST_CRASH_PHASES") {

@@ -311,7 +311,7 @@ async fn a_dry_run_plans_and_times_the_work_and_writes_nothing() {
         ..plan_to(&lab)
     };
     let (accounts, plan) = match run(&lab, &state, &req, &rec, None).await.unwrap() {
-        Outcome::DryRun { accounts, plan } => (accounts, plan),
+        Outcome::DryRun { accounts, plan, .. } => (accounts, plan),
         o => panic!("expected a dry run, got {o:?}"),
     };
     assert_eq!(accounts, ["default"]);

@@ -90,6 +90,8 @@ mod onefile_hostile;
 mod onefile_samples;
 mod onestore_walk;
 mod output_cli;
+mod sync_e2e;
+mod sync_files;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
 #[cfg(unix)]
 mod peak_rss;

@@ -320,6 +320,7 @@ pub async fn migrate(
             shape: Some(&shape),
             links_recorded: job.kind == JobKind::Page,
             fingerprint: None,
+            row_order: None,
         };
         writing.written(&w.db, &lock, &written).unwrap();
         w.db.complete_job(job.id, &lock, now).unwrap();

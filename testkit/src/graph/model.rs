@@ -149,6 +149,15 @@ pub enum ModelError {
         /// The user.
         user: String,
     },
+    /// The change would leave the notebooks inconsistent (a section group of another notebook, a
+    /// level OneNote does not have, a group moved into itself).
+    #[error("cannot {what} for user {user}")]
+    Invalid {
+        /// What was asked and why it cannot be.
+        what: String,
+        /// The user.
+        user: String,
+    },
 }
 
 impl UserNotes {
@@ -249,6 +258,7 @@ impl UserNotes {
             .iter()
             .map(|p| p.modified)
             .chain(self.sections.iter().map(|s| s.modified))
+            .chain(self.section_groups.iter().map(|g| g.modified))
             .chain(self.notebooks.iter().map(|n| n.modified))
             .max()
             .unwrap_or_default();
@@ -266,27 +276,13 @@ impl UserNotes {
     /// Renames a page (its HTML `title` follows) and bumps its modification time.
     pub fn rename_page(&mut self, user: &str, id: &str, title: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let p = self
-            .pages
-            .iter_mut()
-            .find(|p| p.id == id)
-            .ok_or_else(|| Self::not_found("page", id, user))?;
-        p.title = title.to_owned();
-        p.modified = stamp;
-        Ok(())
+        rename_in(&mut self.pages, "page", id, title, stamp, user)
     }
 
     /// Renames a section.
     pub fn rename_section(&mut self, user: &str, id: &str, name: &str) -> Result<(), ModelError> {
         let stamp = self.next_stamp();
-        let s = self
-            .sections
-            .iter_mut()
-            .find(|s| s.id == id)
-            .ok_or_else(|| Self::not_found("section", id, user))?;
-        s.display_name = name.to_owned();
-        s.modified = stamp;
-        Ok(())
+        rename_in(&mut self.sections, "section", id, name, stamp, user)
     }
 
     /// Deletes a page and the resources only it used.
@@ -358,8 +354,17 @@ impl UserNotes {
             return Err(Self::not_found("notebook", to_notebook, user));
         }
         if let Some(g) = to_group {
-            if self.section_group(g).is_none() {
-                return Err(Self::not_found("section group", g, user));
+            let group = self
+                .section_group(g)
+                .ok_or_else(|| Self::not_found("section group", g, user))?;
+            if group.notebook_id != to_notebook {
+                return Err(ModelError::Invalid {
+                    what: format!(
+                        "move section {id} into group {g}: the group is in notebook {}, not {to_notebook}",
+                        group.notebook_id
+                    ),
+                    user: user.to_owned(),
+                });
             }
         }
         let stamp = self.next_stamp();
@@ -371,6 +376,160 @@ impl UserNotes {
         s.notebook_id = to_notebook.to_owned();
         s.parent_group = to_group.map(str::to_owned);
         s.modified = stamp;
+        Ok(())
+    }
+
+    /// The owner edits a page's content: its body is generated from a new seed (same title,
+    /// resources and links), and it is the newest change. A page of a notebook served from files
+    /// keeps its file's HTML: save the section anew with `GraphServer::replace_section_file`.
+    pub fn edit_page_content(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
+        let stamp = self.next_stamp();
+        let p = self
+            .pages
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| Self::not_found("page", id, user))?;
+        // A fixed odd multiplier and increment: deterministic, and never the same seed again.
+        p.content_seed = p
+            .content_seed
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        p.modified = stamp;
+        Ok(())
+    }
+
+    /// The owner drags a page to position `index` (0: first; past the end: last) among its
+    /// section's pages by `order`; the section's pages are numbered 0.. again. OneNote keeps the
+    /// order in the section, so the section is the newest change and the pages' own
+    /// `lastModifiedDateTime` stays (an assumption: Graph's documentation says nothing of it, and
+    /// a client must then find reorders in `order`, not in the pages' times).
+    pub fn reorder_page(&mut self, user: &str, id: &str, index: usize) -> Result<(), ModelError> {
+        let section = self
+            .page(id)
+            .ok_or_else(|| Self::not_found("page", id, user))?
+            .section_id
+            .clone();
+        let mut ids: Vec<(u32, String)> = self
+            .pages
+            .iter()
+            .filter(|p| p.section_id == section)
+            .map(|p| (p.order, p.id.clone()))
+            .collect();
+        ids.sort();
+        let mut ids: Vec<String> = ids.into_iter().map(|(_, i)| i).collect();
+        ids.retain(|i| i != id);
+        ids.insert(index.min(ids.len()), id.to_owned());
+        for p in self.pages.iter_mut().filter(|p| p.section_id == section) {
+            p.order = ids.iter().position(|i| *i == p.id).unwrap_or(0) as u32;
+        }
+        let stamp = self.next_stamp();
+        if let Some(s) = self.sections.iter_mut().find(|s| s.id == section) {
+            s.modified = stamp;
+        }
+        Ok(())
+    }
+
+    /// The owner indents or outdents a page: its `level` becomes `level` (0..=2, as OneNote's
+    /// subpages go), and it is the newest change.
+    pub fn set_page_level(&mut self, user: &str, id: &str, level: u8) -> Result<(), ModelError> {
+        if level > 2 {
+            return Err(ModelError::Invalid {
+                what: format!("set page {id} to level {level}: OneNote has levels 0 to 2"),
+                user: user.to_owned(),
+            });
+        }
+        let stamp = self.next_stamp();
+        let p = self
+            .pages
+            .iter_mut()
+            .find(|p| p.id == id)
+            .ok_or_else(|| Self::not_found("page", id, user))?;
+        p.level = level;
+        p.modified = stamp;
+        Ok(())
+    }
+
+    /// Renames a notebook.
+    pub fn rename_notebook(&mut self, user: &str, id: &str, name: &str) -> Result<(), ModelError> {
+        let stamp = self.next_stamp();
+        rename_in(&mut self.notebooks, "notebook", id, name, stamp, user)
+    }
+
+    /// Renames a section group.
+    pub fn rename_section_group(
+        &mut self,
+        user: &str,
+        id: &str,
+        name: &str,
+    ) -> Result<(), ModelError> {
+        let stamp = self.next_stamp();
+        rename_in(
+            &mut self.section_groups,
+            "section group",
+            id,
+            name,
+            stamp,
+            user,
+        )
+    }
+
+    /// Section group `id` and every group below it, at any depth.
+    fn groups_below(&self, id: &str) -> Vec<String> {
+        let mut out = vec![id.to_owned()];
+        let mut i = 0;
+        while i < out.len() {
+            let cur = out[i].clone();
+            out.extend(
+                self.section_groups
+                    .iter()
+                    .filter(|g| g.parent_group.as_deref() == Some(cur.as_str()))
+                    .map(|g| g.id.clone()),
+            );
+            i += 1;
+        }
+        out
+    }
+
+    /// Deletes every section `doomed` picks, with its pages.
+    fn delete_sections_where(
+        &mut self,
+        user: &str,
+        doomed: impl Fn(&Section) -> bool,
+    ) -> Result<(), ModelError> {
+        let ids: Vec<String> = self
+            .sections
+            .iter()
+            .filter(|s| doomed(s))
+            .map(|s| s.id.clone())
+            .collect();
+        for s in ids {
+            self.delete_section(user, &s)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes a section group with everything in it: its groups at every depth, their sections
+    /// and those sections' pages.
+    pub fn delete_section_group(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
+        if self.section_group(id).is_none() {
+            return Err(Self::not_found("section group", id, user));
+        }
+        let groups = self.groups_below(id);
+        self.delete_sections_where(user, |s| {
+            s.parent_group.as_ref().is_some_and(|g| groups.contains(g))
+        })?;
+        self.section_groups.retain(|g| !groups.contains(&g.id));
+        Ok(())
+    }
+
+    /// Deletes a notebook with all its section groups, sections and pages.
+    pub fn delete_notebook(&mut self, user: &str, id: &str) -> Result<(), ModelError> {
+        if self.notebook(id).is_none() {
+            return Err(Self::not_found("notebook", id, user));
+        }
+        self.delete_sections_where(user, |s| s.notebook_id == id)?;
+        self.section_groups.retain(|g| g.notebook_id != id);
+        self.notebooks.retain(|n| n.id != id);
         Ok(())
     }
 
@@ -393,4 +552,47 @@ impl UserNotes {
         self.pages.push(page);
         Ok(())
     }
+}
+
+/// What a rename changes: a notebook's, group's or section's `displayName`, a page's `title`, and
+/// the item's `lastModifiedDateTime`.
+trait Renamed {
+    fn id(&self) -> &str;
+    fn rename(&mut self, name: &str, stamp: DateTime<Utc>);
+}
+
+macro_rules! renamed {
+    ($t:ty, $field:ident) => {
+        impl Renamed for $t {
+            fn id(&self) -> &str {
+                &self.id
+            }
+            fn rename(&mut self, name: &str, stamp: DateTime<Utc>) {
+                self.$field = name.to_owned();
+                self.modified = stamp;
+            }
+        }
+    };
+}
+
+renamed!(Notebook, display_name);
+renamed!(SectionGroup, display_name);
+renamed!(Section, display_name);
+renamed!(Page, title);
+
+/// Renames item `id` of `items` (a `kind`) at `stamp`.
+fn rename_in<T: Renamed>(
+    items: &mut [T],
+    kind: &'static str,
+    id: &str,
+    name: &str,
+    stamp: DateTime<Utc>,
+    user: &str,
+) -> Result<(), ModelError> {
+    let item = items
+        .iter_mut()
+        .find(|i| i.id() == id)
+        .ok_or_else(|| UserNotes::not_found(kind, id, user))?;
+    item.rename(name, stamp);
+    Ok(())
 }

@@ -9,6 +9,7 @@ pub mod databases;
 pub mod error;
 pub mod faults;
 pub mod mentions;
+mod moves;
 pub mod rate;
 mod routes;
 pub mod store;
@@ -81,6 +82,10 @@ pub enum Endpoint {
     UpdateDataSource,
     /// `POST /v1/data_sources/{id}/query`.
     QueryDataSource,
+    /// `POST /v1/pages/{id}/move`.
+    MovePage,
+    /// `PATCH /v1/databases/{id}`.
+    UpdateDatabase,
     /// Anything else (answered 400 `invalid_request_url`).
     Unknown,
 }
@@ -100,6 +105,8 @@ impl Endpoint {
                 | Endpoint::CompleteUpload
                 | Endpoint::CreateDatabase
                 | Endpoint::UpdateDataSource
+                | Endpoint::MovePage
+                | Endpoint::UpdateDatabase
         )
     }
 }
@@ -392,6 +399,99 @@ impl NotionServer {
             )];
         }
         person_touch(&mut g.store, id, now);
+    }
+
+    /// A person moves page (or row) `id` under the page `new_parent` in Notion's app: as
+    /// `POST /v1/pages/{id}/move` does it (same refusals, appended last), but the page and both
+    /// parents are last edited now by that person.
+    ///
+    /// # Panics
+    /// When the move would be refused (a test setup error), naming why.
+    pub fn move_as_person(&self, id: &str, new_parent: &str) {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        let to = store::model::ParentRef::Page(new_parent.to_owned());
+        let old = g.store.get(id).map(|n| n.parent.clone());
+        if let Err(e) = moves::check(&g.store, id, &to) {
+            panic!("a person cannot move {id} under {new_parent}: {e}");
+        }
+        g.store.move_page(id, to, now);
+        person_touch(&mut g.store, id, now);
+        person_touch(&mut g.store, new_parent, now);
+        if let Some(store::model::ParentRef::Page(p) | store::model::ParentRef::Block(p)) = old {
+            person_touch(&mut g.store, &p, now);
+        }
+    }
+
+    /// A person adds a page titled `title` at the end of page `parent` in Notion's app; its id.
+    /// The new page and `parent` are last edited now by that person.
+    ///
+    /// # Panics
+    /// When `parent` is no page of the workspace (a test setup error).
+    pub fn add_child_page_as_person(&self, parent: &str, title: &str) -> String {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        assert!(
+            matches!(
+                g.store.get(parent).map(|n| &n.kind),
+                Some(store::model::NodeKind::Page { .. })
+            ),
+            "{parent} is no page of the workspace"
+        );
+        let rt = vec![store::model::normalise_rich_text_item(
+            &serde_json::json!({"text": {"content": title}}),
+        )];
+        let id = g
+            .store
+            .create_page(parent, rt, Value::Null, Value::Null, now);
+        person_touch(&mut g.store, &id, now);
+        person_touch(&mut g.store, parent, now);
+        id
+    }
+
+    /// A person moves page, row or database `id` to Notion's trash in the app: it and everything
+    /// under it leave listings and queries; it is last edited now by that person.
+    ///
+    /// # Panics
+    /// When `id` is not in the workspace (a test setup error).
+    pub fn trash_as_person(&self, id: &str) {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        // Only the trashed item is stamped, as `PATCH /v1/pages/{id}` with `in_trash` stamps it.
+        let n = g.store.get_mut(id).expect("a page of the workspace");
+        n.in_trash = true;
+        n.edited_ms = now;
+        n.person_edit = true;
+    }
+
+    /// The `parent` object of page, database or block `id` as the API renders it (`None` for an
+    /// id the workspace does not hold).
+    pub fn parent_of(&self, id: &str) -> Option<Value> {
+        let g = self.shared.lock();
+        g.store.get(id).map(|n| g.store.parent_json(n))
+    }
+
+    /// Whether `id` is in the trash, by itself or under a trashed page or database (false for an
+    /// id the workspace does not hold).
+    pub fn is_trashed(&self, id: &str) -> bool {
+        self.shared.lock().store.trashed(id)
+    }
+
+    /// Titles of the child pages and databases of page `id` not in the trash, in their order
+    /// (rows are not children: see [`NotionServer::rows`]).
+    pub fn children_titles(&self, id: &str) -> Vec<String> {
+        let g = self.shared.lock();
+        g.store
+            .visible_children(id)
+            .into_iter()
+            .filter(|n| {
+                matches!(
+                    n.kind,
+                    store::model::NodeKind::Page { .. } | store::model::NodeKind::Database { .. }
+                )
+            })
+            .map(|n| n.title())
+            .collect()
     }
 
     /// Removes the integration's access to the root page `id` (and so to everything under it).

@@ -168,6 +168,8 @@ fn classify(method: &Method, path: &str) -> (Endpoint, Option<String>) {
         ("POST", ["v1", "file_uploads", _, "complete"]) => Endpoint::CompleteUpload,
         ("POST", ["v1", "databases"]) => Endpoint::CreateDatabase,
         ("GET", ["v1", "databases", _]) => Endpoint::GetDatabase,
+        ("PATCH", ["v1", "databases", _]) => Endpoint::UpdateDatabase,
+        ("POST", ["v1", "pages", _, "move"]) => Endpoint::MovePage,
         ("GET", ["v1", "data_sources", _]) => Endpoint::GetDataSource,
         ("PATCH", ["v1", "data_sources", _]) => Endpoint::UpdateDataSource,
         ("POST", ["v1", "data_sources", _, "query"]) => Endpoint::QueryDataSource,
@@ -386,6 +388,14 @@ fn dispatch(
         Endpoint::CreateDatabase => db::create_database(g, &body, version, now),
         Endpoint::GetDatabase => {
             db::render_database(g, id).ok_or_else(|| ApiError::not_found("database", id))
+        }
+        Endpoint::UpdateDatabase => db::update_database(g, id, &body, version, now),
+        Endpoint::MovePage => {
+            let to = super::moves::parse_target(&body)?;
+            super::moves::check(&g.store, id, &to)?;
+            g.store.move_page(id, to, now);
+            let n = g.store.get(id).expect("checked above");
+            Ok(g.store.render_page(n, &sh.bot_id))
         }
         Endpoint::GetDataSource => db::get_data_source(g, id),
         Endpoint::UpdateDataSource => db::update_data_source(g, id, &body, now),

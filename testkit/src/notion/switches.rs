@@ -64,6 +64,8 @@ impl Switches {
                 | Endpoint::UpdateBlock
                 | Endpoint::DeleteBlock
                 | Endpoint::UpdateDataSource
+                | Endpoint::UpdateDatabase
+                | Endpoint::MovePage
         );
         if updates && !self.update_content {
             return Some(ApiError::new(

@@ -4,4 +4,5 @@ mod ink_testserver;
 mod testserver_drive;
 mod testserver_graph;
 mod testserver_notion;
+mod testserver_notion_moves;
 mod testserver_teams;

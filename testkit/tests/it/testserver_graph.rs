@@ -1019,3 +1019,220 @@ async fn all_pages_filtered_by_parent_section() {
         .await;
     assert_eq!((s, error_code(&v)), (400, "BadRequest"), "{v}");
 }
+
+/// Every change a OneNote user makes, through [`GraphServer::mutate`], as the API then shows it:
+/// each moves the `lastModifiedDateTime` of what changed forward, and leaves the rest as it was.
+#[tokio::test]
+async fn every_change_a_onenote_user_makes_shows_up_through_the_api() {
+    let spec = NotebookSpec {
+        notebooks: 2,
+        section_groups_depth: 2,
+        section_groups_per_container: 1,
+        sections_per_container: 2,
+        pages_per_section: 3,
+        images_per_page: 1,
+        extra_paragraphs: 2,
+        ..NotebookSpec::default()
+    };
+    let e = Env::start(roomy, spec).await;
+    let notes = e.srv.notes(ALICE);
+    let (nb1, nb2) = (notes.notebooks[0].id.clone(), notes.notebooks[1].id.clone());
+    let s1 = notes.sections_in(Some(&nb1), None)[0].id.clone();
+    let html = |p: String| {
+        let e = &e;
+        async move {
+            e.get(&format!("/me/onenote/pages/{p}/content"))
+                .await
+                .text()
+                .await
+                .unwrap()
+        }
+    };
+    let modified = |v: &Value| v["lastModifiedDateTime"].as_str().unwrap().to_owned();
+    let by_order = |n: &notebridge_testkit::graph::model::UserNotes, s: &str| {
+        let mut v: Vec<(u32, String)> = n
+            .pages
+            .iter()
+            .filter(|p| p.section_id == s)
+            .map(|p| (p.order, p.id.clone()))
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+    };
+    let order0 = by_order(&notes, &s1);
+    let (p, q) = (order0[0].clone(), order0[1].clone());
+
+    // A page's content is edited: new body, same title, later time; its neighbour untouched.
+    let (before, q_before) = (html(p.clone()).await, html(q.clone()).await);
+    let (_, v0) = e.json(&format!("/me/onenote/pages/{p}")).await;
+    e.srv
+        .mutate(ALICE, |n| n.edit_page_content(ALICE, &p))
+        .unwrap();
+    let after = html(p.clone()).await;
+    assert_ne!(after, before);
+    let (_, v1) = e.json(&format!("/me/onenote/pages/{p}")).await;
+    assert_eq!(v1["title"], v0["title"]);
+    assert!(modified(&v1) > modified(&v0));
+    assert_eq!(html(q.clone()).await, q_before);
+
+    // Reordered: the last page goes first; the pages are numbered again, their bodies and times
+    // stay, the section's time moves on.
+    let last = order0[2].clone();
+    let (_, sec0) = e.json(&format!("/me/onenote/sections/{s1}")).await;
+    let (_, l0) = e.json(&format!("/me/onenote/pages/{last}")).await;
+    let last_html = html(last.clone()).await;
+    e.srv
+        .mutate(ALICE, |n| n.reorder_page(ALICE, &last, 0))
+        .unwrap();
+    let n = e.srv.notes(ALICE);
+    assert_eq!(by_order(&n, &s1), [last.clone(), p.clone(), q.clone()]);
+    let (_, l1) = e
+        .json(&format!("/me/onenote/pages/{last}?pagelevel=true"))
+        .await;
+    assert_eq!(l1["order"], 0);
+    assert_eq!(modified(&l1), modified(&l0));
+    assert_eq!(html(last.clone()).await, last_html);
+    let (_, sec1) = e.json(&format!("/me/onenote/sections/{s1}")).await;
+    assert!(modified(&sec1) > modified(&sec0));
+    // Past the end: last.
+    e.srv
+        .mutate(ALICE, |n| n.reorder_page(ALICE, &last, 99))
+        .unwrap();
+    assert_eq!(
+        by_order(&e.srv.notes(ALICE), &s1),
+        [p.clone(), q.clone(), last.clone()]
+    );
+
+    // A subpage: its level, later; OneNote has no fourth level.
+    e.srv
+        .mutate(ALICE, |n| n.set_page_level(ALICE, &q, 2))
+        .unwrap();
+    let (_, v) = e
+        .json(&format!("/me/onenote/pages/{q}?pagelevel=true"))
+        .await;
+    assert_eq!(v["level"], 2);
+    assert!(e
+        .srv
+        .mutate(ALICE, |n| n.set_page_level(ALICE, &q, 3))
+        .is_err());
+
+    // A notebook and a section group are renamed.
+    let g1 = e.srv.notes(ALICE).groups_in(Some(&nb1), None)[0].id.clone();
+    let (_, nbv0) = e.json(&format!("/me/onenote/notebooks/{nb1}")).await;
+    e.srv
+        .mutate(ALICE, |n| n.rename_notebook(ALICE, &nb1, "Field book"))
+        .unwrap();
+    e.srv
+        .mutate(ALICE, |n| n.rename_section_group(ALICE, &g1, "Archive"))
+        .unwrap();
+    let (_, nbv1) = e.json(&format!("/me/onenote/notebooks/{nb1}")).await;
+    assert_eq!(nbv1["displayName"], "Field book");
+    assert!(modified(&nbv1) > modified(&nbv0));
+    let (_, gv) = e.json(&format!("/me/onenote/sectionGroups/{g1}")).await;
+    assert_eq!(gv["displayName"], "Archive");
+    assert!(modified(&gv) > modified(&nbv1));
+
+    // A section moves into a group of another notebook; a group of another notebook than the
+    // one named is refused.
+    let g2 = e.srv.notes(ALICE).groups_in(Some(&nb2), None)[0].id.clone();
+    assert!(e
+        .srv
+        .mutate(ALICE, |n| n.move_section(ALICE, &s1, &nb1, Some(&g2)))
+        .is_err());
+    e.srv
+        .mutate(ALICE, |n| n.move_section(ALICE, &s1, &nb2, Some(&g2)))
+        .unwrap();
+    let (_, v) = e
+        .json(&format!("/me/onenote/sectionGroups/{g2}/sections"))
+        .await;
+    assert!(v["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|s| s["id"] == json!(s1)));
+
+    // A page moves to a section of the first notebook (from the second notebook, now).
+    let s_other = e.srv.notes(ALICE).sections_in(Some(&nb1), None)[0]
+        .id
+        .clone();
+    e.srv
+        .mutate(ALICE, |n| n.move_page(ALICE, &p, &s_other))
+        .unwrap();
+    let (_, v) = e
+        .json(&format!("/me/onenote/sections/{s_other}/pages"))
+        .await;
+    assert_eq!(
+        v["value"][0]["id"],
+        json!(p),
+        "the moved page is the newest"
+    );
+
+    // A section group goes with everything in it, at every depth.
+    let n = e.srv.notes(ALICE);
+    let inner = n.groups_in(None, Some(&g1))[0].id.clone();
+    let doomed_sections: Vec<String> = n
+        .sections
+        .iter()
+        .filter(|s| matches!(s.parent_group.as_deref(), Some(g) if g == g1 || g == inner))
+        .map(|s| s.id.clone())
+        .collect();
+    assert!(doomed_sections.len() >= 4, "{doomed_sections:?}");
+    let doomed_page = n.pages_in(&doomed_sections[0])[0].clone();
+    e.srv
+        .mutate(ALICE, |n| n.delete_section_group(ALICE, &g1))
+        .unwrap();
+    for path in [
+        format!("/me/onenote/sectionGroups/{g1}"),
+        format!("/me/onenote/sectionGroups/{inner}"),
+        format!("/me/onenote/sections/{}", doomed_sections[0]),
+        format!("/me/onenote/pages/{}", doomed_page.id),
+    ] {
+        assert_eq!(e.get(&path).await.status(), 404, "{path}");
+    }
+    let n = e.srv.notes(ALICE);
+    assert!(doomed_page
+        .resources
+        .iter()
+        .all(|r| !n.resources.contains_key(r)));
+    assert!(
+        n.section(&s_other).is_some(),
+        "the notebook's own sections stay"
+    );
+
+    // A notebook goes with everything in it; the other stays whole.
+    let nb2_sections = n.sections.iter().filter(|s| s.notebook_id == nb2).count();
+    e.srv
+        .mutate(ALICE, |n| n.delete_notebook(ALICE, &nb2))
+        .unwrap();
+    assert_eq!(
+        e.get(&format!("/me/onenote/notebooks/{nb2}"))
+            .await
+            .status(),
+        404
+    );
+    assert_eq!(
+        e.get(&format!("/me/onenote/sections/{s1}")).await.status(),
+        404
+    );
+    let after = e.srv.notes(ALICE);
+    assert!(after.sections.iter().all(|s| s.notebook_id == nb1));
+    assert!(after.section_groups.iter().all(|g| g.notebook_id == nb1));
+    assert!(after
+        .pages
+        .iter()
+        .all(|pg| after.section(&pg.section_id).is_some()));
+    assert_eq!(n.sections.len() - nb2_sections, after.sections.len());
+    let (_, v) = e.json("/me/onenote/notebooks").await;
+    assert_eq!(v["value"].as_array().unwrap().len(), 1);
+    for missing in [
+        e.srv.mutate(ALICE, |n| n.delete_notebook(ALICE, &nb2)),
+        e.srv.mutate(ALICE, |n| n.delete_section_group(ALICE, &g1)),
+        e.srv.mutate(ALICE, |n| n.rename_notebook(ALICE, &nb2, "x")),
+        e.srv
+            .mutate(ALICE, |n| n.rename_section_group(ALICE, &g1, "x")),
+        e.srv.mutate(ALICE, |n| n.edit_page_content(ALICE, "nope")),
+        e.srv.mutate(ALICE, |n| n.reorder_page(ALICE, "nope", 0)),
+    ] {
+        assert!(missing.is_err());
+    }
+}

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 const VERSION: &str = "2026-03-11";
 
-fn fast() -> NotionServerConfig {
+pub(crate) fn fast() -> NotionServerConfig {
     NotionServerConfig {
         rate: RateConfig {
             per_second: 10_000.0,
@@ -21,15 +21,15 @@ fn fast() -> NotionServerConfig {
     }
 }
 
-struct Api {
-    c: reqwest::Client,
+pub(crate) struct Api {
+    pub(crate) c: reqwest::Client,
     base: String,
     token: String,
-    version: &'static str,
+    pub(crate) version: &'static str,
 }
 
 impl Api {
-    fn new(s: &NotionServer) -> Self {
+    pub(crate) fn new(s: &NotionServer) -> Self {
         Self {
             c: reqwest::Client::new(),
             base: s.base_url().to_owned(),
@@ -38,14 +38,14 @@ impl Api {
         }
     }
 
-    fn req(&self, m: Method, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn req(&self, m: Method, path: &str) -> reqwest::RequestBuilder {
         self.c
             .request(m, format!("{}/v1/{path}", self.base))
             .bearer_auth(&self.token)
             .header("Notion-Version", self.version)
     }
 
-    async fn call(&self, m: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    pub(crate) async fn call(&self, m: Method, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut r = self.req(m, path);
         if let Some(b) = body {
             r = r.json(&b);
@@ -55,13 +55,18 @@ impl Api {
         (status, resp.json().await.expect("json body"))
     }
 
-    async fn ok(&self, m: Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn ok(&self, m: Method, path: &str, body: Option<Value>) -> Value {
         let (s, v) = self.call(m, path, body).await;
         assert_eq!(s, 200, "{v}");
         v
     }
 
-    async fn create_page(&self, parent: &str, title: &str, children: Value) -> (u16, Value) {
+    pub(crate) async fn create_page(
+        &self,
+        parent: &str,
+        title: &str,
+        children: Value,
+    ) -> (u16, Value) {
         self.call(
             Method::POST,
             "pages",
@@ -74,7 +79,7 @@ impl Api {
         .await
     }
 
-    async fn append(&self, block: &str, body: Value) -> (u16, Value) {
+    pub(crate) async fn append(&self, block: &str, body: Value) -> (u16, Value) {
         self.call(
             Method::PATCH,
             &format!("blocks/{block}/children"),
@@ -83,7 +88,7 @@ impl Api {
         .await
     }
 
-    async fn children(&self, id: &str) -> Vec<Value> {
+    pub(crate) async fn children(&self, id: &str) -> Vec<Value> {
         let v = self
             .ok(Method::GET, &format!("blocks/{id}/children"), None)
             .await;
@@ -91,7 +96,7 @@ impl Api {
     }
 }
 
-fn para(s: &str) -> Value {
+pub(crate) fn para(s: &str) -> Value {
     json!({"paragraph": {"rich_text": [{"text": {"content": s}}]}})
 }
 

@@ -3,6 +3,7 @@
 //! with the files' GUIDs and rendered HTML) and as drive items (the notebook package, its folders
 //! and the files' real bytes).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -396,18 +397,69 @@ fn add_section(
         },
     );
     let section_id = ids.onenote(&s.id);
-    let parsed = onefile::open_section(&s.location).ok();
+    let (pages, first, last) = read_pages(
+        &s.location,
+        &s.id,
+        &section_id,
+        ids,
+        notes,
+        content,
+        user,
+        &HashMap::new(),
+    );
+    notes.sections.push(Section {
+        id: section_id.clone(),
+        display_name: display.clone(),
+        created: first.unwrap_or_else(fallback_time),
+        modified: last.unwrap_or_else(fallback_time),
+        notebook_id: notebook_id.to_owned(),
+        parent_group: group_id.map(str::to_owned),
+        is_default: false,
+    });
+    FilesSection {
+        section_id,
+        guid: onefile::bare_guid(&s.id),
+        name: display,
+        groups: trail.to_vec(),
+        item_id,
+        source: path.clone(),
+        bytes,
+        pages,
+    }
+}
+
+/// The pages of the section file at `location` (section GUID `section_guid`), put into `notes`
+/// under `section_id` and their HTML and resources into `content`; a page whose GUID is in
+/// `kept` keeps that page id (OneNote keeps a page's id while it stays in its section). Returns
+/// them in the file's order with the earliest creation and latest modification times.
+#[allow(clippy::too_many_arguments)]
+fn read_pages(
+    location: &SectionLocation,
+    section_guid: &str,
+    section_id: &str,
+    ids: &mut Ids,
+    notes: &mut UserNotes,
+    content: &mut super::FilesContent,
+    user: &str,
+    kept: &HashMap<String, String>,
+) -> (Vec<FilesPage>, Option<DateTime<Utc>>, Option<DateTime<Utc>>) {
+    let parsed = onefile::open_section(location).ok();
     let mut pages = Vec::new();
     let (mut first, mut last) = (None::<DateTime<Utc>>, None::<DateTime<Utc>>);
     for p in parsed.as_ref().map(|x| x.pages()).unwrap_or_default() {
-        let page_id = format!(
-            "1-{}!{}-{}!{}",
-            hex(&p.id),
-            p.order + 1,
-            hex(&s.id)[..16].to_ascii_uppercase(),
-            ids.n + 1
-        );
         ids.n += 1;
+        let page_id = kept
+            .get(&onefile::bare_guid(&p.id))
+            .cloned()
+            .unwrap_or_else(|| {
+                format!(
+                    "1-{}!{}-{}!{}",
+                    hex(&p.id),
+                    p.order + 1,
+                    hex(section_guid)[..16].to_ascii_uppercase(),
+                    ids.n
+                )
+            });
         let created = time(p.created.as_deref());
         let modified = time(p.last_modified.as_deref()).max(created);
         first = Some(first.map_or(created, |f| f.min(created)));
@@ -432,7 +484,7 @@ fn add_section(
             title: p.title.clone(),
             created,
             modified,
-            section_id: section_id.clone(),
+            section_id: section_id.to_owned(),
             level: u8::try_from(p.level.min(2)).unwrap_or(0),
             order: p.order,
             content_seed: 0,
@@ -451,24 +503,87 @@ fn add_section(
             order: p.order,
         });
     }
-    notes.sections.push(Section {
-        id: section_id.clone(),
-        display_name: display.clone(),
-        created: first.unwrap_or_else(fallback_time),
-        modified: last.unwrap_or_else(fallback_time),
-        notebook_id: notebook_id.to_owned(),
-        parent_group: group_id.map(str::to_owned),
-        is_default: false,
-    });
-    FilesSection {
-        section_id,
-        guid: onefile::bare_guid(&s.id),
-        name: display,
-        groups: trail.to_vec(),
-        item_id,
-        source: path.clone(),
-        bytes,
-        pages,
+    (pages, first, last)
+}
+
+impl GraphServer {
+    /// OneNote saves section `section` of `owner`'s files notebook anew as the file at `path` (the
+    /// same section changed elsewhere: another real `.one` file): the drive serves its bytes (see
+    /// [`GraphServer::replace_drive_file`]: size, hash, `eTag` and `cTag` change) and the OneNote
+    /// API serves the section's pages read from it, a page whose GUID was there before keeping its
+    /// id. The section's `lastModifiedDateTime` moves on. Returns the section as it is now; a file
+    /// with the same bytes changes nothing.
+    ///
+    /// # Panics
+    /// When `path` cannot be read (a test setup error).
+    pub fn replace_section_file(
+        &self,
+        owner: &str,
+        section: &FilesSection,
+        path: &Path,
+    ) -> FilesSection {
+        let bytes =
+            Bytes::from(std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())));
+        if bytes == section.bytes {
+            return section.clone();
+        }
+        self.replace_drive_file(owner, &section.item_id, &bytes);
+        let mut ids = {
+            let mut st = self.shared.drive.state();
+            st.next_id += 1;
+            // Fresh numbers for new page and resource ids, apart from any handed out before.
+            Ids {
+                tag: format!("{:016X}", 0x0C00_0000_0000_0000u64 | st.next_id),
+                n: st.next_id * 100_000,
+            }
+        };
+        let kept: HashMap<String, String> = section
+            .pages
+            .iter()
+            .map(|p| (p.guid.clone(), p.page_id.clone()))
+            .collect();
+        let location = SectionLocation::File(path.to_path_buf());
+        let pages = self.mutate(owner, |notes| {
+            let mut content = self
+                .shared
+                .drive
+                .content
+                .lock()
+                .expect("drive content poisoned");
+            for p in notes
+                .pages
+                .iter()
+                .filter(|p| p.section_id == section.section_id)
+            {
+                content.pages.remove(&p.id);
+            }
+            notes.pages.retain(|p| p.section_id != section.section_id);
+            let (pages, _, last) = read_pages(
+                &location,
+                &section.guid,
+                &section.section_id,
+                &mut ids,
+                notes,
+                &mut content,
+                owner,
+                &kept,
+            );
+            if let Some(s) = notes
+                .sections
+                .iter_mut()
+                .find(|s| s.id == section.section_id)
+            {
+                let later = s.modified + chrono::Duration::minutes(1);
+                s.modified = last.map_or(later, |l| l.max(later));
+            }
+            pages
+        });
+        FilesSection {
+            source: path.to_path_buf(),
+            bytes,
+            pages,
+            ..section.clone()
+        }
     }
 }
 
@@ -500,6 +615,8 @@ fn ensure_drive(st: &mut DriveState, user: &str) -> usize {
         kind: ItemKind::Root,
         created: fallback_time(),
         modified: fallback_time(),
+        etag_version: 1,
+        ctag_version: 1,
     });
     no
 }
@@ -535,6 +652,8 @@ pub(super) fn new_item(
         kind,
         created: fallback_time(),
         modified: fallback_time(),
+        etag_version: 1,
+        ctag_version: 1,
     });
     id
 }

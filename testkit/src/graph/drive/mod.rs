@@ -74,6 +74,13 @@ pub struct DriveItem {
     pub created: DateTime<Utc>,
     /// `lastModifiedDateTime`.
     pub modified: DateTime<Utc>,
+    /// The number after the GUID in `eTag`: goes up with every change of the item, its name and
+    /// place included (<https://learn.microsoft.com/en-us/graph/api/resources/driveitem>: the
+    /// eTag is "for the entire item (metadata + content)").
+    pub etag_version: u32,
+    /// The number after the GUID in `cTag`: goes up only when the content changes ("not changed if
+    /// only the metadata is changed").
+    pub ctag_version: u32,
 }
 
 /// A user's drive.
@@ -402,6 +409,43 @@ impl super::GraphServer {
         )
     }
 
+    /// The owner saves new content into file `item_id` of their drive (OneNote syncing a changed
+    /// section file, say `bytes` read from another real `.one` file): its size, `quickXorHash`,
+    /// `eTag` and `cTag` change and its `lastModifiedDateTime` moves a minute on. Bytes equal to
+    /// the file's leave it as it is (no new version). Only the drive changes: for a section file
+    /// whose pages the OneNote API should follow, use [`super::GraphServer::replace_section_file`].
+    ///
+    /// # Panics
+    /// When `owner` has no drive or `item_id` is no file of it (a test setup error).
+    pub fn replace_drive_file(&self, owner: &str, item_id: &str, bytes: &[u8]) {
+        let mut st = self.shared.drive.state();
+        let item = drive_item_mut(&mut st, owner, item_id);
+        let ItemKind::File { bytes: old, .. } = &mut item.kind else {
+            panic!("{item_id} is no file of {owner}'s drive");
+        };
+        if old.as_ref() == bytes {
+            return;
+        }
+        *old = Bytes::copy_from_slice(bytes);
+        item.etag_version += 1;
+        item.ctag_version += 1;
+        item.modified += chrono::Duration::minutes(1);
+    }
+
+    /// The owner renames item `item_id` of their drive (a section file or a section group's
+    /// folder renamed in OneNote): its `eTag` changes and its `lastModifiedDateTime` moves a
+    /// minute on; its content, so its `cTag`, size and hash, stay.
+    ///
+    /// # Panics
+    /// When `owner` has no drive or `item_id` is not in it (a test setup error).
+    pub fn rename_drive_item(&self, owner: &str, item_id: &str, name: &str) {
+        let mut st = self.shared.drive.state();
+        let item = drive_item_mut(&mut st, owner, item_id);
+        item.name = name.to_owned();
+        item.etag_version += 1;
+        item.modified += chrono::Duration::minutes(1);
+    }
+
     /// The drive fault switchboard.
     pub fn drive_faults(&self) -> DriveFaults {
         self.shared.drive.faults.clone()
@@ -432,6 +476,18 @@ impl super::GraphServer {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(url.as_bytes())
         )
     }
+}
+
+/// Item `item_id` of `owner`'s drive, for a test's change.
+fn drive_item_mut<'a>(st: &'a mut DriveState, owner: &str, item_id: &str) -> &'a mut DriveItem {
+    st.drives
+        .iter_mut()
+        .find(|d| d.owner == owner)
+        .unwrap_or_else(|| panic!("{owner} has no drive"))
+        .items
+        .iter_mut()
+        .find(|i| i.id == item_id)
+        .unwrap_or_else(|| panic!("{item_id} is not in {owner}'s drive"))
 }
 
 /// The answer to a throttled drive request, with its `Retry-After` in whole seconds (rounded up).

@@ -578,7 +578,8 @@ fn item_json(
         .iter()
         .filter(|i| i.parent.as_deref() == Some(item_id) && !svc.faults.is_hidden(&i.id))
         .count();
-    let version = 1 + u32::from(svc.faults.is_garbled(item_id));
+    // A garbled file is another content: both tags move on.
+    let garbled = u32::from(svc.faults.is_garbled(item_id));
     let parent_path: String = trail
         .iter()
         .map(|n| format!("/{}", super::web_segment(n)))
@@ -596,12 +597,24 @@ fn item_json(
     m.insert("size".into(), json!(size));
     m.insert(
         "eTag".into(),
-        json!(format!("\"{{{}}},{version}\"", item.guid)),
+        json!(format!(
+            "\"{{{}}},{}\"",
+            item.guid,
+            item.etag_version + garbled
+        )),
     );
-    m.insert(
-        "cTag".into(),
-        json!(format!("\"c:{{{}}},{version}\"", item.guid)),
-    );
+    // "In OneDrive for Business or SharePoint document libraries, the cTag property isn't
+    // returned, if the driveItem has a folder facet" (resources/driveitem).
+    if !matches!(item.kind, ItemKind::Root | ItemKind::Folder) {
+        m.insert(
+            "cTag".into(),
+            json!(format!(
+                "\"c:{{{}}},{}\"",
+                item.guid,
+                item.ctag_version + garbled
+            )),
+        );
+    }
     m.insert("createdDateTime".into(), json!(ts(item.created)));
     m.insert("lastModifiedDateTime".into(), json!(ts(item.modified)));
     m.insert(

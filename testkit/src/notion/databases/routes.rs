@@ -80,6 +80,16 @@ pub(crate) fn render_database(g: &Inner, id: &str) -> Option<Value> {
     }))
 }
 
+/// Databases are modelled as Notion has them since [`DATA_SOURCES_SINCE`] only.
+fn models_databases(version: &str) -> Result<(), ApiError> {
+    if version < DATA_SOURCES_SINCE {
+        return Err(ApiError::validation(format!(
+            "The test server models databases for Notion-Version {DATA_SOURCES_SINCE} and later only (`initial_data_source`), instead was `{version}`."
+        )));
+    }
+    Ok(())
+}
+
 /// `POST /v1/databases`: a database in a page, with its first data source.
 pub(crate) fn create_database(
     g: &mut Inner,
@@ -87,11 +97,7 @@ pub(crate) fn create_database(
     version: &str,
     now: i64,
 ) -> Result<Value, ApiError> {
-    if version < DATA_SOURCES_SINCE {
-        return Err(ApiError::validation(format!(
-            "The test server models databases for Notion-Version {DATA_SOURCES_SINCE} and later only (`initial_data_source`), instead was `{version}`."
-        )));
-    }
+    models_databases(version)?;
     only_keys(
         body,
         "body",
@@ -413,4 +419,103 @@ pub(crate) fn apply_row_update(
     if let Some(ds) = g.store.sources.get_mut(ds_id) {
         ds.values.entry(row.to_owned()).or_default().extend(vals);
     }
+}
+
+/// `PATCH /v1/databases/{id}` [D: reference/update-database]: the database's own attributes since
+/// 2025-09-03 (its schema is its data source's). Modelled: `title` (the single data source's name
+/// follows it, as `PATCH /v1/data_sources/{id}` does the other way), `description`, `icon`,
+/// `cover` and `is_inline` (checked, not kept), and `in_trash`, which hides the database from its
+/// page's children and its rows from every listing and query. `archived` is refused from the
+/// pinned version on, as for pages. `parent` (moving a database) and `is_locked` are documented
+/// but not modelled: refused, rather than guessed.
+pub(crate) fn update_database(
+    g: &mut Inner,
+    id: &str,
+    body: &Map<String, Value>,
+    version: &str,
+    now: i64,
+) -> Result<Value, ApiError> {
+    models_databases(version)?;
+    let modern = version >= crate::notion::PINNED_VERSION;
+    let mut keys = vec![
+        "title",
+        "description",
+        "icon",
+        "cover",
+        "is_inline",
+        "in_trash",
+    ];
+    if !modern {
+        keys.push("archived");
+    }
+    if modern && body.contains_key("archived") {
+        return Err(invalid(
+            "body.archived",
+            "should be not present; use `in_trash`.",
+        ));
+    }
+    if let Some(k) = ["parent", "is_locked"]
+        .into_iter()
+        .find(|k| body.contains_key(*k))
+    {
+        return Err(ApiError::validation(format!(
+            "The test server does not model `{k}` on PATCH /v1/databases/{{id}}."
+        )));
+    }
+    only_keys(body, "body", &keys)?;
+    let n = g
+        .store
+        .get(id)
+        .filter(|n| matches!(n.kind, NodeKind::Database { .. }))
+        .ok_or_else(|| ApiError::not_found("database", id))?;
+    let trash = match body.get("in_trash").or_else(|| body.get("archived")) {
+        None => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => return Err(invalid("body.in_trash", "should be a boolean.")),
+    };
+    let edits = body.keys().any(|k| k != "in_trash" && k != "archived");
+    if edits && trash != Some(false) && g.store.trashed(&n.id) {
+        return Err(ApiError::validation(
+            "Can't edit block that is archived. You must unarchive the block before editing.",
+        ));
+    }
+    let title = match body.get("title") {
+        Some(t) => Some(rich_text(Some(t), "body.title")?),
+        None => None,
+    };
+    rich_text(body.get("description"), "body.description")?;
+    if let Some(v) = body.get("is_inline") {
+        if !v.is_boolean() {
+            return Err(invalid("body.is_inline", "should be a boolean."));
+        }
+    }
+    let uploads = &g.uploads;
+    let check = |uid: &str| uploads.state(uid, now);
+    if let Some(i) = body.get("icon") {
+        validate::validate_icon_with(i, "body.icon", &check).map_err(|e| ApiError::body(&e))?;
+    }
+    if let Some(c) = body.get("cover") {
+        validate::validate_cover_with(c, "body.cover", &check).map_err(|e| ApiError::body(&e))?;
+    }
+    let n = g.store.get_mut(id).expect("checked above");
+    let mut source = None;
+    if let NodeKind::Database {
+        title: t,
+        data_source,
+    } = &mut n.kind
+    {
+        if let Some(new) = &title {
+            *t = new.clone();
+        }
+        source = Some(data_source.clone());
+    }
+    if let Some(b) = trash {
+        n.in_trash = b;
+    }
+    n.edited_ms = now;
+    n.person_edit = false;
+    if let (Some(new), Some(ds)) = (title, source.and_then(|s| g.store.sources.get_mut(&s))) {
+        ds.title = new;
+    }
+    Ok(render_database(g, id).expect("checked above"))
 }

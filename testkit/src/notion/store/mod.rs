@@ -356,26 +356,92 @@ impl Store {
         Some((page, visible.next()))
     }
 
-    /// True when the node or one of its ancestors is in the trash.
-    pub fn trashed(&self, id: &str) -> bool {
+    /// The node above `n`: its page or block, or the database of its data source.
+    fn node_above(&self, n: &Node) -> Option<&Node> {
+        match &n.parent {
+            ParentRef::Workspace => None,
+            ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
+            ParentRef::DataSource(ds) => self
+                .sources
+                .get(ds)
+                .and_then(|d| self.nodes.get(&d.database_id)),
+        }
+    }
+
+    /// Whether `pred` holds for node `id` or a node above it.
+    fn up_from(&self, id: &str, pred: impl Fn(&Node) -> bool) -> bool {
         let mut cur = self.nodes.get(id);
         while let Some(n) = cur {
-            if n.in_trash {
+            if pred(n) {
                 return true;
             }
-            cur = match &n.parent {
-                ParentRef::Workspace => None,
-                ParentRef::Page(p) | ParentRef::Block(p) => self.nodes.get(p),
-                ParentRef::DataSource(ds) => self
-                    .sources
-                    .get(ds)
-                    .and_then(|d| self.nodes.get(&d.database_id)),
-            };
+            cur = self.node_above(n);
         }
         false
     }
 
-    fn parent_json(&self, n: &Node) -> Value {
+    /// True when the node or one of its ancestors is in the trash.
+    pub fn trashed(&self, id: &str) -> bool {
+        self.up_from(id, |n| n.in_trash)
+    }
+
+    /// Whether `ancestor` is `id` itself or above it (through pages, blocks, data sources and
+    /// their databases).
+    pub fn is_under(&self, id: &str, ancestor: &str) -> bool {
+        self.up_from(id, |n| n.id == ancestor)
+    }
+
+    /// Moves page `id` (with its blocks and child pages) to `to`, a page or a data source: it leaves
+    /// its old parent's children (or rows) and is appended last among the new parent's. A row
+    /// leaving a data source loses its values but its title; a page becoming a row keeps its
+    /// title as the title property, every other value empty. Both parents' contents changed, so
+    /// both are stamped `now` (as a page's creation stamps its parent). The caller has checked
+    /// that the move is allowed.
+    pub fn move_page(&mut self, id: &str, to: ParentRef, now: i64) {
+        let Some(old) = self.nodes.get(id).map(|n| n.parent.clone()) else {
+            return;
+        };
+        match &old {
+            ParentRef::Page(p) | ParentRef::Block(p) => {
+                if let Some(pn) = self.nodes.get_mut(p) {
+                    pn.children.retain(|c| c != id);
+                    pn.edited_ms = now;
+                    pn.person_edit = false;
+                }
+            }
+            ParentRef::DataSource(ds) => {
+                if let Some(d) = self.sources.get_mut(ds) {
+                    d.rows.retain(|r| r != id);
+                    d.values.remove(id);
+                }
+            }
+            ParentRef::Workspace => {}
+        }
+        match &to {
+            ParentRef::Page(p) | ParentRef::Block(p) => {
+                if let Some(pn) = self.nodes.get_mut(p) {
+                    pn.children.push(id.to_owned());
+                    pn.edited_ms = now;
+                    pn.person_edit = false;
+                }
+            }
+            ParentRef::DataSource(ds) => {
+                if let Some(d) = self.sources.get_mut(ds) {
+                    d.rows.push(id.to_owned());
+                    d.values.insert(id.to_owned(), BTreeMap::new());
+                }
+            }
+            ParentRef::Workspace => {}
+        }
+        if let Some(n) = self.nodes.get_mut(id) {
+            n.parent = to;
+            n.edited_ms = now;
+            n.person_edit = false;
+        }
+    }
+
+    /// The `parent` object of node `n` as the API renders it.
+    pub fn parent_json(&self, n: &Node) -> Value {
         match &n.parent {
             ParentRef::Workspace => json!({"type": "workspace", "workspace": true}),
             ParentRef::Page(p) => json!({"type": "page_id", "page_id": p}),
