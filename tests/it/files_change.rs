@@ -10,9 +10,9 @@ use serde_json::Value;
 use crate::bin_support::notebridge;
 use crate::files_support::sample;
 use crate::onefile_change::{
-    copy_notebook, delete_section, move_page, move_section, page_order, remove_page,
-    rename_section, reorder_pages, retitle_page, rewrite_text, set_page_level, touch_page,
-    write_section,
+    copy_notebook, delete_section, desktop_notebook, move_page, move_section, page_order,
+    remove_page, rename_section, reorder_pages, retitle_page, rewrite_text, set_page_level,
+    touch_page, write_section,
 };
 
 /// testOneNote1.one's pages (desktop OneNote 2013, a series per page).
@@ -364,6 +364,20 @@ fn check_move(from: &str, to: &str, id: &str) {
             .collect::<Vec<_>>(),
         order
     );
+    // Edited where it is now: the functions find it in its new file as in its first.
+    let when = chrono::DateTime::parse_from_rfc3339("2026-12-01T09:00:00Z")
+        .unwrap()
+        .to_utc();
+    let edited = dir.path().join("Edited.one");
+    write_section(
+        &edited,
+        &retitle_page(&touch_page(&changed_to, id, when), id, "Moved, then edited"),
+    );
+    let edited = pages(&scan(&edited));
+    let page_now = page(&edited, id);
+    assert_eq!(page_now["title"], "Moved, then edited");
+    assert_eq!(page_now["last_modified"], "2026-12-01T09:00:00Z");
+    assert_eq!(edited[..to_before.len()], to_before[..]);
     // Removed again (it shares its series with the page before it there), the section is back
     // to its own pages.
     let back = dir.path().join("Back.one");
@@ -382,32 +396,15 @@ fn a_page_moved_to_another_section_is_found_there_as_it_was_and_not_where_it_was
     check_move(ONE, TWO, ONE_BASICS);
 }
 
-/// A notebook folder as OneNote keeps it, of real section files: two sections and a section
-/// group's folder holding one. No table of contents: OneNote rewrites it on each of these changes,
-/// and a copy kept from before would name files that are no longer there.
-fn notebook_of_sections(into: &Path) -> Option<std::path::PathBuf> {
-    let (a, b, c) = (
-        sample(ONE)?,
-        sample("apache-tika/testOneNoteEmbeddedWordDoc.one")?,
-        sample("apache-tika/testOneNote4.one")?,
-    );
-    let src = tempfile::tempdir().unwrap();
-    let notebook = src.path().join("Notebook");
-    std::fs::create_dir_all(notebook.join("Group")).unwrap();
-    std::fs::copy(a, notebook.join("testOneNote1.one")).unwrap();
-    std::fs::copy(b, notebook.join("testOneNote2016.one")).unwrap();
-    std::fs::copy(c, notebook.join("Group/testOneNote4.one")).unwrap();
-    Some(copy_notebook(&notebook, into))
-}
-
 #[test]
 fn sections_renamed_moved_and_deleted_keep_their_guids_where_they_are() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(notebook) = notebook_of_sections(dir.path()) else {
+    let Some(notebook) = desktop_notebook(dir.path(), "Notebook") else {
         return;
     };
+    let copy = copy_notebook(&notebook, &dir.path().join("Copy"));
     let other = dir.path().join("Other notebook");
-    let before = scan(&notebook);
+    // Each section's place: its group's name (none at the top), its name and its GUID.
     let place = |doc: &Value| {
         let mut out = Vec::new();
         for n in doc["notebooks"].as_array().unwrap() {
@@ -416,46 +413,46 @@ fn sections_renamed_moved_and_deleted_keep_their_guids_where_they_are() {
             }
             for g in n["section_groups"].as_array().unwrap() {
                 for s in g["sections"].as_array().unwrap() {
-                    out.push((
-                        g["name"].as_str().unwrap().to_owned(),
-                        s["name"].clone(),
-                        s["id"].clone(),
-                    ));
+                    let group = g["name"].as_str().unwrap().to_owned();
+                    out.push((group, s["name"].clone(), s["id"].clone()));
                 }
             }
         }
         out
     };
-    let id = |doc: &Value, name: &str| {
-        place(doc)
-            .into_iter()
+    let before = place(&scan(&notebook));
+    assert_eq!(place(&scan(&copy)), before, "the copy is the same notebook");
+    let id = |name: &str| {
+        before
+            .iter()
             .find(|(_, n, _)| n == name)
-            .map(|(_, _, id)| id)
+            .map(|(_, _, id)| id.clone())
             .unwrap()
     };
-    let (one, word, four) = (
-        id(&before, "testOneNote1"),
-        id(&before, "testOneNote2016"),
-        id(&before, "testOneNote4"),
+    let top = |name: &str, id: Value| (String::new(), Value::from(name), id);
+    let grouped = |name: &str, id: Value| ("Group".to_owned(), Value::from(name), id);
+    assert_eq!(
+        before,
+        [
+            top("testOneNote1", id("testOneNote1")),
+            top("testOneNote2", id("testOneNote2")),
+            grouped("testOneNote2016", id("testOneNote2016")),
+            grouped("testOneNote4", id("testOneNote4")),
+        ]
     );
     rename_section(&notebook.join("testOneNote1.one"), "Renamed.one");
-    move_section(
-        &notebook.join("testOneNote2016.one"),
-        &notebook.join("Group"),
-    );
+    move_section(&notebook.join("testOneNote2.one"), &notebook.join("Group"));
     move_section(&notebook.join("Group/testOneNote4.one"), &other);
-    let after = scan(&notebook);
+    delete_section(&notebook.join("Group/testOneNote2016.one"));
     assert_eq!(
-        place(&after),
+        place(&scan(&notebook)),
         [
-            (String::new(), Value::from("Renamed"), one),
-            ("Group".to_owned(), Value::from("testOneNote2016"), word),
+            top("Renamed", id("testOneNote1")),
+            grouped("testOneNote2", id("testOneNote2")),
         ]
     );
     assert_eq!(
         place(&scan(&other)),
-        [(String::new(), Value::from("testOneNote4"), four)]
+        [top("testOneNote4", id("testOneNote4"))]
     );
-    delete_section(&notebook.join("Group/testOneNote2016.one"));
-    assert_eq!(place(&scan(&notebook)).len(), 1);
 }

@@ -158,25 +158,33 @@ impl<'a> Section<'a> {
             .unwrap_or_else(|| panic!("the section has no page {}", uuid_text(guid)))
     }
 
+    /// The references of `property` that every revision of an object (`decls`) holds: the
+    /// walk does not tell which revision is the latest, so they must agree (they do in the
+    /// samples, whose older revisions of a section or series differ elsewhere, if at all).
+    fn agreed<'d>(
+        &self,
+        decls: impl IntoIterator<Item = &'d Declared>,
+        property: u32,
+    ) -> Vec<ExGuid> {
+        let mut all = distinct(decls).into_iter().map(|d| {
+            let p = self.prop(d, property).expect("the object has the property");
+            self.refs(d, &p)
+        });
+        let first = all.next().expect("the object is declared");
+        assert!(
+            all.all(|r| r == first),
+            "the object's revisions list different references"
+        );
+        first
+    }
+
     /// The section's pages in order: each one's GUID, page space and page series.
     fn pages(&self) -> Vec<([u8; 16], ExGuid, ExGuid)> {
         let root = self.root_space();
-        let section = self
-            .decls
-            .iter()
-            .find(|d| d.jcid == Some(SECTION_NODE))
-            .unwrap();
-        let series = self
-            .prop(section, ELEMENT_CHILD_NODES)
-            .expect("page series");
+        let sections = self.decls.iter().filter(|d| d.jcid == Some(SECTION_NODE));
         let mut out = Vec::new();
-        for s in self.refs(section, &series) {
-            let d = self
-                .objects(root, s)
-                .next()
-                .expect("each page series is declared");
-            let spaces = self.prop(d, CHILD_GRAPH_SPACE_ELEMENT_NODES).unwrap();
-            for space in self.refs(d, &spaces) {
+        for s in self.agreed(sections, ELEMENT_CHILD_NODES) {
+            for space in self.agreed(self.objects(root, s), CHILD_GRAPH_SPACE_ELEMENT_NODES) {
                 let guid = self
                     .decls
                     .iter()
@@ -937,6 +945,34 @@ fn log_end(b: &[u8], transactions: u32) -> usize {
         }
     }
     panic!("the log holds fewer transactions than its header counts")
+}
+
+/// The real desktop sections a notebook folder is made of by [`desktop_notebook`]: each one's
+/// path among the samples and in the notebook folder.
+pub const DESKTOP_NOTEBOOK: &[(&str, &str)] = &[
+    ("apache-tika/testOneNote1.one", "testOneNote1.one"),
+    ("apache-tika/testOneNote2.one", "testOneNote2.one"),
+    (
+        "apache-tika/testOneNote2016.one",
+        "Group/testOneNote2016.one",
+    ),
+    ("apache-tika/testOneNote4.one", "Group/testOneNote4.one"),
+];
+
+/// A notebook folder `name` in `into` as OneNote desktop keeps one, of real desktop sections (two
+/// with two pages, and a section group's folder with two of one page): the files the functions
+/// above change. It has no table of contents: OneNote rewrites that on each change of its
+/// sections, and one kept from before would name files no longer there. None (and a line saying
+/// so) when the samples are not beside this clone.
+pub fn desktop_notebook(into: &Path, name: &str) -> Option<PathBuf> {
+    let notebook = into.join(name);
+    for (sample, at) in DESKTOP_NOTEBOOK {
+        let src = crate::files_support::sample(sample)?;
+        let to = notebook.join(at);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(src, to).unwrap();
+    }
+    Some(notebook)
 }
 
 /// A notebook folder copied into `into` (a temporary folder of the test's), for changes that
