@@ -268,7 +268,7 @@ async fn an_account_users_sync_mirrors_every_change_in_layout_database() {
 }
 
 /// The first block of `page` holding text.
-fn text_block(lab: &Lab, page: &str) -> String {
+pub(crate) fn text_block(lab: &Lab, page: &str) -> String {
     lab.notion
         .blocks_of(page)
         .into_iter()

@@ -2,8 +2,11 @@
 //! `NOTION_TOKEN`), in both layouts, over a notebook folder of real OneNote section files changed
 //! between two runs as OneNote leaves them (`onefile_change`: the real files' own bytes, with the
 //! structures a change touches rewritten): a page retitled, edited, reordered and moved to another
-//! section; a section file renamed, deleted and added. Notion keeps each page's id, follows every
-//! change, and a second `sync` right after writes nothing.
+//! section; a section file renamed, deleted and added; a page deleted. Notion keeps each page's
+//! id, follows every change, and a second `sync` right after writes nothing; a page edited in
+//! Notion while OneNote edited or deleted it is a conflict (its OneNote version kept beside it
+//! when there is one). And an account whose notebook is files in its OneDrive downloads, on a
+//! sync, only the section file that changed.
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +19,8 @@ use crate::bin_support::Output;
 use crate::files_support::sample;
 use crate::layout_e2e::{fast, files_db, files_user};
 use crate::onefile_change::{
-    copy_notebook, delete_section, move_page, rename_section, reorder_pages, retitle_page,
-    touch_page, write_section,
+    copy_notebook, delete_section, move_page, remove_page, rename_section, reorder_pages,
+    retitle_page, touch_page, write_section,
 };
 
 /// testOneNote1.one's pages.
@@ -312,4 +315,105 @@ async fn a_drive_notebooks_sync_downloads_only_the_section_that_changed() {
     );
     assert_eq!(doc["updated"], 1, "{doc}");
     assert_eq!(doc["created"], 0, "{doc}");
+}
+
+/// A files user's sync over pages edited in Notion: a page OneNote edited too keeps its OneNote
+/// version beside it, a page OneNote deleted stays as the person left it (both conflicts, exit
+/// 4), and a page deleted in OneNote that nobody touched in Notion goes to the trash.
+async fn a_files_users_sync_keeps_what_a_person_edited(layout: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(nb) = notebook(dir.path()) else {
+        return;
+    };
+    let lab = Lab::start(fast()).await;
+    let home = tempfile::tempdir().unwrap();
+    let to = lab.notion.add_shared_page("Imported");
+    let path = nb.to_str().unwrap();
+    let run = |args: Vec<&str>| files_user(&lab, home.path(), &args).run();
+    let out = run(vec![
+        "migrate", "--from", path, "--to", &to, "--layout", layout,
+    ])
+    .await;
+    expect(&out, 0, "the first migration");
+    let db = files_db(home.path());
+    let k = key(&db);
+    let (edited, gone_edited, gone) = (
+        page_of(&db, &k, ONE_FIRST),
+        page_of(&db, &k, TWO_FIRST),
+        page_of(&db, &k, ONE_BASICS),
+    );
+    drop(db);
+    for p in [&edited, &gone_edited] {
+        lab.notion.edit_block_as_person(
+            &crate::sync_e2e::text_block(&lab, p),
+            "Written in Notion by a person",
+        );
+    }
+    let (at_first, at_second) = (nb.join("First.one"), nb.join("Second.one"));
+    let later = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
+    let first = touch_page(&std::fs::read(&at_first).unwrap(), ONE_FIRST, later);
+    write_section(&at_first, &remove_page(&first, ONE_BASICS));
+    write_section(
+        &at_second,
+        &remove_page(&std::fs::read(&at_second).unwrap(), TWO_FIRST),
+    );
+
+    let out = run(vec!["sync", "--from", path, "--json"]).await;
+    expect(&out, 4, "a sync with conflicts");
+    let doc = json(&out);
+    let conflicts: Vec<(String, String, bool)> = doc["conflicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                norm(c["notion_page_id"].as_str().unwrap()),
+                c["change"].as_str().unwrap().to_owned(),
+                c["kept_as"].is_string(),
+            )
+        })
+        .collect();
+    assert!(
+        conflicts.contains(&(norm(&edited), "changed".into(), true)),
+        "the OneNote version kept beside the edited page: {conflicts:?}"
+    );
+    assert!(
+        conflicts.contains(&(norm(&gone_edited), "deleted".into(), false)),
+        "{conflicts:?}"
+    );
+    assert!(!lab.notion.is_trashed(&gone_edited));
+    assert!(
+        lab.notion.is_trashed(&gone),
+        "the untouched deleted page goes"
+    );
+    let text = |p: &str| {
+        lab.notion
+            .blocks_of(p)
+            .iter()
+            .any(|b| b.to_string().contains("Written in Notion by a person"))
+    };
+    assert!(
+        text(&edited) && text(&gone_edited),
+        "the person's words stay"
+    );
+
+    let writes = lab.notion.counters().changing_writes();
+    let out = run(vec!["sync", "--from", path, "--json"]).await;
+    expect(&out, 4, "a second sync, the conflicts still listed");
+    assert_eq!(
+        lab.notion.counters().changing_writes(),
+        writes,
+        "{}",
+        out.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_files_users_sync_keeps_what_a_person_edited_in_layout_pages() {
+    a_files_users_sync_keeps_what_a_person_edited("pages").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_files_users_sync_keeps_what_a_person_edited_in_layout_database() {
+    a_files_users_sync_keeps_what_a_person_edited("database").await;
 }
