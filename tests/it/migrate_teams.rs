@@ -522,3 +522,57 @@ async fn without_notes_read_all_migrate_of_a_group_is_exit_3_and_creates_nothing
         .unwrap()
         .is_empty());
 }
+
+/// `sync` of an account whose plans went to its own notebooks and to a group reads both again:
+/// a page renamed in each is renamed in Notion, under its own source's page, in one run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sync_reads_again_the_account_and_the_group_it_migrated() {
+    let (lab, alice, _bob, state) = start(300).await;
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &["migrate", "--account", "alice", "--to", &lab.target_page],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = run(
+        &lab,
+        &state,
+        &[
+            "migrate",
+            "--account",
+            "alice",
+            "--to",
+            &lab.target_page,
+            "--group",
+            "Marketing",
+        ],
+    )
+    .await;
+    assert_eq!(code, 0, "{out}{err}");
+    let own = lab.graph.mutate(&alice.id, |n| {
+        n.pages[0].title = "Own page renamed".into();
+        n.pages[0].id.clone()
+    });
+    let team = lab.graph.mutate(&group_key(GROUP), |n| {
+        n.pages[0].title = "Team page renamed".into();
+        n.pages[0].id.clone()
+    });
+    let (code, out, err) = run(&lab, &state, &["--json", "sync", "--account", "alice"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let db = Db::open(&state.db).unwrap();
+    let page = |key: &str, id: &str| {
+        db.notion_item(key, id)
+            .unwrap()
+            .and_then(|i| i.into_page_id())
+            .unwrap()
+    };
+    let title = |id: &str| {
+        lab.notion
+            .dump(id)
+            .and_then(|d| d.title)
+            .unwrap_or_default()
+    };
+    assert_eq!(title(&page("alice", &own)), "Own page renamed");
+    assert_eq!(title(&page(&group_inv_key(), &team)), "Team page renamed");
+}
