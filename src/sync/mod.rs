@@ -116,6 +116,15 @@ pub struct Pass<'a> {
     pub cancel: &'a Cancel,
 }
 
+/// What a step's write changed of a page, owned, to be recorded off the runtime.
+struct Placement {
+    title: String,
+    parent: String,
+    moved: bool,
+    row_order: Option<i64>,
+    fingerprint: Option<conflict::Fingerprint>,
+}
+
 /// What one inventory key holds on both sides, loaded.
 struct Loaded {
     layout: crate::store::layouts::Layout,
@@ -333,35 +342,19 @@ impl Pass<'_> {
                 (Some(f), ItemKind::Page) => Some(conflict::after_own_write(&page, f)),
                 _ => None,
             };
-            let (o, k, i, title) = (
-                owner.clone(),
-                key.to_owned(),
-                p.item_id.clone(),
-                p.title.clone(),
-            );
             let parent = page["parent"][page["parent"]["type"].as_str().unwrap_or("")]
                 .as_str()
                 .unwrap_or_default()
                 .to_owned();
-            self.db
-                .call(move |db| {
-                    db.sync_checked(&o, &k, &i)?;
-                    db.sync_placed(
-                        &o,
-                        &k,
-                        &i,
-                        &Placing {
-                            title: &title,
-                            parent: &parent,
-                            moved: true,
-                            row_order: None,
-                            fingerprint: fingerprint.as_ref(),
-                        },
-                    )?;
-                    // Still checked: its step is not done.
-                    db.sync_checked(&o, &k, &i)
-                })
-                .await?;
+            // Still checked: its step is not done.
+            let placement = Placement {
+                title: p.title.clone(),
+                parent,
+                moved: true,
+                row_order: None,
+                fingerprint,
+            };
+            self.record(owner, key, &p.item_id, placement, true).await?;
         }
         Ok(())
     }
@@ -404,24 +397,14 @@ impl Pass<'_> {
             if conflict::edited(Some(&allowed), &seen).is_some() {
                 continue;
             }
-            let (o, k, i) = (owner.clone(), key.to_owned(), p.item_id.clone());
-            let (title, parent) = (p.title.clone(), p.parent.clone());
-            self.db
-                .call(move |db| {
-                    db.sync_checked(&o, &k, &i)?;
-                    db.sync_placed(
-                        &o,
-                        &k,
-                        &i,
-                        &Placing {
-                            title: &title,
-                            parent: &parent,
-                            moved: false,
-                            row_order: None,
-                            fingerprint: Some(&seen.now),
-                        },
-                    )
-                })
+            let placement = Placement {
+                title: p.title.clone(),
+                parent: p.parent.clone(),
+                moved: false,
+                row_order: None,
+                fingerprint: Some(seen.now),
+            };
+            self.record(owner, key, &p.item_id, placement, false)
                 .await?;
         }
         Ok(())
@@ -563,30 +546,14 @@ impl Pass<'_> {
                 (Some(f), ItemKind::Page) => Some(conflict::after_own_write(&a, f)),
                 _ => None,
             };
-            let (o, k, i, title, st) = (
-                owner.clone(),
-                key.to_owned(),
-                p.item_id.clone(),
-                p.title.clone(),
-                stage.clone(),
-            );
-            self.db
-                .call(move |db| {
-                    db.sync_placed(
-                        &o,
-                        &k,
-                        &i,
-                        &Placing {
-                            title: &title,
-                            parent: &st,
-                            moved: true,
-                            row_order: None,
-                            fingerprint: fingerprint.as_ref(),
-                        },
-                    )?;
-                    db.sync_checked(&o, &k, &i)
-                })
-                .await?;
+            let placement = Placement {
+                title: p.title.clone(),
+                parent: stage.clone(),
+                moved: true,
+                row_order: None,
+                fingerprint,
+            };
+            self.record(owner, key, &p.item_id, placement, true).await?;
         }
         if let Some(to) = &u.to {
             match self.notion.move_page(&p.page_id, to).await {
@@ -627,13 +594,32 @@ impl Pass<'_> {
         let parent =
             u.to.as_ref()
                 .map_or(p.parent.clone(), |t| t.id().to_owned());
-        let (o, k, i, moved) = (
-            owner.clone(),
-            key.to_owned(),
-            p.item_id.clone(),
-            u.to.is_some(),
-        );
-        let row_order = u.row.as_ref().map(|r| r.order);
+        let placement = Placement {
+            title: title_written,
+            parent,
+            moved: u.to.is_some(),
+            row_order: u.row.as_ref().map(|r| r.order),
+            fingerprint,
+        };
+        self.record(owner, key, &p.item_id, placement, false)
+            .await?;
+        crate::crash::point("sync.recorded");
+        count(out);
+        out.changes.push(said);
+        Ok(())
+    }
+
+    /// Records what a step's write changed of `item`'s page (its check cleared, or kept while
+    /// its step goes on: `still_checked`).
+    async fn record(
+        &self,
+        owner: &RunToken,
+        key: &str,
+        item: &str,
+        pl: Placement,
+        still_checked: bool,
+    ) -> Result<(), SyncError> {
+        let (o, k, i) = (owner.clone(), key.to_owned(), item.to_owned());
         self.db
             .call(move |db| {
                 db.sync_placed(
@@ -641,18 +627,19 @@ impl Pass<'_> {
                     &k,
                     &i,
                     &Placing {
-                        title: &title_written,
-                        parent: &parent,
-                        moved,
-                        row_order,
-                        fingerprint: fingerprint.as_ref(),
+                        title: &pl.title,
+                        parent: &pl.parent,
+                        moved: pl.moved,
+                        row_order: pl.row_order,
+                        fingerprint: pl.fingerprint.as_ref(),
                     },
-                )
+                )?;
+                if still_checked {
+                    db.sync_checked(&o, &k, &i)?;
+                }
+                Ok::<_, StoreError>(())
             })
             .await?;
-        crate::crash::point("sync.recorded");
-        count(out);
-        out.changes.push(said);
         Ok(())
     }
 

@@ -18,14 +18,15 @@ use serde_json::Value;
 use crate::account_clean_env::User;
 use crate::bin_support::Output;
 use crate::layout_e2e::{fast, files_db};
+use crate::update_conflicts::text_block;
 
-fn json(out: &Output) -> Value {
+pub(crate) fn json(out: &Output) -> Value {
     let last = out.stdout.lines().last().unwrap_or_default();
     serde_json::from_str(last.trim())
         .unwrap_or_else(|e| panic!("{e}\nstdout: {}\nstderr: {}", out.stdout, out.stderr))
 }
 
-fn expect(out: &Output, code: i32, what: &str) {
+pub(crate) fn expect(out: &Output, code: i32, what: &str) {
     assert_eq!(
         out.code,
         Some(code),
@@ -42,12 +43,12 @@ fn page_of(db: &Db, item: &str) -> String {
         .unwrap_or_else(|| panic!("{item} has no Notion page"))
 }
 
-fn norm(id: &str) -> String {
+pub(crate) fn norm(id: &str) -> String {
     id.replace('-', "").to_ascii_lowercase()
 }
 
 /// The id a page object's parent names, whatever kind it is.
-fn parent(lab: &Lab, page: &str) -> String {
+pub(crate) fn parent(lab: &Lab, page: &str) -> String {
     let p = lab.notion.parent_of(page).expect("a parent");
     let ty = p["type"].as_str().unwrap_or_default().to_owned();
     norm(p[ty.as_str()].as_str().unwrap_or_default())
@@ -265,19 +266,6 @@ async fn an_account_users_sync_mirrors_every_change_in_layout_pages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_account_users_sync_mirrors_every_change_in_layout_database() {
     every_change_kind_is_mirrored_and_a_second_sync_writes_nothing("database").await;
-}
-
-/// The first block of `page` holding text.
-pub(crate) fn text_block(lab: &Lab, page: &str) -> String {
-    lab.notion
-        .blocks_of(page)
-        .into_iter()
-        .find(|b| {
-            let ty = b["type"].as_str().unwrap_or("");
-            b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
-        })
-        .and_then(|b| b["id"].as_str().map(str::to_owned))
-        .unwrap_or_else(|| panic!("page {page} has no text block"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

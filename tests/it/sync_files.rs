@@ -13,15 +13,14 @@ use std::path::{Path, PathBuf};
 use chrono::{TimeZone, Utc};
 use notebridge::store::Db;
 use notebridge_testkit::lab::Lab;
-use serde_json::Value;
 
-use crate::bin_support::Output;
 use crate::files_support::sample;
 use crate::layout_e2e::{fast, files_db, files_user};
 use crate::onefile_change::{
     copy_notebook, delete_section, move_page, remove_page, rename_section, reorder_pages,
     retitle_page, touch_page, write_section,
 };
+use crate::sync_e2e::{expect, json, norm, parent};
 
 /// testOneNote1.one's pages.
 const ONE_FIRST: &str = "b8f3669b-f533-417a-a700-c2cbbcc760e3";
@@ -29,26 +28,6 @@ const ONE_BASICS: &str = "f5e8b626-8c4a-496b-8951-cea55052b874";
 /// testOneNote2.one's pages.
 const TWO_FIRST: &str = "e1fdd004-97a6-49b8-a9c9-bb781d0c5423";
 const TWO_BASICS: &str = "0ad2f2f8-f7c0-4301-82df-064544dd31e5";
-
-fn json(out: &Output) -> Value {
-    let last = out.stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(last.trim())
-        .unwrap_or_else(|e| panic!("{e}\nstdout: {}\nstderr: {}", out.stdout, out.stderr))
-}
-
-fn expect(out: &Output, code: i32, what: &str) {
-    assert_eq!(
-        out.code,
-        Some(code),
-        "{what}\nstdout: {}\nstderr: {}",
-        out.stdout,
-        out.stderr
-    );
-}
-
-fn norm(id: &str) -> String {
-    id.replace('-', "").to_ascii_lowercase()
-}
 
 /// A notebook folder of four real sections (one in a section group), copied into `into`.
 fn notebook(into: &Path) -> Option<PathBuf> {
@@ -96,12 +75,6 @@ fn section_id(db: &Db, key: &str, name: &str) -> String {
         stack.extend(g.section_groups);
     }
     panic!("no section {name}")
-}
-
-fn parent(lab: &Lab, page: &str) -> String {
-    let p = lab.notion.parent_of(page).expect("a parent");
-    let ty = p["type"].as_str().unwrap_or_default().to_owned();
-    norm(p[ty.as_str()].as_str().unwrap_or_default())
 }
 
 async fn a_files_users_sync_follows_every_change(layout: &str) {
@@ -345,7 +318,7 @@ async fn a_files_users_sync_keeps_what_a_person_edited(layout: &str) {
     drop(db);
     for p in [&edited, &gone_edited] {
         lab.notion.edit_block_as_person(
-            &crate::sync_e2e::text_block(&lab, p),
+            &crate::update_conflicts::text_block(&lab, p),
             "Written in Notion by a person",
         );
     }

@@ -52,7 +52,7 @@ fn kept(title: &str, t: DateTime<Utc>) -> String {
 }
 
 /// The first block of `page` holding text, as Notion lists it.
-fn text_block(lab: &Lab, page: &str) -> String {
+pub(crate) fn text_block(lab: &Lab, page: &str) -> String {
     lab.notion
         .blocks_of(page)
         .into_iter()
