@@ -12,15 +12,12 @@ use std::collections::{HashMap, HashSet};
 
 use crate::notion::client::MoveTo;
 use crate::store::inventory::{Notebook, Section, SectionGroup};
-use crate::store::layouts::Layout;
 use crate::store::notion_items::ItemKind;
 use crate::store::sync::{Change, Placed, PlacedDatabase};
 
 /// What one inventory key holds on both sides.
 #[derive(Clone, Copy, Debug)]
 pub struct Sides<'a> {
-    /// How its target is laid out.
-    pub layout: Layout,
     /// The live inventory, in OneNote's order.
     pub notebooks: &'a [Notebook],
     /// Its complete, live pages in Notion.
@@ -571,7 +568,6 @@ mod tests {
 
         fn sides(&self) -> Sides<'_> {
             Sides {
-                layout: Layout::Pages,
                 notebooks: &self.notebooks,
                 placed: &self.placed,
                 databases: &self.databases,

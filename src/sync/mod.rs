@@ -127,7 +127,6 @@ struct Placement {
 
 /// What one inventory key holds on both sides, loaded.
 struct Loaded {
-    layout: crate::store::layouts::Layout,
     notebooks: Vec<crate::store::inventory::Notebook>,
     placed: Vec<Placed>,
     databases: Vec<crate::store::sync::PlacedDatabase>,
@@ -139,7 +138,6 @@ struct Loaded {
 impl Loaded {
     fn sides(&self) -> Sides<'_> {
         Sides {
-            layout: self.layout,
             notebooks: &self.notebooks,
             placed: &self.placed,
             databases: &self.databases,
@@ -212,12 +210,7 @@ impl Pass<'_> {
             .db
             .call(move |db| {
                 let targets: HashSet<String> = db.plan_targets_in_order(&k)?.into_iter().collect();
-                let layout = targets
-                    .iter()
-                    .find_map(|t| db.layout_of(t).ok().flatten())
-                    .unwrap_or_default();
                 Ok::<_, StoreError>(Loaded {
-                    layout,
                     notebooks: db.inventory(&k)?,
                     placed: db.placed_items(&k)?,
                     databases: db.placed_databases(&k)?,
