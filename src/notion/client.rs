@@ -575,6 +575,11 @@ impl NotionClient {
         self
     }
 
+    /// Whether this client's token is a personal access token (told no upload limit).
+    pub fn is_personal(&self) -> bool {
+        self.personal
+    }
+
     /// Proves the Update content capability on page `id` without changing it: an update that
     /// names nothing to change. Without the capability Notion answers `403 restricted_resource`
     /// (reference/update-a-block), as it would to the link pass, `--update` and trashing.

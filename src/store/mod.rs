@@ -121,6 +121,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0023_conflicts",
         include_str!("../../migrations/0023_conflicts.sql"),
     ),
+    (
+        "0024_upload_refusals",
+        include_str!("../../migrations/0024_upload_refusals.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
