@@ -120,6 +120,15 @@ async fn jobs(me: &User<'_>) -> Value {
     json(&status.stdout)["accounts"][0]["jobs"].clone()
 }
 
+/// How many requests the Notion server answered `status`.
+pub(crate) fn answered(lab: &Lab, status: u16) -> usize {
+    lab.notion
+        .request_log()
+        .iter()
+        .filter(|r| r.status == status)
+        .count()
+}
+
 /// A run stopped by the block limit: exit 2 with the limit's advice, not a missing capability's.
 pub(crate) fn stopped_at_block_limit(out: &crate::bin_support::Output) {
     assert_eq!(out.code, Some(2), "{}", out.all());
@@ -168,13 +177,44 @@ pub(crate) fn stopped_blocked(lab: &Lab, out: &crate::bin_support::Output) {
     ] {
         assert!(out.stderr.contains(said), "{said}: {}", out.stderr);
     }
-    let refused = lab
-        .notion
-        .request_log()
-        .iter()
-        .filter(|r| r.status == 429)
-        .count();
+    let refused = answered(lab, 429);
     assert!((1..=8).contains(&refused), "{refused} requests refused");
+}
+
+/// Item 9, Insert content. No endpoint reports which capabilities an integration holds
+/// (developers.notion.com/reference/capabilities; `GET /v1/users/me` answers no capabilities),
+/// every request that needs Insert content creates something, and a create Notion refuses for its
+/// body first would prove nothing (the order of Notion's checks is not documented): so the run's
+/// first write proves it, before any page exists. Without it the run stops at that write: exit 2
+/// naming Insert content, no page written, nothing failed, no more than the writes already in
+/// flight refused; once it is given, `--resume` migrates every page once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_insert_capability_stops_the_run_at_its_first_write_and_resume_completes() {
+    let lab = Lab::start(quick()).await;
+    lab.add_user("me", generate(&spec(6, 19)));
+    lab.notion.set_insert_content(false);
+    let home = tempfile::tempdir().unwrap();
+    let me = signed_in(&lab, &home).await;
+
+    let out = me.run(&["migrate", "--to", &lab.target_page]).await;
+    assert_eq!(out.code, Some(2), "{}", out.all());
+    assert!(
+        out.stderr.contains("lacks a capability: Insert content."),
+        "{}",
+        out.stderr
+    );
+    let refused = answered(&lab, 403);
+    assert!(refused >= 1, "the first write met the refusal");
+    // Pages are written by a handful of workers: those already sending meet it too, no more.
+    assert!(refused <= 8, "{refused} writes refused: the run went on");
+    assert!(lab.notion.pages_under(&lab.target_page).is_empty());
+    assert_eq!(jobs(&me).await["failed"], 0, "nothing marked failed");
+
+    lab.notion.set_insert_content(true);
+    me.ok(&["--json", "migrate", "--resume"]).await;
+    all_done(&me, 6).await;
+    assert!(lab.notion.duplicate_titles(&lab.target_page).is_empty());
+    verified_complete(&me).await;
 }
 
 /// Item 10: a 429 naming `public_api_request_blocked` ("retrying won't help") stops the run at once
