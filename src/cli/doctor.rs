@@ -651,7 +651,15 @@ async fn notion(settings: &Settings, db: &Arc<Db>, args: &DoctorArgs, out: &mut 
     };
     let (kind, token_check) = doctor_notion::token_kind(&me);
     out.push(token_check);
-    out.push(doctor_notion::upload_limit(&me, &kind));
+    // What an earlier run learned from a refusal; a database that cannot say is the database
+    // check's to report.
+    let refused = client.rate().refused_upload().await.ok().flatten();
+    out.push(doctor_notion::upload_limit(
+        &me,
+        &kind,
+        refused.as_ref(),
+        Clock::system().now_ms(),
+    ));
     let client = client.with_personal_token(kind.is_personal());
     let Some(to) = &args.to else {
         out.push(Check::pass(

@@ -1,14 +1,17 @@
 //! doctor's checks of what the Notion token is and may do: its kind (an internal connection or a
 //! personal access token, from `GET /v1/users/me`), the workspace's upload limit and where it comes
-//! from, and the capabilities proven on the target page without writing content.
+//! from (that answer, or Notion's refusal of a file too large), and the capabilities proven on the
+//! target page without writing content.
 
 use serde_json::Value;
 
 use super::{human_bytes, Check};
 use crate::cli::exit::Exit;
+use crate::clock::UnixMillis;
 use crate::failure::Classify;
 use crate::notion::client::{NotionClient, NotionError, Refusal};
 use crate::notion::token::{reported_upload_limit, TokenKind};
+use crate::notion::upload_refusals::UploadRefusal;
 
 /// The token's kind, as `notion_token` says it.
 pub(super) fn token_kind(me: &Value) -> (TokenKind, Check) {
@@ -17,18 +20,34 @@ pub(super) fn token_kind(me: &Value) -> (TokenKind, Check) {
     (kind, check)
 }
 
-/// The per-file upload limit and where it comes from.
-pub(super) fn upload_limit(me: &Value, kind: &TokenKind) -> Check {
-    let detail = match (reported_upload_limit(me), kind) {
-        (Some(max), _) => format!(
+/// The per-file upload limit and where it comes from: `GET /v1/users/me`, else the smallest
+/// upload Notion refused this token within the last day (`refused`, read at `now`).
+pub(super) fn upload_limit(
+    me: &Value,
+    kind: &TokenKind,
+    refused: Option<&UploadRefusal>,
+    now: UnixMillis,
+) -> Check {
+    let detail = match (reported_upload_limit(me), kind, refused) {
+        (Some(max), _, _) => format!(
             "files up to {}, as GET /v1/users/me reports (larger ones become placeholders)",
             human_bytes(max)
         ),
-        (None, TokenKind::Personal { .. }) => "not reported to a personal access token: files \
+        (None, TokenKind::Personal { .. }, Some(r)) => format!(
+            "not reported to a personal access token; learned from Notion's refusal of a \
+             {}-byte upload {} min ago: files of {} bytes or more become placeholders without \
+             being sent (the refusal is used for a day, then such a file is tried again)",
+            r.size,
+            (now - r.refused_at).max(0) / 60_000,
+            r.size
+        ),
+        (None, TokenKind::Personal { .. }, None) => {
+            "not reported to a personal access token: files \
              are sent, and one over the workspace's limit is refused by Notion and becomes a \
              placeholder saying so (nothing fails)"
-            .to_owned(),
-        (None, TokenKind::Integration { .. }) => {
+                .to_owned()
+        }
+        (None, TokenKind::Integration { .. }, _) => {
             "not reported; 5 MB assumed (the Free plan's), larger files become placeholders"
                 .to_owned()
         }

@@ -206,6 +206,7 @@ mod tests {
         let refused = || crate::notion::client::NotionError::Refused {
             what: "reading the integration".into(),
             kind: crate::notion::client::Refusal::BadToken,
+            needs: None,
             status: 401,
             code: "unauthorized".into(),
             message: "API token is invalid.".into(),

@@ -342,7 +342,9 @@ impl DriveClient {
         self.notebook_item(who, what, item, None)
     }
 
-    /// The item, when it is a notebook, and its drive (as the item names it, else `drive`).
+    /// The item, when it is a notebook, and its drive: `drive`, the id as the caller resolved it,
+    /// else as the item's `parentReference` names it, a personal id's dropped leading zero put
+    /// back (onedrive-api-docs#1890: the service refuses the 15-digit form in a request).
     fn notebook_item(
         &self,
         who: &Caller,
@@ -363,7 +365,9 @@ impl DriveClient {
                 problem: format!("the URL leads to {kind}"),
             });
         }
-        let Some(drive_id) = item.parent.and_then(|p| p.drive_id).or(drive) else {
+        let named = item.parent.and_then(|p| p.drive_id);
+        let named = named.map(|d| locate::canonical_drive_id(&d).into_owned());
+        let Some(drive_id) = drive.or(named) else {
             return Err(DriveError::BadAnswer {
                 account: who.account.clone(),
                 what: what.to_owned(),

@@ -43,12 +43,14 @@ pub enum NotionError {
         message: String,
     },
     /// 401, 403 or 404: Notion will not let this integration do it; [`Refusal`] says why.
-    #[error("Notion refused {what}: {status} {code}: {message}. {}", kind.advice())]
+    #[error("Notion refused {what}: {status} {code}: {message}. {}", kind.advice_for(*needs))]
     Refused {
         /// What we were doing.
         what: String,
         /// Why, from the status and Notion's code.
         kind: Refusal,
+        /// The content capability the request needed, when it needs one beyond Read content.
+        needs: Option<Capability>,
         /// HTTP status.
         status: u16,
         /// Notion's error code.
@@ -164,7 +166,58 @@ pub enum Refusal {
     BlockLimit,
 }
 
+/// A content capability beyond Read content (developers.notion.com/reference/capabilities). No
+/// endpoint reports which ones an integration holds; a request that needs one it lacks is
+/// answered `403 restricted_resource`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capability {
+    /// Insert content: creating pages and databases, appending blocks.
+    Insert,
+    /// Update content: updating pages and blocks, trashing, deleting blocks, moving pages.
+    Update,
+}
+
+impl Capability {
+    /// The capability a request of `method` to `path` (below the API's base) needs, if any
+    /// beyond Read content.
+    pub fn of(method: &Method, path: &str) -> Option<Capability> {
+        let path = path.split('?').next().unwrap_or(path);
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        match (method.as_str(), segs.as_slice()) {
+            ("POST", ["v1", "pages"] | ["v1", "databases"]) => Some(Capability::Insert),
+            ("PATCH", ["v1", "blocks", _, "children"]) => Some(Capability::Insert),
+            ("PATCH", ["v1", "pages" | "blocks" | "databases" | "data_sources", _])
+            | ("DELETE", ["v1", "blocks" | "pages", _])
+            | ("POST", ["v1", "pages", _, "move"]) => Some(Capability::Update),
+            _ => None,
+        }
+    }
+
+    /// Its name in Notion's settings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Capability::Insert => "Insert content",
+            Capability::Update => "Update content",
+        }
+    }
+}
+
 impl Refusal {
+    /// What the user can do about it, naming the capability the refused request needed when the
+    /// refusal is a missing capability.
+    pub fn advice_for(self, needs: Option<Capability>) -> String {
+        match (self, needs) {
+            (Refusal::MissingCapability, Some(c)) => format!(
+                "The integration lacks a capability: {}. Give it Read, Update and Insert \
+                 content at https://www.notion.so/profile/integrations (Capabilities); with a \
+                 personal access token, give its creator edit access to the page. Then run \
+                 `notebridge migrate --resume`",
+                c.name()
+            ),
+            (kind, _) => kind.advice().to_owned(),
+        }
+    }
+
     /// The refusal an error answer stands for, if it is one: its status, Notion's `code` and the
     /// body's `additional_data` (Notion's messages are localised, so they are never read).
     pub fn of(status: u16, code: &str, additional_data: &Value) -> Option<Refusal> {
@@ -573,6 +626,11 @@ impl NotionClient {
     pub fn with_personal_token(mut self, personal: bool) -> Self {
         self.personal = personal;
         self
+    }
+
+    /// Whether this client's token is a personal access token (told no upload limit).
+    pub fn is_personal(&self) -> bool {
+        self.personal
     }
 
     /// Proves the Update content capability on page `id` without changing it: an update that
@@ -1119,6 +1177,7 @@ impl NotionClient {
                             return Err(NotionError::Refused {
                                 what: what.to_owned(),
                                 kind,
+                                needs: Capability::of(&method, path),
                                 status: status.as_u16(),
                                 code,
                                 message,
@@ -1256,10 +1315,52 @@ mod tests {
         NotionError::Refused {
             what: "w".into(),
             kind,
+            needs: None,
             status: 403,
             code: "restricted_resource".into(),
             message: "m".into(),
         }
+    }
+
+    #[test]
+    fn a_refused_write_names_the_capability_it_needed() {
+        let of = |m: Method, p: &str| Capability::of(&m, p);
+        assert_eq!(of(Method::POST, "/v1/pages"), Some(Capability::Insert));
+        assert_eq!(
+            of(Method::PATCH, "/v1/blocks/abc/children"),
+            Some(Capability::Insert)
+        );
+        assert_eq!(of(Method::POST, "/v1/databases"), Some(Capability::Insert));
+        assert_eq!(of(Method::PATCH, "/v1/pages/abc"), Some(Capability::Update));
+        assert_eq!(
+            of(Method::PATCH, "/v1/blocks/abc"),
+            Some(Capability::Update)
+        );
+        assert_eq!(
+            of(Method::DELETE, "/v1/blocks/abc"),
+            Some(Capability::Update)
+        );
+        assert_eq!(
+            of(Method::GET, "/v1/blocks/abc/children?page_size=100"),
+            None
+        );
+        assert_eq!(of(Method::POST, "/v1/file_uploads"), None);
+        let e = NotionError::Refused {
+            what: "creating a page".into(),
+            kind: Refusal::MissingCapability,
+            needs: Some(Capability::Insert),
+            status: 403,
+            code: "restricted_resource".into(),
+            message: "m".into(),
+        };
+        let said = e.to_string();
+        assert!(
+            said.contains("lacks a capability: Insert content."),
+            "{said}"
+        );
+        assert!(refused(Refusal::MissingCapability)
+            .to_string()
+            .contains("lacks a capability"));
     }
 
     #[test]

@@ -16,4 +16,5 @@ pub mod split;
 pub mod steps;
 pub mod token;
 pub mod upload;
+pub mod upload_refusals;
 pub mod writer;

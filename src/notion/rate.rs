@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::pace::{Counts, InWindow, Limit, Mode, Pace, Throttle, DOCUMENTED_PER_SECOND};
 use super::pace_ledger as ledger;
+use super::upload_refusals::{self, UploadRefusal};
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Classify};
 use crate::settings::{NotionPace, Window};
@@ -219,6 +220,39 @@ impl NotionRate {
                 })
             })
             .await?;
+        Ok(())
+    }
+
+    /// The smallest upload Notion refused this token within the last day, if any
+    /// ([`upload_refusals`]): a file at least that big is not sent.
+    pub async fn refused_upload(&self) -> Result<Option<UploadRefusal>, RateError> {
+        let (key, now) = (self.key.clone(), self.clock.now_ms());
+        let kept = self
+            .db
+            .call(move |db| {
+                db.read("reading the refused upload size", |c| {
+                    upload_refusals::load(c, &key, now)
+                })
+            })
+            .await?;
+        Ok(kept)
+    }
+
+    /// Notion refused a file of `size` bytes with `message` (its words, quoted in placeholders;
+    /// never logged): kept for this token if it is the smallest refused.
+    pub async fn refused_upload_of(&self, size: u64, message: &str) -> Result<(), RateError> {
+        let (key, now, message) = (self.key.clone(), self.clock.now_ms(), message.to_owned());
+        self.db
+            .call(move |db| {
+                db.write("recording a refused upload size", |tx| {
+                    upload_refusals::record(tx, &key, size, &message, now)
+                })
+            })
+            .await?;
+        tracing::info!(
+            size,
+            "Notion refused an upload of this size; larger files stay placeholders"
+        );
         Ok(())
     }
 

@@ -19,6 +19,44 @@ use serde_json::Value;
 use super::client::{gave_up, NotionClient, NotionError};
 use crate::failure::{Classify, Retries, Scope};
 
+/// How an upload ended without an upload to attach.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// Notion refused the file's content as it was sent: a `413`, or a `400 validation_error`
+    /// while the upload is still `pending` (no step applied before explains it). That is how
+    /// Notion refuses a file over the workspace's per-file limit (reference/importing-external-
+    /// files, "exceeds your workspace's per-file size limit"); its message is localised, so the
+    /// step, not the words, tells it apart.
+    #[error(transparent)]
+    ContentRefused(NotionError),
+    /// Any other failure, as the client gave it.
+    #[error(transparent)]
+    Notion(#[from] NotionError),
+}
+
+impl UploadError {
+    /// The Notion error, whichever way the upload ended.
+    pub fn into_notion(self) -> NotionError {
+        match self {
+            UploadError::ContentRefused(e) | UploadError::Notion(e) => e,
+        }
+    }
+}
+
+impl Classify for UploadError {
+    fn class(&self) -> crate::failure::Class {
+        match self {
+            UploadError::ContentRefused(e) | UploadError::Notion(e) => e.class(),
+        }
+    }
+}
+
+/// Whether a refusal answered to a send is the content's own ([`UploadError::ContentRefused`]).
+fn refuses_content(e: &NotionError) -> bool {
+    matches!(e, NotionError::Rejected { status: 413, .. })
+        || matches!(e, NotionError::Rejected { status: 400, code, .. } if code == "validation_error")
+}
+
 /// Largest file sent in one part; bigger ones go multi-part.
 pub const SINGLE_PART_MAX: usize = 20 * 1000 * 1000;
 /// Size of each part of a multi-part upload (Notion wants 5-20 MiB except the last).
@@ -98,7 +136,8 @@ fn look_after(e: &NotionError) -> bool {
 }
 
 /// Uploads `bytes` as `name` (`mime`) and returns the id of an upload whose status is `uploaded`.
-/// A refusal of the file itself comes back as [`NotionError::Rejected`]; a failure still classed
+/// A refusal of the file's content comes back as [`UploadError::ContentRefused`], one of its name
+/// or type as [`NotionError::Rejected`]; a failure still classed
 /// as retryable means the item's retry budget is spent ([`NotionClient::for_item`]; a client
 /// without one counts this upload's retries under the same policy).
 pub async fn upload_once(
@@ -106,7 +145,7 @@ pub async fn upload_once(
     name: &str,
     mime: &str,
     bytes: Bytes,
-) -> Result<String, NotionError> {
+) -> Result<String, UploadError> {
     let c = &c.with_item_retries();
     let retries = c.retries();
     let parts = (bytes.len() > SINGLE_PART_MAX).then(|| bytes.len().div_ceil(PART_SIZE) as u32);
@@ -129,11 +168,11 @@ pub async fn upload_once(
             Done::Uploaded => return Ok(id),
             Done::Gone(s) => {
                 let Some(n) = retries.spend() else {
-                    return Err(gave_up(
+                    return Err(UploadError::Notion(gave_up(
                         &retries,
                         &format!("uploading {name}"),
                         &format!("upload {id} was `{s}` before its content arrived"),
-                    ));
+                    )));
                 };
                 tracing::info!(upload = %id, status = %s, "upload unusable; starting a new one");
                 c.pause_before_retry(n).await;
@@ -148,13 +187,15 @@ async fn send_single(
     name: &str,
     mime: &str,
     bytes: &Bytes,
-) -> Result<Done, NotionError> {
+) -> Result<Done, UploadError> {
     let s = send_step(c, id, name, mime, bytes.clone(), None).await?;
     crate::crash::point("upload.part_sent");
     // The send answered (or the read-back said) pending: the content did not arrive whole.
-    Done::of(s.status).ok_or_else(|| NotionError::BadAnswer {
-        what: format!("sending upload {id}"),
-        problem: "the upload is still pending after its single part was sent".into(),
+    Done::of(s.status).ok_or_else(|| {
+        UploadError::Notion(NotionError::BadAnswer {
+            what: format!("sending upload {id}"),
+            problem: "the upload is still pending after its single part was sent".into(),
+        })
     })
 }
 
@@ -168,7 +209,7 @@ async fn send_parts(
     bytes: &Bytes,
     total: u32,
     retries: &Retries,
-) -> Result<Done, NotionError> {
+) -> Result<Done, UploadError> {
     let mut next = 1u32;
     loop {
         while next <= total {
@@ -191,11 +232,11 @@ async fn send_parts(
         }
         // Parts Notion said it held went missing: sending them again is a retry like any other.
         if retries.spend().is_none() {
-            return Err(gave_up(
+            return Err(UploadError::Notion(gave_up(
                 retries,
                 &format!("completing upload {id}"),
                 "Notion kept reporting parts missing",
-            ));
+            )));
         }
     }
 }
@@ -209,19 +250,25 @@ async fn send_step(
     mime: &str,
     bytes: Bytes,
     part: Option<u32>,
-) -> Result<Seen, NotionError> {
+) -> Result<Seen, UploadError> {
     loop {
         let e = match c.send_upload(id, name, mime, bytes.clone(), part).await {
             Ok(v) => return Ok(seen(&v)),
             Err(e) if look_after(&e) => e,
-            Err(e) => return Err(e),
+            Err(e) if refuses_content(&e) => return Err(UploadError::ContentRefused(e)),
+            Err(e) => return Err(e.into()),
         };
         let s = seen(&c.get_upload(id).await?);
         match (&s.status, part) {
             (Status::Uploaded | Status::Gone(_), _) => return Ok(s),
             (Status::Pending, Some(n)) if s.sent >= n => return Ok(s),
             // Still pending and our content is not there: a 400 was about the content itself.
-            (Status::Pending, _) if matches!(e, NotionError::Rejected { .. }) => return Err(e),
+            (Status::Pending, _) if refuses_content(&e) => {
+                return Err(UploadError::ContentRefused(e))
+            }
+            (Status::Pending, _) if matches!(e, NotionError::Rejected { .. }) => {
+                return Err(e.into())
+            }
             // Not applied: sent again while the item's budget lasts.
             (Status::Pending, _) => again(c, &e).await?,
         }

@@ -198,6 +198,7 @@ mod tests {
         NotionError::Refused {
             what: "appending".into(),
             kind,
+            needs: None,
             status: 403,
             code: "restricted_resource".into(),
             message: "m".into(),

@@ -123,6 +123,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0023_conflicts.sql"),
     ),
     ("0024_sync", include_str!("../../migrations/0024_sync.sql")),
+    (
+        "0025_upload_refusals",
+        include_str!("../../migrations/0025_upload_refusals.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

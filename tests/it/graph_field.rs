@@ -345,6 +345,58 @@ async fn a_download_unlike_the_drives_hash_is_not_taken_and_the_section_falls_ba
     verified_complete(&me).await;
 }
 
+/// Item 6. A notebook in a personal OneDrive, with the drive's ids as the field reports them
+/// (field reports, not documentation: OneDrive/onedrive-api-docs#1890 and #1416,
+/// abraunegg/onedrive #3072, #3115 and #3418): `/me/drive` spells the id `0b0d303a0f54adff`, the
+/// notebook's `oneNoteClientUrl` is `onenote:https://d.docs.live.net/0b0d303a0f54adff/…`, the items'
+/// `parentReference.driveId` is `B0D303A0F54ADFF` (upper case, the leading zero dropped), and a
+/// request naming that form is refused. A personal account's user migrating `--via files` has
+/// every section read from its file, each downloaded once, nothing through the OneNote API.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_personal_onedrives_notebook_is_read_from_its_files_whatever_form_its_drive_id_takes() {
+    let Some(path) = crate::files_support::sample("onenote.rs/samples/New Section Group") else {
+        return;
+    };
+    let lab = Lab::start(documented()).await;
+    let user = lab.add_user("me", UserNotes::default());
+    lab.graph.set_personal_account(&user.id, true);
+    lab.graph.set_personal_drive(&user.id, "0B0D303A0F54ADFF");
+    let nb = lab.graph.add_files_notebook(&user.id, "Field notes", &path);
+    assert!(nb.client_url.contains("d.docs.live.net/0b0d303a0f54adff/"));
+    let home = tempfile::tempdir().unwrap();
+    let me = signed_in(&lab, home.path()).await;
+    let run = migrated_via_files(&me).await;
+    let summary = finished(&run);
+    assert_eq!(
+        summary["drive"]["pages_fell_back"], 0,
+        "{summary}\n{}",
+        run.stderr
+    );
+    assert_eq!(
+        summary["drive"]["sections_read"],
+        nb.sections.len(),
+        "{summary}"
+    );
+    let drive = lab.graph.drive_counters();
+    assert_eq!(drive.downloads, nb.sections.len() as u64, "{drive:?}");
+    let refused: Vec<_> = lab
+        .graph
+        .drive_log()
+        .into_iter()
+        .filter(|e| e.status >= 400)
+        .map(|e| (e.status, e.path))
+        .collect();
+    assert!(refused.is_empty(), "no drive request refused: {refused:?}");
+    let page_contents = lab
+        .graph
+        .log()
+        .iter()
+        .filter(|e| e.path.contains("/pages/") && e.path.contains("/content"))
+        .count();
+    assert_eq!(page_contents, 0, "no page read through the OneNote API");
+    verified_complete(&me).await;
+}
+
 /// Every database row under `root`, at any depth of pages.
 fn rows_under(lab: &Lab, root: &str) -> Vec<notebridge_testkit::notion::databases::RowDump> {
     let mut rows = Vec::new();

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::bin_support::{self, Output};
 use crate::files_support::{expected_tree, fast, notion_tree, sample};
-use crate::notion_2026::{all_blocks, asked, stopped_at_block_limit, stopped_blocked};
+use crate::notion_2026::{asked, placeholders, stopped_at_block_limit, stopped_blocked};
 
 /// A files user: a home of its own, the state database and the Notion token. Nothing of
 /// Microsoft's.
@@ -120,12 +120,7 @@ async fn files_a_personal_access_token_is_named_and_a_too_large_file_is_a_placeh
         .await;
     let s = json(run.stdout.lines().last().unwrap());
     assert_eq!(s["failed"], 0, "{s}");
-    let placeholders: Vec<String> = all_blocks(&lab, &target)
-        .iter()
-        .filter_map(|b| b["paragraph"]["rich_text"][0]["plain_text"].as_str())
-        .filter(|t| t.contains("could not be carried over"))
-        .map(str::to_owned)
-        .collect();
+    let placeholders = placeholders(&lab, &target);
     assert!(!placeholders.is_empty(), "the file is a placeholder");
     for t in &placeholders {
         assert!(t.contains("at most 1000 bytes"), "Notion's reason: {t}");

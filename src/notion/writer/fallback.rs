@@ -1,13 +1,15 @@
 //! A file's upload with its fallback: the full rendition, else its smaller one when the first
 //! cannot be carried over for a reason of its own, else why not (a placeholder says it).
 
-use super::names::{agree_with_bytes, describe_kind, fit_name, over_limit, upload_name};
+use super::names::{
+    agree_with_bytes, describe_kind, fit_name, over_limit, over_refused, upload_name,
+};
 use super::{Resource, WriteStats, Writer, MAX_NAME_BYTES};
 use crate::failure::{Class, Classify, Next, Scope};
 use crate::graph::GraphError;
 use crate::mime::{notion_accepts, OCTET_STREAM};
 use crate::notion::client::{NotionClient, NotionError};
-use crate::notion::upload;
+use crate::notion::upload::{self, UploadError};
 
 impl Writer {
     /// Uploads a resource ([`Self::upload`]); when it cannot be carried over for a reason of its
@@ -82,12 +84,31 @@ impl Writer {
                 self.max_upload,
             )));
         }
+        // A file at least as big as one Notion refused this token (this run or an earlier one)
+        // would be refused too: it costs no create and no send.
+        let refused = c.rate().refused_upload().await.map_err(NotionError::from)?;
+        if let Some(r) = refused.filter(|r| r.covers(size)) {
+            return Err(UploadFailure::CannotCarry(over_refused(size, &r)));
+        }
         let mime = match crate::mime::for_name(&name) {
             OCTET_STREAM => res.mime.clone().unwrap_or_else(|| OCTET_STREAM.into()),
             m => m.to_owned(),
         };
-        let id = upload::upload_once(c, &name, &mime, bytes).await?;
-        Ok((id, size))
+        match upload::upload_once(c, &name, &mime, bytes).await {
+            Ok(id) => Ok((id, size)),
+            // Only a token told no limit learns one from a refusal: under a limit `users/me`
+            // reported, a refused content is refused for another reason.
+            Err(UploadError::ContentRefused(e)) if c.is_personal() => {
+                if let NotionError::Rejected { message, .. } = &e {
+                    c.rate()
+                        .refused_upload_of(size, message)
+                        .await
+                        .map_err(NotionError::from)?;
+                }
+                Err(e.into())
+            }
+            Err(e) => Err(e.into_notion().into()),
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::Resource;
 use crate::mime::notion_accepts;
+use crate::notion::upload_refusals::UploadRefusal;
 
 /// The name to upload a resource under: its own when Notion takes the extension, else (images
 /// OneNote names without one) its name plus the extension of its MIME type; `None` when Notion
@@ -25,6 +26,16 @@ pub(super) fn over_limit(size: u64, max: u64) -> String {
     format!(
         "{size} bytes is over the workspace's upload limit of {max} bytes (a paid Notion plan \
          raises it)"
+    )
+}
+
+/// Why a file at least as big as one Notion refused this token is a placeholder, with Notion's
+/// words for that refusal.
+pub(super) fn over_refused(size: u64, r: &UploadRefusal) -> String {
+    format!(
+        "{size} bytes is over the workspace's upload limit: Notion refused a file of {} bytes \
+         from this token earlier ({})",
+        r.size, r.message
     )
 }
 

@@ -1331,3 +1331,91 @@ async fn a_section_file_saved_anew_is_served_by_both_apis() {
     assert_eq!(same, s1c);
     assert_eq!(tags(&env.get(&item).await.1), tags(&a2));
 }
+
+/// The personal-drive switch, with the ids as the field reports them (OneDrive/onedrive-api-docs
+/// #1890 and #1416, abraunegg/onedrive #3072, #3115 and #3418): the drive's own answer spells its
+/// id in lower case, items' `parentReference.driveId` in upper case without its leading zero; a
+/// request names the drive in either case, and without its zero is refused. The notebook sits in
+/// `Documents` and its client link is the cid's WebDAV address.
+#[tokio::test]
+async fn a_personal_drive_spells_its_id_as_the_field_reports_and_refuses_it_without_its_zero() {
+    let env = Env::start().await;
+    env.srv.set_personal_drive(BOB, "0B0D303A0F54ADFF");
+    let nb = env
+        .srv
+        .add_files_notebook(BOB, "Journal", &onenote_fixture(NOTEBOOK));
+    assert_eq!(nb.drive_id, "0b0d303a0f54adff");
+    assert_eq!(nb.path, "Documents/Journal");
+    assert_eq!(
+        nb.client_url,
+        "onenote:https://d.docs.live.net/0b0d303a0f54adff/Documents/Journal"
+    );
+    let e = &env;
+    let bob = move |p: String| async move {
+        let (s, _, v) = e.get_as("tok-bob", &p).await;
+        (s, v)
+    };
+    let (s, d) = bob("/me/drive".into()).await;
+    assert_eq!(s, StatusCode::OK, "{d}");
+    assert_eq!(
+        (d["id"].as_str(), d["driveType"].as_str()),
+        (Some("0b0d303a0f54adff"), Some("personal"))
+    );
+    assert_eq!(
+        d["webUrl"],
+        "https://onedrive.live.com/?cid=0b0d303a0f54adff"
+    );
+
+    for id in ["0b0d303a0f54adff", "0B0D303A0F54ADFF"] {
+        let (s, item) = bob(format!("/drives/{id}/root:/Documents/Journal:")).await;
+        assert_eq!(s, StatusCode::OK, "{id}: {item}");
+        assert_eq!(item["id"], nb.item_id.as_str());
+        assert!(
+            nb.item_id.starts_with("B0D303A0F54ADFF!s"),
+            "{}",
+            nb.item_id
+        );
+        assert_eq!(item["parentReference"]["driveId"], "B0D303A0F54ADFF");
+        assert_eq!(item["parentReference"]["driveType"], "personal");
+        let (s, _) = bob(format!("/drives/{id}/items/{}/children", nb.item_id)).await;
+        assert_eq!(s, StatusCode::OK);
+    }
+    let (s, e) = bob("/drives/B0D303A0F54ADFF/root:/Documents/Journal:".into()).await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{e}");
+    assert_eq!(e["error"]["code"], "invalidRequest");
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("malformed"));
+    let (s, _) = bob(format!(
+        "/drives/B0D303A0F54ADFF/items/{}/content",
+        nb.sections[0].item_id
+    ))
+    .await;
+    assert_eq!(
+        s,
+        StatusCode::BAD_REQUEST,
+        "a download names the drive with its zero too"
+    );
+    // Another drive's id, of any length, is an unknown drive.
+    let (s, _) = bob("/drives/C0D303A0F54ADFF/root".into()).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+
+    // The OneNote API links the notebook to that folder.
+    let (s, list) = bob("/me/onenote/notebooks".into()).await;
+    assert_eq!(s, StatusCode::OK, "{list}");
+    let links = list["value"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["id"] == nb.notebook_id.as_str())
+        .map(|n| n["links"].clone())
+        .unwrap();
+    assert_eq!(links["oneNoteClientUrl"]["href"], nb.client_url.as_str());
+    // alice's business drive is as it was.
+    let (s, d) = env.get("/me/drive").await;
+    assert_eq!(
+        (s, d["driveType"].as_str()),
+        (StatusCode::OK, Some("business"))
+    );
+}

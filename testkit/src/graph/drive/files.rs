@@ -197,33 +197,14 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
     );
     let mut ids = Ids { tag, n: 0 };
     let notebook_id = ids.onenote(&nb_guid);
-    // Where OneNote keeps a user's notebooks: `Notebooks/{name}` in their drive, and the links
-    // are that folder's URL (the example of
-    // <https://learn.microsoft.com/en-us/graph/api/onenote-post-notebooks>).
-    let web_url = format!(
-        "{}/Notebooks/{}",
-        super::drive_web_url(user),
-        super::web_segment(name)
-    );
-    let client_url = format!("onenote:{web_url}");
-    let mut notes = UserNotes::default();
-    let mut content = svc.content.lock().expect("drive content poisoned");
-    let mut out = FilesNotebook {
-        notebook_id: notebook_id.clone(),
-        name: name.to_owned(),
-        web_url: web_url.clone(),
-        client_url: client_url.clone(),
-        path: format!("Notebooks/{name}"),
-        share_id: GraphServer::share_id(&web_url),
-        drive_id: st.drives[drive_no].id.clone(),
-        item_id: String::new(),
-        toc_item_id: None,
-        groups: Vec::new(),
-        sections: Vec::new(),
-    };
-    let notebooks_folder = notebooks_folder(&mut st, drive_no);
-    let mut first = None::<DateTime<Utc>>;
-    let mut last = None::<DateTime<Utc>>;
+    let personal = st.drives[drive_no].personal;
+    // Where OneNote keeps a user's notebooks: `Notebooks/{name}` in a business drive, and the
+    // links are that folder's URL (the example of
+    // <https://learn.microsoft.com/en-us/graph/api/onenote-post-notebooks>); `Documents/{name}`
+    // in a personal OneDrive, whose client link is the WebDAV address of its cid
+    // (`d.docs.live.net/{cid}/…`) and whose web link opens the package by its item id.
+    let folder_name = if personal { "Documents" } else { "Notebooks" };
+    let notebooks_folder = notebooks_folder(&mut st, drive_no, folder_name);
     let package = new_item(
         &mut st,
         drive_no,
@@ -231,6 +212,43 @@ pub(super) fn add(srv: &GraphServer, user: &str, name: &str, source: Source<'_>)
         &notebooks_folder,
         ItemKind::Notebook,
     );
+    let (web_url, client_url) = if personal {
+        (
+            format!(
+                "https://onedrive.live.com/edit.aspx?resid={}",
+                package.replace('!', "%21")
+            ),
+            format!(
+                "onenote:https://d.docs.live.net/{}/Documents/{}",
+                st.drives[drive_no].id,
+                super::web_segment(name)
+            ),
+        )
+    } else {
+        let web = format!(
+            "{}/Notebooks/{}",
+            super::drive_web_url(user),
+            super::web_segment(name)
+        );
+        (web.clone(), format!("onenote:{web}"))
+    };
+    let mut notes = UserNotes::default();
+    let mut content = svc.content.lock().expect("drive content poisoned");
+    let mut out = FilesNotebook {
+        notebook_id: notebook_id.clone(),
+        name: name.to_owned(),
+        web_url: web_url.clone(),
+        client_url: client_url.clone(),
+        path: format!("{folder_name}/{name}"),
+        share_id: GraphServer::share_id(&web_url),
+        drive_id: st.drives[drive_no].id.clone(),
+        item_id: String::new(),
+        toc_item_id: None,
+        groups: Vec::new(),
+        sections: Vec::new(),
+    };
+    let mut first = None::<DateTime<Utc>>;
+    let mut last = None::<DateTime<Utc>>;
     out.item_id = package.clone();
     if let Some(toc) = toc {
         let bytes = std::fs::read(&toc).unwrap_or_else(|e| panic!("{}: {e}", toc.display()));
@@ -587,28 +605,36 @@ impl GraphServer {
     }
 }
 
-/// The index of `user`'s drive, made (with its root) when the user has none yet.
+/// The index of `user`'s drive, made (with its root) when the user has none yet: a personal
+/// OneDrive when the switch says so, else a business drive.
 fn ensure_drive(st: &mut DriveState, user: &str) -> usize {
     if let Some(i) = st.drives.iter().position(|d| d.owner == user) {
         return i;
     }
     use base64::Engine as _;
     let no = st.drives.len();
-    // Business drive ids are `b!` and base64url; the exact bytes mean nothing to a client.
-    let id = format!(
-        "b!{}",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .encode(format!("notebridge-testkit-drive-{no:08}-{user}"))
-    );
+    let (id, personal) = match st.personal.get(user) {
+        Some(cid) => (cid.clone(), true),
+        // Business drive ids are `b!` and base64url; the exact bytes mean nothing to a client.
+        None => (
+            format!(
+                "b!{}",
+                base64::engine::general_purpose::URL_SAFE_NO_PAD
+                    .encode(format!("notebridge-testkit-drive-{no:08}-{user}"))
+            ),
+            false,
+        ),
+    };
     st.drives.push(Drive {
         id,
         owner: user.to_owned(),
         items: Vec::new(),
+        personal,
     });
     st.next_id += 1;
     let n = st.next_id;
-    st.drives[no].items.push(DriveItem {
-        id: item_id(no, n),
+    let root = DriveItem {
+        id: item_id(&st.drives[no], no, n),
         guid: item_guid(no, n),
         name: "root".into(),
         parent: None,
@@ -617,21 +643,23 @@ fn ensure_drive(st: &mut DriveState, user: &str) -> usize {
         modified: fallback_time(),
         etag_version: 1,
         ctag_version: 1,
-    });
+    };
+    st.drives[no].items.push(root);
     no
 }
 
-/// The `Notebooks` folder at the drive's root, where OneNote keeps a user's notebooks.
-fn notebooks_folder(st: &mut DriveState, drive_no: usize) -> String {
+/// The folder `name` at the drive's root, where OneNote keeps a user's notebooks (`Notebooks` in
+/// OneDrive for Business, `Documents` in a personal OneDrive).
+fn notebooks_folder(st: &mut DriveState, drive_no: usize, name: &str) -> String {
     let root = st.drives[drive_no].root().id.clone();
     if let Some(f) = st.drives[drive_no]
         .items
         .iter()
-        .find(|i| i.name == "Notebooks" && i.parent.as_deref() == Some(&root))
+        .find(|i| i.name == name && i.parent.as_deref() == Some(&root))
     {
         return f.id.clone();
     }
-    new_item(st, drive_no, "Notebooks", &root, ItemKind::Folder)
+    new_item(st, drive_no, name, &root, ItemKind::Folder)
 }
 
 pub(super) fn new_item(
@@ -643,7 +671,7 @@ pub(super) fn new_item(
 ) -> String {
     st.next_id += 1;
     let n = st.next_id;
-    let id = item_id(drive_no, n);
+    let id = item_id(&st.drives[drive_no], drive_no, n);
     st.drives[drive_no].items.push(DriveItem {
         id: id.clone(),
         guid: item_guid(drive_no, n),
@@ -658,9 +686,14 @@ pub(super) fn new_item(
     id
 }
 
-/// Item ids as SharePoint shapes them: `01` and 32 upper-case letters and digits.
-fn item_id(drive_no: usize, n: u64) -> String {
-    format!("01NB{drive_no:06}{n:024}")
+/// Item ids as the service shapes them: SharePoint's `01` and 32 upper-case letters and digits;
+/// a personal OneDrive's drive id as items report it, `!s` and 32 hexadecimal digits.
+fn item_id(drive: &Drive, drive_no: usize, n: u64) -> String {
+    if drive.personal {
+        format!("{}!s{drive_no:08x}{n:024x}", drive.reported_id())
+    } else {
+        format!("01NB{drive_no:06}{n:024}")
+    }
 }
 
 fn item_guid(drive_no: usize, n: u64) -> String {

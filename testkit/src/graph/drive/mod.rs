@@ -86,12 +86,45 @@ pub struct DriveItem {
 /// A user's drive.
 #[derive(Clone, Debug)]
 pub(crate) struct Drive {
+    /// The id as the drive's own answer (`/me/drive`) spells it: a business drive's `b!…`, a
+    /// personal OneDrive's 16 lower-case hexadecimal digits (its cid).
     pub(crate) id: String,
     pub(crate) owner: String,
     pub(crate) items: Vec<DriveItem>,
+    /// A personal OneDrive ([`super::GraphServer::set_personal_drive`]).
+    pub(crate) personal: bool,
 }
 
 impl Drive {
+    /// The id as items' `parentReference.driveId` gives it. A personal OneDrive's comes in upper
+    /// case with its leading zero dropped (field report, not documentation:
+    /// OneDrive/onedrive-api-docs#1890, abraunegg/onedrive#3115 and #3418: `B0D303A0F54ADFF` for
+    /// the drive `0b0d303a0f54adff`); a business drive's as it is.
+    pub(crate) fn reported_id(&self) -> String {
+        if self.personal {
+            let upper = self.id.to_ascii_uppercase();
+            upper.strip_prefix('0').unwrap_or(&upper).to_owned()
+        } else {
+            self.id.clone()
+        }
+    }
+
+    /// The drive's `webUrl`: a business library's address ([`drive_web_url`]), or a personal
+    /// OneDrive's `https://onedrive.live.com/?cid={cid}`.
+    pub(crate) fn web_url(&self) -> String {
+        if self.personal {
+            format!("https://onedrive.live.com/?cid={}", self.id)
+        } else {
+            drive_web_url(&self.owner)
+        }
+    }
+
+    /// Whether `id`, as a request names it, is this drive: exactly, or for a personal OneDrive
+    /// in any letter case (the service gives its id in both).
+    pub(crate) fn named(&self, id: &str) -> bool {
+        self.id == id || (self.personal && self.id.eq_ignore_ascii_case(id))
+    }
+
     pub(crate) fn item(&self, id: &str) -> Option<&DriveItem> {
         self.items.iter().find(|i| i.id == id)
     }
@@ -116,6 +149,8 @@ pub(crate) struct Ticket {
 #[derive(Debug)]
 pub(crate) struct DriveState {
     pub(crate) drives: Vec<Drive>,
+    /// Owners whose drive, once made, is a personal OneDrive with this cid (lower case).
+    pub(crate) personal: HashMap<String, String>,
     /// Web URL → (drive id, item id).
     pub(crate) shares: HashMap<String, (String, String)>,
     pub(crate) tickets: HashMap<String, Ticket>,
@@ -127,6 +162,7 @@ impl Default for DriveState {
     fn default() -> Self {
         Self {
             drives: Vec::new(),
+            personal: HashMap::new(),
             shares: HashMap::new(),
             tickets: HashMap::new(),
             next_id: 0,
@@ -138,7 +174,17 @@ impl Default for DriveState {
 
 impl DriveState {
     pub(crate) fn drive(&self, id: &str) -> Option<&Drive> {
-        self.drives.iter().find(|d| d.id == id)
+        self.drives.iter().find(|d| d.named(id))
+    }
+
+    /// A personal OneDrive that `id` would name with the leading zero the service drops in some
+    /// answers put back: a request naming it so is refused, as the service refuses it.
+    pub(crate) fn named_without_its_zero(&self, id: &str) -> bool {
+        id.len() == 15
+            && self
+                .drives
+                .iter()
+                .any(|d| d.personal && d.named(&format!("0{id}")))
     }
 
     pub(crate) fn drive_of(&self, user: &str) -> Option<&Drive> {
@@ -444,6 +490,33 @@ impl super::GraphServer {
         item.name = name.to_owned();
         item.etag_version += 1;
         item.modified += chrono::Duration::minutes(1);
+    }
+
+    /// Switch: `owner`'s drive is a personal OneDrive whose id (its cid) is `cid`, 16
+    /// hexadecimal digits, with the ids as the field reports them rather than as a business
+    /// drive's: `/me/drive` answers `driveType: personal` and the id in lower case; items'
+    /// `parentReference.driveId` gives it in upper case without a leading zero
+    /// ([`Drive::reported_id`]); item ids are that and `!s` and 32 hexadecimal digits (the
+    /// form of abraunegg/onedrive#3418's log); a request names the drive in either case, and one
+    /// naming it without its leading zero is refused with `400 invalidRequest` ("The provided
+    /// drive id appears to be malformed, or does not represent a valid drive.",
+    /// OneDrive/onedrive-api-docs#1416; abraunegg/onedrive#3115: "invalid for any queries").
+    /// A files notebook added to the drive afterwards sits in `Documents` and links to it as a
+    /// personal account's notebook does: `oneNoteClientUrl`
+    /// `onenote:https://d.docs.live.net/{cid}/Documents/{name}`.
+    ///
+    /// # Panics
+    /// When `cid` is not 16 hexadecimal digits, or `owner` already has a drive (a test setup
+    /// error: set the switch before adding files).
+    pub fn set_personal_drive(&self, owner: &str, cid: &str) {
+        assert!(
+            cid.len() == 16 && cid.bytes().all(|b| b.is_ascii_hexdigit()),
+            "a personal drive id is 16 hexadecimal digits: {cid}"
+        );
+        let mut st = self.shared.drive.state();
+        assert!(st.drive_of(owner).is_none(), "{owner} already has a drive");
+        st.personal
+            .insert(owner.to_owned(), cid.to_ascii_lowercase());
     }
 
     /// The drive fault switchboard.

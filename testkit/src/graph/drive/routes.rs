@@ -255,7 +255,18 @@ fn resolve(
         return in_drive(st, d, segs);
     }
     match segs {
-        ["drives", d, rest @ ..] => in_drive(st, (*d).to_owned(), rest),
+        ["drives", d, rest @ ..] => {
+            if st.named_without_its_zero(d) {
+                return Err(invalid(
+                    "The provided drive id appears to be malformed, or does not represent a valid drive.",
+                ));
+            }
+            // The drive as it spells its own id (a personal one is named in either case).
+            let d = st
+                .drive(d)
+                .map_or_else(|| (*d).to_owned(), |x| x.id.clone());
+            in_drive(st, d, rest)
+        }
         ["shares", s, "driveItem", rest @ ..] => {
             let url = shared_url(s).ok_or_else(|| {
                 invalid("The share id is not a sharing token or a properly encoded sharing URL.")
@@ -323,15 +334,20 @@ pub(crate) fn dispatch(
                 return access_denied();
             }
             let own = drive.owner == who.user;
+            let kind = match (drive.personal, own) {
+                (true, _) => "personal",
+                (false, true) => "business",
+                (false, false) => "documentLibrary",
+            };
             return Reply::json(
                 200,
                 json!({
                     "@odata.context": format!("{origin}/v1.0/$metadata#drives/$entity"),
                     "id": drive.id,
-                    "driveType": if own { "business" } else { "documentLibrary" },
+                    "driveType": kind,
                     "name": if own { "OneDrive" } else { "Documents" },
                     "owner": { "user": { "id": drive.owner, "displayName": drive.owner } },
-                    "webUrl": super::drive_web_url(&drive.owner),
+                    "webUrl": drive.web_url(),
                 }),
             );
         }
@@ -617,16 +633,22 @@ fn item_json(
     }
     m.insert("createdDateTime".into(), json!(ts(item.created)));
     m.insert("lastModifiedDateTime".into(), json!(ts(item.modified)));
-    m.insert(
-        "webUrl".into(),
-        json!(format!("{}{web_path}", super::drive_web_url(&drive.owner))),
-    );
+    // A personal OneDrive's items open by their id; a business library's by their path.
+    let web_url = if drive.personal {
+        format!(
+            "https://onedrive.live.com/redir?resid={}",
+            item.id.replace('!', "%21")
+        )
+    } else {
+        format!("{}{web_path}", drive.web_url())
+    };
+    m.insert("webUrl".into(), json!(web_url));
     if let Some(parent) = &item.parent {
         m.insert(
             "parentReference".into(),
             json!({
-                "driveType": "business",
-                "driveId": drive_id,
+                "driveType": if drive.personal { "personal" } else { "business" },
+                "driveId": drive.reported_id(),
                 "id": parent,
                 "path": format!("/drives/{drive_id}/root:{parent_path}"),
             }),
