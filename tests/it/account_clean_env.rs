@@ -51,9 +51,6 @@ impl User<'_> {
             .env("NOTEBRIDGE_AUTHORITY_URL", self.lab.auth.authority_url())
             .env("NOTEBRIDGE_GRAPH_URL", self.lab.graph.base_url())
             .env("NOTEBRIDGE_NOTION_URL", self.lab.notion.base_url())
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("XDG_DATA_HOME", h.join(".local/share"))
-            .env("XDG_CACHE_HOME", h.join(".cache"))
     }
 
     pub(crate) async fn ok(&self, args: &[&str]) -> Output {

@@ -1,7 +1,7 @@
 //! The one way tests run the `notebridge` binary: a clean environment (nothing of the developer's:
-//! `PATH`, and a `HOME` the test owns, which also holds the default config and data folders), no
-//! stdin, output captured, and a time limit so that a hung binary fails its test instead of the
-//! suite.
+//! `PATH`, and a home the test owns, which holds the user's folders every platform reads, so the
+//! default config and state are the test's own), no stdin, output captured, and a time limit so
+//! that a hung binary fails its test instead of the suite.
 //!
 //! ```ignore
 //! let out = notebridge(home, &["--json", "status"]).envs(lab.env()).run().await;
@@ -9,7 +9,7 @@
 //! ```
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -55,12 +55,50 @@ pub fn notebridge(home: &Path, args: &[&str]) -> Bin {
     cmd.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
+        .envs(user_folders(home))
+        .envs(
+            SYSTEM
+                .iter()
+                .filter_map(|k| Some((k, std::env::var_os(k)?))),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     Bin { cmd }
+}
+
+/// What Windows gives every process and a user's environment always holds, not the developer's:
+/// without `SystemRoot` Winsock cannot start (no network at all). Absent elsewhere.
+const SYSTEM: [&str; 2] = ["SystemRoot", "windir"];
+
+/// The variables that put a user's folders in `home`, for every platform: `HOME` (Unix; macOS
+/// keeps its folders under it), the XDG folders (Linux), `%USERPROFILE%`, `%LOCALAPPDATA%`,
+/// `%APPDATA%` (Windows, where the user's folders are not under `HOME`; its temporary folder,
+/// without `TEMP`/`TMP`, is `%USERPROFILE%`).
+pub fn user_folders(home: &Path) -> Vec<(&'static str, PathBuf)> {
+    vec![
+        ("HOME", home.to_owned()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local").join("share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("USERPROFILE", home.to_owned()),
+        ("APPDATA", home.join("AppData").join("Roaming")),
+        ("LOCALAPPDATA", home.join("AppData").join("Local")),
+    ]
+}
+
+/// The state database the binary keeps by default for a user whose home is `home` (in the local
+/// data folder [`user_folders`] gives this platform).
+pub fn default_db(home: &Path) -> PathBuf {
+    let data = if cfg!(windows) {
+        home.join("AppData").join("Local")
+    } else if cfg!(target_os = "macos") {
+        home.join("Library").join("Application Support")
+    } else {
+        home.join(".local").join("share")
+    };
+    data.join("notebridge").join("notebridge.db")
 }
 
 impl Bin {

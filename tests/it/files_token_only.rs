@@ -87,10 +87,7 @@ impl User {
         let mut b = bin_support::notebridge(h, &["--no-progress"])
             .args(args)
             .env("NOTION_TOKEN", &self.token)
-            .env("NOTEBRIDGE_DB", &self.db)
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("XDG_DATA_HOME", h.join(".local/share"))
-            .env("XDG_CACHE_HOME", h.join(".cache"));
+            .env("NOTEBRIDGE_DB", &self.db);
         for k in [
             "HTTPS_PROXY",
             "HTTP_PROXY",

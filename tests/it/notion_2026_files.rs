@@ -40,9 +40,6 @@ impl FilesUser {
             .env("NOTION_TOKEN", &self.token)
             .env("NOTEBRIDGE_DB", &self.db)
             .env("NOTEBRIDGE_NOTION_URL", &self.notion_url)
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("XDG_DATA_HOME", h.join(".local/share"))
-            .env("XDG_CACHE_HOME", h.join(".cache"))
             .run()
             .await
     }
