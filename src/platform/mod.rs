@@ -25,7 +25,7 @@ mod secret;
 mod trust;
 
 pub use folders::{config_dir, local_data_dir};
-pub use paths::{path_key, same_path, CASE_INSENSITIVE_PATHS};
+pub use paths::{path_key, same_path, CASE_INSENSITIVE_PATHS, NORMALIZATION_INSENSITIVE_PATHS};
 pub use proxy_settings::read as system_proxy_settings;
 pub use secret::{is_protected_form, seal, unseal, SecretError, SEALED_PREFIX};
 pub use trust::{tls_verifier, trust_store};
