@@ -506,9 +506,11 @@ fn container(
             }
             continue;
         }
+        // Opened by the name the folder lists (the same file where the platform's rule says so,
+        // and the only spelling a package's cabinet, which compares bytes, finds).
         match entry {
-            Some((_, true)) => {
-                let sub = join(dir, &name);
+            Some((on_disk, true)) => {
+                let sub = join(dir, on_disk);
                 let c = if depth + 1 < MAX_GROUP_DEPTH {
                     container(tree, &sub, None, depth + 1, aside)
                 } else {
@@ -521,10 +523,10 @@ fn container(
                     sections: c.sections,
                 });
             }
-            Some((_, false)) => {
-                let head = tree.head(dir, &name);
+            Some((on_disk, false)) => {
+                let head = tree.head(dir, on_disk);
                 out.sections
-                    .push(section_at(tree.location(dir, &name), &head, &name));
+                    .push(section_at(tree.location(dir, on_disk), &head, &name));
             }
             // A folder (a section group) the contents name that is not there holds nothing to
             // read: said, not failed, since no later run can read it either.

@@ -326,6 +326,76 @@ fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platfor
     }
 }
 
+/// A copy of "New Section Group" whose table of contents names its first section `toc_name`
+/// (UTF-16 code units as many as "New Section 1", written over it: a crafted file, no sample
+/// has a non-ASCII section name) and whose first section file is named `file_name`.
+fn notebook_naming_its_first_section(toc_name: &str, file_name: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let from = sample("onenote.rs/samples/New Section Group");
+    let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let (old, new) = (utf16("New Section 1.one"), utf16(toc_name));
+    assert_eq!(old.len(), new.len(), "{toc_name}");
+    let mut toc = std::fs::read(from.join("Open Notebook.onetoc2")).unwrap();
+    let at = toc
+        .windows(old.len())
+        .position(|w| w == old.as_slice())
+        .expect("the contents name New Section 1.one");
+    toc[at..at + old.len()].copy_from_slice(&new);
+    std::fs::write(t.path().join("Open Notebook.onetoc2"), toc).unwrap();
+    std::fs::copy(from.join("New Section 1.one"), t.path().join(file_name)).unwrap();
+    std::fs::copy(
+        from.join("New Section 2.one"),
+        t.path().join("New Section 2.one"),
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+fn a_table_of_contents_finds_its_sections_in_the_other_unicode_normalisation_where_the_platform_does(
+) {
+    // "Nèw Section 1" composed (è, U+00E8), as OneNote writes it on Windows, against decomposed
+    // (e + U+0300), as HFS+ lists any name; and the other way round ("Nè Section 1" keeps the
+    // length of the name it replaces in either form). macOS finds the file by either form, so
+    // must notebridge there; on Windows and Linux they are two names.
+    let same = "N\u{e8}w Section 1.one";
+    let t = notebook_naming_its_first_section(same, same);
+    let imp = onefile::scan(t.path()).unwrap();
+    let read: Vec<bool> = imp.notebooks[0]
+        .sections
+        .iter()
+        .map(|s| s.problem.is_none())
+        .collect();
+    assert_eq!(
+        read,
+        [true, true],
+        "the crafted contents, in one form everywhere"
+    );
+    for (toc_name, file_name) in [
+        ("N\u{e8}w Section 1.one", "Ne\u{300}w Section 1.one"),
+        ("Ne\u{300} Section 1.one", "N\u{e8} Section 1.one"),
+    ] {
+        let t = notebook_naming_its_first_section(toc_name, file_name);
+        let imp = onefile::scan(t.path()).unwrap();
+        let nb = &imp.notebooks[0];
+        let found: Vec<(&str, bool)> = nb
+            .sections
+            .iter()
+            .map(|s| (s.name.as_str(), s.problem.is_none()))
+            .collect();
+        if notebridge::platform::NORMALIZATION_INSENSITIVE_PATHS {
+            assert_eq!(found.len(), 2, "{toc_name:?}: {found:?}");
+            assert!(found.iter().all(|(_, read)| *read), "{found:?}");
+            assert_eq!(nb.sections[0].pages.len(), 1, "read, not only listed");
+        } else {
+            assert_eq!(found.len(), 3, "{toc_name:?}: {found:?}");
+            let p = nb.sections[0].problem.as_ref().expect("two names here");
+            assert_eq!(p.kind, ProblemKind::Missing);
+            assert!(nb.sections[2].problem.is_none(), "{found:?}");
+        }
+    }
+}
+
 #[test]
 fn a_notebook_lists_each_bad_section_with_its_reason_and_reads_the_rest() {
     let imp = scan("interop-testsuites/SUT");
