@@ -47,6 +47,13 @@ impl Output {
     pub fn all(&self) -> String {
         format!("{}\n{}", self.stdout, self.stderr)
     }
+
+    /// Whether the run was stopped hard, as `kill -9` stops it (a crash point's
+    /// `platform::kill_self`): on Unix it has no exit code (SIGKILL ended it); on Windows its
+    /// code is `TerminateProcess`'s, 137, as a shell reports a `kill -9`.
+    pub fn stopped_hard(&self) -> bool {
+        self.code == if cfg!(windows) { Some(137) } else { None }
+    }
 }
 
 /// The binary with `args`, in a clean environment whose home is `home`.

@@ -227,9 +227,11 @@ fn a_notebook_folder_keeps_groups_order_and_leaves_the_recycle_bin_out() {
     assert_eq!(g.name, "New Section Group");
     let names: Vec<&str> = g.sections.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["New Section 1", "New Section 2"]);
+    let bin = notebridge::imports::absolute(&sample("onenote.rs/samples/OneNote_RecycleBin"));
     assert_eq!(
         imp.recycle_bin.as_deref(),
-        Some(sample("onenote.rs/samples/OneNote_RecycleBin").as_path())
+        Some(bin.unwrap().as_path()),
+        "by its absolute path, as the platform spells it"
     );
     let all: Vec<String> = imp
         .all_sections()
