@@ -7,25 +7,27 @@
 //! known folders, asked of the shell.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use directories::BaseDirs;
 
 /// The folder the state database goes in (as `<folder>/notebridge/notebridge.db`): the local one,
 /// on Windows not the roaming one, since a WAL database and section downloads must not roam.
 pub fn local_data_dir() -> Option<PathBuf> {
-    let known = || directories::BaseDirs::new().map(|b| b.data_local_dir().to_owned());
-    if cfg!(windows) {
-        from_env_or(std::env::var_os("LOCALAPPDATA"), known)
-    } else {
-        known()
-    }
+    folder("LOCALAPPDATA", BaseDirs::data_local_dir)
 }
 
 /// The folder the config file goes in (as `<folder>/notebridge/config.toml`); on Windows the
 /// roaming one, since the config is small and follows the user.
 pub fn config_dir() -> Option<PathBuf> {
-    let known = || directories::BaseDirs::new().map(|b| b.config_dir().to_owned());
+    folder("APPDATA", BaseDirs::config_dir)
+}
+
+/// On Windows the folder `var` names, else (and elsewhere) `directories`' `known` one.
+fn folder(var: &str, known: fn(&BaseDirs) -> &Path) -> Option<PathBuf> {
+    let known = || BaseDirs::new().map(|b| known(&b).to_owned());
     if cfg!(windows) {
-        from_env_or(std::env::var_os("APPDATA"), known)
+        from_env_or(std::env::var_os(var), known)
     } else {
         known()
     }
@@ -73,7 +75,7 @@ mod tests {
             assert_eq!(Some(local), var("LOCALAPPDATA"));
             assert_eq!(Some(config), var("APPDATA"));
         } else {
-            let b = directories::BaseDirs::new().unwrap();
+            let b = BaseDirs::new().unwrap();
             assert_eq!(local, b.data_local_dir());
             assert_eq!(config, b.config_dir());
         }

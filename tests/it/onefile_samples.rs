@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use notebridge::convert::{Block, MediaSource, RichKind};
 use notebridge::failure::{Classify, Meaning};
 use notebridge::onefile::{
-    self, bare_guid, page_guid_for_store, FileImport, FileSection, FilesError, ParsedSection,
-    ProblemKind, SectionLocation,
+    self, bare_guid, page_guid_for_store, FileImport, FileNotebook, FileSection, FilesError,
+    ParsedSection, ProblemKind, SectionLocation,
 };
 
 use crate::convert_validate as validate;
@@ -284,6 +284,14 @@ fn a_table_of_contents_names_the_notebook_by_its_folder() {
     );
 }
 
+/// A notebook's sections: each one's name, and whether it was read.
+fn names_read(nb: &FileNotebook) -> Vec<(&str, bool)> {
+    nb.sections
+        .iter()
+        .map(|s| (s.name.as_str(), s.problem.is_none()))
+        .collect()
+}
+
 #[test]
 fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platform_does() {
     // A notebook copied through a tool that changed a file name's case: OneNote on Windows still
@@ -301,11 +309,7 @@ fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platfor
     }
     let imp = onefile::scan(&dir).unwrap();
     let nb = &imp.notebooks[0];
-    let found: Vec<(&str, bool)> = nb
-        .sections
-        .iter()
-        .map(|s| (s.name.as_str(), s.problem.is_none()))
-        .collect();
+    let found = names_read(nb);
     if notebridge::platform::CASE_INSENSITIVE_PATHS {
         assert_eq!(found, [("New Section 1", true), ("New Section 2", true)]);
         // Read, not only listed: the pages the file has under the name OneNote wrote.
@@ -380,11 +384,7 @@ fn a_table_of_contents_finds_its_sections_in_the_other_unicode_normalisation_whe
         let t = notebook_naming_its_first_section(toc_name, file_name);
         let imp = onefile::scan(t.path()).unwrap();
         let nb = &imp.notebooks[0];
-        let found: Vec<(&str, bool)> = nb
-            .sections
-            .iter()
-            .map(|s| (s.name.as_str(), s.problem.is_none()))
-            .collect();
+        let found = names_read(nb);
         if notebridge::platform::NORMALIZATION_INSENSITIVE_PATHS {
             assert_eq!(found.len(), 2, "{toc_name:?}: {found:?}");
             assert!(found.iter().all(|(_, read)| *read), "{found:?}");
