@@ -506,11 +506,9 @@ fn container(
             }
             continue;
         }
-        // Opened by the name the folder lists (the same file where the platform's rule says so,
-        // and the only spelling a package's cabinet, which compares bytes, finds).
         match entry {
-            Some((on_disk, true)) => {
-                let sub = join(dir, on_disk);
+            Some((_, true)) => {
+                let sub = join(dir, &name);
                 let c = if depth + 1 < MAX_GROUP_DEPTH {
                     container(tree, &sub, None, depth + 1, aside)
                 } else {
@@ -523,10 +521,10 @@ fn container(
                     sections: c.sections,
                 });
             }
-            Some((on_disk, false)) => {
-                let head = tree.head(dir, on_disk);
+            Some((_, false)) => {
+                let head = tree.head(dir, &name);
                 out.sections
-                    .push(section_at(tree.location(dir, on_disk), &head, &name));
+                    .push(section_at(tree.location(dir, &name), &head, &name));
             }
             // A folder (a section group) the contents name that is not there holds nothing to
             // read: said, not failed, since no later run can read it either.
