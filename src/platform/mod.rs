@@ -1,8 +1,9 @@
 //! What differs between Windows and Unix (Linux, macOS), in one place: how a file is kept private,
 //! whether a process is alive, how a process stops itself hard, free disk space, the console's stop
 //! signals and colour, a path's bytes for the OneNote parser, how paths compare, the per-user
-//! folders for state and config, how a stored secret is protected, where the system keeps its proxy settings and which certificate verifier
-//! it has. Everything else in notebridge is the same source on every platform.
+//! folders for state and config, how a stored secret is protected, where the system keeps its
+//! proxy settings and which certificate verifier it has. Everything else in notebridge is the same
+//! source on every platform.
 //!
 //! Each function has one meaning on every platform; `unix.rs` and `windows.rs` hold the calls.
 
