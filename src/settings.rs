@@ -743,12 +743,11 @@ pub struct DefaultDirs {
 /// at every log-on and log-off (a WAL database and section downloads must not roam); on Linux and
 /// macOS the local and the roaming folder are one. The config file is small and roams.
 pub fn default_dirs() -> DefaultDirs {
-    match directories::BaseDirs::new() {
-        Some(b) => DefaultDirs {
-            db_file: Some(b.data_local_dir().join("notebridge").join("notebridge.db")),
-            config_file: Some(b.config_dir().join("notebridge").join("config.toml")),
-        },
-        None => DefaultDirs::default(),
+    DefaultDirs {
+        db_file: crate::platform::local_data_dir()
+            .map(|d| d.join("notebridge").join("notebridge.db")),
+        config_file: crate::platform::config_dir()
+            .map(|d| d.join("notebridge").join("config.toml")),
     }
 }
 

@@ -1,8 +1,9 @@
 //! What differs between Windows and Unix (Linux, macOS), in one place: how a file is kept private,
 //! whether a process is alive, how a process stops itself hard, free disk space, the console's stop
-//! signals and colour, a path's bytes for the OneNote parser, how paths compare, how a stored
-//! secret is protected, where the system keeps its proxy settings and which certificate verifier
-//! it has. Everything else in notebridge is the same source on every platform.
+//! signals and colour, a path's bytes for the OneNote parser, how paths compare, the per-user
+//! folders for state and config, how a stored secret is protected, where the system keeps its
+//! proxy settings and which certificate verifier it has. Everything else in notebridge is the same
+//! source on every platform.
 //!
 //! Each function has one meaning on every platform; `unix.rs` and `windows.rs` hold the calls.
 
@@ -18,12 +19,14 @@ mod windows;
 use windows as sys;
 
 pub mod acl;
+mod folders;
 mod paths;
 mod proxy_settings;
 mod secret;
 mod trust;
 
-pub use paths::{path_key, same_path, CASE_INSENSITIVE_PATHS};
+pub use folders::{config_dir, local_data_dir};
+pub use paths::{path_key, same_path, CASE_INSENSITIVE_PATHS, NORMALIZATION_INSENSITIVE_PATHS};
 pub use proxy_settings::read as system_proxy_settings;
 pub use secret::{is_protected_form, seal, unseal, SecretError, SEALED_PREFIX};
 pub use trust::{tls_verifier, trust_store};

@@ -75,9 +75,14 @@ impl DriveSections {
     /// killed one left; at its end: what its last pages read, converted while a sibling was still
     /// being written). A partial download of a section still to read stays: it resumes.
     ///
+    /// The parsed sections this run still holds are let go first (at its end, those kept for
+    /// pages that were still being written): a parsed section keeps its file open, and Windows
+    /// removes no folder with an open file in it.
+    ///
     /// Submitted to the store's queue ([`Db::submit`]), not waited for: it lists and removes off
     /// the runtime, and runs before any later store call, so before any page of this run is read.
     pub(super) fn clean(&self, db: &Arc<Db>) {
+        self.open.clear();
         let dir = self.dir.clone();
         db.submit(move |db| match db.sections_to_download() {
             Ok(live) => remove_stale(&dir, &live),
@@ -151,7 +156,7 @@ impl DriveSections {
         let got = self
             .read_in(db, who, &slot, &way, &section, &guid, item, stats)
             .await;
-        self.release(db, &id, &slot).await;
+        self.release(db, &id, slot).await;
         let got = got?;
         match got {
             Read::FellBack(ref why) => {
@@ -267,11 +272,16 @@ impl DriveSections {
 
     /// One page is done with the section: when nothing more of it is to be read in this run, its
     /// file goes too; a section let go while idle keeps its file for its later pages.
-    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: &Arc<Slot<PathBuf>>) {
-        match self.open.release(db, id, slot).await {
+    async fn release(&self, db: &Arc<Db>, id: &SectionKey, slot: Arc<Slot<PathBuf>>) {
+        match self.open.release(db, id, &slot).await {
             Released::Done => {
-                if let Some(dir) = slot.extra.parent() {
-                    remove_dir(dir);
+                let dir = slot.extra.parent().map(Path::to_path_buf);
+                // The parsed section reads its file on demand, so it holds it open until dropped,
+                // and Windows removes no folder with an open file in it: it goes first (this was
+                // its last holder: the map let go of it, and no other page has it).
+                drop(slot);
+                if let Some(dir) = dir {
+                    remove_dir(&dir);
                 }
                 tracing::debug!(section = %id.1, "section file read and removed");
             }

@@ -78,6 +78,11 @@ impl<T> OpenSections<T> {
         slot
     }
 
+    /// Lets go of every section held (the run is over; a page still converting keeps its own).
+    pub(super) fn clear(&self) {
+        self.open.lock().expect("open sections poisoned").clear();
+    }
+
     /// One page is done with section `id`; it is released when nothing more of it is to be read
     /// in this run, or when it is idle and others are kept idle already. The count of pages left
     /// is read off the runtime, outside the map's lock; a page that took the section up meanwhile

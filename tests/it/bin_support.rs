@@ -1,7 +1,7 @@
 //! The one way tests run the `notebridge` binary: a clean environment (nothing of the developer's:
-//! `PATH`, and a `HOME` the test owns, which also holds the default config and data folders), no
-//! stdin, output captured, and a time limit so that a hung binary fails its test instead of the
-//! suite.
+//! `PATH`, and a home the test owns, which holds the user's folders every platform reads, so the
+//! default config and state are the test's own), no stdin, output captured, and a time limit so
+//! that a hung binary fails its test instead of the suite.
 //!
 //! ```ignore
 //! let out = notebridge(home, &["--json", "status"]).envs(lab.env()).run().await;
@@ -9,7 +9,7 @@
 //! ```
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -47,6 +47,13 @@ impl Output {
     pub fn all(&self) -> String {
         format!("{}\n{}", self.stdout, self.stderr)
     }
+
+    /// Whether the run was stopped hard, as `kill -9` stops it (a crash point's
+    /// `platform::kill_self`): on Unix it has no exit code (SIGKILL ended it); on Windows its
+    /// code is `TerminateProcess`'s, 137, as a shell reports a `kill -9`.
+    pub fn stopped_hard(&self) -> bool {
+        self.code == if cfg!(windows) { Some(137) } else { None }
+    }
 }
 
 /// The binary with `args`, in a clean environment whose home is `home`.
@@ -55,12 +62,84 @@ pub fn notebridge(home: &Path, args: &[&str]) -> Bin {
     cmd.args(args)
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", home)
+        .envs(user_folders(home))
+        .envs(
+            SYSTEM
+                .iter()
+                .filter_map(|k| Some((k, std::env::var_os(k)?))),
+        )
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     Bin { cmd }
+}
+
+/// Whether this Windows is Wine (it keeps `HKLM\Software\Wine`). Wine 8.0 keeps no file ACL: its
+/// `SetNamedSecurityInfoW` succeeds and stores nothing, and the ACL read back is made from the
+/// Unix mode, with Everyone in it.
+pub fn wine() -> bool {
+    #[cfg(windows)]
+    return windows_registry::LOCAL_MACHINE
+        .open(r"Software\Wine")
+        .is_ok();
+    #[cfg(not(windows))]
+    false
+}
+
+/// `doctor --json`'s document from a run that passed: every check ok, exit 0. Under Wine, which
+/// keeps no ACL ([`wine`]), `database_mode` fails as it would on a Windows that lets everyone read
+/// the file, so there it alone may fail, with its exit 2.
+pub fn doctor_passed(code: Option<i32>, stdout: &str) -> serde_json::Value {
+    let doc: serde_json::Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {stdout}"));
+    let failed: Vec<&str> = doc["checks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no checks: {doc}"))
+        .iter()
+        .filter(|c| c["ok"] != true)
+        .filter_map(|c| c["name"].as_str())
+        .collect();
+    if wine() && failed == ["database_mode"] {
+        assert_eq!(code, Some(2), "{doc}");
+    } else {
+        assert_eq!((code, failed), (Some(0), vec![]), "{doc}");
+        assert_eq!(doc["ok"], true, "{doc}");
+    }
+    doc
+}
+
+/// What Windows gives every process and a user's environment always holds, not the developer's:
+/// without `SystemRoot` Winsock cannot start (no network at all). Absent elsewhere.
+const SYSTEM: [&str; 2] = ["SystemRoot", "windir"];
+
+/// The variables that put a user's folders in `home`, for every platform: `HOME` (Unix; macOS
+/// keeps its folders under it), the XDG folders (Linux), `%USERPROFILE%`, `%LOCALAPPDATA%`,
+/// `%APPDATA%` (Windows, where the user's folders are not under `HOME`; its temporary folder,
+/// without `TEMP`/`TMP`, is `%USERPROFILE%`).
+pub fn user_folders(home: &Path) -> Vec<(&'static str, PathBuf)> {
+    vec![
+        ("HOME", home.to_owned()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local").join("share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("USERPROFILE", home.to_owned()),
+        ("APPDATA", home.join("AppData").join("Roaming")),
+        ("LOCALAPPDATA", home.join("AppData").join("Local")),
+    ]
+}
+
+/// The state database the binary keeps by default for a user whose home is `home` (in the local
+/// data folder [`user_folders`] gives this platform).
+pub fn default_db(home: &Path) -> PathBuf {
+    let data = if cfg!(windows) {
+        home.join("AppData").join("Local")
+    } else if cfg!(target_os = "macos") {
+        home.join("Library").join("Application Support")
+    } else {
+        home.join(".local").join("share")
+    };
+    data.join("notebridge").join("notebridge.db")
 }
 
 impl Bin {

@@ -475,9 +475,9 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
     let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let (out, names) = s.run(&args, Some(at)).await;
     let stopped = match out.code {
-        None => names.last().cloned(),
+        _ if out.stopped_hard() => names.last().cloned(),
         Some(c) if s.ended(c) => None,
-        Some(c) => panic!("stopped at {at}: exit {c}: {}", out.all()),
+        c => panic!("stopped at {at}: exit {c:?}: {}", out.all()),
     };
     // Once the plan is recorded there is work to resume; a run stopped before it recorded its
     // plan left nothing queued, and its user runs the same command again.
@@ -497,10 +497,10 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
         let (out, names) = s.run(&again, resume_at.take()).await;
         planned |= names.iter().any(|n| n == "engine.planned");
         match out.code {
+            _ if out.stopped_hard() => continue,
             Some(c) if s.ended(c) => break,
-            None => continue,
-            Some(c) => panic!(
-                "point {at} ({stopped:?}): the resume {again:?} ended {c}: {}",
+            c => panic!(
+                "point {at} ({stopped:?}): the resume {again:?} ended {c:?}: {}",
                 out.all()
             ),
         }

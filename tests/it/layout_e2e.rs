@@ -283,13 +283,11 @@ pub(crate) fn files_user(lab: &Lab, home: &Path, args: &[&str]) -> bin_support::
         .args(args)
         .env("NOTION_TOKEN", lab.notion.token())
         .env("NOTEBRIDGE_NOTION_URL", lab.notion.base_url())
-        .env("XDG_CONFIG_HOME", home.join(".config"))
-        .env("XDG_DATA_HOME", home.join(".local/share"))
 }
 
 /// The state database a files user's runs keep, at its default place under the home.
 pub(crate) fn files_db(home: &Path) -> Db {
-    Db::open(&home.join(".local/share/notebridge/notebridge.db")).unwrap()
+    Db::open(&bin_support::default_db(home)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

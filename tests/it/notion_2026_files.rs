@@ -40,9 +40,6 @@ impl FilesUser {
             .env("NOTION_TOKEN", &self.token)
             .env("NOTEBRIDGE_DB", &self.db)
             .env("NOTEBRIDGE_NOTION_URL", &self.notion_url)
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("XDG_DATA_HOME", h.join(".local/share"))
-            .env("XDG_CACHE_HOME", h.join(".cache"))
             .run()
             .await
     }
@@ -98,8 +95,8 @@ async fn files_a_personal_access_token_is_named_and_a_too_large_file_is_a_placeh
     };
     lab.notion.set_personal_token_of(Some("Ada Lovelace"));
     lab.notion.set_max_file_upload_size(1000);
-    let doctor = user.ok(&["--json", "doctor", "--to", &target]).await;
-    let checks = json(&doctor.stdout)["checks"].clone();
+    let doctor = user.run(&["--json", "doctor", "--to", &target]).await;
+    let checks = crate::bin_support::doctor_passed(doctor.code, &doctor.stdout)["checks"].clone();
     let token = checks
         .as_array()
         .unwrap()

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use notebridge::convert::{Block, MediaSource, RichKind};
 use notebridge::failure::{Classify, Meaning};
 use notebridge::onefile::{
-    self, bare_guid, page_guid_for_store, FileImport, FileSection, FilesError, ParsedSection,
-    ProblemKind, SectionLocation,
+    self, bare_guid, page_guid_for_store, FileImport, FileNotebook, FileSection, FilesError,
+    ParsedSection, ProblemKind, SectionLocation,
 };
 
 use crate::convert_validate as validate;
@@ -227,9 +227,11 @@ fn a_notebook_folder_keeps_groups_order_and_leaves_the_recycle_bin_out() {
     assert_eq!(g.name, "New Section Group");
     let names: Vec<&str> = g.sections.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["New Section 1", "New Section 2"]);
+    let bin = notebridge::imports::absolute(&sample("onenote.rs/samples/OneNote_RecycleBin"));
     assert_eq!(
         imp.recycle_bin.as_deref(),
-        Some(sample("onenote.rs/samples/OneNote_RecycleBin").as_path())
+        Some(bin.unwrap().as_path()),
+        "by its absolute path, as the platform spells it"
     );
     let all: Vec<String> = imp
         .all_sections()
@@ -282,6 +284,14 @@ fn a_table_of_contents_names_the_notebook_by_its_folder() {
     );
 }
 
+/// A notebook's sections: each one's name, and whether it was read.
+fn names_read(nb: &FileNotebook) -> Vec<(&str, bool)> {
+    nb.sections
+        .iter()
+        .map(|s| (s.name.as_str(), s.problem.is_none()))
+        .collect()
+}
+
 #[test]
 fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platform_does() {
     // A notebook copied through a tool that changed a file name's case: OneNote on Windows still
@@ -299,14 +309,15 @@ fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platfor
     }
     let imp = onefile::scan(&dir).unwrap();
     let nb = &imp.notebooks[0];
-    let found: Vec<(&str, bool)> = nb
-        .sections
-        .iter()
-        .map(|s| (s.name.as_str(), s.problem.is_none()))
-        .collect();
+    let found = names_read(nb);
     if notebridge::platform::CASE_INSENSITIVE_PATHS {
         assert_eq!(found, [("New Section 1", true), ("New Section 2", true)]);
-        assert_eq!(nb.sections[0].pages.len(), 2, "read, not only listed");
+        // Read, not only listed: the pages the file has under the name OneNote wrote.
+        let pages = |s: &FileSection| s.pages.iter().map(|p| p.id.clone()).collect::<Vec<_>>();
+        let original = scan("onenote.rs/samples/New Section Group");
+        let want = pages(&original.notebooks[0].sections[0]);
+        assert!(!want.is_empty());
+        assert_eq!(pages(&nb.sections[0]), want, "read, not only listed");
     } else {
         assert_eq!(
             found,
@@ -318,6 +329,72 @@ fn a_table_of_contents_finds_its_sections_in_other_letter_case_where_the_platfor
         );
         let p = nb.sections[0].problem.as_ref().unwrap();
         assert_eq!(p.kind, ProblemKind::Missing);
+    }
+}
+
+/// A copy of "New Section Group" whose table of contents names its first section `toc_name`
+/// (UTF-16 code units as many as "New Section 1", written over it: a crafted file, no sample
+/// has a non-ASCII section name) and whose first section file is named `file_name`.
+fn notebook_naming_its_first_section(toc_name: &str, file_name: &str) -> tempfile::TempDir {
+    let t = tempfile::tempdir().unwrap();
+    let from = sample("onenote.rs/samples/New Section Group");
+    let utf16 = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_le_bytes).collect() };
+    let (old, new) = (utf16("New Section 1.one"), utf16(toc_name));
+    assert_eq!(old.len(), new.len(), "{toc_name}");
+    let mut toc = std::fs::read(from.join("Open Notebook.onetoc2")).unwrap();
+    let at = toc
+        .windows(old.len())
+        .position(|w| w == old.as_slice())
+        .expect("the contents name New Section 1.one");
+    toc[at..at + old.len()].copy_from_slice(&new);
+    std::fs::write(t.path().join("Open Notebook.onetoc2"), toc).unwrap();
+    std::fs::copy(from.join("New Section 1.one"), t.path().join(file_name)).unwrap();
+    std::fs::copy(
+        from.join("New Section 2.one"),
+        t.path().join("New Section 2.one"),
+    )
+    .unwrap();
+    t
+}
+
+#[test]
+fn a_table_of_contents_finds_its_sections_in_the_other_unicode_normalisation_where_the_platform_does(
+) {
+    // "Nèw Section 1" composed (è, U+00E8), as OneNote writes it on Windows, against decomposed
+    // (e + U+0300), as HFS+ lists any name; and the other way round ("Nè Section 1" keeps the
+    // length of the name it replaces in either form). macOS finds the file by either form, so
+    // must notebridge there; on Windows and Linux they are two names.
+    let same = "N\u{e8}w Section 1.one";
+    let t = notebook_naming_its_first_section(same, same);
+    let imp = onefile::scan(t.path()).unwrap();
+    let read: Vec<bool> = imp.notebooks[0]
+        .sections
+        .iter()
+        .map(|s| s.problem.is_none())
+        .collect();
+    assert_eq!(
+        read,
+        [true, true],
+        "the crafted contents, in one form everywhere"
+    );
+    for (toc_name, file_name) in [
+        ("N\u{e8}w Section 1.one", "Ne\u{300}w Section 1.one"),
+        ("Ne\u{300} Section 1.one", "N\u{e8} Section 1.one"),
+    ] {
+        let t = notebook_naming_its_first_section(toc_name, file_name);
+        let imp = onefile::scan(t.path()).unwrap();
+        let nb = &imp.notebooks[0];
+        let found = names_read(nb);
+        if notebridge::platform::NORMALIZATION_INSENSITIVE_PATHS {
+            assert_eq!(found.len(), 2, "{toc_name:?}: {found:?}");
+            assert!(found.iter().all(|(_, read)| *read), "{found:?}");
+            assert_eq!(nb.sections[0].pages.len(), 1, "read, not only listed");
+        } else {
+            assert_eq!(found.len(), 3, "{toc_name:?}: {found:?}");
+            let p = nb.sections[0].problem.as_ref().expect("two names here");
+            assert_eq!(p.kind, ProblemKind::Missing);
+            assert!(nb.sections[2].problem.is_none(), "{found:?}");
+        }
     }
 }
 
