@@ -1,12 +1,12 @@
 //! `notebridge sync --from PATH` as a files user runs it (a clean environment holding only
 //! `NOTION_TOKEN`), in both layouts, over a notebook folder of real OneNote section files changed
 //! between two runs as OneNote leaves them (`onefile_change`: the real files' own bytes, with the
-//! structures a change touches rewritten): a page retitled, edited, reordered and moved to another
-//! section; a section file renamed, deleted and added; a page deleted. Notion keeps each page's
-//! id, follows every change, and a second `sync` right after writes nothing; a page edited in
-//! Notion while OneNote edited or deleted it is a conflict (its OneNote version kept beside it
-//! when there is one). And an account whose notebook is files in its OneDrive downloads, on a
-//! sync, only the section file that changed.
+//! structures a change touches rewritten): a page retitled, edited, reordered, made a subpage and
+//! moved to another section; a section file renamed, deleted and added; a page deleted. Notion
+//! keeps each page's id, follows every change, and a second `sync` right after writes nothing; a
+//! page edited in Notion while OneNote edited or deleted it is a conflict (its OneNote version
+//! kept beside it when there is one). And an account whose notebook is files in its OneDrive
+//! downloads, on a sync, only the section file that changed.
 
 use std::path::{Path, PathBuf};
 
@@ -18,7 +18,7 @@ use crate::files_support::sample;
 use crate::layout_e2e::{fast, files_db, files_user};
 use crate::onefile_change::{
     copy_notebook, delete_section, move_page, remove_page, rename_section, reorder_pages,
-    retitle_page, touch_page, write_section,
+    retitle_page, set_page_level, touch_page, write_section,
 };
 use crate::sync_e2e::{expect, json, norm, parent};
 
@@ -135,6 +135,8 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
         "Retitled in OneNote",
     );
     let first_bytes = reorder_pages(&first_bytes, &[ONE_BASICS, ONE_FIRST]);
+    // The retitled page, now second, made a subpage of the first (OneNote's level 2).
+    let first_bytes = set_page_level(&first_bytes, ONE_FIRST, 2);
     let (second_bytes, first_bytes) = move_page(
         &std::fs::read(&at_second).unwrap(),
         &first_bytes,
@@ -187,12 +189,9 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
         None => page_of(&db, &k, &grouped),
     };
     assert_eq!(title(&renamed), "Renamed section");
-    // First's pages in OneNote's new order.
-    let want = vec![
-        title(&page(ONE_BASICS)),
-        "Retitled in OneNote".to_owned(),
-        title(&page(TWO_BASICS)),
-    ];
+    // The subpage under the page before it; First's pages in OneNote's new order.
+    assert_eq!(parent(&lab, &page(ONE_FIRST)), norm(&page(ONE_BASICS)));
+    let want = vec![title(&page(ONE_BASICS)), title(&page(TWO_BASICS))];
     match db.section_database(&k, &first).unwrap() {
         Some(d) => {
             let mut rows = lab.notion.rows(&d.created.unwrap().1);
