@@ -89,6 +89,11 @@ if [ "$e2e" = 1 ]; then
     # or on the test servers, and Wine starts a process in a second or two.
     skips=()
     for t in "${no_acl_under_wine_it[@]}"; do skips+=(--skip "$t"); done
+    # The tests start notebridge.exe themselves (Wine runs it as a child of the test's .exe), so
+    # the shims go beside it too: the runner only places them beside the .exe it is handed.
+    bin_dir="$root/target/windows/x86_64-pc-windows-gnu/debug"
+    mkdir -p "$bin_dir"
+    cp "$shims/bcryptprimitives.dll" "$shims/api-ms-win-core-synch-l1-2-0.dll" "$bin_dir/"
     win_cargo test --test it -- --exact --test-threads=4 "${skips[@]}"
     after_it=$(date +%s)
     echo "windows-check: the integration suite under Wine passed ($((after_it - after_unit)) s with the build)"
