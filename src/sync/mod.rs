@@ -227,10 +227,10 @@ impl Pass<'_> {
     }
 
     async fn key(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
-        if self.owner.is_some() {
-            self.settle_in_doubt(key).await?;
+        let mut loaded = self.load(key).await?;
+        if self.settle_in_doubt(key, &loaded).await? {
+            loaded = self.load(key).await?;
         }
-        let loaded = self.load(key).await?;
         let changes: Changes = diff::changes(&loaded.sides());
         out.unmovable += changes.unmovable.len();
         for s in &changes.unmovable {
@@ -314,11 +314,12 @@ impl Pass<'_> {
     /// A step cut short after its check may have moved its page without the move being
     /// recorded (or, on its way back to its parent's end, left it under the stage): the page's
     /// parent is read from Notion and recorded before anything is worked out.
-    async fn settle_in_doubt(&self, key: &str) -> Result<(), SyncError> {
+    /// Returns whether it recorded anything.
+    async fn settle_in_doubt(&self, key: &str, loaded: &Loaded) -> Result<bool, SyncError> {
         let Some(owner) = self.owner else {
-            return Ok(());
+            return Ok(false);
         };
-        let loaded = self.load(key).await?;
+        let mut settled = false;
         for p in loaded.placed.iter().filter(|p| p.checked) {
             let page = match self.notion.page(&p.page_id).await {
                 Ok(page) => page,
@@ -348,8 +349,9 @@ impl Pass<'_> {
                 fingerprint,
             };
             self.record(owner, key, &p.item_id, placement, true).await?;
+            settled = true;
         }
-        Ok(())
+        Ok(settled)
     }
 
     /// Takes again the fingerprint of each unedited page of ours that a move stamped as edited

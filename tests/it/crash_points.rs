@@ -277,7 +277,6 @@ impl Scenario {
     /// section, that section is renamed, a page goes first in its section, another is deleted;
     /// and a person edits in Notion a page that OneNote deletes (a conflict: sync leaves it).
     fn restructure(&self) {
-        let db = Db::open(&self.state.db).unwrap();
         let edited = self.lab.graph.mutate(&self.user.id, |n| {
             let sections: Vec<String> = n.sections.iter().map(|s| s.id.clone()).collect();
             let big = n.pages[BIG].id.clone();
@@ -305,25 +304,7 @@ impl Scenario {
             n.delete_page("alice", &first[3]).unwrap();
             first[3].clone()
         });
-        let page = db
-            .notion_item("alice", &edited)
-            .unwrap()
-            .and_then(|i| i.into_page_id())
-            .expect("the page was migrated");
-        let block = self
-            .lab
-            .notion
-            .blocks_of(&page)
-            .into_iter()
-            .find(|b| {
-                let ty = b["type"].as_str().unwrap_or("");
-                b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
-            })
-            .and_then(|b| b["id"].as_str().map(str::to_owned))
-            .expect("a block with text");
-        self.lab
-            .notion
-            .edit_block_as_person(&block, "Kept by a person though OneNote deleted it");
+        self.edit_as_person(&edited, "Kept by a person though OneNote deleted it");
     }
 
     /// Whether exit `code` is a run that ended with its work done: 0, or 4 for the conflict's.
@@ -338,26 +319,19 @@ impl Scenario {
             .lab
             .graph
             .mutate(&self.user.id, |n| n.pages[RENAMED].id.clone());
+        self.edit_as_person(&id, "Written in Notion by a person");
+    }
+
+    /// A person writes `text`, in Notion, over the first text of OneNote page `item`'s page.
+    fn edit_as_person(&self, item: &str, text: &str) {
         let page = Db::open(&self.state.db)
             .unwrap()
-            .notion_item("alice", &id)
+            .notion_item("alice", item)
             .unwrap()
             .and_then(|i| i.into_page_id())
             .expect("the page was migrated");
-        let block = self
-            .lab
-            .notion
-            .blocks_of(&page)
-            .into_iter()
-            .find(|b| {
-                let ty = b["type"].as_str().unwrap_or("");
-                b[ty]["rich_text"].as_array().is_some_and(|r| !r.is_empty())
-            })
-            .and_then(|b| b["id"].as_str().map(str::to_owned))
-            .expect("a block with text");
-        self.lab
-            .notion
-            .edit_block_as_person(&block, "Written in Notion by a person");
+        let block = crate::update_conflicts::text_block(&self.lab, &page);
+        self.lab.notion.edit_block_as_person(&block, text);
     }
 
     /// The pages change in OneNote: each linking page's body and time, one renamed, the big page

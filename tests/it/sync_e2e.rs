@@ -13,6 +13,7 @@ use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::graph::model::{Page, UserNotes};
 use notebridge_testkit::lab::Lab;
+use notebridge_testkit::TestUser;
 use serde_json::Value;
 
 use crate::account_clean_env::User;
@@ -90,7 +91,8 @@ fn sections_of(n: &UserNotes, nb: &str) -> Vec<String> {
         .collect()
 }
 
-async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: &str) {
+/// The lab with `notes()` signed in as "me" and migrated in `layout`; the user's home.
+async fn migrated(layout: &str) -> (Lab, TestUser, UserNotes, tempfile::TempDir) {
     let lab = Lab::start(fast()).await;
     let notes = notes();
     let user = lab.add_user("me", notes.clone());
@@ -99,9 +101,18 @@ async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: 
         lab: &lab,
         home: home.path(),
     };
-    let to = lab.target_page.clone();
     me.ok(&["login"]).await;
-    me.ok(&["migrate", "--to", &to, "--layout", layout]).await;
+    me.ok(&["migrate", "--to", &lab.target_page, "--layout", layout])
+        .await;
+    (lab, user, notes, home)
+}
+
+async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: &str) {
+    let (lab, user, notes, home) = migrated(layout).await;
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
 
     // Right after the migration, nothing to do: sync reads and writes nothing to Notion.
     let writes = lab.notion.counters().changing_writes();
@@ -288,17 +299,11 @@ async fn an_account_users_sync_mirrors_every_change_in_layout_database() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_person_edited_in_notion_is_never_moved_retitled_or_trashed() {
-    let lab = Lab::start(fast()).await;
-    let notes = notes();
-    let user = lab.add_user("me", notes.clone());
-    let home = tempfile::tempdir().unwrap();
+    let (lab, user, notes, home) = migrated("pages").await;
     let me = User {
         lab: &lab,
         home: home.path(),
     };
-    let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
-    me.ok(&["migrate", "--to", &to]).await;
     let nbs: Vec<String> = notes.notebooks.iter().map(|n| n.id.clone()).collect();
     let a = sections_of(&notes, &nbs[0]);
     let b = sections_of(&notes, &nbs[1]);

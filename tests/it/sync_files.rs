@@ -77,24 +77,48 @@ fn section_id(db: &Db, key: &str, name: &str) -> String {
     panic!("no section {name}")
 }
 
+/// The test notebook (`notebook`) migrated by a files user in `layout`: the lab, the user's home
+/// and the folder (`None`: the samples are not beside this clone).
+struct Migrated {
+    _dir: tempfile::TempDir,
+    notebook: PathBuf,
+    lab: Lab,
+    home: tempfile::TempDir,
+}
+
+impl Migrated {
+    async fn start(layout: &str) -> Option<Migrated> {
+        let dir = tempfile::tempdir().unwrap();
+        let notebook = notebook(dir.path())?;
+        let lab = Lab::start(fast()).await;
+        let home = tempfile::tempdir().unwrap();
+        let to = lab.notion.add_shared_page("Imported");
+        let path = notebook.to_str().unwrap();
+        let args = ["migrate", "--from", path, "--to", &to, "--layout", layout];
+        expect(
+            &files_user(&lab, home.path(), &args).run().await,
+            0,
+            "the first migration",
+        );
+        Some(Migrated {
+            _dir: dir,
+            notebook,
+            lab,
+            home,
+        })
+    }
+}
+
 async fn a_files_users_sync_follows_every_change(layout: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(nb) = notebook(dir.path()) else {
-        return;
-    };
     let Some(added) = sample("apache-tika/testOneNoteEmbeddedWordDoc.one") else {
         return;
     };
-    let lab = Lab::start(fast()).await;
-    let home = tempfile::tempdir().unwrap();
-    let to = lab.notion.add_shared_page("Imported");
+    let Some(m) = Migrated::start(layout).await else {
+        return;
+    };
+    let (nb, lab, home) = (&m.notebook, &m.lab, m.home.path());
     let path = nb.to_str().unwrap();
-    let run = |args: Vec<&str>| files_user(&lab, home.path(), &args).run();
-    let out = run(vec![
-        "migrate", "--from", path, "--to", &to, "--layout", layout,
-    ])
-    .await;
-    expect(&out, 0, "the first migration");
+    let run = |args: Vec<&str>| files_user(lab, home, &args).run();
 
     // Nothing changed: nothing written.
     let writes = lab.notion.counters().changing_writes();
@@ -107,7 +131,7 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
         out.stdout
     );
 
-    let db = files_db(home.path());
+    let db = files_db(home);
     let k = key(&db);
     let (first, second) = (section_id(&db, &k, "First"), section_id(&db, &k, "Second"));
     let (grouped, doomed) = (
@@ -163,7 +187,7 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
     assert!(doc["trashed"].as_u64() >= Some(1), "{doc}");
     assert_eq!(doc["failed"], 0, "{doc}");
 
-    let db = files_db(home.path());
+    let db = files_db(home);
     for p in [ONE_FIRST, ONE_BASICS, TWO_FIRST, TWO_BASICS] {
         assert_eq!(page_of(&db, &k, p), page(p), "{p} kept its Notion page");
     }
@@ -178,8 +202,8 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
         Some(d) => norm(&d.created.expect("created").1),
         None => norm(&page_of(&db, &k, section)),
     };
-    assert_eq!(parent(&lab, &page(TWO_BASICS)), home_of(&first));
-    assert_eq!(parent(&lab, &page(TWO_FIRST)), home_of(&second));
+    assert_eq!(parent(lab, &page(TWO_BASICS)), home_of(&first));
+    assert_eq!(parent(lab, &page(TWO_FIRST)), home_of(&second));
     assert!(
         lab.notion.is_trashed(&doomed_page),
         "the deleted section is in the trash"
@@ -190,7 +214,7 @@ async fn a_files_users_sync_follows_every_change(layout: &str) {
     };
     assert_eq!(title(&renamed), "Renamed section");
     // The subpage under the page before it; First's pages in OneNote's new order.
-    assert_eq!(parent(&lab, &page(ONE_FIRST)), norm(&page(ONE_BASICS)));
+    assert_eq!(parent(lab, &page(ONE_FIRST)), norm(&page(ONE_BASICS)));
     let want = vec![title(&page(ONE_BASICS)), title(&page(TWO_BASICS))];
     match db.section_database(&k, &first).unwrap() {
         Some(d) => {
@@ -293,21 +317,13 @@ async fn a_drive_notebooks_sync_downloads_only_the_section_that_changed() {
 /// version beside it, a page OneNote deleted stays as the person left it (both conflicts, exit
 /// 4), and a page deleted in OneNote that nobody touched in Notion goes to the trash.
 async fn a_files_users_sync_keeps_what_a_person_edited(layout: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let Some(nb) = notebook(dir.path()) else {
+    let Some(m) = Migrated::start(layout).await else {
         return;
     };
-    let lab = Lab::start(fast()).await;
-    let home = tempfile::tempdir().unwrap();
-    let to = lab.notion.add_shared_page("Imported");
+    let (nb, lab, home) = (&m.notebook, &m.lab, m.home.path());
     let path = nb.to_str().unwrap();
-    let run = |args: Vec<&str>| files_user(&lab, home.path(), &args).run();
-    let out = run(vec![
-        "migrate", "--from", path, "--to", &to, "--layout", layout,
-    ])
-    .await;
-    expect(&out, 0, "the first migration");
-    let db = files_db(home.path());
+    let run = |args: Vec<&str>| files_user(lab, home, &args).run();
+    let db = files_db(home);
     let k = key(&db);
     let (edited, gone_edited, gone) = (
         page_of(&db, &k, ONE_FIRST),
@@ -317,7 +333,7 @@ async fn a_files_users_sync_keeps_what_a_person_edited(layout: &str) {
     drop(db);
     for p in [&edited, &gone_edited] {
         lab.notion.edit_block_as_person(
-            &crate::update_conflicts::text_block(&lab, p),
+            &crate::update_conflicts::text_block(lab, p),
             "Written in Notion by a person",
         );
     }
