@@ -345,6 +345,13 @@ async fn run(
         .with_reachability(reach.clone())
         .with_clock(clock.clone());
 
+    // A mistyped `--from` is named at once, before Notion is asked anything (an unreachable Notion
+    // is waited out until the deadline). A resume reads no path again: its sections were recorded.
+    if !req.resume {
+        for p in &req.from {
+            imports::check_reachable(p).await.map_err(PlanError::from)?;
+        }
+    }
     // Check the target before any work: a token or sharing problem is the user's to fix.
     let me = notion.me().await.map_err(MigrateError::Target)?;
     let token = TokenKind::of(&me);

@@ -63,6 +63,20 @@ pub fn absolute(path: &Path) -> Result<PathBuf, ImportError> {
     })
 }
 
+/// Fails with what [`read`] would say when `path` cannot be read at all (it does not exist, or it
+/// may not be opened), without reading it: a run names a mistyped path before it asks any service
+/// anything, which may mean waiting out an outage first.
+pub async fn check_reachable(path: &Path) -> Result<(), ImportError> {
+    match tokio::fs::metadata(path).await {
+        Ok(_) => Ok(()),
+        Err(source) => Err(onefile::FilesError::Io {
+            path: path.to_owned(),
+            source,
+        }
+        .into()),
+    }
+}
+
 /// Reads what the files under `path` hold, on the blocking pool (parsing is CPU work and blocking
 /// reads, never for a runtime thread).
 pub async fn read(path: &Path) -> Result<FileImport, ImportError> {

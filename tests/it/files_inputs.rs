@@ -26,6 +26,21 @@ async fn a_file_that_is_not_onenote_and_a_folder_with_none_are_usage_errors_nami
         assert!(err.contains(p), "names the path: {err}");
     }
     assert!(notion_tree(&lab, &target).is_empty(), "nothing written");
+    // A path that is not there is named before Notion is asked anything (an unreachable Notion
+    // would otherwise be waited out first); `sync --from` reads its path the same way.
+    let asked = lab.notion.request_log().len();
+    let missing = state.dir.path().join("Notebooks").join("Wrok.one");
+    let missing = missing.to_str().unwrap();
+    for cmd in ["migrate", "sync"] {
+        let (code, _, err) = run(&lab, &state, &[cmd, "--from", missing, "--to", &target]).await;
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains(missing), "{cmd} names the path: {err}");
+    }
+    assert_eq!(
+        lab.notion.request_log().len(),
+        asked,
+        "Notion was not asked"
+    );
     // A resume of a path never planned says so.
     let p = text.to_str().unwrap();
     let (code, _, err) = run(&lab, &state, &["migrate", "--resume", "--from", p]).await;
