@@ -4,6 +4,7 @@ use crate::auth_support;
 
 use std::time::{Duration, Instant};
 
+use crate::bin_support::Start;
 use auth_support::{alice, bob, World, CLIENT_ID};
 use notebridge::store::Db;
 use notebridge_testkit::auth::CodeScript;
@@ -82,7 +83,7 @@ async fn happy_path_json_stores_the_account_privately() {
 async fn prompt_is_flushed_before_polling_and_pending_then_success() {
     // Nobody enters the code until the test has read the prompt line.
     let w = World::start(|c| c.scripts.push_back(CodeScript::never())).await;
-    let mut child = w.command(&["--json", "login"]).spawn().unwrap();
+    let mut child = w.command(&["--json", "login"]).start();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     let first = tokio::time::timeout(Duration::from_secs(10), stdout.next_line())
         .await
@@ -307,7 +308,7 @@ async fn verbose_output_never_contains_a_token() {
 #[tokio::test]
 async fn ctrl_c_stops_cleanly_with_nothing_stored() {
     let w = World::start(|c| c.scripts.push_back(CodeScript::never())).await;
-    let mut child = w.command(&["--json", "login"]).spawn().unwrap();
+    let mut child = w.command(&["--json", "login"]).start();
     let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
     tokio::time::timeout(Duration::from_secs(10), stdout.next_line())
         .await

@@ -177,12 +177,16 @@ impl Bin {
         self.cmd
     }
 
+    /// Starts it, for a test that acts while it runs.
+    pub fn spawn(mut self) -> tokio::process::Child {
+        self.cmd.start()
+    }
+
     /// Runs it to the end.
     pub async fn run(mut self) -> Output {
-        let out = tokio::time::timeout(LIMIT, self.cmd.output())
+        let out = tokio::time::timeout(LIMIT, self.cmd.run_to_end())
             .await
-            .expect("the binary did not end in time")
-            .expect("the binary runs");
+            .expect("the binary did not end in time");
         Output::from(out)
     }
 
@@ -191,11 +195,93 @@ impl Bin {
     pub fn run_blocking(self) -> Output {
         let mut cmd = self.cmd.into_std();
         let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || tx.send(cmd.output()));
+        std::thread::spawn(move || {
+            let out = retry_failed_start(|| cmd.spawn()).and_then(|c| c.wait_with_output());
+            tx.send(out)
+        });
         let out = rx
             .recv_timeout(LIMIT)
             .expect("the binary did not end in time")
             .expect("the binary runs");
         Output::from(out)
     }
+}
+
+/// Starting the binary as every test starts it: a start that Wine failed before any of the
+/// program ran is tried again ([`retry_failed_start`]), any other failure fails the test.
+pub trait Start {
+    /// Starts it, for a test that acts while it runs.
+    fn start(&mut self) -> tokio::process::Child;
+    /// Starts it and waits for its end, with what it printed (as `Command::output`, for a command
+    /// whose output is piped, as [`notebridge`]'s is).
+    fn run_to_end(&mut self) -> impl std::future::Future<Output = std::process::Output> + Send;
+}
+
+impl Start for tokio::process::Command {
+    fn start(&mut self) -> tokio::process::Child {
+        retry_failed_start(|| self.spawn()).expect("the binary starts")
+    }
+
+    fn run_to_end(&mut self) -> impl std::future::Future<Output = std::process::Output> + Send {
+        let child = self.start();
+        async move { child.wait_with_output().await.expect("the binary runs") }
+    }
+}
+
+/// How many times a start Wine failed is tried in all.
+const STARTS: u32 = 5;
+
+/// Runs `spawn` until it starts the process, when it fails the way Wine fails a start on a loaded
+/// machine: Wine's `NtCreateUserProcess` answers `STATUS_INTERNAL_ERROR` (Win32 error 1359) when
+/// the new process ended before it finished loading, so none of its own code ran and starting it
+/// again changes nothing a test checks. Windows itself has no such failure; elsewhere the first
+/// answer is the answer.
+fn retry_failed_start<C>(mut spawn: impl FnMut() -> std::io::Result<C>) -> std::io::Result<C> {
+    const ERROR_INTERNAL_ERROR: i32 = 1359;
+    let mut tries = 1;
+    loop {
+        match spawn() {
+            Err(e)
+                if cfg!(windows)
+                    && e.raw_os_error() == Some(ERROR_INTERNAL_ERROR)
+                    && tries < STARTS =>
+            {
+                eprintln!("the binary did not start ({e}); starting it again");
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            r => return r,
+        }
+    }
+}
+
+#[test]
+fn a_start_wine_failed_is_tried_again_on_windows_alone() {
+    let mut calls = 0;
+    let r = retry_failed_start(|| {
+        calls += 1;
+        if calls < 3 {
+            Err(std::io::Error::from_raw_os_error(1359))
+        } else {
+            Ok(calls)
+        }
+    });
+    if cfg!(windows) {
+        assert_eq!(r.unwrap(), 3);
+    } else {
+        assert_eq!(r.unwrap_err().raw_os_error(), Some(1359));
+        assert_eq!(calls, 1);
+    }
+    // Another failure, or one that goes on, is the answer.
+    let mut calls = 0;
+    let r: std::io::Result<()> = retry_failed_start(|| {
+        calls += 1;
+        Err(std::io::Error::from_raw_os_error(if cfg!(windows) {
+            1359
+        } else {
+            2
+        }))
+    });
+    assert!(r.is_err());
+    assert_eq!(calls, if cfg!(windows) { STARTS } else { 1 });
 }

@@ -2,6 +2,7 @@
 //! it promises and no Notion content written), then each check failing on its own with its exit
 //! code and fix.
 
+use crate::bin_support::Start;
 use crate::migrate_support::{command, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -29,7 +30,7 @@ async fn doctor(
     all.extend_from_slice(args);
     let mut c = command(lab, state, &all);
     tweak(&mut c);
-    let out = c.output().await.unwrap();
+    let out = c.run_to_end().await;
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "doctor --json is one document ({e}): {}\n{}",
@@ -106,7 +107,7 @@ async fn all_checks_pass_with_one_graph_request_and_no_notion_write() {
     assert!(lab.notion.blocks_of(&lab.target_page).is_empty());
     assert_eq!(check(&checks, "notion_capabilities")["ok"], true);
     // human output: a verdict per check
-    let out = command(&lab, &state, &["doctor"]).output().await.unwrap();
+    let out = command(&lab, &state, &["doctor"]).run_to_end().await;
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("checks passed"), "{text}");
 }
@@ -258,7 +259,7 @@ async fn doctor_says_which_way_the_notebooks_take_and_what_the_file_permission_w
         &user,
         &["offline_access", "User.Read", "Notes.Read"],
     );
-    let scanned = command(&lab, &state, &["scan"]).output().await.unwrap();
+    let scanned = command(&lab, &state, &["scan"]).run_to_end().await;
     assert_eq!(scanned.status.code(), Some(0), "{scanned:?}");
     let (code, c) = doctor(&lab, &state, &[], |_| {}).await;
     assert_eq!(code, 0, "either way migrates: {c:#?}");
@@ -325,9 +326,8 @@ async fn an_unreachable_notion_fails_its_checks_with_what_was_tried_and_doctor_e
     }
     held.abort();
     let out = command(&lab, &state, &["doctor", "--timeout", "0s"])
-        .output()
-        .await
-        .unwrap();
+        .run_to_end()
+        .await;
     assert_eq!(
         out.status.code(),
         Some(2),

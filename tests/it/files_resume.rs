@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::bin_support::Start;
 use crate::files_support::{copy_into, expected_tree, notion_tree, page_id, run, sample, scanned};
 use crate::migrate_support::{command, State};
 use notebridge::store::Db;
@@ -40,8 +41,7 @@ async fn killed_mid_migration_a_resume_finishes_with_no_page_twice_and_none_lost
         &state,
         &["migrate", "--from", f, "--from", l, "--to", &target],
     )
-    .spawn()
-    .unwrap();
+    .start();
     // Killed once a few pages are in Notion (and more are to come).
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while pages(&lab, &target) < 3 {

@@ -298,11 +298,7 @@ async fn killed_mid_run_a_resume_with_only_the_token_finishes_every_page_once() 
     let target = lab.notion.add_shared_page("Imports");
     let f = folder.to_str().unwrap();
     let want = expected_tree(&scanned(&user, &folder).await);
-    let mut child = user
-        .bin(&["migrate", "--from", f, "--to", &target])
-        .command()
-        .spawn()
-        .unwrap();
+    let mut child = user.bin(&["migrate", "--from", f, "--to", &target]).spawn();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while notion_tree(&lab, &target).len() < 3 {
         assert!(tokio::time::Instant::now() < deadline, "no progress");

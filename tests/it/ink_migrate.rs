@@ -4,6 +4,7 @@
 
 use crate::migrate_support;
 
+use crate::bin_support::Start;
 use axum::body::Bytes;
 use migrate_support::{assert_mirrors_with, command, inventory, State};
 use notebridge::store::Db;
@@ -94,9 +95,8 @@ async fn drawings_arrive_as_captioned_svg_images_in_reading_order() {
         ],
     )
     .env(notebridge::settings::env::GRAPH_URL, &proxy)
-    .output()
-    .await
-    .unwrap();
+    .run_to_end()
+    .await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
         out.status.code(),
@@ -212,9 +212,8 @@ async fn pages_whose_ink_request_errors_migrate_without_ink_reported() {
         &state,
         &["migrate", "--account", "alice", "--to", &lab.target_page],
     )
-    .output()
-    .await
-    .unwrap();
+    .run_to_end()
+    .await;
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -5,6 +5,7 @@ use crate::migrate_support;
 
 use std::time::Duration;
 
+use crate::bin_support::Start;
 use migrate_support::{assert_mirrors, command, counts, inventory, notebridge, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -91,7 +92,7 @@ async fn usage_and_sign_in_errors_have_their_codes() {
 
     let mut cmd = command(&lab, &state, &["migrate", "--to", &lab.target_page]);
     cmd.env_remove("NOTION_TOKEN");
-    let out = cmd.output().await.unwrap();
+    let out = cmd.run_to_end().await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NOTION_TOKEN"));
 
@@ -107,9 +108,7 @@ async fn usage_and_sign_in_errors_have_their_codes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_migrating_process_gets_exit_5_naming_the_first() {
     let (lab, state, _) = slow_lab(6).await;
-    let mut first = command(&lab, &state, &["migrate", "--to", &lab.target_page])
-        .spawn()
-        .unwrap();
+    let mut first = command(&lab, &state, &["migrate", "--to", &lab.target_page]).start();
     wait_for_lock(&state).await;
     let (code, _, err) = notebridge(&lab, &state, &["migrate", "--resume"]).await;
     assert_eq!(code, 5, "{err}");
@@ -126,9 +125,7 @@ async fn a_second_migrating_process_gets_exit_5_naming_the_first() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_parks_the_work_exits_75_and_resume_finishes_it() {
     let (lab, state, user) = slow_lab(8).await;
-    let first = command(&lab, &state, &["migrate", "--to", &lab.target_page])
-        .spawn()
-        .unwrap();
+    let first = command(&lab, &state, &["migrate", "--to", &lab.target_page]).start();
     wait_for_lock(&state).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     // SAFETY: sending SIGTERM to our own child.

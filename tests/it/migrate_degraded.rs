@@ -13,6 +13,7 @@ use crate::migrate_support;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::bin_support::Start;
 use axum::body::Bytes;
 use migrate_support::{counts, notebridge, State};
 use notebridge::store::Db;
@@ -171,9 +172,8 @@ async fn links_the_link_pass_cannot_rewrite_stay_text_and_verify_and_report_list
     let mut cmd = migrate_support::command(lab, state, &migrate);
     let out = cmd
         .env(notebridge::settings::env::GRAPH_URL, &proxy)
-        .output()
-        .await
-        .unwrap();
+        .run_to_end()
+        .await;
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),

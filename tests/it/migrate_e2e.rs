@@ -6,6 +6,7 @@ use crate::migrate_support;
 
 use std::time::Duration;
 
+use crate::bin_support::Start;
 use migrate_support::{
     assert_mirrors, assert_mirrors_at, command, counts, inventory, notebridge, State,
 };
@@ -166,7 +167,7 @@ async fn kill_9_at_ten_random_moments_then_resume_leaves_exactly_one_of_everythi
             vec!["migrate", "--resume"]
         };
         first = false;
-        let mut child = command(&lab, &state, &args).spawn().unwrap();
+        let mut child = command(&lab, &state, &args).start();
         let after = Duration::from_millis(rng.random_range(150..1500));
         tokio::select! {
             _ = tokio::time::sleep(after) => {
@@ -229,8 +230,7 @@ async fn a_user_throttle_on_alice(hint_headers: bool) {
         &state,
         &["migrate", "--all-accounts", "--to", &lab.target_page],
     )
-    .spawn()
-    .unwrap();
+    .start();
     // bob finishes while alice is still held back
     let mut bob_done_at = None;
     while started.elapsed() < Duration::from_secs(60) {
@@ -280,8 +280,7 @@ async fn an_app_throttle_without_hint_headers_holds_both_accounts_and_loses_noth
         &state,
         &["migrate", "--all-accounts", "--to", &lab.target_page],
     )
-    .spawn()
-    .unwrap();
+    .start();
     let started = std::time::Instant::now();
     let done = |who| counts(&state.db, who)["pages_done"];
     while done("alice") + done("bob") < 4 {

@@ -10,6 +10,7 @@ use crate::peak_rss::run_measured;
 
 use std::collections::HashMap;
 
+use crate::bin_support::Start;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use migrate_support::{command, State};
@@ -234,12 +235,12 @@ async fn hostile_pages_are_migrated_or_failed_alone_and_ordinary_pages_arrive() 
     );
 
     // `--resume` does not take the failed page again; `--retry-failed` does.
-    let out = run(&["--resume"]).output().await.unwrap();
+    let out = run(&["--resume"]).run_to_end().await;
     assert_eq!(out.status.code(), Some(4));
     let again: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert_eq!(again["this_run"]["pages"], 0, "{again}");
-    let out = run(&["--resume", "--retry-failed"]).output().await.unwrap();
+    let out = run(&["--resume", "--retry-failed"]).run_to_end().await;
     assert_eq!(out.status.code(), Some(4));
     let retried: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();

@@ -8,6 +8,7 @@ use crate::migrate_support;
 
 use std::collections::HashSet;
 
+use crate::bin_support::Start;
 use axum::body::Bytes;
 use migrate_support::{command, State};
 use notebridge::store::Db;
@@ -94,9 +95,8 @@ async fn migrate(src_too: bool) -> (Lab, UserNotes, State) {
         &["migrate", "--account", "alice", "--to", &lab.target_page],
     )
     .env(notebridge::settings::env::GRAPH_URL, &proxy)
-    .output()
-    .await
-    .unwrap();
+    .run_to_end()
+    .await;
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -5,6 +5,7 @@
 
 use crate::migrate_support;
 
+use crate::bin_support::Start;
 use axum::body::Bytes;
 use axum::http::HeaderValue;
 use migrate_support::{command, State};
@@ -77,9 +78,8 @@ async fn a_migration_stopped_mid_page_resumes_without_relisting_finished_steps()
     lab.notion
         .set_block_limit(Some(lab.notion.block_count() + 2 + 7 + 480 + 10));
     let out = run(&["migrate", "--to", &lab.target_page])
-        .output()
-        .await
-        .unwrap();
+        .run_to_end()
+        .await;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("workspace block limit"), "{err}");
@@ -97,7 +97,7 @@ async fn a_migration_stopped_mid_page_resumes_without_relisting_finished_steps()
 
     lab.notion.set_block_limit(None);
     let from = lab.notion.request_log().len();
-    let out = run(&["migrate", "--resume"]).output().await.unwrap();
+    let out = run(&["migrate", "--resume"]).run_to_end().await;
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -163,7 +163,7 @@ async fn a_migration_stopped_mid_page_resumes_without_relisting_finished_steps()
         db.recorded_steps("default", &page_id).unwrap().is_empty(),
         "a written page's steps are forgotten"
     );
-    let out = run(&["verify"]).output().await.unwrap();
+    let out = run(&["verify"]).run_to_end().await;
     assert_eq!(
         out.status.code(),
         Some(0),

@@ -6,6 +6,7 @@ use crate::migrate_support;
 
 use std::time::Duration;
 
+use crate::bin_support::Start;
 use migrate_support::{assert_mirrors, command, counts, inventory, notebridge, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -66,9 +67,7 @@ async fn wait_until_back(lab: &Lab) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn all_three_services_gone_for_10s_mid_migration_the_run_waits_and_finishes() {
     let (lab, state, user) = lab(16).await;
-    let run = command(&lab, &state, &["migrate", "--to", &lab.target_page])
-        .spawn()
-        .unwrap();
+    let run = command(&lab, &state, &["migrate", "--to", &lab.target_page]).start();
     wait_for_pages(&state, 2).await;
     let refreshes_before = lab.auth.counters().refreshes;
     let now = notebridge::clock::Clock::system().now_ms();
@@ -121,8 +120,7 @@ async fn an_outage_past_max_duration_parks_the_work_with_75_and_fails_nothing() 
         &state,
         &["migrate", "--to", &lab.target_page, "--max-duration", "5s"],
     )
-    .spawn()
-    .unwrap();
+    .start();
     wait_for_pages(&state, 1).await;
     lab.outage_for(Duration::from_secs(8));
     let out = run.wait_with_output().await.unwrap();

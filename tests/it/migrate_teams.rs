@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::migrate_support;
 
+use crate::bin_support::Start;
 use migrate_support::{assert_mirrors_at, command, counts, inventory, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -70,7 +71,7 @@ fn team_command(lab: &Lab, state: &State, args: &[&str]) -> tokio::process::Comm
 }
 
 async fn run(lab: &Lab, state: &State, args: &[&str]) -> (i32, String, String) {
-    let out = team_command(lab, state, args).output().await.unwrap();
+    let out = team_command(lab, state, args).run_to_end().await;
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -146,8 +147,7 @@ async fn a_group_and_a_site_migrate_beside_own_notebooks_resume_after_kill_9_and
             SITE_URL,
         ],
     )
-    .spawn()
-    .unwrap();
+    .start();
     let mut killed = false;
     for _ in 0..1200 {
         tokio::time::sleep(Duration::from_millis(25)).await;
@@ -509,9 +509,8 @@ async fn without_notes_read_all_migrate_of_a_group_is_exit_3_and_creates_nothing
             "Marketing",
         ],
     )
-    .output()
-    .await
-    .unwrap();
+    .run_to_end()
+    .await;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{err}");
     assert!(err.contains("Notes.Read.All"), "{err}");

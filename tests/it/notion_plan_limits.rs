@@ -5,6 +5,7 @@
 
 use crate::migrate_support;
 
+use crate::bin_support::Start;
 use migrate_support::{assert_mirrors, command, counts, inventory, notebridge, State};
 use notebridge::store::Db;
 use notebridge_testkit::generator::{generate, NotebookSpec};
@@ -95,7 +96,7 @@ async fn a_bad_token_an_unshared_target_and_a_missing_capability_each_say_what_t
     // 401: the token
     let mut cmd = command(&lab, &state, &args);
     cmd.env("NOTION_TOKEN", "secret_wrong");
-    let out = cmd.output().await.unwrap();
+    let out = cmd.run_to_end().await;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("Notion does not accept NOTION_TOKEN"), "{err}");

@@ -5,6 +5,7 @@
 
 use crate::migrate_support;
 
+use crate::bin_support::Start;
 use migrate_support::{command, State};
 use notebridge::graph::sources::SourceKind;
 use notebridge::store::inventory::totals;
@@ -25,7 +26,7 @@ async fn run(lab: &Lab, state: &State, team: bool, args: &[&str]) -> (i32, Strin
     if team {
         c.env("NOTEBRIDGE_SCOPES", TEAM_SCOPES.join(" "));
     }
-    let out = c.output().await.unwrap();
+    let out = c.run_to_end().await;
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -4,6 +4,7 @@
 //! appears in it, nor any page's content; with NOTEBRIDGE_TRACE_BODIES=1 bodies appear, still
 //! without a secret.
 
+use crate::bin_support::Start;
 use crate::migrate_support::{command, State};
 use notebridge_testkit::generator::{generate, NotebookSpec};
 use notebridge_testkit::lab::{Lab, LabConfig};
@@ -44,7 +45,7 @@ async fn traced_run(bodies: bool) -> (Lab, Vec<Value>, String) {
         if bodies {
             c.env("NOTEBRIDGE_TRACE_BODIES", "1");
         }
-        let out = c.output().await.unwrap();
+        let out = c.run_to_end().await;
         assert!(out.status.success(), "{args:?}: {out:?}");
     }
     let text = std::fs::read_to_string(&file).unwrap();

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::bin_support::Start;
 use crate::files_support::{body_text, notion_tree, page_id};
 use crate::migrate_support::{command, notebridge, State};
 use notebridge::store::Db;
@@ -290,8 +291,7 @@ async fn killed_mid_download_a_resume_goes_on_from_the_partial_file_with_no_page
             "files",
         ],
     )
-    .spawn()
-    .unwrap();
+    .start();
     let downloads = PathBuf::from(format!("{}.downloads", state.db.display()));
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     while partial_downloads(&downloads) == 0 {
@@ -398,9 +398,8 @@ async fn auto_reads_a_groups_notebook_from_its_library_with_sites_read_all() {
         ],
     )
     .env("NOTEBRIDGE_SCOPES", TEAM_SCOPES.join(" "))
-    .output()
-    .await
-    .unwrap();
+    .run_to_end()
+    .await;
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert_eq!(page_content_requests(&lab), 0, "{err}");
