@@ -499,6 +499,10 @@ pub(crate) fn conflict_lines(conflicts: &[Conflict]) -> Vec<String> {
             ),
         });
     }
+    out.push(
+        "  once you have dealt with one: notebridge resolve NOTION_PAGE (it stays as you left it)"
+            .into(),
+    );
     out
 }
 
@@ -552,8 +556,19 @@ impl Observer for Shown {
     }
 }
 
-/// The Notion page id in an id or URL (the last 32 hex digits), dashed.
+/// The Notion page id in `--to`'s id or URL, dashed.
 pub fn parse_page_id(s: &str) -> CliResult<String> {
+    notion_id(s).ok_or_else(|| {
+        CliError::usage(format!(
+            "--to {s:?} is not a Notion page id or URL; for example: --to \
+             https://www.notion.so/Imports-0123456789abcdef0123456789abcdef"
+        ))
+        .into()
+    })
+}
+
+/// The Notion id in an id or URL (the last 32 hex digits), dashed; `None` when it holds none.
+pub(super) fn notion_id(s: &str) -> Option<String> {
     let path = s.split(['?', '#']).next().unwrap_or(s);
     let hex: String = path.chars().filter(|c| c.is_ascii_hexdigit()).collect();
     let compact: String = path.replace('-', "");
@@ -566,14 +581,10 @@ pub fn parse_page_id(s: &str) -> CliResult<String> {
     } else if hex.len() == 32 {
         hex
     } else {
-        return Err(CliError::usage(format!(
-            "--to {s:?} is not a Notion page id or URL; for example: --to \
-             https://www.notion.so/Imports-0123456789abcdef0123456789abcdef"
-        ))
-        .into());
+        return None;
     };
     let t = tail.to_ascii_lowercase();
-    Ok(format!(
+    Some(format!(
         "{}-{}-{}-{}-{}",
         &t[..8],
         &t[8..12],

@@ -11,6 +11,7 @@ mod migrate;
 pub mod output;
 mod progress;
 mod report;
+mod resolve;
 mod scan;
 mod scan_files;
 mod scan_sources;
@@ -104,6 +105,12 @@ enum Command {
         after_help = "Examples:\n  notebridge sync --dry-run\n  notebridge sync --max-duration 50m   # from cron: exit 75 means more to do, 4 conflicts or failures\n  notebridge sync --from ~/OneNote/Work --deletions keep"
     )]
     Sync(sync::SyncArgs),
+    /// Mark conflicts (pages left as a person edited them in Notion) as dealt with: runs no longer
+    /// exit 4 for them, and notebridge still never writes to those pages.
+    #[command(
+        after_help = "Examples:\n  notebridge status   # lists the open conflicts with their Notion pages\n  notebridge resolve https://www.notion.so/Meeting-notes-0123456789abcdef0123456789abcdef\n  notebridge resolve --all"
+    )]
+    Resolve(resolve::ResolveArgs),
     /// Convert one saved OneNote page HTML file to Notion blocks, offline.
     #[command(
         after_help = "Examples:\n  notebridge convert page.html\n  notebridge convert page.html --json > blocks.json"
@@ -250,6 +257,7 @@ fn run(cli: Cli, printer: &Printer) -> CliResult<Exit> {
         Command::Sources(a) => sources::run(&settings()?, printer, a),
         Command::Migrate(a) => migrate::run(&settings()?, printer, a),
         Command::Sync(a) => sync::run(&settings()?, printer, a),
+        Command::Resolve(a) => resolve::run(&settings()?, printer, a),
         Command::Status(a) => status::run(&settings()?, printer, a),
         Command::Verify(a) => verify::run(&settings()?, printer, a),
         Command::Doctor(a) => doctor::run(&settings()?, printer, a),

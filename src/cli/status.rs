@@ -66,6 +66,8 @@ pub struct AccountStatus {
     pub changed_since_migration: Vec<ChangedPage>,
     /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
     pub conflicts: Vec<Conflict>,
+    /// Conflicts the person resolved (`notebridge resolve`): their pages are still left alone.
+    pub conflicts_resolved: usize,
     /// Its groups and sites with queued or migrated work (already counted in the totals above).
     pub sources: Vec<SourceStatus>,
     /// Which way its sections' pages are read (`--via`), and why.
@@ -119,6 +121,8 @@ pub struct ImportStatus {
     pub changed_since_migration: Vec<ChangedPage>,
     /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
     pub conflicts: Vec<Conflict>,
+    /// Conflicts the person resolved (`notebridge resolve`): their pages are still left alone.
+    pub conflicts_resolved: usize,
     /// What the last read of the files found that is no item (a folder the table of contents
     /// names that is not there): not a failure.
     pub notes: Vec<String>,
@@ -182,6 +186,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             failures,
             changed_since_migration: changed,
             conflicts: db.conflicts(&keys)?,
+            conflicts_resolved: db.resolved_conflicts(&keys)?.len(),
             sources,
             ways: Ways {
                 counts: db.way_counts(name)?,
@@ -204,6 +209,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 failures: db.failed_jobs(&key)?,
                 changed_since_migration: changed(&db, &key)?,
                 conflicts: db.conflicts(std::slice::from_ref(&key))?,
+                conflicts_resolved: db.resolved_conflicts(std::slice::from_ref(&key))?.len(),
                 notes: db.import_notes(&key)?,
                 layout: layouts_label(&db.account_layouts(&key)?),
                 key,
@@ -285,12 +291,17 @@ fn print_import(printer: &Printer, i: &ImportStatus) {
     }
     print_failures(printer, &i.failures);
     print_changed(printer, &i.changed_since_migration);
-    print_conflicts(printer, &i.conflicts);
+    print_conflicts(printer, &i.conflicts, i.conflicts_resolved);
 }
 
-fn print_conflicts(printer: &Printer, conflicts: &[Conflict]) {
+fn print_conflicts(printer: &Printer, conflicts: &[Conflict], resolved: usize) {
     for line in super::migrate::conflict_lines(conflicts) {
         printer.out(format!("  {line}"));
+    }
+    if resolved > 0 {
+        printer.out(format!(
+            "  {resolved} conflicts resolved: notebridge leaves their pages as you left them"
+        ));
     }
 }
 
@@ -430,7 +441,7 @@ fn print_human(
         }
         print_failures(printer, &s.failures);
         print_changed(printer, &s.changed_since_migration);
-        print_conflicts(printer, &s.conflicts);
+        print_conflicts(printer, &s.conflicts, s.conflicts_resolved);
         if let Some(scope) = limiter
             .scopes
             .iter()

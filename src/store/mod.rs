@@ -8,6 +8,7 @@
 
 pub mod accounts;
 mod calls;
+pub mod conflicts;
 pub use calls::Priority;
 pub mod drive_ledger;
 pub mod history;
@@ -126,6 +127,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0025_upload_refusals",
         include_str!("../../migrations/0025_upload_refusals.sql"),
+    ),
+    (
+        "0026_conflicts_resolved",
+        include_str!("../../migrations/0026_conflicts_resolved.sql"),
     ),
 ];
 

@@ -1010,7 +1010,8 @@ impl Rewriting {
     /// Rewriting (found edited in Notion) → complete as the person left it: the page's record
     /// keeps what notebridge last wrote (its fingerprint: it is not notebridge's to write any
     /// more), takes the OneNote version `onenote_last_modified` as the one handled (kept in
-    /// `kept_item_id`'s page, beside it), and the conflict is recorded, in one transaction.
+    /// `kept_item_id`'s page, beside it), and the conflict is recorded, in one transaction. A
+    /// conflict the person resolved is open again: OneNote changed the page since.
     pub fn kept(
         self,
         db: &Db,
@@ -1047,7 +1048,8 @@ impl Rewriting {
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT(account, item_id) DO UPDATE SET
                         kept_item_id = excluded.kept_item_id,
-                        onenote_last_modified = excluded.onenote_last_modified",
+                        onenote_last_modified = excluded.onenote_last_modified,
+                        resolved_at = NULL",
                     params![
                         key.account,
                         key.item_id,
@@ -1127,34 +1129,51 @@ pub struct Conflict {
     pub change: Change,
 }
 
+/// The columns a [`Conflict`] is read from, for `FROM conflicts c` ([`conflict_of_row`]).
+pub(super) const CONFLICT_COLUMNS: &str =
+    "c.account, c.item_id, coalesce(n.title, ''), c.notion_page_id, k.notion_page_id, k.title,
+     c.onenote_last_modified, c.found_at, c.change
+     FROM conflicts c
+     LEFT JOIN notion_items n ON n.account = c.account AND n.item_id = c.item_id
+     LEFT JOIN notion_items k ON k.account = c.account AND k.item_id = c.kept_item_id";
+
+/// A row of `SELECT` [`CONFLICT_COLUMNS`] as a [`Conflict`].
+pub(super) fn conflict_of_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Conflict> {
+    Ok(Conflict {
+        account: r.get(0)?,
+        item_id: r.get(1)?,
+        title: r.get(2)?,
+        notion_page_id: r.get(3)?,
+        kept_page_id: r.get(4)?,
+        kept_title: r.get(5)?,
+        onenote_last_modified: r.get(6)?,
+        found_at: r.get(7)?,
+        change: Change::parse(&r.get::<_, String>(8)?),
+    })
+}
+
 impl Db {
-    /// The conflicts of the inventory keys `accounts`, in the order they were found.
+    /// The open conflicts of the inventory keys `accounts` (not resolved by the person, see
+    /// `Db::resolve_conflicts`), in the order they were found.
     pub fn conflicts(&self, accounts: &[String]) -> Result<Vec<Conflict>> {
+        self.conflicts_where(accounts, false)
+    }
+
+    /// The conflicts of `accounts` the person resolved, in the order they were found.
+    pub fn resolved_conflicts(&self, accounts: &[String]) -> Result<Vec<Conflict>> {
+        self.conflicts_where(accounts, true)
+    }
+
+    fn conflicts_where(&self, accounts: &[String], resolved: bool) -> Result<Vec<Conflict>> {
         self.read("reading conflicts", |c| {
-            let mut st = c.prepare(
-                "SELECT c.account, c.item_id, coalesce(n.title, ''), c.notion_page_id,
-                        k.notion_page_id, k.title, c.onenote_last_modified, c.found_at, c.change
-                 FROM conflicts c
-                 LEFT JOIN notion_items n ON n.account = c.account AND n.item_id = c.item_id
-                 LEFT JOIN notion_items k ON k.account = c.account AND k.item_id = c.kept_item_id
-                 WHERE c.account = ?1 ORDER BY c.found_at, c.rowid",
-            )?;
+            let mut st = c.prepare(&format!(
+                "SELECT {CONFLICT_COLUMNS}
+                 WHERE c.account = ?1 AND (c.resolved_at IS NOT NULL) = ?2
+                 ORDER BY c.found_at, c.rowid"
+            ))?;
             let mut out = Vec::new();
             for a in accounts {
-                let rows = st.query_map([a], |r| {
-                    Ok(Conflict {
-                        account: r.get(0)?,
-                        item_id: r.get(1)?,
-                        title: r.get(2)?,
-                        notion_page_id: r.get(3)?,
-                        kept_page_id: r.get(4)?,
-                        kept_title: r.get(5)?,
-                        onenote_last_modified: r.get(6)?,
-                        found_at: r.get(7)?,
-                        change: Change::parse(&r.get::<_, String>(8)?),
-                    })
-                })?;
-                for r in rows {
+                for r in st.query_map(params![a, resolved], conflict_of_row)? {
                     out.push(r?);
                 }
             }

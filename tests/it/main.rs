@@ -99,6 +99,7 @@ mod public_samples;
 mod queue_pipeline;
 mod release_config;
 mod report_cli;
+mod resolve_cli;
 mod scan_cli;
 mod sources_cli;
 mod status_cli;

@@ -43,7 +43,7 @@ fn display(t: &str) -> &str {
 }
 
 /// The title of the OneNote version kept beside `title`'s page, of the version modified at `t`.
-fn kept(title: &str, t: DateTime<Utc>) -> String {
+pub(crate) fn kept(title: &str, t: DateTime<Utc>) -> String {
     format!(
         "{} (OneNote version, {})",
         display(title),
@@ -65,7 +65,7 @@ pub(crate) fn text_block(lab: &Lab, page: &str) -> String {
 }
 
 /// Every text of `page`'s top-level blocks, joined.
-fn body_text(lab: &Lab, page: &str) -> String {
+pub(crate) fn body_text(lab: &Lab, page: &str) -> String {
     lab.notion
         .blocks_of(page)
         .iter()
@@ -83,7 +83,7 @@ fn body_text(lab: &Lab, page: &str) -> String {
 }
 
 /// Every page or row titled as a kept OneNote version anywhere under `root`.
-fn kept_copies(lab: &Lab, root: &str) -> Vec<(String, String)> {
+pub(crate) fn kept_copies(lab: &Lab, root: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_owned()];
     while let Some(id) = stack.pop() {
