@@ -264,8 +264,38 @@ async fn the_client_keeps_to_three_per_second_without_a_429() {
         t.await.unwrap();
     }
     let took = start.elapsed();
-    // a burst of 3, then one every 333 ms: 9 intervals
+    // A burst of 3, then one every 333 ms: 9 intervals, never sooner (the schedule itself, to the
+    // millisecond, is `the_pace_grants_a_burst_then_one_an_interval_on_the_paused_clock`'s).
     assert!(took >= Duration::from_millis(2900), "{took:?}");
-    assert!(took < Duration::from_millis(4500), "{took:?}");
     assert_eq!(s.counters().rate_limited, 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_pace_grants_a_burst_then_one_an_interval_on_the_paused_clock() {
+    use notebridge::clock::Clock;
+    use notebridge::notion::pace::Mode;
+    use notebridge::notion::rate::NotionRate;
+    use notebridge::settings::Window;
+
+    let db = notebridge::store::Db::open_in_memory().unwrap();
+    let window = Window {
+        count: 3,
+        length: Duration::from_secs(1),
+    };
+    let mode = Mode::Fixed { window, burst: 3 };
+    let rate = NotionRate::with_mode(Arc::new(db), "t", mode, Clock::anchored_at(0));
+    let start = tokio::time::Instant::now();
+    let mut at = Vec::new();
+    for _ in 0..12 {
+        let _grant = rate.acquire().await.unwrap();
+        at.push(start.elapsed().as_millis());
+    }
+    // Three at once, then one every third of a second (the timer's resolution is a millisecond).
+    for (i, t) in at.iter().enumerate() {
+        let want = if i < 3 { 0 } else { (i as u128 - 2) * 1000 / 3 };
+        assert!(
+            (want..=want + 1).contains(t),
+            "grant {i} at {t} ms, want {want}: {at:?}"
+        );
+    }
 }
