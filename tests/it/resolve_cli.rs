@@ -6,12 +6,11 @@
 
 use chrono::Duration;
 use notebridge_testkit::generator::{generate, NotebookSpec};
-use notebridge_testkit::lab::Lab;
 use serde_json::Value;
 
 use crate::account_clean_env::User;
-use crate::layout_e2e::{fast, files_db};
-use crate::sync_e2e::{expect, json, norm};
+use crate::layout_e2e::files_db;
+use crate::sync_e2e::{expect, json, migrated_with, norm};
 use crate::update_conflicts::{body_text, kept, kept_copies, text_block};
 
 /// The open conflicts' Notion pages in a run's or `resolve`'s document (`key`), compacted.
@@ -28,7 +27,6 @@ fn pages(doc: &Value, key: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_resolved_conflict_ends_the_exit_4_its_page_stays_and_a_later_change_opens_it_again() {
-    let lab = Lab::start(fast()).await;
     let notes = generate(&NotebookSpec {
         notebooks: 1,
         section_groups_depth: 0,
@@ -40,15 +38,12 @@ async fn a_resolved_conflict_ends_the_exit_4_its_page_stays_and_a_later_change_o
         seed: 51,
         ..NotebookSpec::default()
     });
-    let user = lab.add_user("me", notes.clone());
-    let home = tempfile::tempdir().unwrap();
+    let (lab, user, home) = migrated_with(&notes, "pages").await;
     let me = User {
         lab: &lab,
         home: home.path(),
     };
     let to = lab.target_page.clone();
-    me.ok(&["login"]).await;
-    me.ok(&["migrate", "--to", &to]).await;
     let (a, c) = (&notes.pages[0], &notes.pages[1]);
     let db = files_db(home.path());
     let page = |id: &str| {

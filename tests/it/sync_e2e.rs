@@ -93,8 +93,18 @@ fn sections_of(n: &UserNotes, nb: &str) -> Vec<String> {
 
 /// The lab with `notes()` signed in as "me" and migrated in `layout`; the user's home.
 async fn migrated(layout: &str) -> (Lab, TestUser, UserNotes, tempfile::TempDir) {
-    let lab = Lab::start(fast()).await;
     let notes = notes();
+    let (lab, user, home) = migrated_with(&notes, layout).await;
+    (lab, user, notes, home)
+}
+
+/// A lab where the account `me`, holding `notes`, signed in and migrated them under the target
+/// in `layout`; its home.
+pub(crate) async fn migrated_with(
+    notes: &UserNotes,
+    layout: &str,
+) -> (Lab, TestUser, tempfile::TempDir) {
+    let lab = Lab::start(fast()).await;
     let user = lab.add_user("me", notes.clone());
     let home = tempfile::tempdir().unwrap();
     let me = User {
@@ -104,7 +114,7 @@ async fn migrated(layout: &str) -> (Lab, TestUser, UserNotes, tempfile::TempDir)
     me.ok(&["login"]).await;
     me.ok(&["migrate", "--to", &lab.target_page, "--layout", layout])
         .await;
-    (lab, user, notes, home)
+    (lab, user, home)
 }
 
 async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: &str) {
