@@ -283,6 +283,8 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String], command: &str) 
             "pages_total": pages_total,
             "this_run": {
                 "pages": s.pages.load(Ordering::Relaxed),
+                "rewritten": s.rewritten.load(Ordering::Relaxed),
+                "unchanged": s.unchanged.load(Ordering::Relaxed),
                 "containers": s.containers.load(Ordering::Relaxed),
                 "blocks": s.blocks.load(Ordering::Relaxed),
                 "files": s.files.load(Ordering::Relaxed),
@@ -313,9 +315,18 @@ fn print_report(printer: &Printer, r: &Report, notes: &[String], command: &str) 
         });
         if let Some(a) = &r.sync {
             let rewritten = s.rewritten.load(Ordering::Relaxed) as i64;
+            let unchanged = s.unchanged.load(Ordering::Relaxed) as i64;
             let written =
                 (s.pages.load(Ordering::Relaxed) + s.containers.load(Ordering::Relaxed)) as i64;
-            add_sync_counts(&mut doc, a, written - rewritten, rewritten, &r.conflicts);
+            // A page stamped modified whose body and title Notion holds already is not updated.
+            add_sync_counts(
+                &mut doc,
+                a,
+                written - rewritten,
+                rewritten - unchanged,
+                &r.conflicts,
+            );
+            doc["unchanged"] = json!(unchanged);
             doc["failed"] = json!(failed + a.failed as i64);
         }
         printer.json_line(&doc);

@@ -269,6 +269,24 @@ fn date_line(created: Option<&str>, modified: Option<&str>) -> Option<Block> {
     Some(Block::Paragraph(TextBlock::new(vec![text])))
 }
 
+/// Whether `b` is the grey line of OneNote's dates that [`date_line`] makes, the first block of a
+/// converted page: it changes with every OneNote save, whatever else did.
+pub fn is_date_line(b: &Block) -> bool {
+    match b {
+        Block::Paragraph(p) => match p.rich_text.as_slice() {
+            [t] => {
+                let text = t.visible_text();
+                t.annotations.italic
+                    && t.annotations.color == Color::Text(Hue::Gray)
+                    && text.ends_with(" (OneNote)")
+                    && (text.starts_with("Created ") || text.starts_with("Last modified "))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// What sits at a place on the page.
 enum Placed<'a> {
     Outline(ElementRef<'a>),

@@ -206,6 +206,8 @@ impl Migration {
                 links_recorded: true,
                 fingerprint: Some(&fingerprint),
                 row_order: None,
+                // A kept copy is written again whenever OneNote's version changes.
+                body_digest: None,
             };
             unfinished.written(&self.db, &self.owner, &w)?;
             crate::crash::point("conflict.kept_recorded");

@@ -15,11 +15,12 @@ use crate::notion::journal::Journal;
 use crate::notion::steps;
 use crate::notion::writer::{NewPage, Resource, WriteStats, Writer};
 use crate::store::jobs::Job;
-use crate::store::notion_items::{Check, ItemKind, ItemState, Unfinished, Written};
+use crate::store::notion_items::{Check, ItemKind, ItemState, NotionItem, Unfinished, Written};
 
 use super::fetch::no_fetch;
 use super::prefetch::Prefetched;
 use super::rows::RowWrite;
+use super::unchanged;
 use super::{JobError, Migration, Turn};
 
 impl Migration {
@@ -60,6 +61,38 @@ impl Migration {
         let created = || turn.created();
         // Layout `database`: the page is a row of its section's database.
         let row = page.as_ref().and_then(|p| p.row.as_ref());
+        let digest = page
+            .as_ref()
+            .map(|p| unchanged::body_digest(blocks, resources, &p.svgs));
+        // A rewrite of a page (not a row, whose properties follow OneNote's times) to the body
+        // already in Notion writes no body.
+        let existing = match (existing, page.as_ref(), digest.as_deref()) {
+            (Some(rec), Some(p), Some(d)) if row.is_none() => match rec.state.clone() {
+                ItemState::Rewriting(rewriting) => {
+                    match self
+                        .rewrite_unless_unchanged(
+                            &writer,
+                            record,
+                            rewriting,
+                            &rec,
+                            title,
+                            blocks,
+                            d,
+                            (p.last_modified, p.pending_links),
+                        )
+                        .await?
+                    {
+                        None => return Ok(true),
+                        Some(rewriting) => Some(NotionItem {
+                            state: ItemState::Rewriting(rewriting),
+                            ..rec
+                        }),
+                    }
+                }
+                _ => Some(rec),
+            },
+            (existing, ..) => existing,
+        };
         let (stats, unfinished) = match existing.map(|i| (i.state, i.title)) {
             Some((ItemState::Complete(_), _)) => return Ok(false),
             Some((ItemState::Rewriting(rewriting), old_title)) => {
@@ -150,6 +183,9 @@ impl Migration {
         };
         let shape = steps::shape(blocks);
         let report = with_write_report(page.as_ref().and_then(|p| p.report), &stats);
+        let recorded_digest = digest
+            .as_deref()
+            .and_then(|d| unchanged::digest_to_record(d, &stats));
         let written = Written {
             // The whole body as it stands in Notion now, whether this run wrote all of it or
             // resumed after blocks written before (a placeholder stands in for a file one for one).
@@ -165,6 +201,7 @@ impl Migration {
                 .as_ref()
                 .and_then(|p| p.row.as_ref())
                 .map(|r| i64::from(r.row.order)),
+            body_digest: recorded_digest.as_deref(),
         };
         crate::crash::point("queue.body_written");
         unfinished.written(&self.db, &self.owner, &written)?;

@@ -29,6 +29,7 @@ mod rows;
 mod scheduler;
 pub mod source_page;
 mod stats;
+pub mod unchanged;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 
-use crate::convert::{Block, Color, Hue, Report};
+use crate::convert::{Block, Report};
 use crate::notion::database::{DatabaseError, Row};
 use crate::store::jobs::{Job, JobKind};
 use crate::store::layouts::Layout;
@@ -148,20 +148,7 @@ fn onenote_time(raw: &str) -> Option<DateTime<Utc>> {
 /// The converter's first block when it is the grey line of OneNote's dates, which a row does not
 /// need: its `Created` and `Modified` properties hold them.
 pub(super) fn drop_date_line(blocks: &mut Vec<Block>) {
-    let is_date_line = match blocks.first() {
-        Some(Block::Paragraph(p)) => match p.rich_text.as_slice() {
-            [t] => {
-                let text = t.visible_text();
-                t.annotations.italic
-                    && t.annotations.color == Color::Text(Hue::Gray)
-                    && text.ends_with(" (OneNote)")
-                    && (text.starts_with("Created ") || text.starts_with("Last modified "))
-            }
-            _ => false,
-        },
-        _ => false,
-    };
-    if is_date_line {
+    if blocks.first().is_some_and(crate::convert::is_date_line) {
         blocks.remove(0);
     }
 }

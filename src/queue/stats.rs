@@ -28,6 +28,9 @@ pub struct RunStats {
     pub conflicts: AtomicU64,
     /// Pages of `pages` that were rewritten in place (changed in OneNote since written).
     pub rewritten: AtomicU64,
+    /// Pages of `rewritten` whose new version converted to the body already in Notion under the
+    /// same title: nothing of them was written (`queue::unchanged`).
+    pub unchanged: AtomicU64,
     /// Links rewritten by the link pass.
     pub links: AtomicU64,
     /// Pages to be created whose content is fetched and whose write has not ended, now (they

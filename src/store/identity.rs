@@ -250,6 +250,7 @@ mod tests {
             links_recorded: true,
             fingerprint: None,
             row_order: None,
+            body_digest: None,
         };
         writing.written(db, t, &w).unwrap();
     }

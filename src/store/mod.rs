@@ -132,6 +132,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0026_conflicts_resolved",
         include_str!("../../migrations/0026_conflicts_resolved.sql"),
     ),
+    (
+        "0027_body_digest",
+        include_str!("../../migrations/0027_body_digest.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

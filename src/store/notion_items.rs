@@ -449,6 +449,9 @@ pub struct Written<'a> {
     /// A row's `Order` property as written (layout `database`), which `sync` compares with
     /// OneNote's order.
     pub row_order: Option<i64>,
+    /// The digest of the converted body it was written from, when all of it arrived as converted
+    /// (`queue::unchanged`): a later rewrite from the same body writes none.
+    pub body_digest: Option<&'a str>,
 }
 
 /// One row of `notion_items`.
@@ -483,6 +486,8 @@ pub struct NotionItem {
     /// The link pass found the page unedited and may have updated some of its blocks since (its
     /// fingerprint is taken again when the pass records the page).
     pub links_checked: bool,
+    /// The digest of the converted body it was last written from ([`Written::body_digest`]).
+    pub body_digest: Option<String>,
 }
 
 impl NotionItem {
@@ -526,13 +531,15 @@ impl NotionItem {
                 .and_then(Fingerprint::from_json),
             onenote_last_modified: r.get("onenote_last_modified")?,
             links_checked: r.get("links_checked")?,
+            body_digest: r.get("body_digest")?,
         })
     }
 }
 
 const COLUMNS: &str = "account, item_id, kind, parent_notion_id, title, notion_page_id, \
                        body_state, blocks, files, report, body_shape, links_recorded, \
-                       fingerprint, rewrite_check, onenote_last_modified, links_checked";
+                       fingerprint, rewrite_check, onenote_last_modified, links_checked, \
+                       body_digest";
 
 /// `Ok` when a statement changed exactly one row; else the error that rolls its transaction back
 /// and that [`Db::item_write`] turns into [`StoreError::Item`].
@@ -894,7 +901,7 @@ fn finish_body(
                         pending_links = (?7 OR EXISTS (SELECT 1 FROM link_blocks
                             WHERE account = ?1 AND item_id = ?2)),
                         links_recorded = ?10, fingerprint = ?13, rewrite_check = NULL,
-                        row_order = coalesce(?14, row_order)
+                        row_order = coalesce(?14, row_order), body_digest = ?15
                  WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?11
                    AND body_state = ?12
                    AND (body_state != 'none' OR rewrite_check = 'clear')",
@@ -912,7 +919,8 @@ fn finish_body(
                     page_id,
                     from.1,
                     w.fingerprint.map(Fingerprint::to_json),
-                    w.row_order
+                    w.row_order,
+                    w.body_digest
                 ],
             )?)?;
             tx.execute(
@@ -972,6 +980,42 @@ impl Rewriting {
     pub fn written(self, db: &Db, token: &RunToken, w: &Written<'_>) -> Result<Complete> {
         let from = (Stage::Rewriting, BodyColumn::None);
         finish_body(db, token, (self.key, self.page_id), from, w)
+    }
+
+    /// Rewriting → complete without a write: OneNote's version `onenote_last_modified` converts
+    /// to the very body the page was last written from (`queue::unchanged`), so the page keeps
+    /// its body, its record (fingerprint, journal of links) and its title; only the version
+    /// handled is recorded. Refused for a rewrite already checked (it goes on as checked).
+    pub fn unchanged(
+        self,
+        db: &Db,
+        token: &RunToken,
+        onenote_last_modified: Option<&str>,
+    ) -> Result<Complete> {
+        let Rewriting { key, page_id, .. } = self;
+        db.item_write(
+            token,
+            &key.to_string(),
+            (Stage::Rewriting, Stage::Complete),
+            "recording an unchanged page",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE notion_items SET body_state = ?3,
+                            onenote_last_modified = coalesce(?4, onenote_last_modified)
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?5
+                       AND body_state = ?6 AND rewrite_check IS NULL",
+                    params![
+                        key.account,
+                        key.item_id,
+                        BodyColumn::Done,
+                        onenote_last_modified,
+                        page_id,
+                        BodyColumn::None
+                    ],
+                )?)
+            },
+        )?;
+        Ok(Complete { key, page_id })
     }
 
     /// The verdict of the check before the rewrite (`None`: not checked yet).
@@ -1253,6 +1297,7 @@ mod tests {
             links_recorded: true,
             fingerprint: None,
             row_order: None,
+            body_digest: None,
         };
         let done = writing.written(&db, &t, &w).unwrap();
         assert_eq!(done.page_id(), "n1");

@@ -335,11 +335,20 @@ impl Scenario {
     }
 
     /// The pages change in OneNote: each linking page's body and time, one renamed, the big page
-    /// touched (its body is served the same); then the scan that `status` and `--update` read.
+    /// touched (its body is served the same), and the first page that links nowhere renamed with
+    /// its body as it was (its body is not written again: `queue::unchanged`); then the scan that
+    /// `status` and `--update` read.
     async fn edit(&self) {
         self.lab.graph.mutate(&self.user.id, |n| {
             let big = n.pages[BIG].id.clone();
+            let same_body = (0..n.pages.len())
+                .find(|&i| i != BIG && i != RENAMED && n.pages[i].links.is_empty())
+                .expect("a page that links nowhere");
             for (i, p) in n.pages.iter_mut().enumerate() {
+                if i == same_body {
+                    p.title = format!("{} (renamed alone)", p.title);
+                    p.modified += chrono::Duration::days(1);
+                }
                 if !p.links.is_empty() || p.id == big {
                     p.content_seed = p.content_seed.wrapping_add(1);
                     p.modified += chrono::Duration::days(1);

@@ -105,6 +105,7 @@ mod sources_cli;
 mod status_cli;
 mod trace_cli;
 mod update_conflicts;
+mod update_unchanged;
 mod verify_cli;
 mod verify_regressions;
 mod verify_report;

@@ -321,6 +321,7 @@ pub async fn migrate(
             links_recorded: job.kind == JobKind::Page,
             fingerprint: None,
             row_order: None,
+            body_digest: None,
         };
         writing.written(&w.db, &lock, &written).unwrap();
         w.db.complete_job(job.id, &lock, now).unwrap();
