@@ -83,13 +83,9 @@ fn bodies(lab: &Lab) -> Vec<(String, String)> {
 }
 
 fn status(state: &State, lab: &Lab) -> Value {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_notebridge"))
-        .args(["--json", "status"])
-        .envs(lab.env())
-        .env("NOTEBRIDGE_DB", &state.db)
-        .output()
-        .unwrap();
-    serde_json::from_slice(&out.stdout).unwrap()
+    let out = crate::migrate_support::bin(lab, state, &["--json", "status"]).run_blocking();
+    assert_eq!(out.code, Some(0), "{out:?}");
+    serde_json::from_str(&out.stdout).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
