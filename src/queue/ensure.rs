@@ -64,10 +64,9 @@ impl Migration {
         let digest = page
             .as_ref()
             .map(|p| unchanged::body_digest(blocks, resources, &p.svgs));
-        // A rewrite of a page (not a row, whose properties follow OneNote's times) to the body
-        // already in Notion writes no body.
+        // A rewrite to the body already in Notion writes no body.
         let existing = match (existing, page.as_ref(), digest.as_deref()) {
-            (Some(rec), Some(p), Some(d)) if row.is_none() => match rec.state.clone() {
+            (Some(rec), Some(p), Some(d)) => match rec.state.clone() {
                 ItemState::Rewriting(rewriting) => {
                     match self
                         .rewrite_unless_unchanged(
@@ -79,6 +78,7 @@ impl Migration {
                             blocks,
                             d,
                             (p.last_modified, p.pending_links),
+                            row.map(|r| &r.row),
                         )
                         .await?
                     {

@@ -2,11 +2,11 @@
 //! moved, or saved again as it was, and `--update` and `sync` rewrite every page stamped so. When
 //! the new version converts to the very body the page was last written from (the same
 //! [`body_digest`] as recorded, which leaves out the grey line of OneNote's dates), the body is
-//! not written again: after the conflict rule's check, the date line alone is updated in place,
-//! a new title written, and the page's fingerprint taken again. A page with no date line and no
-//! new title is not even read. A page whose last write did not arrive whole (a placeholder, a
-//! smaller rendition, an element Notion refused) has no digest recorded, so its rewrite tries
-//! again.
+//! not written again: after the conflict rule's check, a page's date line alone is updated in
+//! place and a new title written, or a row's properties (its title and OneNote's times among
+//! them) are set, and the fingerprint is taken again. A page with no date line and no new title is
+//! not even read. A page whose last write did not arrive whole (a placeholder, a smaller
+//! rendition, an element Notion refused) has no digest recorded, so its rewrite tries again.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::convert::blocks::table_row_json;
 use crate::convert::{is_date_line, Block};
+use crate::notion::database::{self, Row};
 use crate::notion::item::ItemRecord;
 use crate::notion::writer::{display_title, Resource, WriteError, WriteStats, Writer};
 use crate::store::notion_items::{Check, NotionItem, Rewriting, Unfinished, Written};
@@ -85,7 +86,8 @@ impl Migration {
     /// body `blocks` (`digest`) is the one `record` was last written from; returns the rewrite
     /// back when it is not, or when the check finds the page edited in Notion (the conflict's own
     /// path takes it from there). `title`, `last_modified` and `pending_links` are the new
-    /// version's: its title, its OneNote time, whether it links to pages not migrated yet.
+    /// version's: its title, its OneNote time, whether it links to pages not migrated yet; `row`
+    /// its properties in layout `database`.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn rewrite_unless_unchanged(
         &self,
@@ -97,6 +99,7 @@ impl Migration {
         blocks: &[Block],
         digest: &str,
         (last_modified, pending_links): (Option<&str>, bool),
+        row: Option<&Row>,
     ) -> Result<Option<Rewriting>, JobError> {
         if record.body_digest.as_deref() != Some(digest) {
             return Ok(Some(page));
@@ -108,7 +111,7 @@ impl Migration {
         let title = display_title(title);
         let date_line = blocks.first().filter(|b| is_date_line(b));
         let modified = last_modified.map(str::to_owned);
-        if title == record.title && date_line.is_none() && page.check().is_none() {
+        if title == record.title && date_line.is_none() && row.is_none() && page.check().is_none() {
             // Nothing to write, so nothing to check.
             let token = item.token.clone();
             self.db
@@ -146,12 +149,21 @@ impl Migration {
                 .map_err(WriteError::from)?;
             crate::crash::point("rewrite.date_line");
         }
-        if title != record.title {
-            client
-                .set_title(page.page_id(), &title)
+        if let Some(row) = row {
+            // A row's title, times and tags are its properties: set whole, as a rewrite sets them.
+            database::update_row(client, page.page_id(), row)
                 .await
                 .map_err(WriteError::from)?;
-            crate::crash::point("rewrite.retitled");
+            crate::crash::point("rewrite.properties");
+        }
+        if title != record.title {
+            if row.is_none() {
+                client
+                    .set_title(page.page_id(), &title)
+                    .await
+                    .map_err(WriteError::from)?;
+                crate::crash::point("rewrite.retitled");
+            }
             let (token, retitle, t) = (item.token.clone(), page.clone(), title.clone());
             self.db
                 .call(move |db| retitle.retitled(db, &token, &t))
@@ -159,12 +171,13 @@ impl Migration {
         } else {
             self.stats.unchanged.fetch_add(1, Ordering::Relaxed);
         }
-        // What the page holds now: its edit time and its date line moved.
+        // What the page holds now: its edit time moved, and its date line or properties.
         let fingerprint = self.fingerprint(page.page_id()).await?;
         let (token, digest) = (item.token.clone(), digest.to_owned());
         let (blocks, files) = (record.blocks, record.files);
         let (report, shape) = (record.report.clone(), record.body_shape.clone());
         let links_recorded = record.links_recorded;
+        let row_order = row.map(|r| i64::from(r.order));
         self.db
             .call(move |db| {
                 Unfinished::Rewriting(page).written(
@@ -179,7 +192,7 @@ impl Migration {
                         shape: shape.as_deref(),
                         links_recorded,
                         fingerprint: Some(&fingerprint),
-                        row_order: None,
+                        row_order,
                         body_digest: Some(&digest),
                     },
                 )

@@ -377,6 +377,9 @@ enum Phase {
     Import,
     /// The first migration laid out as databases (`--layout database`).
     Database,
+    /// After the edit, in layout `database`: `migrate --update` (a row whose body converts as
+    /// before keeps it: its properties alone are set).
+    DatabaseUpdate,
     /// After the edit and a person's edit in Notion of a page OneNote changed too:
     /// `migrate --update` keeps that page and its OneNote version beside it (a conflict).
     Conflict,
@@ -391,7 +394,7 @@ impl Phase {
             Phase::First | Phase::Update => Some(Scenario::start().await),
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
-            Phase::Database => Some(Scenario::databases().await),
+            Phase::Database | Phase::DatabaseUpdate => Some(Scenario::databases().await),
             Phase::Conflict | Phase::Sync => Some(Scenario {
                 conflict: true,
                 ..Scenario::start().await
@@ -438,7 +441,7 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
         .expect("its samples were found for the reference");
     let cmd = match phase {
         Phase::First | Phase::Drive | Phase::Import | Phase::Database => s.first(),
-        Phase::Update => {
+        Phase::Update | Phase::DatabaseUpdate => {
             s.complete(&s.first()).await;
             s.edit().await;
             s.update()
@@ -836,6 +839,21 @@ async fn stopped_making_a_database_its_tags_or_a_row_a_resume_leaves_exactly_the
         "the run passes every point of the layout"
     );
     walk_all(Phase::Database, &want, &points, &at).await;
+
+    // `--update` of rows: the update's own points, the kept row's properties among them.
+    let (want, points) = database_update_reference().await;
+    eprintln!("database update: {}", counts(&points));
+    let at: Vec<u64> = firsts(&points)
+        .into_iter()
+        .filter(|&n| points[n as usize - 1].starts_with("rewrite."))
+        .collect();
+    assert!(
+        at.iter()
+            .any(|&n| points[n as usize - 1] == "rewrite.properties"),
+        "a row keeps its body: {}",
+        counts(&points)
+    );
+    walk_all(Phase::DatabaseUpdate, &want, &points, &at).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -957,6 +975,19 @@ async fn database_reference() -> (Vec<String>, Vec<String>) {
     (t, points)
 }
 
+/// The tree and the points of `--update` in layout `database`, after the first migration and the
+/// edit, never stopped.
+async fn database_update_reference() -> (Vec<String>, Vec<String>) {
+    let s = Scenario::databases().await;
+    s.complete(&s.first()).await;
+    let before = tree(&s.lab);
+    s.edit().await;
+    let points = s.complete(&s.update()).await;
+    let t = tree(&s.lab);
+    assert_ne!(before, t, "the update changed rows");
+    (t, points)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "walks every crash point (minutes); run with --ignored"]
 async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
@@ -968,6 +999,7 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
         }
     }
     phases.push((Phase::Database, database_reference().await));
+    phases.push((Phase::DatabaseUpdate, database_update_reference().await));
     phases.push((Phase::Conflict, conflict_reference().await));
     phases.push((Phase::Sync, sync_reference().await));
     // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
