@@ -423,7 +423,13 @@ async fn a_files_users_update_keeps_what_a_person_wrote(layout: &str) {
     // A person edits Test Page 3 in the very minute notebridge wrote it.
     lab.notion
         .edit_block_as_person(&text_block(&lab, &edited), "A person's note");
-    let other_before = lab.notion.blocks_of(&rewritten);
+    let written = |page: &str| {
+        (
+            lab.notion.page(page)["last_edited_time"].clone(),
+            lab.notion.blocks_of(page),
+        )
+    };
+    let other_before = written(&rewritten);
     lab.notion
         .stamp_writes_at(ms(written_at() + Duration::minutes(5)));
     let out = files_user(
@@ -449,11 +455,14 @@ async fn a_files_users_update_keeps_what_a_person_wrote(layout: &str) {
         copies[0].1.starts_with("Test Page 3 (OneNote version, "),
         "{copies:?}"
     );
+    // Its content converts as before (only its time was moved back): it keeps its body, and its
+    // date line or its row's properties are written (`queue::unchanged`).
     assert_ne!(
-        lab.notion.blocks_of(&rewritten),
+        written(&rewritten),
         other_before,
-        "{other:?}, edited in OneNote only, is rewritten"
+        "{other:?}, changed in OneNote only, is written"
     );
+    assert_eq!(summary["this_run"]["unchanged"], 1, "{summary}");
     let status = files_user(&lab, home.path(), &["status"]).run().await;
     expect_code(&status, 0, "status");
     assert!(status.stdout.contains("Test Page 3"), "{}", status.stdout);
