@@ -1,8 +1,9 @@
 //! A page OneNote stamps modified without changing what it holds (renamed, or saved again as it
 //! was) is not written again by `migrate --update` or `sync`, as an account's user runs them (a
 //! clean environment: the client id and the Notion token): its blocks stay the very blocks written
-//! before, its date line is updated in place and a new title written, and the run counts a page
-//! with its title unchanged `unchanged`; a page whose content changed is rewritten as before. The Graph and Notion test servers model the services
+//! before, its date line is updated in place and a new title written (a row: its properties set),
+//! and the run counts one with its title unchanged `unchanged`; a page whose content changed is
+//! rewritten as before. Both layouts. The Graph and Notion test servers model the services
 //! (`testkit`).
 
 use chrono::Duration;
@@ -24,6 +25,17 @@ fn block_ids(lab: &notebridge_testkit::lab::Lab, page: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
+    stamped_pages_keep_their_bodies("pages").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_stamped_modified_with_the_same_content_keeps_its_body() {
+    stamped_pages_keep_their_bodies("database").await;
+}
+
+/// In layout `pages` a kept page's date line is updated in place and a new title written; in
+/// layout `database` a kept row's properties are set (its title and OneNote's times among them).
+async fn stamped_pages_keep_their_bodies(layout: &str) {
     let notes = generate(&NotebookSpec {
         notebooks: 1,
         section_groups_depth: 0,
@@ -37,7 +49,7 @@ async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
         seed: 52,
         ..NotebookSpec::default()
     });
-    let (lab, user, home) = migrated_with(&notes, "pages").await;
+    let (lab, user, home) = migrated_with(&notes, layout).await;
     let me = User {
         lab: &lab,
         home: home.path(),
@@ -101,7 +113,7 @@ async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
     );
     assert_eq!(
         writes_to(&pr, &before[1]).len(),
-        2,
+        if layout == "pages" { 2 } else { 1 },
         "{:?}",
         writes_to(&pr, &before[1])
     );
@@ -113,10 +125,13 @@ async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
             .unwrap_or_default()
             .to_owned()
     };
+    let shown = match layout {
+        "pages" => first_text(&pt),
+        _ => lab.notion.page(&pt)["properties"].to_string(),
+    };
     assert!(
-        first_text(&pt).contains(&later.format("%Y-%m-%d").to_string()),
-        "the date line shows the new save: {}",
-        first_text(&pt)
+        shown.contains(&later.format("%Y-%m-%d").to_string()),
+        "the date line or the row's times show the new save: {shown}"
     );
     assert_eq!(
         lab.notion.dump(&pr).and_then(|d| d.title).as_deref(),
@@ -132,7 +147,7 @@ async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
     assert_eq!(lab.notion.counters().changing_writes(), writes);
 
     // `sync` counts a page saved again as it was as unchanged, not as updated, and writes its
-    // date line alone.
+    // date line (a row: its properties) alone.
     lab.graph.mutate(&user.id, |n| {
         n.pages
             .iter_mut()
@@ -151,7 +166,7 @@ async fn a_page_stamped_modified_with_the_same_content_is_not_written_again() {
     assert_eq!(
         lab.notion.counters().changing_writes(),
         writes + 1,
-        "its date line alone: {doc}"
+        "its date line or its properties alone: {doc}"
     );
     assert_eq!(block_ids(&lab, &pt), before[0]);
 }
