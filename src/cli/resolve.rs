@@ -56,7 +56,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: ResolveArgs) -> CliResu
     } else if resolved.is_empty() {
         printer.out("no open conflicts");
     } else {
-        printer.out(format!("resolved {} conflicts:", resolved.len()));
+        printer.out(format!("conflicts resolved: {}", resolved.len()));
         for c in &resolved {
             printer.out(format!(
                 "  {:?} (Notion page {}, {} in OneNote)",

@@ -300,7 +300,7 @@ fn print_conflicts(printer: &Printer, conflicts: &[Conflict], resolved: usize) {
     }
     if resolved > 0 {
         printer.out(format!(
-            "  {resolved} conflicts resolved: notebridge leaves their pages as you left them"
+            "  conflicts resolved: {resolved} (notebridge leaves their pages as you left them)"
         ));
     }
 }

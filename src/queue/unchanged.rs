@@ -104,15 +104,16 @@ impl Migration {
         if record.body_digest.as_deref() != Some(digest) {
             return Ok(Some(page));
         }
-        let (a, i) = (item.account.to_owned(), item.item_id.to_owned());
-        if self.db.call(move |db| db.is_conflict(&a, &i)).await? {
-            return Ok(Some(page));
-        }
         let title = display_title(title);
         let date_line = blocks.first().filter(|b| is_date_line(b));
         let modified = last_modified.map(str::to_owned);
         if title == record.title && date_line.is_none() && row.is_none() && page.check().is_none() {
-            // Nothing to write, so nothing to check.
+            // Nothing to write, so nothing to check; but a conflict keeps its own path (its kept
+            // copy follows OneNote), which the check below takes without a request.
+            let (a, i) = (item.account.to_owned(), item.item_id.to_owned());
+            if self.db.call(move |db| db.is_conflict(&a, &i)).await? {
+                return Ok(Some(page));
+            }
             let token = item.token.clone();
             self.db
                 .call(move |db| page.unchanged(db, &token, modified.as_deref()))
@@ -121,7 +122,8 @@ impl Migration {
             self.stats.unchanged.fetch_add(1, Ordering::Relaxed);
             return Ok(None);
         }
-        // Every write comes after the check says the page is still notebridge's.
+        // Every write comes after the check says the page is still notebridge's (a recorded
+        // conflict is one without a request).
         let (page, listed) = self.check_rewrite(item, page).await?;
         if page.check() != Some(Check::Clear) {
             return Ok(Some(page));
