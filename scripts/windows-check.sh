@@ -28,6 +28,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# Debian's Rust builds the Windows binary: it must be at least the version Cargo.toml declares
+# (bookworm's own rustc-web is older; its security suite carries a newer one, which apt finds once
+# its lists are refreshed).
+declared=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+debian=$(/usr/bin/rustc --version | awk '{print $2}')
+if [ "$(printf '%s\n%s\n' "$declared" "$debian" | sort -V | head -n1)" != "$declared" ]; then
+    echo "windows-check: Debian's rustc is $debian, older than the rust-version $declared that" \
+        "Cargo.toml declares; refresh apt's lists (apt-get update) and upgrade rustc-web," \
+        "cargo-web and rust-web-src from the security suite" >&2
+    exit 2
+fi
+
 # `win_cargo SUBCOMMAND ARGS...`: the target's flags go right after the subcommand, before any `--`
 # that hands the rest to the test binaries.
 win_cargo() {

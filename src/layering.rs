@@ -249,3 +249,42 @@ fn no_two_sibling_modules_import_each_other_round_a_circle() {
         "undone, take them out of KNOWN_CIRCLES: {gone:?}"
     );
 }
+
+/// Whether `code` asks which operating system it is built for.
+fn names_an_os(code: &str) -> bool {
+    ["cfg!(", "#[cfg(", "#![cfg("].iter().any(|open| {
+        code.match_indices(open).any(|(i, _)| {
+            let rest = &code[i..];
+            let cond = &rest[..rest.find(')').map_or(rest.len(), |e| e + 1)];
+            // `cfg(any(windows, ...))`: the first `)` may close an inner group; what it names
+            // before that is enough to tell.
+            [
+                "windows",
+                "unix",
+                "target_os",
+                "target_family",
+                "target_vendor",
+            ]
+            .iter()
+            .any(|os| cond.contains(os))
+        })
+    })
+}
+
+#[test]
+fn only_platform_asks_which_operating_system_it_runs_on() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found: Vec<String> = modules(&src)
+        .into_iter()
+        .filter(|m| m.path != "platform" && !m.path.starts_with("platform::"))
+        .filter(|m| names_an_os(&m.code))
+        .map(|m| m.file)
+        .collect();
+    assert!(
+        found.is_empty(),
+        "an operating system named outside src/platform (give platform a function): {found:?}"
+    );
+    assert!(names_an_os("if !cfg!(windows) {"));
+    assert!(names_an_os("#[cfg(any(target_os = \"macos\", unix))]"));
+    assert!(!names_an_os("#[cfg(feature = \"crash-points\")]"));
+}

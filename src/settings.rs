@@ -406,9 +406,9 @@ pub struct Window {
 impl fmt::Display for Window {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.length.as_millis();
-        if ms % 3_600_000 == 0 {
+        if ms.is_multiple_of(3_600_000) {
             write!(f, "{}/{}h", self.count, ms / 3_600_000)
-        } else if ms % 1000 == 0 {
+        } else if ms.is_multiple_of(1000) {
             write!(f, "{}/{}s", self.count, ms / 1000)
         } else {
             write!(f, "{}/{}ms", self.count, ms)

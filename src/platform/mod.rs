@@ -28,7 +28,7 @@ mod trust;
 pub use folders::{config_dir, local_data_dir};
 pub use paths::{path_key, same_path, CASE_INSENSITIVE_PATHS, NORMALIZATION_INSENSITIVE_PATHS};
 pub use proxy_settings::read as system_proxy_settings;
-pub use secret::{is_protected_form, seal, unseal, SecretError, SEALED_PREFIX};
+pub use secret::{is_protected_form, seal, seals_secrets, unseal, SecretError, SEALED_PREFIX};
 pub use trust::{tls_verifier, trust_store};
 
 /// How the platform keeps a file private to its owner, said for `doctor` and the docs.

@@ -40,6 +40,12 @@ impl crate::failure::Classify for SecretError {
     }
 }
 
+/// Whether this platform seals each stored secret beyond the database file's own protection
+/// (DPAPI on Windows); elsewhere the file's mode is the tokens' only protection.
+pub fn seals_secrets() -> bool {
+    cfg!(windows)
+}
+
 /// `secret` in the form it is stored here.
 pub fn seal(secret: &str) -> Result<String, SecretError> {
     #[cfg(windows)]

@@ -64,15 +64,15 @@ pub fn put_chunk_ref(
     let stp_bytes: Vec<u8> = match stp_format {
         0 => (stp as u64).to_le_bytes().to_vec(),
         1 => u32::try_from(stp).ok()?.to_le_bytes().to_vec(),
-        2 if stp % 8 == 0 => u16::try_from(stp / 8).ok()?.to_le_bytes().to_vec(),
-        3 if stp % 8 == 0 => u32::try_from(stp / 8).ok()?.to_le_bytes().to_vec(),
+        2 if stp.is_multiple_of(8) => u16::try_from(stp / 8).ok()?.to_le_bytes().to_vec(),
+        3 if stp.is_multiple_of(8) => u32::try_from(stp / 8).ok()?.to_le_bytes().to_vec(),
         _ => return None,
     };
     let cb_bytes: Vec<u8> = match cb_format {
         0 => u32::try_from(cb).ok()?.to_le_bytes().to_vec(),
         1 => (cb as u64).to_le_bytes().to_vec(),
-        2 if cb % 8 == 0 => vec![u8::try_from(cb / 8).ok()?],
-        3 if cb % 8 == 0 => u16::try_from(cb / 8).ok()?.to_le_bytes().to_vec(),
+        2 if cb.is_multiple_of(8) => vec![u8::try_from(cb / 8).ok()?],
+        3 if cb.is_multiple_of(8) => u16::try_from(cb / 8).ok()?.to_le_bytes().to_vec(),
         _ => return None,
     };
     let all = [stp_bytes, cb_bytes].concat();

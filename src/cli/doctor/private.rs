@@ -33,7 +33,7 @@ pub(super) fn database_private(path: &Path) -> Check {
 /// `tokens_sealed` (Windows): every stored token is sealed with DPAPI. On Unix the file's mode is
 /// the tokens' protection, which `database_mode` checks, so there is no second check.
 pub(super) fn tokens_protected(db: &Db) -> Option<Check> {
-    if !cfg!(windows) {
+    if !platform::seals_secrets() {
         return None;
     }
     Some(match db.accounts_with_unprotected_tokens() {
