@@ -20,7 +20,7 @@ use crate::graph::{Caller, GraphError};
 use crate::imports::link_guid;
 use crate::onefile::{self, FilePage, SectionLocation};
 use crate::store::inventory::{Notebook, Page, Section};
-use crate::store::ways::{SectionWay, Way};
+use crate::store::ways::{NotebookUrls, SectionWay, Way};
 
 /// What a section's file says of a section Graph listed empty.
 #[derive(Debug, PartialEq)]
@@ -95,17 +95,13 @@ impl Planner<'_> {
             let paths: Vec<(Vec<String>, &ListedEmpty)> = nb
                 .sections_by_path()
                 .into_iter()
-                .filter_map(|(path, s)| {
-                    let l = listed.iter().find(|l| l.id == s.id)?;
-                    let mut full = path;
-                    full.push(s.name.clone());
-                    Some((full, l))
-                })
+                .filter_map(|(path, s)| Some((path, listed.iter().find(|l| l.id == s.id)?)))
                 .collect();
             if paths.is_empty() {
                 continue;
             }
-            let folder = self.section_files(who, key, nb).await?;
+            let urls = result.notebook_urls.iter().find(|u| u.id == nb.id).cloned();
+            let folder = self.section_files(who, key, urls).await?;
             for (path, l) in paths {
                 let file = match &folder {
                     Ok(fs) => file_at(fs, &path).cloned().ok_or_else(|| {
@@ -190,22 +186,21 @@ impl Planner<'_> {
         Ok(())
     }
 
-    /// The section files of notebook `nb`, or why they cannot be had.
+    /// The section files of the notebook whose links the scan found (`urls`), or why they
+    /// cannot be had.
     async fn section_files(
         &self,
         who: &Caller,
         key: &str,
-        nb: &Notebook,
+        urls: Option<NotebookUrls>,
     ) -> Result<Result<Vec<SectionFile>, String>, PlanError> {
-        let (k, id) = (key.to_owned(), nb.id.clone());
-        let urls = self.db.call(move |db| db.notebook_urls(&k, &id)).await?;
-        if urls.client_url.is_none() && urls.web_url.is_none() {
+        let Some(urls) = urls.filter(|u| u.client_url.is_some() || u.web_url.is_some()) else {
             return Ok(Err(
                 "its notebook's links are not known (the scan did not get them), so its section \
                  file cannot be found"
                     .to_owned(),
             ));
-        }
+        };
         match self.drive.locate(who, &notebook_links(key, urls)).await {
             Ok(found) => Ok(Ok(found.sections)),
             Err(e) if e.falls_back() => Ok(Err(format!(

@@ -52,6 +52,7 @@ mod layout_migrate;
 mod layout_plan;
 mod layout_rows;
 mod layout_server;
+mod listed_empty;
 mod limiter_core;
 mod limiter_lanes;
 mod limiter_outage;
