@@ -43,9 +43,9 @@ pub(super) fn verdict(evidence: &Evidence, file: Result<Vec<FilePage>, String>) 
             "its page listing was empty, but {evidence}, while its section file holds no page"
         )),
         (Ok(_), _) => Verdict::Empty,
-        (Err(why), Evidence::Pages(_)) => Verdict::Unconfirmed(format!(
-            "its page listing was empty, but {evidence}; {why}"
-        )),
+        (Err(why), Evidence::Pages(_)) => {
+            Verdict::Unconfirmed(format!("its page listing was empty, but {evidence}; {why}"))
+        }
         (Err(why), _) => Verdict::Unconfirmed(format!(
             "Graph listed no page in it ({evidence}), as Graph does for some accounts' sections \
              that hold pages, and {why}: nothing confirms it is empty"
@@ -203,9 +203,9 @@ impl Planner<'_> {
         };
         match self.drive.locate(who, &notebook_links(key, urls)).await {
             Ok(found) => Ok(Ok(found.sections)),
-            Err(e) if e.falls_back() => Ok(Err(format!(
-                "its notebook's folder could not be read: {e}"
-            ))),
+            Err(e) if e.falls_back() => {
+                Ok(Err(format!("its notebook's folder could not be read: {e}")))
+            }
             Err(e) => Err(PlanError::Drive(e)),
         }
     }
@@ -224,7 +224,9 @@ impl Planner<'_> {
             Ok(_) => {}
             Err(e) if e.falls_back() => {
                 remove(&dest);
-                return Ok(Err(format!("its section file could not be downloaded: {e}")));
+                return Ok(Err(format!(
+                    "its section file could not be downloaded: {e}"
+                )));
             }
             Err(e) => return Err(PlanError::Drive(e)),
         }
@@ -240,7 +242,9 @@ impl Planner<'_> {
                 "its section file could not be read: {}",
                 problem.reason
             )),
-            Err(e) => Err(format!("reading its section file stopped unexpectedly: {e}")),
+            Err(e) => Err(format!(
+                "reading its section file stopped unexpectedly: {e}"
+            )),
         };
         // The queue reads a file that holds pages; nothing else is kept.
         if !matches!(&pages, Ok(p) if !p.is_empty()) || self.owner.is_none() {
@@ -342,9 +346,10 @@ mod tests {
 
     #[test]
     fn a_file_that_cannot_be_read_confirms_nothing_and_says_why() {
-        let Verdict::Unconfirmed(why) =
-            verdict(&Evidence::Empty, Err("its file could not be downloaded: 404".into()))
-        else {
+        let Verdict::Unconfirmed(why) = verdict(
+            &Evidence::Empty,
+            Err("its file could not be downloaded: 404".into()),
+        ) else {
             panic!("an unread file is no confirmation");
         };
         assert!(

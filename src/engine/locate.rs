@@ -59,7 +59,10 @@ impl Planner<'_> {
         // A section Graph listed empty whose file holds its pages is read from that file, whatever
         // way its source takes (`engine::listed_empty`).
         for w in ways.iter_mut() {
-            if let Some(f) = read_from_files.iter().find(|f| f.section_id == w.section_id) {
+            if let Some(f) = read_from_files
+                .iter()
+                .find(|f| f.section_id == w.section_id)
+            {
                 *w = f.clone();
             }
         }

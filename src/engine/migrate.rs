@@ -694,10 +694,7 @@ async fn run(
 /// What a resumed run with `--retry-failed` scans again for `account`: per inventory key with
 /// sections Graph listed empty that nothing confirmed (`engine::listed_empty`), the key's first
 /// target and picks naming those notebooks in its source.
-async fn rescans(
-    db: &Arc<Db>,
-    account: &str,
-) -> Result<Vec<(String, Picks)>, StoreError> {
+async fn rescans(db: &Arc<Db>, account: &str) -> Result<Vec<(String, Picks)>, StoreError> {
     let keys = queued_keys(db, &[account.to_owned()]).await?;
     db.call(move |db| {
         let mut out = Vec::new();

@@ -56,12 +56,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(&dir.path().join("s.db")).unwrap();
         let s = |nb: &str, sec: &str| (nb.to_owned(), sec.to_owned());
-        db.save_unconfirmed_sections("alice", &["a".into(), "b".into()], &[s("a", "1"), s("b", "2")])
-            .unwrap();
+        db.save_unconfirmed_sections(
+            "alice",
+            &["a".into(), "b".into()],
+            &[s("a", "1"), s("b", "2")],
+        )
+        .unwrap();
         assert_eq!(db.unconfirmed_notebooks("alice").unwrap(), ["a", "b"]);
         assert!(db.unconfirmed_notebooks("bob").unwrap().is_empty());
         // Notebook a scanned again, its section confirmed: b's stays.
-        db.save_unconfirmed_sections("alice", &["a".into()], &[]).unwrap();
+        db.save_unconfirmed_sections("alice", &["a".into()], &[])
+            .unwrap();
         assert_eq!(db.unconfirmed_notebooks("alice").unwrap(), ["b"]);
     }
 }

@@ -586,7 +586,9 @@ async fn a_section_listed_empty_that_no_file_confirms_fails_and_is_named() {
     assert!(
         scan.stderr.contains("Graph listed no pages in 1 section")
             && scan.stderr.contains(&empty)
-            && scan.stderr.contains("`migrate` reads them from their section files"),
+            && scan
+                .stderr
+                .contains("`migrate` reads them from their section files"),
         "{}",
         scan.stderr
     );

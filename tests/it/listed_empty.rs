@@ -55,7 +55,16 @@ async fn every_page_of_a_notebook_listed_empty_arrives_from_its_section_files() 
     assert!(pages_in(&nb) > 1);
     listed_empty(&lab, &nb);
     let to = lab.target_page.clone();
-    let args = ["--json", "migrate", "--account", "alice", "--to", &to, "--via", "api"];
+    let args = [
+        "--json",
+        "migrate",
+        "--account",
+        "alice",
+        "--to",
+        &to,
+        "--via",
+        "api",
+    ];
     let (code, out, err) = notebridge(&lab, &state, &args).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     let doc = last_json(&out);
@@ -70,11 +79,18 @@ async fn every_page_of_a_notebook_listed_empty_arrives_from_its_section_files() 
     let titles: Vec<String> = notion_tree(&lab, &to).into_iter().map(|(_, t)| t).collect();
     for s in &nb.sections {
         for p in &s.pages {
-            assert!(titles.contains(&p.title), "{} missing from {titles:?}", p.title);
+            assert!(
+                titles.contains(&p.title),
+                "{} missing from {titles:?}",
+                p.title
+            );
         }
     }
     // Each section file was downloaded once: at planning, where the queue then read it.
-    assert_eq!(lab.graph.drive_counters().downloads, nb.sections.len() as u64);
+    assert_eq!(
+        lab.graph.drive_counters().downloads,
+        nb.sections.len() as u64
+    );
     let (code, out, err) = notebridge(&lab, &state, &["--json", "verify"]).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     // A second run finds every page migrated: nothing is written again.
@@ -109,7 +125,11 @@ async fn sections_listed_empty_whose_files_cannot_be_read_fail_and_are_retried()
     let (code, status, err) = notebridge(&lab, &state, &["status"]).await;
     assert_eq!(code, 0, "{err}");
     for s in &nb.sections {
-        assert!(status.contains(&s.section_id), "{} in {status}", s.section_id);
+        assert!(
+            status.contains(&s.section_id),
+            "{} in {status}",
+            s.section_id
+        );
     }
     assert!(
         status.contains("nothing confirms it is empty") && status.contains(advice),
@@ -131,7 +151,11 @@ async fn sections_listed_empty_whose_files_cannot_be_read_fail_and_are_retried()
     let titles: Vec<String> = notion_tree(&lab, &to).into_iter().map(|(_, t)| t).collect();
     for s in &nb.sections {
         for p in &s.pages {
-            assert!(titles.contains(&p.title), "{} missing from {titles:?}", p.title);
+            assert!(
+                titles.contains(&p.title),
+                "{} missing from {titles:?}",
+                p.title
+            );
         }
     }
 }
