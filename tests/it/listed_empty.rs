@@ -97,6 +97,23 @@ async fn every_page_of_a_notebook_listed_empty_arrives_from_its_section_files() 
     let (code, out, err) = notebridge(&lab, &state, &args).await;
     assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
     assert_eq!(notion_tree(&lab, &to).len(), titles.len());
+    // `sync` scans as `migrate` does: the sections, listed empty again, are read from their files
+    // again, so nothing is taken for deleted and nothing is written.
+    let (code, out, err) =
+        notebridge(&lab, &state, &["--json", "sync", "--account", "alice"]).await;
+    assert_eq!(code, 0, "stdout: {out}\nstderr: {err}");
+    let doc = last_json(&out);
+    for n in [
+        "created",
+        "updated",
+        "moved",
+        "trashed",
+        "kept_deleted",
+        "failed",
+    ] {
+        assert_eq!(doc[n], 0, "{n}: {doc}");
+    }
+    assert_eq!(notion_tree(&lab, &to).len(), titles.len());
 }
 
 /// With the files' content gone from the drive, nothing confirms the sections empty: each fails
