@@ -53,9 +53,9 @@ pub(super) fn verdict(evidence: &Evidence, file: Result<Vec<FilePage>, String>) 
     }
 }
 
-/// The way of a section whose pages are read from its file because Graph listed it empty.
-pub const READ_FROM_FILE: &str =
-    "Graph listed no page in it; its pages are read from its section file";
+/// Why a section Graph listed empty is read from its file, as the plan's lines, `status` and the
+/// report give a way's reason ("2 sections from their files (listed empty by Graph)").
+pub const READ_FROM_FILE: &str = "listed empty by Graph";
 
 /// What reading the files of the sections Graph listed empty found.
 #[derive(Debug, Default)]

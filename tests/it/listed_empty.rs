@@ -75,6 +75,10 @@ async fn every_page_of_a_notebook_listed_empty_arrives_from_its_section_files() 
             && err.contains("their pages are migrated from the files"),
         "the run says so: {err}"
     );
+    assert!(
+        err.contains("2 sections from their files (listed empty by Graph)"),
+        "and which way the sections take, though --via api was asked: {err}"
+    );
     // Every page's title is in Notion.
     let titles: Vec<String> = notion_tree(&lab, &to).into_iter().map(|(_, t)| t).collect();
     for s in &nb.sections {
