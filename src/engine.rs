@@ -9,6 +9,7 @@ use std::future::Future;
 mod drain_tests;
 pub mod estimate;
 pub mod events;
+mod listed_empty;
 mod locate;
 mod migrate;
 pub mod plan;

@@ -117,8 +117,9 @@ pub fn run(settings: &Settings, printer: &Printer, args: ScanArgs) -> CliResult<
         }
         let result = scan(&graph, &who, &args.notebooks, progress).await;
         ticker.finish();
-        let result = result?;
+        let mut result = result?;
         record_scan_cost(meter).await;
+        result.note_listed_empty();
 
         let diff = store_scan(&db, &args.account, &args.notebooks, &result, clock.now_ms())?;
         let t = totals(&result.notebooks);

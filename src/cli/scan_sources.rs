@@ -46,6 +46,10 @@ pub(super) async fn run(
             progress.clone(),
         )
         .await
+        .map(|mut r| {
+            r.note_listed_empty();
+            r
+        })
         .map_err(|e| explain(&who.account, &source, e));
         match result {
             Err(e) if !e.is_source_failure() => return Err(e.into()),

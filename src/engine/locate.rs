@@ -36,6 +36,7 @@ impl Planner<'_> {
         key: &str,
         label: &str,
         notebooks: &[Notebook],
+        read_from_files: &[SectionWay],
     ) -> Result<PlannedWays, PlanError> {
         let account = account_of_key(key).to_owned();
         let granted = self.db.call(move |db| db.granted_scopes(&account)).await?;
@@ -53,6 +54,16 @@ impl Planner<'_> {
                 Way::Files => {
                     ways.extend(self.locate(who, key, nb, sections, &decision).await?);
                 }
+            }
+        }
+        // A section Graph listed empty whose file holds its pages is read from that file, whatever
+        // way its source takes (`engine::listed_empty`).
+        for w in ways.iter_mut() {
+            if let Some(f) = read_from_files
+                .iter()
+                .find(|f| f.section_id == w.section_id)
+            {
+                *w = f.clone();
             }
         }
         let shown: Vec<ShownWay> = ways
@@ -134,16 +145,7 @@ impl Planner<'_> {
                 .map(|(_, s)| fell_back(s, why.clone()))
                 .collect());
         }
-        let links = NotebookLinks {
-            web_url: urls.web_url,
-            client_url: urls.client_url,
-            // The drive the notebook was listed from: the account's own, a group's or a site's.
-            owner: match source_of_key(key) {
-                Some((SourceKind::Group, id)) => DriveOwner::Group(id.to_owned()),
-                Some((SourceKind::Site, id)) => DriveOwner::Site(id.to_owned()),
-                Some((SourceKind::Personal, _)) | None => DriveOwner::Me,
-            },
-        };
+        let links = notebook_links(key, urls);
         let found = match self.drive.locate(who, &links).await {
             Ok(f) => f,
             Err(e) if e.falls_back() => {
@@ -167,18 +169,7 @@ impl Planner<'_> {
         Ok(sections
             .into_iter()
             .map(|(path, s)| match by_path.get(&key_of(&path)) {
-                Some(f) => files(
-                    key,
-                    s,
-                    d,
-                    Some(DriveFile {
-                        drive_id: f.drive_id.clone(),
-                        item_id: f.item_id.clone(),
-                        size: f.size,
-                        ctag: f.ctag.clone(),
-                        hash: f.hash.as_ref().map(FileHash::stored),
-                    }),
-                ),
+                Some(f) => files(key, s, d, Some(drive_file(f))),
                 None => fell_back(
                     s,
                     format!(
@@ -191,8 +182,45 @@ impl Planner<'_> {
     }
 }
 
+/// Where a notebook's folder is to be found: its links, in the drive of the source it was listed
+/// from (the account's own, a group's or a site's).
+pub(super) fn notebook_links(key: &str, urls: crate::store::ways::NotebookUrls) -> NotebookLinks {
+    NotebookLinks {
+        web_url: urls.web_url,
+        client_url: urls.client_url,
+        owner: match source_of_key(key) {
+            Some((SourceKind::Group, id)) => DriveOwner::Group(id.to_owned()),
+            Some((SourceKind::Site, id)) => DriveOwner::Site(id.to_owned()),
+            Some((SourceKind::Personal, _)) | None => DriveOwner::Me,
+        },
+    }
+}
+
+/// A section file as a section's way keeps it.
+pub(super) fn drive_file(f: &SectionFile) -> DriveFile {
+    DriveFile {
+        drive_id: f.drive_id.clone(),
+        item_id: f.item_id.clone(),
+        size: f.size,
+        ctag: f.ctag.clone(),
+        hash: f.hash.as_ref().map(FileHash::stored),
+    }
+}
+
+/// The file of the section at `path` (section-group names, then its own) among `files`, compared
+/// as OneNote shows names: without `.one`, in any case (OneDrive's names are case-insensitive).
+pub(super) fn file_at<'f>(files: &'f [SectionFile], path: &[String]) -> Option<&'f SectionFile> {
+    files.iter().find(|f| {
+        f.path.len() == path.len()
+            && f.path
+                .iter()
+                .zip(path)
+                .all(|(a, b)| a.to_lowercase() == b.to_lowercase())
+    })
+}
+
 /// A section planned from its file.
-fn files(key: &str, s: &Section, d: &Decision, file: Option<DriveFile>) -> SectionWay {
+pub(super) fn files(key: &str, s: &Section, d: &Decision, file: Option<DriveFile>) -> SectionWay {
     SectionWay {
         key: key.to_owned(),
         section_id: s.id.clone(),

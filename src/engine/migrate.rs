@@ -603,6 +603,7 @@ async fn run(
     // Each account is planned (scanned in the foreground) and drained on its own, side by side.
     let unreadable = AtomicUsize::new(0);
     let stats = migration.stats();
+    let retrying = req.retry_failed;
     let prepare = |account: String| {
         let (graph, plans, unreadable, planner, notion) =
             (&graph, &plans, &unreadable, &planner, &notion);
@@ -612,6 +613,15 @@ async fn run(
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
                 // New work changes the progress line's total.
                 stats.transitions.send_modify(|n| *n += 1);
+            } else if retrying && !is_files_key(&account) {
+                // Sections Graph listed empty that their files could not confirm: their notebooks
+                // are scanned again and the files read, so their retried jobs find their pages.
+                for (target, picks) in rescans(db, &account).await? {
+                    let mut p = planner(&target, &account);
+                    p.picks = &picks;
+                    p.plan(&account).await?;
+                    stats.transitions.send_modify(|n| *n += 1);
+                }
             }
             // Before this account's work: what it is and the time its budget implies.
             let (limiter, rate) = (graph.limiter().clone(), notion.rate().clone());
@@ -679,6 +689,41 @@ async fn run(
         workers: req.workers,
         sync,
     })))
+}
+
+/// What a resumed run with `--retry-failed` scans again for `account`: per inventory key with
+/// sections Graph listed empty that nothing confirmed (`engine::listed_empty`), the key's first
+/// target and picks naming those notebooks in its source.
+async fn rescans(db: &Arc<Db>, account: &str) -> Result<Vec<(String, Picks)>, StoreError> {
+    let keys = queued_keys(db, &[account.to_owned()]).await?;
+    db.call(move |db| {
+        let mut out = Vec::new();
+        for key in keys {
+            let notebooks = db.unconfirmed_notebooks(&key)?;
+            let Some(target) = db.plan_targets_in_order(&key)?.into_iter().next() else {
+                continue;
+            };
+            if notebooks.is_empty() {
+                continue;
+            }
+            let mut picks = Picks {
+                notebooks,
+                ..Picks::default()
+            };
+            match crate::store::sources::source_of_key(&key) {
+                Some((crate::store::sources::SourceKind::Group, id)) => {
+                    picks.groups.push(id.to_owned())
+                }
+                Some((crate::store::sources::SourceKind::Site, id)) => {
+                    picks.sites.push(id.to_owned())
+                }
+                _ => {}
+            }
+            out.push((target, picks));
+        }
+        Ok(out)
+    })
+    .await
 }
 
 /// The inventory keys of `accounts` with their groups' and sites' (an import is its own key).

@@ -209,7 +209,7 @@ impl Planner<'_> {
         });
         let notebooks = &self.picks.notebooks;
         let meter = self.graph.limiter().scan_meter(&who.user_id);
-        let result = scan(
+        let mut result = scan(
             self.graph,
             &who,
             notebooks,
@@ -218,13 +218,16 @@ impl Planner<'_> {
         .await?;
         record_scan_cost(meter).await;
         check_wanted(account, notebooks, &result)?;
+        let from_files = self.read_listed_empty(&who, account, &mut result).await?;
         let now = self.clock.now_ms();
         save_off(self.db, account, !notebooks.is_empty(), &result, now).await?;
-        for n in &result.notes {
+        for n in result.notes.iter().chain(&from_files.notes) {
             self.observer.event(Event::Note(format!("{account}: {n}")));
         }
+        self.record_unconfirmed(account, &result, &from_files)
+            .await?;
         let ways = self
-            .plan_ways(&who, account, account, &result.notebooks)
+            .plan_ways(&who, account, account, &result.notebooks, &from_files.ways)
             .await?;
         let left = self
             .plan_key(account, account, &self.target, &Found::of_scan(&result))
@@ -350,21 +353,25 @@ impl Planner<'_> {
             unreadable_sources: unreadable,
             ..Planned::default()
         };
-        for (source, result) in &scanned {
+        for (source, result) in &mut scanned {
             let key = source.inventory_key(&account);
+            let from_files = self.read_listed_empty(who, &key, result).await?;
             let now = self.clock.now_ms();
             save_off(self.db, &key, !self.picks.notebooks.is_empty(), result, now).await?;
-            for n in &result.notes {
+            for n in result.notes.iter().chain(&from_files.notes) {
                 let shown = label(&account, source);
                 self.observer.event(Event::Note(format!("{shown}: {n}")));
             }
+            self.record_unconfirmed(&key, result, &from_files).await?;
             if source.kind != SourceKind::Personal && result.notebooks.is_empty() {
                 // No page for a team with nothing selected in it.
                 continue;
             }
             let under = self.page_of(source, &key).await?;
             let shown = label(&account, source);
-            let ways = self.plan_ways(who, &key, &shown, &result.notebooks).await?;
+            let ways = self
+                .plan_ways(who, &key, &shown, &result.notebooks, &from_files.ways)
+                .await?;
             let left = self
                 .plan_key(&key, &shown, &under, &Found::of_scan(result))
                 .await?;
@@ -594,14 +601,28 @@ impl<'a> Found<'a> {
             unread: result
                 .failures
                 .iter()
-                .map(|f| Unread {
-                    kind: f.kind,
-                    id: f.id.clone(),
-                    message: f.to_string(),
-                    reason: format!(
-                        "{f}; what is in it was not planned (run `notebridge migrate --to PAGE` \
-                         again to re-scan)"
-                    ),
+                .map(|f| match f.listed_empty {
+                    true => {
+                        let message = format!("{}: {}", f.label, f.error.reason());
+                        Unread {
+                            kind: f.kind,
+                            id: f.id.clone(),
+                            reason: format!(
+                                "{message}; its pages were not planned (run `notebridge migrate \
+                                 --resume --retry-failed` to read its section file again)"
+                            ),
+                            message,
+                        }
+                    }
+                    false => Unread {
+                        kind: f.kind,
+                        id: f.id.clone(),
+                        message: f.to_string(),
+                        reason: format!(
+                            "{f}; what is in it was not planned (run `notebridge migrate --to \
+                             PAGE` again to re-scan)"
+                        ),
+                    },
                 })
                 .collect(),
             loose: None,

@@ -43,6 +43,45 @@ pub struct ScanResult {
     /// What the person should know of what was read: containers Graph gave no name, read as
     /// untitled.
     pub notes: Vec<String>,
+    /// Sections Graph listed empty. Graph has listed every section of some accounts empty while
+    /// they held pages (microsoft-graph-explorer-v4#3935), so an empty listing proves nothing:
+    /// `migrate` reads each of these from its section file ([`ListedEmpty`]).
+    pub listed_empty: Vec<ListedEmpty>,
+}
+
+/// A section whose page listing was empty, which only its section file can confirm.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ListedEmpty {
+    /// Its Graph id.
+    pub id: String,
+    /// Its kind, name and id, for messages.
+    pub label: String,
+    /// What Graph's listing of all pages by `parentSection` said of it.
+    pub evidence: Evidence,
+}
+
+impl ScanResult {
+    /// Adds the note that names the sections Graph listed empty (for `scan`, which reads no
+    /// section file: the person learns the listing may be wrong and what `migrate` does).
+    pub fn note_listed_empty(&mut self) {
+        if self.listed_empty.is_empty() {
+            return;
+        }
+        let named: Vec<String> = self
+            .listed_empty
+            .iter()
+            .map(|l| match &l.evidence {
+                Evidence::Empty => l.label.clone(),
+                e => format!("{} ({e})", l.label),
+            })
+            .collect();
+        self.notes.push(format!(
+            "Graph listed no pages in {}; Graph lists some accounts' sections empty while they \
+             hold pages, so `migrate` reads them from their section files: {}",
+            plural(named.len(), "section"),
+            named.join(", ")
+        ));
+    }
 }
 
 /// A container's name: Graph's, or, where Graph gave none (its `displayName` is `null` or
@@ -72,6 +111,9 @@ pub struct ScanFailure {
     pub label: String,
     /// Why.
     pub error: GraphError,
+    /// A section Graph listed empty whose section file could not confirm it: `migrate --resume
+    /// --retry-failed` reads it again (other failures need a new scan).
+    pub listed_empty: bool,
 }
 
 impl std::fmt::Display for ScanFailure {
@@ -171,7 +213,7 @@ pub async fn scan_at(
     progress
         .sections_total
         .store(all_sections.len() as u64, Ordering::Relaxed);
-    let page_guids = list_pages(
+    let (page_guids, listed_empty) = list_pages(
         graph,
         who,
         root,
@@ -186,6 +228,7 @@ pub async fn scan_at(
         page_guids,
         notebook_urls,
         notes,
+        listed_empty,
     })
 }
 
@@ -268,6 +311,7 @@ async fn children_or_failure(
                 id: id.to_owned(),
                 label,
                 error,
+                listed_empty: false,
             });
             Ok((Vec::new(), Vec::new()))
         }
@@ -350,7 +394,7 @@ async fn list_pages(
     sections: &mut [&mut Section],
     progress: &ScanProgress,
     (failures, notes): (&mut Vec<ScanFailure>, &mut Vec<String>),
-) -> Result<Vec<(String, String)>, GraphError> {
+) -> Result<(Vec<(String, String)>, Vec<ListedEmpty>), GraphError> {
     let mut guids = Vec::new();
     let gets: Vec<BatchGet> = sections
         .iter()
@@ -379,6 +423,7 @@ async fn list_pages(
                     id: section.id.clone(),
                     label: get.item.clone(),
                     error,
+                    listed_empty: false,
                 });
                 continue;
             }
@@ -423,42 +468,21 @@ async fn list_pages(
     }
     // Graph has listed every section of some accounts empty while they held pages
     // (microsoft-graph-explorer-v4#3935): each section listed empty is asked about once more, in a
-    // differently shaped listing; where that finds pages, the section fails with that reason.
-    let mut unconfirmed = Vec::new();
+    // differently shaped listing, whose answer is kept as evidence; only its file can confirm it.
     let evidence = if empty.is_empty() {
         Vec::new()
     } else {
         pages_by_parent_section(graph, who, root, &empty).await?
     };
-    for ((id, item), evidence) in empty.into_iter().zip(evidence) {
-        match evidence {
-            Evidence::Pages(n) => failures.push(ScanFailure {
-                kind: "section",
-                id,
-                label: item.clone(),
-                error: GraphError::BadAnswer {
-                    account: who.account.clone(),
-                    item,
-                    problem: format!(
-                        "its page listing was empty, but Graph's pages filtered by \
-                         parentSection/id list {} in it (Graph lists some accounts' sections \
-                         empty while they hold pages)",
-                        if n > 1 { "pages" } else { "a page" }
-                    ),
-                },
-            }),
-            Evidence::Empty => unconfirmed.push(item),
-            Evidence::None(why) => unconfirmed.push(format!("{item} ({why})")),
-        }
-    }
-    if !unconfirmed.is_empty() {
-        notes.push(format!(
-            "Graph listed no pages in {}; if OneNote shows pages there, Graph is listing them \
-             empty (reported for some accounts) and they are not migrated: {}",
-            plural(unconfirmed.len(), "section"),
-            unconfirmed.join(", ")
-        ));
-    }
+    let listed_empty = empty
+        .into_iter()
+        .zip(evidence)
+        .map(|((id, label), evidence)| ListedEmpty {
+            id,
+            label,
+            evidence,
+        })
+        .collect();
     if !fallback.is_empty() {
         notes.push(format!(
             "OneNote refused the page listing with its count and links for {}; they were listed \
@@ -467,18 +491,32 @@ async fn list_pages(
             fallback.join(", ")
         ));
     }
-    Ok(guids)
+    Ok((guids, listed_empty))
 }
 
 /// What a second listing says of a section listed empty.
-#[derive(Debug, PartialEq, Eq)]
-enum Evidence {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Evidence {
     /// It lists pages in it: at least this many (it asks for two).
     Pages(usize),
     /// It agrees: no page.
     Empty,
     /// It could not be asked (refused, or failed): why.
     None(String),
+}
+
+impl std::fmt::Display for Evidence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Evidence::Pages(n) => write!(
+                f,
+                "Graph's pages filtered by parentSection/id list {} in it",
+                if *n > 1 { "pages" } else { "a page" }
+            ),
+            Evidence::Empty => f.write_str("Graph's pages filtered by parentSection/id list none"),
+            Evidence::None(why) => f.write_str(why),
+        }
+    }
 }
 
 /// Asks Graph's listing of all pages, for each section of `empty` (its id and label), for those

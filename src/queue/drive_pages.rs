@@ -327,7 +327,7 @@ fn remove_stale(dir: &Path, live: &[SectionWay]) {
 
 /// Where the file of a `files` section is downloaded: a folder per section, the file named by
 /// its item and content tag, so a changed file is never taken for the one half-downloaded.
-fn dest(dir: &Path, w: &SectionWay) -> Option<PathBuf> {
+pub fn dest(dir: &Path, w: &SectionWay) -> Option<PathBuf> {
     let f = w.file.as_ref()?;
     let section = short_hash(&[&w.key, &w.section_id]);
     let file = short_hash(&[&f.drive_id, &f.item_id, f.ctag.as_deref().unwrap_or("")]);

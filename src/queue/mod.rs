@@ -46,6 +46,7 @@ use crate::store::Db;
 use big_page::BigPages;
 use cancel::Cancel;
 pub use conversion::resources_of;
+pub use drive_pages::{dest as section_download, downloads_dir};
 use errors::JobError;
 pub use errors::RunError;
 // `source_page` writes a group's or site's page with no files, as a container is written.

@@ -567,10 +567,14 @@ async fn a_section_listed_empty_that_holds_pages_fails_with_that_reason() {
 }
 
 /// Item 4, the other side: a section that is empty (no pages in OneNote) is listed empty by both
-/// listings; it is not failed, the run exits 0, `verify` is complete, and the scan and the report
-/// still name it, as Graph's listings cannot prove an emptiness.
+/// listings, which cannot prove an emptiness (Graph lists some accounts' sections empty while they
+/// hold pages); only its section file could. This lab's generated notebooks have no folder in the
+/// drive, so nothing confirms it: the section fails with that reason (exit 4, `verify` not
+/// complete), the rest is migrated, and the scan and the report name it. (A section whose file
+/// holds no page is confirmed empty: `engine::listed_empty`'s unit tests; `tests/it/listed_empty.rs`
+/// reads sections listed empty from their files.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_section_that_is_empty_is_not_failed_and_is_named() {
+async fn a_section_listed_empty_that_no_file_confirms_fails_and_is_named() {
     let mut notes = generate(&small(56));
     let empty = notes.sections[0].id.clone();
     notes.pages.retain(|p| p.section_id != empty);
@@ -580,18 +584,29 @@ async fn a_section_that_is_empty_is_not_failed_and_is_named() {
     let me = signed_in(&lab, home.path()).await;
     let scan = me.ok(&["--json", "scan"]).await;
     assert!(
-        scan.stderr.contains("Graph listed no pages in 1 section") && scan.stderr.contains(&empty),
+        scan.stderr.contains("Graph listed no pages in 1 section")
+            && scan.stderr.contains(&empty)
+            && scan
+                .stderr
+                .contains("`migrate` reads them from their section files"),
         "{}",
         scan.stderr
     );
     assert_eq!(listings_by_parent_section(&lab), 1, "{:?}", lab.graph.log());
     let to = lab.target_page.clone();
-    let run = me.ok(&["--json", "migrate", "--to", &to]).await;
-    let summary = finished(&run);
+    let run = me.run(&["--json", "migrate", "--to", &to]).await;
+    assert_eq!(run.code, Some(4), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("nothing confirms it is empty") && run.stderr.contains(&empty),
+        "{}",
+        run.stderr
+    );
+    let summary = json(run.stdout.lines().last().unwrap_or_default());
     assert_eq!(summary["pages_done"], notes.pages.len(), "{}", run.stdout);
-    verified_complete(&me).await;
+    let verify = me.run(&["--json", "verify"]).await;
+    assert_eq!(verify.code, Some(4), "{}{}", verify.stdout, verify.stderr);
     let report = home.path().join("report.html");
-    me.ok(&["report", "--output", report.to_str().unwrap()])
+    me.run(&["report", "--output", report.to_str().unwrap()])
         .await;
     let html = std::fs::read_to_string(&report).unwrap();
     assert!(html.contains("Graph listed no pages in 1 section"));

@@ -57,6 +57,7 @@ mod limiter_lanes;
 mod limiter_outage;
 mod limiter_props;
 mod limiter_regressions;
+mod listed_empty;
 mod lock_support;
 mod mathml_convert;
 mod migrate_cli;

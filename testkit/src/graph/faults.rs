@@ -43,6 +43,12 @@ pub struct Field {
     /// Sections (by id) whose page listing answers `{"value": []}` while they hold pages (field
     /// report: microsoft-graph-explorer-v4#3935).
     pub empty_page_lists: Vec<String>,
+    /// Notebooks (by id) every page listing of which is empty while their pages and section files
+    /// exist: each section's page list answers `{"value": []}`, and the listing of all pages
+    /// (filtered or not) leaves their pages out (field report: microsoft-graph-explorer-v4#3935,
+    /// 2025-08 and 2026-03, where asking the account-wide listing did not help either). Pages
+    /// themselves, their content and the drive's files are served as always.
+    pub empty_notebook_listings: Vec<String>,
 }
 
 /// Who the external throttle hits.

@@ -237,13 +237,12 @@ impl Shared {
             }
         }
         if let Some(section) = listed {
-            if self
-                .faults
-                .field_behaviour()
-                .empty_page_lists
-                .iter()
-                .any(|s| s == section)
-            {
+            let field = self.faults.field_behaviour();
+            let of_notebook = || {
+                let nb = data.get(&key)?.section(section)?.notebook_id.clone();
+                Some(field.empty_notebook_listings.contains(&nb))
+            };
+            if field.empty_page_lists.iter().any(|s| s == section) || of_notebook() == Some(true) {
                 // As reported (microsoft-graph-explorer-v4#3935): no body was quoted beyond this.
                 return routes::Reply::json(200, serde_json::json!({ "value": [] }));
             }

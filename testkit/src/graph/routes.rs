@@ -1078,10 +1078,15 @@ pub fn dispatch(ctx: &Ctx, method: &str, path: &str, query: &str) -> Reply {
         // every page the user has, each with its `parentSection` expanded by default (its id,
         // displayName and self, as [`Ctx::page`] gives it).
         ["onenote", "pages"] => {
+            let hidden = |section: &str| {
+                n.section(section)
+                    .is_some_and(|s| ctx.field.empty_notebook_listings.contains(&s.notebook_id))
+            };
             let mut pages: Vec<_> = n
                 .pages
                 .iter()
                 .filter(|p| in_section.as_deref().is_none_or(|id| id == p.section_id))
+                .filter(|p| !hidden(&p.section_id))
                 .collect();
             // The documented default order: `lastModifiedTime desc`.
             pages.sort_by(|a, b| b.modified.cmp(&a.modified).then(a.order.cmp(&b.order)));
