@@ -351,3 +351,32 @@ impl Migration {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kept_copy_has_an_id_and_a_title_of_its_own() {
+        let first = KeptId::first("0-ab!1-cd");
+        assert_eq!(first.to_string(), "0-ab!1-cd#onenote-version");
+        assert_eq!(first.next().to_string(), "0-ab!1-cd#onenote-version-2");
+        assert_eq!(
+            first.next().next().to_string(),
+            "0-ab!1-cd#onenote-version-3"
+        );
+        let t = Some("2026-03-04T10:00:00Z");
+        assert_eq!(
+            kept_title("Notes", t, first),
+            "Notes (OneNote version, 2026-03-04)"
+        );
+        assert_eq!(
+            kept_title("", t, first.next()),
+            "Untitled (OneNote version 2, 2026-03-04)"
+        );
+        assert_eq!(
+            kept_title("Notes", None, first),
+            "Notes (OneNote version, undated)"
+        );
+    }
+}
