@@ -170,6 +170,18 @@ async fn an_edited_kept_copy_is_never_overwritten(layout: &str) {
         "status names the edited copy: {}",
         text.stdout
     );
+    // `verify` counts every planned page once: neither copy is a duplicate or foreign.
+    let verify = json(&me.ok(&["--json", "verify"]).await);
+    let totals = &verify["accounts"][0]["totals"];
+    assert_eq!(
+        (&totals["duplicates"], &totals["foreign"], &totals["ok"]),
+        (
+            &Value::from(0),
+            &Value::from(0),
+            &Value::from(notes.pages.len())
+        ),
+        "{verify}"
+    );
 
     // Nothing changed since: no third copy, nothing written, the conflicts stand.
     let writes = lab.notion.counters().changing_writes();
