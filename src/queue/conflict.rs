@@ -4,6 +4,14 @@
 //! its own (`ItemKind::KeptVersion`): a child page of the person's page in layout `pages`, a row
 //! of the section's database in layout `database`, titled "<title> (OneNote version, <date>)". A
 //! later OneNote version of the page rewrites that kept copy, never the person's page.
+//!
+//! A kept copy is a page like any other: a person may take it up and write in it. So it is
+//! rewritten under the same rule: checked first, and once found edited it is never written again.
+//! The newer OneNote version then goes into a new kept copy beside the page ([`KeptId`]: the
+//! second, third...), and the edited copy is recorded as a conflict of its own (so `status`,
+//! `report`, `--json` and `resolve` show it as any other). Keeping another copy, rather than only
+//! reporting the conflict, is what loses nothing: the edited copy holds the person's text, the
+//! new one OneNote's newest version, which a cut-over would otherwise leave behind in OneNote.
 
 use std::sync::atomic::Ordering;
 
@@ -14,7 +22,9 @@ use crate::notion::listed::Listed;
 use crate::notion::steps;
 use crate::notion::writer::{display_title, NewPage, WriteError};
 use crate::store::jobs::Job;
-use crate::store::notion_items::{Check, ItemKind, ItemState, Rewriting, Unfinished, Written};
+use crate::store::notion_items::{
+    Check, ItemKind, ItemState, NotionItem, Rewriting, Unfinished, Written,
+};
 
 use super::ensure::{with_write_report, PageWrite};
 use super::{JobError, Migration};
@@ -22,14 +32,60 @@ use super::{JobError, Migration};
 /// What a kept OneNote version's item id adds to its page's OneNote id.
 pub const KEPT_SUFFIX: &str = "#onenote-version";
 
-/// The title of the OneNote version of `title` kept beside the person's page: the day of the
-/// OneNote version (`lastModifiedDateTime`) says which one it is.
-pub fn kept_title(title: &str, onenote_last_modified: Option<&str>) -> String {
+/// Which of a page's kept OneNote versions an item is: the first is `<page id>#onenote-version`;
+/// each later one, made because a person edited the one before, `<page id>#onenote-version-<n>`.
+/// The copy that follows OneNote is the first a person has not edited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeptId<'a> {
+    page: &'a str,
+    n: u32,
+}
+
+impl<'a> KeptId<'a> {
+    /// The first kept copy of the page `page` (its OneNote id).
+    pub fn first(page: &'a str) -> Self {
+        Self { page, n: 1 }
+    }
+
+    /// The copy made once a person edited this one.
+    pub fn next(self) -> Self {
+        Self {
+            n: self.n + 1,
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for KeptId<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.n {
+            1 => write!(f, "{}{KEPT_SUFFIX}", self.page),
+            n => write!(f, "{}{KEPT_SUFFIX}-{n}", self.page),
+        }
+    }
+}
+
+/// The title of the OneNote version of `title` kept beside the person's page as copy `kept`: the
+/// day of the OneNote version (`lastModifiedDateTime`) says which one it is, and a later copy's
+/// number tells it from the one before (a person edited that one, maybe the same day).
+pub fn kept_title(title: &str, onenote_last_modified: Option<&str>, kept: KeptId<'_>) -> String {
     let day = onenote_last_modified
         .and_then(|t| t.get(..10))
         .unwrap_or("undated");
-    format!("{} (OneNote version, {day})", display_title(title))
+    match kept.n {
+        1 => format!("{} (OneNote version, {day})", display_title(title)),
+        n => format!("{} (OneNote version {n}, {day})", display_title(title)),
+    }
 }
+
+/// The kept copy to write ([`Migration::current_kept_copy`]): which one, its record, the children
+/// its check listed, and the earlier copies found edited on the way.
+type KeptCopy<'a> = (
+    KeptId<'a>,
+    Option<NotionItem>,
+    Option<Vec<Listed>>,
+    Vec<Rewriting>,
+);
 
 impl Migration {
     /// The rewrite `page` with its check's verdict: the one recorded by an earlier attempt, else
@@ -89,7 +145,8 @@ impl Migration {
     /// Keeps `new`, the OneNote version of the page `original` (found edited in Notion), beside
     /// it, then records the conflict: the kept copy is created, resumed or brought up to date
     /// through its own item's lifecycle, so a crash at any point neither loses it nor makes it
-    /// twice, and the person's page is never written.
+    /// twice, and the person's page is never written. A kept copy found edited in Notion is left
+    /// as it is and the version goes into the next one (module doc).
     pub(super) async fn keep_onenote_version(
         &self,
         job: &Job,
@@ -97,8 +154,9 @@ impl Migration {
         new: &NewPage<'_>,
         p: &PageWrite<'_>,
     ) -> Result<(), JobError> {
-        let kept_id = format!("{}{KEPT_SUFFIX}", job.item_id);
-        let title = kept_title(new.title, p.last_modified);
+        let (kept, existing, listed, superseded) = self.current_kept_copy(job, p).await?;
+        let kept_id = kept.to_string();
+        let title = kept_title(new.title, p.last_modified, kept);
         let writer = self.item_writer(job, &kept_id, Some(p));
         let record = ItemRecord {
             db: &self.db,
@@ -107,8 +165,6 @@ impl Migration {
             item_id: &kept_id,
             kind: ItemKind::KeptVersion,
         };
-        let (a, k) = (job.account.clone(), kept_id.clone());
-        let existing = self.db.call(move |db| db.notion_item(&a, &k)).await?;
         let page = NewPage {
             parent: original.page_id(),
             title: &title,
@@ -122,7 +178,7 @@ impl Migration {
             (r.data_source.as_str(), row)
         });
         let no_turn = || {};
-        let rewrite = |kept: Rewriting, old_title: String| {
+        let rewrite = |kept: Rewriting, old_title: String, listed: Option<Vec<Listed>>| {
             let (writer, row, page) = (&writer, &row, &page);
             async move {
                 let stats = match row {
@@ -135,11 +191,11 @@ impl Migration {
                             row,
                             page.blocks,
                             page.resources,
-                            None,
+                            listed,
                         )
                         .await?
                     }
-                    None => item::rewrite(writer, record, &kept, &old_title, *page, None).await?,
+                    None => item::rewrite(writer, record, &kept, &old_title, *page, listed).await?,
                 };
                 Ok::<_, JobError>((stats, Unfinished::Rewriting(kept)))
             }
@@ -166,19 +222,12 @@ impl Migration {
                 Ok::<_, JobError>((stats, Unfinished::Writing(kept)))
             }
         };
-        let written = match existing.map(|i| (i.state, i.title, i.onenote_last_modified)) {
+        let written = match existing.map(|i| (i.state, i.title)) {
             // Already keeps this OneNote version (a resumed run, or no OneNote change since).
-            Some((ItemState::Complete(_), _, kept)) if kept.as_deref() == p.last_modified => None,
-            Some((ItemState::Complete(kept), old_title, _)) => {
-                let token = self.owner.clone();
-                let kept = self
-                    .db
-                    .call(move |db| kept.to_rewrite_kept(db, &token))
-                    .await?;
-                Some(rewrite(kept, old_title).await?)
-            }
-            Some((ItemState::Rewriting(kept), old_title, _)) => {
-                Some(rewrite(kept, old_title).await?)
+            Some((ItemState::Complete(_), _)) => None,
+            // Checked and found as notebridge wrote it (`current_kept_copy`).
+            Some((ItemState::Rewriting(kept), old_title)) => {
+                Some(rewrite(kept, old_title, listed).await?)
             }
             Some((ItemState::Writing(kept), ..)) => {
                 let stats = writer
@@ -214,11 +263,120 @@ impl Migration {
         }
         let (token, now) = (self.owner.clone(), self.clock.now_ms());
         let modified = p.last_modified.map(str::to_owned);
+        let found = 1 + superseded.len() as u64;
         self.db
-            .call(move |db| original.kept(db, &token, &kept_id, modified.as_deref(), now))
+            .call(move |db| {
+                original.kept(db, &token, &kept_id, modified.as_deref(), now, superseded)
+            })
             .await?;
         crate::crash::point("conflict.recorded");
-        self.stats.conflicts.fetch_add(1, Ordering::Relaxed);
+        self.stats.conflicts.fetch_add(found, Ordering::Relaxed);
         Ok(())
+    }
+
+    /// The kept copy that is to hold the OneNote version `p` of `job`'s page, with its record:
+    /// the first copy that no person edited. A copy recorded as edited by an earlier run is
+    /// passed over; one that holds an older version is checked (as any rewrite is, and the
+    /// verdict recorded before anything is written) and, found edited, passed over too and
+    /// returned among the superseded, to be recorded as a conflict with the page's. A copy found
+    /// unedited comes back to be rewritten, with the children its check listed; one that already
+    /// holds this version, or is being created or written, comes back as it is. The walk is
+    /// bounded by the page's kept copies in the state database, one per time a person edited one.
+    async fn current_kept_copy<'j>(
+        &self,
+        job: &'j Job,
+        p: &PageWrite<'_>,
+    ) -> Result<KeptCopy<'j>, JobError> {
+        let mut kept = KeptId::first(&job.item_id);
+        let mut superseded = Vec::new();
+        loop {
+            let (a, k) = (job.account.clone(), kept.to_string());
+            let (existing, edited_before) = self
+                .db
+                .call(move |db| {
+                    Ok::<_, crate::store::StoreError>((
+                        db.notion_item(&a, &k)?,
+                        db.is_conflict(&a, &k)?,
+                    ))
+                })
+                .await?;
+            let Some(rec) = existing else {
+                return Ok((kept, None, None, superseded));
+            };
+            let rewriting = match rec.state.clone() {
+                ItemState::Complete(_) if edited_before => {
+                    kept = kept.next();
+                    continue;
+                }
+                ItemState::Complete(_)
+                    if rec.onenote_last_modified.as_deref() == p.last_modified =>
+                {
+                    return Ok((kept, Some(rec), None, superseded));
+                }
+                ItemState::Complete(copy) => {
+                    let token = self.owner.clone();
+                    self.db
+                        .call(move |db| copy.to_rewrite_kept(db, &token))
+                        .await?
+                }
+                ItemState::Rewriting(copy) => copy,
+                ItemState::Intended(_) | ItemState::Writing(_) => {
+                    return Ok((kept, Some(rec), None, superseded));
+                }
+            };
+            let k = kept.to_string();
+            let record = ItemRecord {
+                db: &self.db,
+                token: &self.owner,
+                account: &job.account,
+                item_id: &k,
+                kind: ItemKind::KeptVersion,
+            };
+            let (checked, listed) = self.check_rewrite(record, rewriting).await?;
+            if checked.check() == Some(Check::Conflict) {
+                tracing::info!(
+                    notion_page = checked.page_id(),
+                    "a kept OneNote version was edited in Notion: left as it is, the newer \
+                     OneNote version kept in another copy"
+                );
+                superseded.push(checked);
+                kept = kept.next();
+                continue;
+            }
+            let rec = NotionItem {
+                state: ItemState::Rewriting(checked),
+                ..rec
+            };
+            return Ok((kept, Some(rec), listed, superseded));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kept_copy_has_an_id_and_a_title_of_its_own() {
+        let first = KeptId::first("0-ab!1-cd");
+        assert_eq!(first.to_string(), "0-ab!1-cd#onenote-version");
+        assert_eq!(first.next().to_string(), "0-ab!1-cd#onenote-version-2");
+        assert_eq!(
+            first.next().next().to_string(),
+            "0-ab!1-cd#onenote-version-3"
+        );
+        let t = Some("2026-03-04T10:00:00Z");
+        assert_eq!(
+            kept_title("Notes", t, first),
+            "Notes (OneNote version, 2026-03-04)"
+        );
+        assert_eq!(
+            kept_title("", t, first.next()),
+            "Untitled (OneNote version 2, 2026-03-04)"
+        );
+        assert_eq!(
+            kept_title("Notes", None, first),
+            "Notes (OneNote version, undated)"
+        );
     }
 }

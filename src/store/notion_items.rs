@@ -1056,6 +1056,11 @@ impl Rewriting {
     /// more), takes the OneNote version `onenote_last_modified` as the one handled (kept in
     /// `kept_item_id`'s page, beside it), and the conflict is recorded, in one transaction. A
     /// conflict the person resolved is open again: OneNote changed the page since.
+    ///
+    /// `superseded` are the page's earlier kept copies found edited in Notion on the way (their
+    /// rewrites' verdicts a conflict): each is a conflict of its own in the same transaction,
+    /// left as the person left it, its record keeping the version it holds, the newer OneNote
+    /// version kept as `kept_item_id`.
     pub fn kept(
         self,
         db: &Db,
@@ -1063,6 +1068,7 @@ impl Rewriting {
         kept_item_id: &str,
         onenote_last_modified: Option<&str>,
         now: UnixMillis,
+        superseded: Vec<Rewriting>,
     ) -> Result<Complete> {
         let Rewriting { key, page_id, .. } = self;
         db.item_write(
@@ -1086,27 +1092,64 @@ impl Rewriting {
                         Check::Conflict
                     ],
                 )?)?;
-                one_row(tx.execute(
-                    "INSERT INTO conflicts(account, item_id, notion_page_id, kept_item_id,
-                                           found_at, onenote_last_modified)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(account, item_id) DO UPDATE SET
-                        kept_item_id = excluded.kept_item_id,
-                        onenote_last_modified = excluded.onenote_last_modified,
-                        resolved_at = NULL",
-                    params![
-                        key.account,
-                        key.item_id,
-                        page_id,
+                record_conflict(tx, &key, &page_id, kept_item_id, onenote_last_modified, now)?;
+                for copy in &superseded {
+                    one_row(tx.execute(
+                        "UPDATE notion_items SET body_state = ?3, rewrite_check = NULL
+                         WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?4
+                           AND body_state = ?5 AND rewrite_check = ?6",
+                        params![
+                            copy.key.account,
+                            copy.key.item_id,
+                            BodyColumn::Done,
+                            copy.page_id,
+                            BodyColumn::None,
+                            Check::Conflict
+                        ],
+                    )?)?;
+                    record_conflict(
+                        tx,
+                        &copy.key,
+                        &copy.page_id,
                         kept_item_id,
+                        onenote_last_modified,
                         now,
-                        onenote_last_modified
-                    ],
-                )?)
+                    )?;
+                }
+                Ok(())
             },
         )?;
         Ok(Complete { key, page_id })
     }
+}
+
+/// Records (or, for a page already in conflict, updates and opens again) the conflict of `key`'s
+/// page `page_id`: the OneNote version `onenote_last_modified` is kept as `kept_item_id`.
+fn record_conflict(
+    tx: &Transaction<'_>,
+    key: &ItemKey,
+    page_id: &str,
+    kept_item_id: &str,
+    onenote_last_modified: Option<&str>,
+    now: UnixMillis,
+) -> rusqlite::Result<()> {
+    one_row(tx.execute(
+        "INSERT INTO conflicts(account, item_id, notion_page_id, kept_item_id,
+                               found_at, onenote_last_modified)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT(account, item_id) DO UPDATE SET
+            kept_item_id = excluded.kept_item_id,
+            onenote_last_modified = excluded.onenote_last_modified,
+            resolved_at = NULL",
+        params![
+            key.account,
+            key.item_id,
+            page_id,
+            kept_item_id,
+            now,
+            onenote_last_modified
+        ],
+    )?)
 }
 
 impl Complete {
@@ -1115,8 +1158,10 @@ impl Complete {
         &self.page_id
     }
 
-    /// A kept OneNote version (complete) → rewriting, cleared: a later OneNote version of its page
-    /// replaces it (it is notebridge's copy, not the person's page). Refused for any other item.
+    /// A kept OneNote version (complete) → rewriting, not checked yet: a later OneNote version of
+    /// its page replaces it, as long as the conflict rule finds it as notebridge wrote it (a kept
+    /// copy is a page like any other: a person may have written in it). Refused for any other
+    /// item.
     pub fn to_rewrite_kept(self, db: &Db, token: &RunToken) -> Result<Rewriting> {
         let Complete { key, page_id } = self;
         db.item_write(
@@ -1126,14 +1171,13 @@ impl Complete {
             "planning a kept version's rewrite",
             |tx| {
                 one_row(tx.execute(
-                    "UPDATE notion_items SET body_state = ?3, rewrite_check = ?4
-                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?5
-                       AND body_state = ?6 AND kind = ?7",
+                    "UPDATE notion_items SET body_state = ?3, rewrite_check = NULL
+                     WHERE account = ?1 AND item_id = ?2 AND notion_page_id = ?4
+                       AND body_state = ?5 AND kind = ?6",
                     params![
                         key.account,
                         key.item_id,
                         BodyColumn::None,
-                        Check::Clear,
                         page_id,
                         BodyColumn::Done,
                         ItemKind::KeptVersion
@@ -1144,7 +1188,7 @@ impl Complete {
         Ok(Rewriting {
             key,
             page_id,
-            check: Some(Check::Clear),
+            check: None,
         })
     }
 }

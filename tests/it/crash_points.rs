@@ -322,6 +322,30 @@ impl Scenario {
         self.edit_as_person(&id, "Written in Notion by a person");
     }
 
+    /// A person takes up the OneNote version kept beside the page [`Scenario::person_edits`]
+    /// edited, and writes in it: a later OneNote change keeps its version in another copy.
+    fn person_edits_kept_copy(&self) {
+        let id = self
+            .lab
+            .graph
+            .mutate(&self.user.id, |n| n.pages[RENAMED].id.clone());
+        let kept = notebridge::queue::conflict::KeptId::first(&id).to_string();
+        self.edit_as_person(&kept, "Taken up in the kept copy by a person");
+    }
+
+    /// The conflict's scenario run to its end (`migrate --update` after [`Scenario::edit`] and
+    /// [`Scenario::person_edits`]), then the kept copy edited by a person and the pages edited
+    /// in OneNote once more: returns the `--update` that follows.
+    async fn kept_copy_edited(&self) -> Vec<String> {
+        self.complete(&self.first()).await;
+        self.edit().await;
+        self.person_edits();
+        self.complete(&self.update()).await;
+        self.person_edits_kept_copy();
+        self.edit().await;
+        self.update()
+    }
+
     /// A person writes `text`, in Notion, over the first text of OneNote page `item`'s page.
     fn edit_as_person(&self, item: &str, text: &str) {
         let page = Db::open(&self.state.db)
@@ -383,6 +407,9 @@ enum Phase {
     /// After the edit and a person's edit in Notion of a page OneNote changed too:
     /// `migrate --update` keeps that page and its OneNote version beside it (a conflict).
     Conflict,
+    /// After the conflict, a person's edit of its kept copy and OneNote's next edit:
+    /// `migrate --update` leaves that copy as it is and keeps the version in another one.
+    KeptEdited,
     /// After OneNote's structure changed and a person edited a page OneNote deleted: `sync`.
     Sync,
 }
@@ -395,7 +422,7 @@ impl Phase {
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
             Phase::Database | Phase::DatabaseUpdate => Some(Scenario::databases().await),
-            Phase::Conflict | Phase::Sync => Some(Scenario {
+            Phase::Conflict | Phase::KeptEdited | Phase::Sync => Some(Scenario {
                 conflict: true,
                 ..Scenario::start().await
             }),
@@ -452,6 +479,7 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
             s.person_edits();
             s.update()
         }
+        Phase::KeptEdited => s.kept_copy_edited().await,
         Phase::Sync => {
             s.complete(&s.first()).await;
             s.restructure();
@@ -894,6 +922,42 @@ async fn stopped_checking_a_page_or_keeping_its_onenote_version_a_resume_leaves_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_checking_or_replacing_an_edited_kept_copy_a_resume_leaves_exactly_the_tree() {
+    let (want, points) = kept_edited_reference().await;
+    eprintln!("kept copy edited: {}", counts(&points));
+    // The kept copy's own steps: every check (the edited copy's verdict among them), the next
+    // copy's creation and record, and the one record of both conflicts.
+    let mut at: Vec<u64> = firsts(&points)
+        .into_iter()
+        .filter(|&n| {
+            let p = &points[n as usize - 1];
+            ["conflict.", "item.", "writer.page_created"]
+                .iter()
+                .any(|prefix| p.starts_with(prefix))
+        })
+        .collect();
+    at.extend((1..=points.len() as u64).filter(|&n| points[n as usize - 1] == "rewrite.checked"));
+    at.sort_unstable();
+    let names: BTreeSet<&str> = at
+        .iter()
+        .map(|&n| points[n as usize - 1].as_str())
+        .collect();
+    for point in [
+        "rewrite.checked",
+        "item.intent_recorded",
+        "writer.page_created",
+        "conflict.kept_recorded",
+        "conflict.recorded",
+    ] {
+        assert!(
+            names.contains(point),
+            "the update passes {point}: {names:?}"
+        );
+    }
+    walk_all(Phase::KeptEdited, &want, &points, &at).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stopped_in_a_sync_step_a_resume_leaves_exactly_the_tree() {
     let (want, points) = sync_reference().await;
     eprintln!("sync: {}", counts(&points));
@@ -962,6 +1026,25 @@ async fn conflict_reference() -> (Vec<String>, Vec<String>) {
     (t, points)
 }
 
+/// The tree and the update's points of an edited kept copy's scenario, never stopped: the
+/// person's page and kept copy as they left them, the newer OneNote version in a second copy.
+async fn kept_edited_reference() -> (Vec<String>, Vec<String>) {
+    let s = Phase::KeptEdited
+        .scenario()
+        .await
+        .expect("a generated notebook");
+    let update = s.kept_copy_edited().await;
+    let points = s.complete(&update).await;
+    let t = tree(&s.lab);
+    assert!(
+        t.iter()
+            .any(|l| l.contains("Taken up in the kept copy by a person"))
+            && t.iter().any(|l| l.contains("(OneNote version 2, ")),
+        "the reference keeps the edited copy and the new one: {t:#?}"
+    );
+    (t, points)
+}
+
 /// The tree and the points of a migration laid out as databases, never stopped.
 async fn database_reference() -> (Vec<String>, Vec<String>) {
     let s = Scenario::databases().await;
@@ -1001,6 +1084,7 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
     phases.push((Phase::Database, database_reference().await));
     phases.push((Phase::DatabaseUpdate, database_update_reference().await));
     phases.push((Phase::Conflict, conflict_reference().await));
+    phases.push((Phase::KeptEdited, kept_edited_reference().await));
     phases.push((Phase::Sync, sync_reference().await));
     // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
     // database).

@@ -46,6 +46,7 @@ mod ink_files;
 mod ink_migrate;
 mod ink_migrate_placement;
 mod ink_render;
+mod kept_copies;
 mod layout_database;
 mod layout_e2e;
 mod layout_migrate;

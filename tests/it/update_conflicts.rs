@@ -92,7 +92,7 @@ pub(crate) fn kept_copies(lab: &Lab, root: &str) -> Vec<(String, String)> {
             children.extend(lab.notion.rows(&db).into_iter().map(|r| (r.id, r.title)));
         }
         for (cid, title) in children {
-            if title.contains("(OneNote version, ") {
+            if title.contains(" (OneNote version") {
                 out.push((cid.clone(), title));
             }
             stack.push(cid);
