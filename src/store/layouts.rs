@@ -244,7 +244,8 @@ impl Db {
     pub fn database_claimed(&self, database: &str) -> Result<bool> {
         self.read("reading a database's owner", |c| {
             c.query_row(
-                "SELECT EXISTS (SELECT 1 FROM section_databases WHERE database_id = ?1)",
+                "SELECT EXISTS (SELECT 1 FROM section_databases
+                                WHERE database_id = ?1 OR old_database_id = ?1)",
                 [database],
                 |r| r.get(0),
             )

@@ -136,6 +136,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0027_body_digest",
         include_str!("../../migrations/0027_body_digest.sql"),
     ),
+    (
+        "0028_row_moves",
+        include_str!("../../migrations/0028_row_moves.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.
