@@ -509,6 +509,19 @@ async fn retrieve_database(notion: &NotionClient, id: &str) -> Result<SectionDb,
     database_ids(&v, &what)
 }
 
+/// `GET /v1/databases/{id}`.
+pub async fn database_object(notion: &NotionClient, id: &str) -> Result<Value, NotionError> {
+    notion
+        .call_json(
+            Method::GET,
+            &format!("/v1/databases/{id}"),
+            None,
+            Retry::Safe,
+            &format!("reading database {id}"),
+        )
+        .await
+}
+
 /// `GET /v1/data_sources/{id}`.
 pub async fn data_source_object(notion: &NotionClient, id: &str) -> Result<Value, NotionError> {
     notion
