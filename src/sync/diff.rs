@@ -818,4 +818,78 @@ mod tests {
         // Rows are not reordered by moves.
         assert!(reorders(&w.sides()).is_empty());
     }
+
+    #[test]
+    fn a_section_database_follows_its_section_by_a_new_database_and_its_rows_follow_it() {
+        let (mut sections, _) = as_migrated();
+        // s1 moves into the group g; its rows are in ds1 under the notebook's page.
+        let s1 = sections.remove(0);
+        let mut nb = notebook(sections);
+        nb.section_groups.push(SectionGroup {
+            id: "g".into(),
+            name: "Group".into(),
+            created: None,
+            last_modified: None,
+            section_groups: Vec::new(),
+            sections: vec![s1],
+        });
+        let mut placed = vec![
+            placed("nb", ItemKind::Notebook, "target", "Notebook", 1),
+            placed("g", ItemKind::SectionGroup, "n-nb", "Group", 2),
+            placed("s2", ItemKind::Section, "n-nb", "Two", 3),
+            placed("a", ItemKind::Page, "ds1", "A", 4),
+            placed("b", ItemKind::Page, "n-a", "B", 5),
+            placed("c", ItemKind::Page, "ds1", "C", 6),
+            placed("d", ItemKind::Page, "n-s2", "D", 7),
+        ];
+        for p in &mut placed {
+            p.row_order = Some(if p.item_id == "c" { 2 } else { 0 });
+        }
+        let mut w = World::new(vec![nb], placed);
+        let db1 = PlacedDatabase {
+            section_id: "s1".into(),
+            parent_page_id: "n-nb".into(),
+            title: "One".into(),
+            database_id: "db1".into(),
+            data_source_id: "ds1".into(),
+            move_parent: None,
+            old: None,
+        };
+        w.databases = vec![db1.clone()];
+        let ch = changes(&w.sides());
+        assert_eq!(
+            ch.database_moves,
+            [DatabaseMove {
+                section: "s1".into(),
+                title: "One".into(),
+                database_id: "db1".into(),
+                data_source_id: "ds1".into(),
+                to: "n-g".into(),
+            }]
+        );
+        assert!(ch.updates.is_empty(), "its rows wait for the new database");
+        // Made again in the group: the rows go with it, every property written there.
+        w.databases = vec![PlacedDatabase {
+            parent_page_id: "n-g".into(),
+            database_id: "db9".into(),
+            data_source_id: "ds9".into(),
+            old: Some(("db1".into(), "ds1".into())),
+            ..db1
+        }];
+        let ch = changes(&w.sides());
+        assert!(ch.database_moves.is_empty(), "{:?}", ch.database_moves);
+        let moved: Vec<(&str, bool)> = ch
+            .updates
+            .iter()
+            .map(|u| (u.item.as_str(), u.with_database))
+            .collect();
+        assert_eq!(moved, [("a", true), ("c", true)]);
+        assert!(ch
+            .updates
+            .iter()
+            .all(|u| u.to == Some(MoveTo::DataSource("ds9".into()))
+                && u.row.as_ref().is_some_and(|r| r.whole)));
+        // The subpage stays under its row's page.
+        assert!(!ch.updates.iter().any(|u| u.item == "b"));
+    }
 }

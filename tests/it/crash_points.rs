@@ -1014,7 +1014,11 @@ async fn database_sync_reference() -> (Vec<String>, Vec<String>) {
     let t = tree(&s.lab);
     assert_ne!(before, t, "the sync changed the tree");
     let databases = |t: &[String]| t.iter().filter(|l| l.contains("database ")).count();
-    assert_eq!(databases(&t), databases(&before), "one database a section: {t:#?}");
+    assert_eq!(
+        databases(&t),
+        databases(&before),
+        "one database a section: {t:#?}"
+    );
     (t, points)
 }
 
