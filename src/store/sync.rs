@@ -155,6 +155,19 @@ impl Db {
         })
     }
 
+    /// The old data sources of `key`'s sections that moved, still in Notion (`verify` reads the
+    /// rows a person's edit kept there).
+    pub fn old_data_sources(&self, key: &str) -> Result<Vec<String>> {
+        self.read("reading old data sources", |c| {
+            let mut st = c.prepare(
+                "SELECT old_data_source_id FROM section_databases
+                 WHERE account = ?1 AND old_data_source_id IS NOT NULL",
+            )?;
+            let rows = st.query_map([key], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
     /// Sections of the import `key` whose file could not be read this time: what they held is
     /// unknown, not deleted.
     pub fn unreadable_sections(&self, key: &str) -> Result<HashSet<String>> {

@@ -301,4 +301,6 @@ async fn a_row_a_person_edited_stays_in_the_old_database_which_stays() {
     }
 
     second_sync_writes_nothing(&lab, &me, 4).await;
+    let out = me.run(&["verify"]).await;
+    expect(&out, 0, "verify with the person's row in the old database");
 }
