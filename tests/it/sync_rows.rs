@@ -79,7 +79,7 @@ fn schema(lab: &Lab, source: &str) -> (BTreeMap<String, String>, Vec<String>) {
     (props, tags)
 }
 
-/// The number of Notion writes a second `sync` right after sends: none, and it says so.
+/// A second `sync` right after writes nothing to Notion, and says so (exit `code`).
 async fn second_sync_writes_nothing(lab: &Lab, me: &User<'_>, code: i32) {
     let writes = lab.notion.counters().changing_writes();
     let out = me.run(&["sync", "--json"]).await;
@@ -282,7 +282,7 @@ async fn a_row_a_person_edited_stays_in_the_old_database_which_stays() {
         .iter()
         .map(|c| norm(c["notion_page_id"].as_str().unwrap()))
         .collect();
-    assert_eq!(conflicts, [edited.clone()], "{doc}");
+    assert_eq!(conflicts, std::slice::from_ref(&edited), "{doc}");
 
     let db = files_db(home.path());
     let (_, new_ds) = database_of(&db, &s[0]);
