@@ -5,8 +5,8 @@
 //! not documented); a section moved to another notebook gets a new database there, with the same
 //! title and schema, its rows moved into it (their ids and properties kept) and the old database
 //! trashed; a row a person edited in Notion stays where it is, a conflict, and keeps the old
-//! database in Notion. The Graph and Notion test servers model the services (`testkit`): nothing
-//! here is recorded from the real ones.
+//! database in Notion, as a row a person added there does until it is gone. The Graph and Notion
+//! test servers model the services (`testkit`): nothing here is recorded from the real ones.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -303,4 +303,59 @@ async fn a_row_a_person_edited_stays_in_the_old_database_which_stays() {
     second_sync_writes_nothing(&lab, &me, 4).await;
     let out = me.run(&["verify"]).await;
     expect(&out, 0, "verify with the person's row in the old database");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_a_person_added_keeps_the_old_database_until_it_is_gone() {
+    let notes = notes();
+    let (lab, user, home) = migrated_with(&notes, "database").await;
+    let me = User {
+        lab: &lab,
+        home: home.path(),
+    };
+    let (nb1, nb2) = (&notes.notebooks[0].id, &notes.notebooks[1].id);
+    let s = sections_of(&notes, nb1);
+    let db = files_db(home.path());
+    let (old_db, old_ds) = database_of(&db, &s[0]);
+    drop(db);
+    let before = rows(&lab, &old_ds);
+    let theirs = lab.notion.add_row_as_person(&old_ds, "A person's own row");
+
+    lab.graph.mutate(&user.id, |n| {
+        n.move_section("me", &s[0], nb2, None).unwrap()
+    });
+    let out = me.run(&["sync", "--json"]).await;
+    expect(
+        &out,
+        0,
+        "a sync of a section whose database holds a person's row",
+    );
+    let doc = json(&out);
+    assert_eq!(doc["moved"], 1, "{doc}");
+    assert_eq!(doc["unmovable"], 1, "the old database stays: {doc}");
+    assert!(
+        doc["sync_problems"].to_string().contains(&old_db),
+        "the run names it: {doc}"
+    );
+    // Every row of notebridge's moved; the person's stays, in the old database, which stays.
+    let db = files_db(home.path());
+    let (_, new_ds) = database_of(&db, &s[0]);
+    drop(db);
+    assert_eq!(rows(&lab, &new_ds), before);
+    assert!(!lab.notion.is_trashed(&old_db));
+    assert_eq!(
+        rows(&lab, &old_ds).keys().collect::<Vec<_>>(),
+        [&norm(&theirs)]
+    );
+
+    // Once the person took their row out of it, the next sync trashes the emptied database.
+    lab.notion.trash_as_person(&theirs);
+    let out = me.run(&["sync", "--json"]).await;
+    expect(&out, 0, "a sync once the person's row is gone");
+    let doc = json(&out);
+    assert_eq!(doc["unmovable"], 0, "{doc}");
+    assert!(lab.notion.is_trashed(&old_db), "{doc}");
+    second_sync_writes_nothing(&lab, &me, 0).await;
+    let out = me.run(&["verify"]).await;
+    expect(&out, 0, "verify after the old database went");
 }
