@@ -137,8 +137,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0027_body_digest.sql"),
     ),
     (
-        "0028_row_moves",
-        include_str!("../../migrations/0028_row_moves.sql"),
+        "0029_row_moves",
+        include_str!("../../migrations/0029_row_moves.sql"),
     ),
 ];
 
