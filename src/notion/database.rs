@@ -286,7 +286,7 @@ impl Databases {
     }
 
     /// A database titled `title` among `parent`'s children that no section holds.
-    async fn find(
+    pub async fn find(
         &self,
         notion: &NotionClient,
         parent: &str,
@@ -425,7 +425,8 @@ impl Databases {
     }
 }
 
-fn tag_options(ds: &Value) -> Vec<Value> {
+/// The `Tags` options of a data source object, in the schema's order.
+pub fn tag_options(ds: &Value) -> Vec<Value> {
     ds["properties"][names::TAGS]["multi_select"]["options"]
         .as_array()
         .cloned()
@@ -438,7 +439,30 @@ async fn create_database(
     parent: &str,
     title: &str,
 ) -> Result<SectionDb, DatabaseError> {
+    create_database_with(notion, parent, title, &[]).await
+}
+
+/// `POST /v1/databases` in `parent` with the layout's schema, its `Tags` holding `tag_options`
+/// (names and colours, as another data source of the layout holds them: a section's database made
+/// again where its section moved has the schema it had).
+pub async fn create_database_with(
+    notion: &NotionClient,
+    parent: &str,
+    title: &str,
+    tag_options: &[Value],
+) -> Result<SectionDb, DatabaseError> {
     let what = format!("creating a database in {parent}");
+    let mut properties = schema();
+    properties[names::TAGS]["multi_select"]["options"] = tag_options
+        .iter()
+        .map(|o| {
+            let mut kept = json!({"name": o["name"]});
+            if o["color"].is_string() {
+                kept["color"] = o["color"].clone();
+            }
+            kept
+        })
+        .collect();
     let v = notion
         .call_json(
             Method::POST,
@@ -447,7 +471,7 @@ async fn create_database(
                 "parent": {"type": "page_id", "page_id": parent},
                 "title": title_rich_text(title),
                 "is_inline": true,
-                "initial_data_source": {"properties": schema()},
+                "initial_data_source": {"properties": properties},
             })),
             Retry::Unsafe,
             &what,
@@ -483,6 +507,19 @@ async fn retrieve_database(notion: &NotionClient, id: &str) -> Result<SectionDb,
         )
         .await?;
     database_ids(&v, &what)
+}
+
+/// `GET /v1/databases/{id}`.
+pub async fn database_object(notion: &NotionClient, id: &str) -> Result<Value, NotionError> {
+    notion
+        .call_json(
+            Method::GET,
+            &format!("/v1/databases/{id}"),
+            None,
+            Retry::Safe,
+            &format!("reading database {id}"),
+        )
+        .await
 }
 
 /// `GET /v1/data_sources/{id}`.

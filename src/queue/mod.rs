@@ -25,7 +25,7 @@ pub mod links;
 pub mod lock;
 mod open_sections;
 pub mod prefetch;
-mod rows;
+pub(crate) mod rows;
 mod scheduler;
 pub mod source_page;
 mod stats;

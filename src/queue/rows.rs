@@ -134,7 +134,7 @@ impl Migration {
 }
 
 /// A OneNote time (`2026-04-18T22:31:00.0000000Z`, or without an offset: UTC).
-fn onenote_time(raw: &str) -> Option<DateTime<Utc>> {
+pub(crate) fn onenote_time(raw: &str) -> Option<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(raw)
         .map(|t| t.with_timezone(&Utc))
         .ok()

@@ -208,11 +208,14 @@ impl Db {
         })
     }
 
-    /// Every database recorded for any section (a database is claimed by one section only).
+    /// Every database recorded for any section (a database is claimed by one section only), a
+    /// moved section's old one included while it is kept.
     pub fn claimed_databases(&self) -> Result<Vec<String>> {
         self.read("reading the recorded databases", |c| {
             let mut st = c.prepare(
-                "SELECT database_id FROM section_databases WHERE database_id IS NOT NULL",
+                "SELECT database_id FROM section_databases WHERE database_id IS NOT NULL
+                 UNION ALL
+                 SELECT old_database_id FROM section_databases WHERE old_database_id IS NOT NULL",
             )?;
             let rows = st.query_map([], |r| r.get(0))?;
             rows.collect()
@@ -244,7 +247,8 @@ impl Db {
     pub fn database_claimed(&self, database: &str) -> Result<bool> {
         self.read("reading a database's owner", |c| {
             c.query_row(
-                "SELECT EXISTS (SELECT 1 FROM section_databases WHERE database_id = ?1)",
+                "SELECT EXISTS (SELECT 1 FROM section_databases
+                                WHERE database_id = ?1 OR old_database_id = ?1)",
                 [database],
                 |r| r.get(0),
             )

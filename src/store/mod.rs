@@ -141,6 +141,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         "0028_listed_empty",
         include_str!("../../migrations/0028_listed_empty.sql"),
     ),
+    (
+        "0029_row_moves",
+        include_str!("../../migrations/0029_row_moves.sql"),
+    ),
 ];
 
 /// How long a writer waits for another process's transaction before giving up.

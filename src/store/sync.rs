@@ -37,6 +37,35 @@ pub struct Placed {
     pub fingerprint: Option<Fingerprint>,
     /// A person's edit left it as it is: sync does not touch it again.
     pub conflict: bool,
+    /// A row's properties owed after a move into another data source (schema 0029).
+    pub row_owed: Option<OwedRow>,
+}
+
+/// What a row is owed once a move into another data source has left it only its title: the
+/// properties that do not follow OneNote's place (its name, `Order` and `Level` do, and are
+/// written from the step). Recorded before the move, so that a resumed step still has them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OwedRow {
+    /// `Created`, as the row held it (RFC 3339).
+    pub created: Option<String>,
+    /// `Modified`, as the row held it.
+    pub modified: Option<String>,
+    /// The tags, by their OneNote names (the new data source may name them otherwise).
+    pub tags: Vec<String>,
+    /// `Author`.
+    pub author: Option<String>,
+    /// `OneNote link`.
+    pub link: Option<String>,
+}
+
+impl OwedRow {
+    fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("an owed row serialises")
+    }
+
+    fn from_json(s: &str) -> Option<OwedRow> {
+        serde_json::from_str(s).ok()
+    }
 }
 
 /// A section's database as `sync` sees it.
@@ -52,6 +81,10 @@ pub struct PlacedDatabase {
     pub database_id: String,
     /// Its data source (its rows' parent).
     pub data_source_id: String,
+    /// The page a new database is being made in (its section moved in OneNote; schema 0029).
+    pub move_parent: Option<String>,
+    /// The database and data source it had before its section moved, until trashed.
+    pub old: Option<(String, String)>,
 }
 
 impl Db {
@@ -64,7 +97,8 @@ impl Db {
                         coalesce(n.placed, n.rowid), n.sync_check IS NOT NULL, n.row_order,
                         n.fingerprint,
                         EXISTS (SELECT 1 FROM conflicts c
-                                WHERE c.account = n.account AND c.item_id = n.item_id)
+                                WHERE c.account = n.account AND c.item_id = n.item_id),
+                        n.row_owed
                  FROM notion_items n
                  WHERE n.account = ?1 AND n.notion_page_id IS NOT NULL AND n.body_state = 'done'
                    AND n.trashed_at IS NULL AND n.kind NOT IN (?2, ?3)
@@ -86,6 +120,10 @@ impl Db {
                             .as_deref()
                             .and_then(Fingerprint::from_json),
                         conflict: r.get(9)?,
+                        row_owed: r
+                            .get::<_, Option<String>>(10)?
+                            .as_deref()
+                            .and_then(OwedRow::from_json),
                     })
                 })?;
             rows.collect()
@@ -96,19 +134,36 @@ impl Db {
     pub fn placed_databases(&self, key: &str) -> Result<Vec<PlacedDatabase>> {
         self.read("reading section databases", |c| {
             let mut st = c.prepare(
-                "SELECT section_id, parent_page_id, title, database_id, data_source_id
+                "SELECT section_id, parent_page_id, title, database_id, data_source_id,
+                        move_parent_page_id, old_database_id, old_data_source_id
                  FROM section_databases
                  WHERE account = ?1 AND database_id IS NOT NULL AND trashed_at IS NULL",
             )?;
             let rows = st.query_map([key], |r| {
+                let old: (Option<String>, Option<String>) = (r.get(6)?, r.get(7)?);
                 Ok(PlacedDatabase {
                     section_id: r.get(0)?,
                     parent_page_id: r.get(1)?,
                     title: r.get(2)?,
                     database_id: r.get(3)?,
                     data_source_id: r.get(4)?,
+                    move_parent: r.get(5)?,
+                    old: old.0.zip(old.1),
                 })
             })?;
+            rows.collect()
+        })
+    }
+
+    /// The old data sources of `key`'s sections that moved, still in Notion (`verify` reads the
+    /// rows a person's edit kept there).
+    pub fn old_data_sources(&self, key: &str) -> Result<Vec<String>> {
+        self.read("reading old data sources", |c| {
+            let mut st = c.prepare(
+                "SELECT old_data_source_id FROM section_databases
+                 WHERE account = ?1 AND old_data_source_id IS NOT NULL",
+            )?;
+            let rows = st.query_map([key], |r| r.get(0))?;
             rows.collect()
         })
     }
@@ -134,8 +189,15 @@ impl Db {
         })
     }
 
-    /// Records that a sync step found `item`'s page unedited, before its write.
-    pub fn sync_checked(&self, token: &RunToken, key: &str, item: &str) -> Result<()> {
+    /// Records that a sync step found `item`'s page unedited, before its write, with what the
+    /// row is `owed` once moved into another data source (kept when `None`).
+    pub fn sync_checked(
+        &self,
+        token: &RunToken,
+        key: &str,
+        item: &str,
+        owed: Option<&OwedRow>,
+    ) -> Result<()> {
         self.item_write(
             token,
             &format!("{key}/{item}"),
@@ -143,18 +205,18 @@ impl Db {
             "recording a sync check",
             |tx| {
                 one_row(tx.execute(
-                    "UPDATE notion_items SET sync_check = 'clear'
+                    "UPDATE notion_items SET sync_check = 'clear', row_owed = coalesce(?3, row_owed)
                      WHERE account = ?1 AND item_id = ?2 AND body_state = 'done'
                        AND trashed_at IS NULL",
-                    params![key, item],
+                    params![key, item, owed.map(OwedRow::to_json)],
                 )?)
             },
         )
     }
 
     /// Records a sync step's write to `item`'s page: its title, its parent (placed after every
-    /// other page when `moved`), a row's `Order`, and its fingerprint as the write's answer gave
-    /// it; the check is cleared.
+    /// other page when `moved`), a row's `Order` (its properties written: nothing is owed any
+    /// more), and its fingerprint as the write's answer gave it; the check is cleared.
     pub fn sync_placed(
         &self,
         token: &RunToken,
@@ -173,6 +235,7 @@ impl Db {
                         "UPDATE notion_items SET title = ?3, parent_notion_id = ?4,
                                 placed = CASE WHEN ?5 THEN {NEXT_PLACED} ELSE placed END,
                                 row_order = coalesce(?6, row_order),
+                                row_owed = CASE WHEN ?6 IS NULL THEN row_owed END,
                                 fingerprint = coalesce(?7, fingerprint), sync_check = NULL
                          WHERE account = ?1 AND item_id = ?2 AND body_state = 'done'
                            AND trashed_at IS NULL"
@@ -268,6 +331,102 @@ impl Db {
                     "UPDATE section_databases SET title = ?3
                      WHERE account = ?1 AND section_id = ?2 AND trashed_at IS NULL",
                     params![key, section, title],
+                )?)
+            },
+        )
+    }
+
+    /// Records that `section`'s database is to be made again in the page `parent` (its section
+    /// moved in OneNote), unless such an intent is recorded; returns the page recorded, and
+    /// whether the intent is new (none of an earlier run may have reached Notion).
+    pub fn sync_database_moving(
+        &self,
+        token: &RunToken,
+        key: &str,
+        section: &str,
+        parent: &str,
+    ) -> Result<(String, bool)> {
+        self.item_write(
+            token,
+            &format!("{key}/{section}"),
+            (Stage::Complete, Stage::Complete),
+            "recording a database's move",
+            |tx| {
+                let earlier: Option<String> = tx.query_row(
+                    "SELECT move_parent_page_id FROM section_databases
+                     WHERE account = ?1 AND section_id = ?2",
+                    params![key, section],
+                    |r| r.get(0),
+                )?;
+                one_row(tx.execute(
+                    "UPDATE section_databases
+                     SET move_parent_page_id = coalesce(move_parent_page_id, ?3)
+                     WHERE account = ?1 AND section_id = ?2 AND database_id IS NOT NULL
+                       AND trashed_at IS NULL AND old_database_id IS NULL",
+                    params![key, section, parent],
+                )?)?;
+                let fresh = earlier.is_none();
+                Ok((earlier.unwrap_or_else(|| parent.to_owned()), fresh))
+            },
+        )
+    }
+
+    /// Records `section`'s new database (`database`, `data_source`, titled `title`) in the page
+    /// its move intent names, in one transaction: the section's record names it from now on, the
+    /// old one is kept as old until trashed, and the old data source's tags are the new one's (the
+    /// new schema was made with them).
+    pub fn sync_database_moved(
+        &self,
+        token: &RunToken,
+        key: &str,
+        section: &str,
+        database: &str,
+        data_source: &str,
+        title: &str,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &format!("{key}/{section}"),
+            (Stage::Complete, Stage::Complete),
+            "recording a database's new place",
+            |tx| {
+                tx.execute(
+                    "INSERT OR IGNORE INTO database_tags (data_source_id, source_name, name, added_at)
+                     SELECT ?3, t.source_name, t.name, t.added_at FROM database_tags t
+                     JOIN section_databases d ON d.data_source_id = t.data_source_id
+                     WHERE d.account = ?1 AND d.section_id = ?2 AND t.added_at IS NOT NULL",
+                    params![key, section, data_source],
+                )?;
+                one_row(tx.execute(
+                    "UPDATE section_databases
+                     SET old_database_id = database_id, old_data_source_id = data_source_id,
+                         database_id = ?3, data_source_id = ?4, title = ?5,
+                         parent_page_id = move_parent_page_id, move_parent_page_id = NULL
+                     WHERE account = ?1 AND section_id = ?2 AND move_parent_page_id IS NOT NULL
+                       AND old_database_id IS NULL AND trashed_at IS NULL",
+                    params![key, section, database, data_source, title],
+                )?)
+            },
+        )
+    }
+
+    /// Records that `section`'s old database (the one it had before it moved) is in the trash.
+    pub fn sync_old_database_trashed(
+        &self,
+        token: &RunToken,
+        key: &str,
+        section: &str,
+    ) -> Result<()> {
+        self.item_write(
+            token,
+            &format!("{key}/{section}"),
+            (Stage::Complete, Stage::Complete),
+            "recording an old database trashed",
+            |tx| {
+                one_row(tx.execute(
+                    "UPDATE section_databases SET old_database_id = NULL, old_data_source_id = NULL
+                     WHERE account = ?1 AND section_id = ?2 AND old_database_id IS NOT NULL",
+                    params![key, section],
                 )?)
             },
         )

@@ -50,6 +50,9 @@ pub struct Update {
     pub stage: Option<String>,
     /// It is a row after the step: the row's values to write.
     pub row: Option<RowValues>,
+    /// A row going with its section's database to the database made where the section moved
+    /// (counted with the database, not as a move of its own).
+    pub with_database: bool,
     /// What OneNote did, named in a conflict.
     pub change: Change,
 }
@@ -61,8 +64,25 @@ pub struct RowValues {
     pub order: i64,
     /// `Level`.
     pub level: i64,
-    /// Every property is written (the page becomes a row now), not only the changed ones.
+    /// Every property is written (the row arrives in a data source now: Notion keeps only its
+    /// title there), not only the changed ones.
     pub whole: bool,
+}
+
+/// A section's database whose section OneNote moved to another notebook or section group:
+/// Notion's API cannot move a database, so one is made in the new place and its rows moved there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatabaseMove {
+    /// The section.
+    pub section: String,
+    /// The section's name (the new database's title).
+    pub title: String,
+    /// Its database now.
+    pub database_id: String,
+    /// Its data source now (the new schema copies its tags).
+    pub data_source_id: String,
+    /// The page the new database goes in.
+    pub to: String,
 }
 
 /// A section database to retitle.
@@ -107,8 +127,8 @@ pub struct Changes {
     pub updates: Vec<Update>,
     /// Section databases to retitle.
     pub database_retitles: Vec<DatabaseRetitle>,
-    /// Sections laid out as databases that OneNote moved: Notion's API cannot move a database.
-    pub unmovable: Vec<String>,
+    /// Section databases to make again where OneNote moved their sections.
+    pub database_moves: Vec<DatabaseMove>,
     /// Deleted items, each with what went with it.
     pub deleted: Vec<Deleted>,
 }
@@ -116,7 +136,10 @@ pub struct Changes {
 impl Changes {
     /// Nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.updates.is_empty() && self.database_retitles.is_empty() && self.deleted.is_empty()
+        self.updates.is_empty()
+            && self.database_retitles.is_empty()
+            && self.database_moves.is_empty()
+            && self.deleted.is_empty()
     }
 }
 
@@ -206,7 +229,10 @@ fn children(out: &mut Vec<Expected>, parent: &str, groups: &[SectionGroup], sect
 struct Index<'a> {
     pages: HashMap<&'a str, &'a Placed>,
     databases: HashMap<&'a str, &'a PlacedDatabase>,
+    /// Every section's data source, old ones (of a database made again elsewhere) included.
     data_sources: HashSet<&'a str>,
+    /// The data sources of databases made again elsewhere, to the new ones their rows go to.
+    old_sources: HashMap<&'a str, &'a str>,
 }
 
 impl<'a> Index<'a> {
@@ -222,6 +248,17 @@ impl<'a> Index<'a> {
                 .databases
                 .iter()
                 .map(|d| d.data_source_id.as_str())
+                .chain(
+                    s.databases
+                        .iter()
+                        .filter_map(|d| d.old.as_ref())
+                        .map(|o| o.1.as_str()),
+                )
+                .collect(),
+            old_sources: s
+                .databases
+                .iter()
+                .filter_map(|d| Some((d.old.as_ref()?.1.as_str(), d.data_source_id.as_str())))
                 .collect(),
             databases,
         }
@@ -259,8 +296,18 @@ pub fn changes(s: &Sides<'_>) -> Changes {
                     });
                 }
                 let parent = e.parent.as_deref().and_then(|p| idx.pages.get(p));
-                if parent.is_some_and(|p| p.page_id != d.parent_page_id) {
-                    out.unmovable.push(e.item.clone());
+                // One move at a time: a database made again elsewhere waits until its old one
+                // is gone before it follows its section again.
+                if let Some(p) = parent.filter(|p| p.page_id != d.parent_page_id) {
+                    if d.old.is_none() {
+                        out.database_moves.push(DatabaseMove {
+                            section: e.item.clone(),
+                            title: e.title.clone(),
+                            database_id: d.database_id.clone(),
+                            data_source_id: d.data_source_id.clone(),
+                            to: d.move_parent.clone().unwrap_or_else(|| p.page_id.clone()),
+                        });
+                    }
                 }
                 continue;
             }
@@ -282,7 +329,10 @@ pub fn changes(s: &Sides<'_>) -> Changes {
             None => row_now,
         };
         let row = if row_after {
-            let whole = !row_now;
+            // A move into a data source keeps only the title (and one cut short still owes the
+            // rest): every property is written again.
+            let whole =
+                matches!(to, Some(MoveTo::DataSource(_))) || (row_now && placed.row_owed.is_some());
             let order_changed = placed.row_order.is_some_and(|o| o != e.order);
             (whole || order_changed || title.is_some()).then_some(RowValues {
                 order: e.order,
@@ -300,6 +350,8 @@ pub fn changes(s: &Sides<'_>) -> Changes {
         } else {
             Change::Renamed
         };
+        let with_database = matches!(&to, Some(MoveTo::DataSource(ds))
+            if idx.old_sources.get(placed.parent.as_str()) == Some(&ds.as_str()));
         out.updates.push(Update {
             item: e.item.clone(),
             kind: placed.kind,
@@ -308,6 +360,7 @@ pub fn changes(s: &Sides<'_>) -> Changes {
             to,
             stage: None,
             row,
+            with_database,
             change,
         });
     }
@@ -470,6 +523,7 @@ pub fn reorders(s: &Sides<'_>) -> Vec<Update> {
                 to: Some(MoveTo::Page(parent.clone())),
                 stage: Some(stage.clone()),
                 row: None,
+                with_database: false,
                 change: Change::Moved,
             });
         }
@@ -529,6 +583,7 @@ mod tests {
             row_order: None,
             fingerprint: None,
             conflict: false,
+            row_owed: None,
         }
     }
 
@@ -731,6 +786,8 @@ mod tests {
                 title: "One".into(),
                 database_id: "db1".into(),
                 data_source_id: "ds1".into(),
+                move_parent: None,
+                old: None,
             },
             PlacedDatabase {
                 section_id: "s2".into(),
@@ -738,6 +795,8 @@ mod tests {
                 title: "Two (old)".into(),
                 database_id: "db2".into(),
                 data_source_id: "ds2".into(),
+                move_parent: None,
+                old: None,
             },
         ];
         let ch = changes(&w.sides());
@@ -750,7 +809,7 @@ mod tests {
             Some(RowValues {
                 order: 0,
                 level: 0,
-                whole: false
+                whole: true
             })
         );
         // D's Order follows it (0 -> 1) without a move.
@@ -758,5 +817,79 @@ mod tests {
         assert_eq!(by["d"].row.as_ref().map(|r| r.order), Some(1));
         // Rows are not reordered by moves.
         assert!(reorders(&w.sides()).is_empty());
+    }
+
+    #[test]
+    fn a_section_database_follows_its_section_by_a_new_database_and_its_rows_follow_it() {
+        let (mut sections, _) = as_migrated();
+        // s1 moves into the group g; its rows are in ds1 under the notebook's page.
+        let s1 = sections.remove(0);
+        let mut nb = notebook(sections);
+        nb.section_groups.push(SectionGroup {
+            id: "g".into(),
+            name: "Group".into(),
+            created: None,
+            last_modified: None,
+            section_groups: Vec::new(),
+            sections: vec![s1],
+        });
+        let mut placed = vec![
+            placed("nb", ItemKind::Notebook, "target", "Notebook", 1),
+            placed("g", ItemKind::SectionGroup, "n-nb", "Group", 2),
+            placed("s2", ItemKind::Section, "n-nb", "Two", 3),
+            placed("a", ItemKind::Page, "ds1", "A", 4),
+            placed("b", ItemKind::Page, "n-a", "B", 5),
+            placed("c", ItemKind::Page, "ds1", "C", 6),
+            placed("d", ItemKind::Page, "n-s2", "D", 7),
+        ];
+        for p in &mut placed {
+            p.row_order = Some(if p.item_id == "c" { 2 } else { 0 });
+        }
+        let mut w = World::new(vec![nb], placed);
+        let db1 = PlacedDatabase {
+            section_id: "s1".into(),
+            parent_page_id: "n-nb".into(),
+            title: "One".into(),
+            database_id: "db1".into(),
+            data_source_id: "ds1".into(),
+            move_parent: None,
+            old: None,
+        };
+        w.databases = vec![db1.clone()];
+        let ch = changes(&w.sides());
+        assert_eq!(
+            ch.database_moves,
+            [DatabaseMove {
+                section: "s1".into(),
+                title: "One".into(),
+                database_id: "db1".into(),
+                data_source_id: "ds1".into(),
+                to: "n-g".into(),
+            }]
+        );
+        assert!(ch.updates.is_empty(), "its rows wait for the new database");
+        // Made again in the group: the rows go with it, every property written there.
+        w.databases = vec![PlacedDatabase {
+            parent_page_id: "n-g".into(),
+            database_id: "db9".into(),
+            data_source_id: "ds9".into(),
+            old: Some(("db1".into(), "ds1".into())),
+            ..db1
+        }];
+        let ch = changes(&w.sides());
+        assert!(ch.database_moves.is_empty(), "{:?}", ch.database_moves);
+        let moved: Vec<(&str, bool)> = ch
+            .updates
+            .iter()
+            .map(|u| (u.item.as_str(), u.with_database))
+            .collect();
+        assert_eq!(moved, [("a", true), ("c", true)]);
+        assert!(ch
+            .updates
+            .iter()
+            .all(|u| u.to == Some(MoveTo::DataSource("ds9".into()))
+                && u.row.as_ref().is_some_and(|r| r.whole)));
+        // The subpage stays under its row's page.
+        assert!(!ch.updates.iter().any(|u| u.item == "b"));
     }
 }

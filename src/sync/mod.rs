@@ -11,6 +11,16 @@
 //! write is safe to repeat (a title, a parent, a trash flag), and the steps are worked out again
 //! from the records on every run: a step cut short is simply done again.
 //!
+//! A row moved into another data source keeps only its title there (as Notion's move is
+//! modelled), so every property of the layout is written again: what the row held is read with
+//! its check and recorded with it, before the move (`notion_items.row_owed`), so that a step cut
+//! short between the move and the write still has it. A section laid out as a database that
+//! OneNote moved to another notebook or section group gets a new database in its new place
+//! (Notion's API cannot move a database: intent recorded first, found again by its title after a
+//! crash), with the old one's schema; its rows are then moved into it as any row is, and the old
+//! database is trashed once it holds no row. A row a person edited is a conflict and stays, and so
+//! does a row a person added there: the old database is kept for them, and the run says so.
+//!
 //! A deleted item is trashed whole (its deleted pages go with it, and Notion restores them with
 //! it) when it and every deleted page under it are unedited and hold nothing notebridge did not
 //! write; otherwise what can go goes one by one and the rest stays.
@@ -23,16 +33,16 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use self::diff::{Changes, Deleted, Gone, Sides, Update};
+use self::diff::{Changes, DatabaseMove, Deleted, Gone, Sides, Update};
 use crate::clock::{Clock, UnixMillis};
 use crate::failure::{Class, Classify, Next, Scope};
 use crate::notion::client::{title_rich_text, MoveTo, NotionClient, NotionError};
 use crate::notion::conflict;
-use crate::notion::database::names as row_names;
+use crate::notion::database::{self as layout, names as row_names, DatabaseError, Databases};
 use crate::queue::cancel::Cancel;
 use crate::store::jobs::RunToken;
 use crate::store::notion_items::ItemKind;
-use crate::store::sync::{Change, Placed, Placing};
+use crate::store::sync::{Change, OwedRow, Placed, Placing};
 use crate::store::{Db, StoreError};
 
 /// What to do with items deleted in OneNote (`--deletions`).
@@ -81,8 +91,8 @@ pub struct Applied {
     pub kept_deleted: usize,
     /// Items a person edited in Notion, left as they are (found now).
     pub conflicts: usize,
-    /// Sections laid out as databases that OneNote moved: Notion's API cannot move a database,
-    /// so they stay where they are.
+    /// Old databases of sections that OneNote moved (a new database holds their rows now) kept
+    /// in Notion because they still hold rows a person edited or added there.
     pub unmovable: usize,
     /// Steps that failed (named in `problems`); the next sync tries them again.
     pub failed: usize,
@@ -231,13 +241,19 @@ impl Pass<'_> {
         if self.settle_in_doubt(key, &loaded).await? {
             loaded = self.load(key).await?;
         }
-        let changes: Changes = diff::changes(&loaded.sides());
-        out.unmovable += changes.unmovable.len();
-        for s in &changes.unmovable {
-            out.problems.push(format!(
-                "section {s} was moved in OneNote; its Notion database stays where it is (Notion's \
-                 API cannot move a database): move it in Notion by hand"
-            ));
+        let mut changes: Changes = diff::changes(&loaded.sides());
+        let mut remade = false;
+        for m in &changes.database_moves {
+            if self.out_of_time() {
+                out.stopped = true;
+                return Ok(());
+            }
+            remade |= self.move_database(key, m, out).await?;
+        }
+        if remade {
+            // The sections' records name their new databases: their rows go there.
+            loaded = self.load(key).await?;
+            changes = diff::changes(&loaded.sides());
         }
         let placed: HashMap<&str, &Placed> = loaded
             .placed
@@ -308,7 +324,189 @@ impl Pass<'_> {
             }
             self.delete(key, &placed, d, out).await?;
         }
+        self.trash_old_databases(key, out).await?;
         self.refresh_touched(key, out).await
+    }
+
+    /// Makes `m`'s section database again in the page its section moved under, with the same
+    /// title and schema, and records it as the section's (the old one kept as old until it is
+    /// trashed). Returns whether the record changed.
+    async fn move_database(
+        &self,
+        key: &str,
+        m: &DatabaseMove,
+        out: &mut Applied,
+    ) -> Result<bool, SyncError> {
+        let said = format!(
+            "move the database of section {} under {} (a new database, its rows moved into it)",
+            m.section, m.to
+        );
+        let Some(owner) = self.owner else {
+            out.moved += 1;
+            out.changes.push(said);
+            return Ok(false);
+        };
+        let (o, k, sec, to) = (
+            owner.clone(),
+            key.to_owned(),
+            m.section.clone(),
+            m.to.clone(),
+        );
+        let (parent, fresh) = self
+            .db
+            .call(move |db| db.sync_database_moving(&o, &k, &sec, &to))
+            .await?;
+        let databases = Databases::new(self.db.clone(), self.clock.clone());
+        let what = format!("making the database of section {} again", m.section);
+        // An intent of an earlier run may have been made in Notion before a crash.
+        let found = if fresh {
+            None
+        } else {
+            match databases.find(self.notion, &parent, &m.title).await {
+                Ok(f) => f,
+                Err(e) => return self.database_failed(out, &what, e).map(|()| false),
+            }
+        };
+        let made = match found {
+            Some(f) => f,
+            None => {
+                let options = match layout::data_source_object(self.notion, &m.data_source_id).await
+                {
+                    Ok(ds) => layout::tag_options(&ds),
+                    Err(e) => return self.failed(out, &what, e).map(|()| false),
+                };
+                match layout::create_database_with(self.notion, &parent, &m.title, &options).await {
+                    Ok(c) => {
+                        crate::crash::point("sync.database_made");
+                        c
+                    }
+                    Err(DatabaseError::Notion(e @ NotionError::Ambiguous { .. })) => {
+                        match databases.find(self.notion, &parent, &m.title).await {
+                            Ok(Some(f)) => f,
+                            Ok(None) => return self.failed(out, &what, e).map(|()| false),
+                            Err(e) => return self.database_failed(out, &what, e).map(|()| false),
+                        }
+                    }
+                    Err(e) => return self.database_failed(out, &what, e).map(|()| false),
+                }
+            }
+        };
+        let (o, k, sec, t) = (
+            owner.clone(),
+            key.to_owned(),
+            m.section.clone(),
+            m.title.clone(),
+        );
+        self.db
+            .call(move |db| {
+                db.sync_database_moved(&o, &k, &sec, &made.database_id, &made.data_source_id, &t)
+            })
+            .await?;
+        crate::crash::point("sync.database_recorded");
+        out.moved += 1;
+        out.changes.push(said);
+        Ok(true)
+    }
+
+    /// Trashes each old database of a section that moved once it holds no row: none of
+    /// notebridge's (every row moved, or deleted in OneNote and trashed) and none a person added.
+    /// One that still does stays, named in the run's problems; a later sync trashes it once it
+    /// is empty.
+    async fn trash_old_databases(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
+        let Some(owner) = self.owner else {
+            return Ok(());
+        };
+        let loaded = self.load(key).await?;
+        for d in &loaded.databases {
+            let Some((old_db, old_ds)) = &d.old else {
+                continue;
+            };
+            if self.out_of_time() {
+                out.stopped = true;
+                return Ok(());
+            }
+            let kept = |out: &mut Applied, why: String| {
+                out.unmovable += 1;
+                out.problems.push(format!(
+                    "section {} moved in OneNote: its rows are in its new database {}, and its old \
+                     database {old_db} stays in Notion because it holds {why}",
+                    d.section_id, d.database_id
+                ));
+            };
+            let ours = loaded
+                .placed
+                .iter()
+                .filter(|p| norm(&p.parent) == norm(old_ds))
+                .count();
+            if ours > 0 {
+                kept(
+                    out,
+                    format!("{ours} rows a person edited there (conflicts, left as they are)"),
+                );
+                continue;
+            }
+            let rows = match layout::rows(self.notion, old_ds).await {
+                Ok(r) => Some(r),
+                // Trashed before its record (a run cut short): what Notion answers for a trashed
+                // database's data source is not documented, so the database itself is asked.
+                Err(e) if e.class().scope == Scope::Item => {
+                    match layout::database_object(self.notion, old_db).await {
+                        Ok(d) if d["in_trash"] == true || d["archived"] == true => None,
+                        _ => {
+                            self.failed(out, &format!("reading data source {old_ds}"), e)?;
+                            continue;
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.failed(out, &format!("reading data source {old_ds}"), e)?;
+                    continue;
+                }
+            };
+            if let Some(rows) = rows {
+                if !rows.is_empty() {
+                    let why = format!(
+                        "{} rows that notebridge did not write (once they are gone from it, a \
+                         later sync trashes it)",
+                        rows.len()
+                    );
+                    kept(out, why);
+                    continue;
+                }
+                if let Err(e) = self.notion.trash_database(old_db).await {
+                    self.failed(out, &format!("trashing {old_db}"), e)?;
+                    continue;
+                }
+            }
+            crate::crash::point("sync.trashed");
+            let (o, k, s) = (owner.clone(), key.to_owned(), d.section_id.clone());
+            self.db
+                .call(move |db| db.sync_old_database_trashed(&o, &k, &s))
+                .await?;
+            out.changes.push(format!(
+                "trash the old database {old_db} of section {} (its rows moved to {})",
+                d.section_id, d.database_id
+            ));
+        }
+        Ok(())
+    }
+
+    /// A failure of the database layout in one step: as [`Pass::failed`].
+    fn database_failed(
+        &self,
+        out: &mut Applied,
+        what: &str,
+        e: DatabaseError,
+    ) -> Result<(), SyncError> {
+        match e {
+            DatabaseError::Notion(e) => self.failed(out, what, e),
+            DatabaseError::Store(e) => Err(e.into()),
+            e @ DatabaseError::BadAnswer { .. } => {
+                out.failed += 1;
+                out.problems.push(format!("{what}: {e}"));
+                Ok(())
+            }
+        }
     }
 
     /// A step cut short after its check may have moved its page without the move being
@@ -418,6 +616,11 @@ impl Pass<'_> {
 
     /// Whether `p`'s page still holds what notebridge last wrote there (recorded checks stand).
     async fn check(&self, p: &Placed) -> Result<Verdict, NotionError> {
+        Ok(self.check_page(p).await?.0)
+    }
+
+    /// [`Pass::check`], with the page object as read (a content page's or row's).
+    async fn check_page(&self, p: &Placed) -> Result<(Verdict, Option<Value>), NotionError> {
         if p.kind == ItemKind::Page {
             let ours: HashSet<String> = {
                 let (db, id) = (self.db.clone(), p.page_id.clone());
@@ -428,19 +631,21 @@ impl Pass<'_> {
                     .map(|i| norm(i))
                     .collect()
             };
-            let (seen, listed) = conflict::read(self.notion, &p.page_id, &ours).await?;
+            let page = self.notion.page(&p.page_id).await?;
+            let (seen, listed) = conflict::read_body(self.notion, &p.page_id, &page, &ours).await?;
             let children = listed
                 .iter()
                 .filter(|l| !l.trashed && (l.is_subpage() || l.is_database()))
                 .map(|l| norm(&l.id))
                 .collect();
             if p.checked {
-                return Ok(Verdict::Clear(children));
+                return Ok((Verdict::Clear(children), Some(page)));
             }
-            return Ok(match conflict::edited(p.fingerprint.as_ref(), &seen) {
+            let verdict = match conflict::edited(p.fingerprint.as_ref(), &seen) {
                 None => Verdict::Clear(children),
                 Some(e) => Verdict::Edited(e.describe().to_owned()),
-            });
+            };
+            return Ok((verdict, Some(page)));
         }
         // A notebook, section group or section page: notebridge wrote its title and place only.
         let page = self.notion.page(&p.page_id).await?;
@@ -451,15 +656,15 @@ impl Pass<'_> {
             .map(|l| norm(&l.id))
             .collect();
         if p.checked {
-            return Ok(Verdict::Clear(children));
+            return Ok((Verdict::Clear(children), None));
         }
         if page_title(&page).is_some_and(|t| t != shown_title(&p.title)) {
-            return Ok(Verdict::Edited("renamed in Notion".into()));
+            return Ok((Verdict::Edited("renamed in Notion".into()), None));
         }
         if parent_id(&page).is_some_and(|id| id != norm(&p.parent)) {
-            return Ok(Verdict::Edited("moved in Notion".into()));
+            return Ok((Verdict::Edited("moved in Notion".into()), None));
         }
-        Ok(Verdict::Clear(children))
+        Ok((Verdict::Clear(children), None))
     }
 
     /// Records `p` as a conflict that OneNote `change`d.
@@ -504,6 +709,8 @@ impl Pass<'_> {
             }
             match &u.to {
                 Some(to) if norm(to.id()) == norm(&p.parent) => out.reordered += 1,
+                // Counted with its database's move.
+                Some(_) if u.with_database => {}
                 Some(_) => out.moved += 1,
                 None if u.row.is_some() && u.title.is_none() => out.reordered += 1,
                 None => {}
@@ -515,14 +722,29 @@ impl Pass<'_> {
             out.changes.push(said);
             return Ok(());
         };
-        match self.check(p).await {
-            Ok(Verdict::Clear(_)) => {}
-            Ok(Verdict::Edited(why)) => return self.conflict(key, p, u.change, &why, out).await,
+        let page = match self.check_page(p).await {
+            Ok((Verdict::Clear(_), page)) => page,
+            Ok((Verdict::Edited(why), _)) => {
+                return self.conflict(key, p, u.change, &why, out).await
+            }
             Err(e) => return self.failed(out, &format!("checking page {}", p.page_id), e),
-        }
-        if !p.checked {
-            let (o, k, i) = (owner.clone(), key.to_owned(), p.item_id.clone());
-            self.db.call(move |db| db.sync_checked(&o, &k, &i)).await?;
+        };
+        // A row arriving in a data source keeps only its title there: what it is owed is
+        // recorded with the check, before the move.
+        let owed = match (&u.row, &p.row_owed) {
+            (Some(r), None) if r.whole => Some(self.owed(key, p, page.as_ref()).await?),
+            _ => None,
+        };
+        if !p.checked || owed.is_some() {
+            let (o, k, i, w) = (
+                owner.clone(),
+                key.to_owned(),
+                p.item_id.clone(),
+                owed.clone(),
+            );
+            self.db
+                .call(move |db| db.sync_checked(&o, &k, &i, w.as_ref()))
+                .await?;
         }
         crate::crash::point("sync.checked");
         let mut answer = None;
@@ -562,7 +784,15 @@ impl Pass<'_> {
             crate::crash::point("sync.moved");
         }
         let row_props = match &u.row {
-            Some(r) => Some(self.row_properties(key, p, u, r).await?),
+            Some(r) => {
+                let owed = owed.as_ref().or(p.row_owed.as_ref());
+                match self.row_properties(p, u, r, owed).await {
+                    Ok(props) => Some(props),
+                    Err(e) => {
+                        return self.database_failed(out, &format!("updating row {}", p.page_id), e)
+                    }
+                }
+            }
             None => None,
         };
         let result = match (&u.title, row_props) {
@@ -630,7 +860,7 @@ impl Pass<'_> {
                     },
                 )?;
                 if still_checked {
-                    db.sync_checked(&o, &k, &i)?;
+                    db.sync_checked(&o, &k, &i, None)?;
                 }
                 Ok::<_, StoreError>(())
             })
@@ -674,35 +904,77 @@ impl Pass<'_> {
         }
     }
 
-    /// A row's properties that follow OneNote: its name, order and level, and every value the
-    /// inventory holds when the page becomes a row now.
+    /// A row's properties that follow OneNote (its name, order and level) and, when it arrives in
+    /// a data source (`whole`), every other property of the layout as it is `owed`, its tags
+    /// added to the data source's schema first.
     async fn row_properties(
         &self,
-        key: &str,
         p: &Placed,
         u: &Update,
         r: &diff::RowValues,
-    ) -> Result<Value, SyncError> {
+        owed: Option<&OwedRow>,
+    ) -> Result<Value, DatabaseError> {
         let title = u.title.clone().unwrap_or_else(|| p.title.clone());
-        let mut props = json!({
-            row_names::NAME: {"title": title_rich_text(&title)},
-            row_names::ORDER: {"number": r.order},
-            row_names::LEVEL: {"number": r.level},
-        });
-        if r.whole {
-            let (k, i) = (key.to_owned(), p.item_id.clone());
-            if let Some(v) = self.db.call(move |db| db.page_values(&k, &i)).await? {
-                let date =
-                    |t: Option<String>| t.map_or(Value::Null, |t| json!({"date": {"start": t}}));
-                if let Some(c) = v.created {
-                    props[row_names::CREATED] = date(Some(c));
-                }
-                if let Some(m) = v.last_modified {
-                    props[row_names::MODIFIED] = date(Some(m));
-                }
+        let (Some(owed), true) = (owed, r.whole) else {
+            return Ok(json!({
+                row_names::NAME: {"title": title_rich_text(&title)},
+                row_names::ORDER: {"number": r.order},
+                row_names::LEVEL: {"number": r.level},
+            }));
+        };
+        let data_source = u.to.as_ref().map_or(p.parent.as_str(), |t| t.id());
+        let tags = Databases::new(self.db.clone(), self.clock.clone())
+            .ensure_tags(self.notion, data_source, &owed.tags)
+            .await?;
+        let time = |t: &Option<String>| t.as_deref().and_then(crate::queue::rows::onenote_time);
+        let row = layout::Row {
+            title,
+            created: time(&owed.created),
+            modified: time(&owed.modified),
+            tags: tags.names,
+            author: owed.author.clone(),
+            order: u32::try_from(r.order).unwrap_or(0),
+            level: u8::try_from(r.level.clamp(0, 2)).unwrap_or(0),
+            link: owed.link.clone(),
+        };
+        Ok(row.properties())
+    }
+
+    /// What row `p` is owed once it arrives in a data source: what the inventory holds of it now
+    /// (OneNote's times, author and link: a moved page's link names its new section), and the
+    /// rest as the row holds it (`page`, read by its check and found unedited, so what notebridge
+    /// wrote): its tags, by their OneNote names, and what a section file named that the scan did
+    /// not. A page that becomes a row has no tags to keep.
+    async fn owed(
+        &self,
+        key: &str,
+        p: &Placed,
+        page: Option<&Value>,
+    ) -> Result<OwedRow, SyncError> {
+        let props = page
+            .map(|pg| &pg["properties"])
+            .filter(|v| v.get(row_names::NAME).is_some() && p.kind == ItemKind::Page);
+        let held = match props {
+            Some(props) => {
+                let ds = p.parent.clone();
+                let recorded = self.db.call(move |db| db.database_tags(&ds)).await?;
+                owed_of(props, &recorded)
             }
-        }
-        Ok(props)
+            None => OwedRow::default(),
+        };
+        let (k, i) = (key.to_owned(), p.item_id.clone());
+        let v = self
+            .db
+            .call(move |db| db.page_values(&k, &i))
+            .await?
+            .unwrap_or_default();
+        Ok(OwedRow {
+            created: v.created.or(held.created),
+            modified: v.last_modified.or(held.modified),
+            tags: held.tags,
+            author: v.author.or(held.author),
+            link: v.web_url.or(held.link),
+        })
     }
 
     /// One deleted subtree: trashed whole when nothing in it stops that, else part by part.
@@ -833,6 +1105,38 @@ impl Pass<'_> {
                 .await?;
         }
         Ok(())
+    }
+}
+
+/// What a row's properties (as a page object renders them) hold of what the layout writes, its
+/// tags by the OneNote names `recorded` for its data source (a name not recorded stands for
+/// itself).
+fn owed_of(props: &Value, recorded: &[crate::store::layouts::RecordedTag]) -> OwedRow {
+    let date = |name: &str| props[name]["date"]["start"].as_str().map(str::to_owned);
+    let text: String = props[row_names::AUTHOR]["rich_text"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["plain_text"].as_str().or(r["text"]["content"].as_str()))
+        .collect();
+    let tags = props[row_names::TAGS]["multi_select"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["name"].as_str())
+        .map(|n| {
+            recorded
+                .iter()
+                .find(|r| r.name == n)
+                .map_or_else(|| n.to_owned(), |r| r.source_name.clone())
+        })
+        .collect();
+    OwedRow {
+        created: date(row_names::CREATED),
+        modified: date(row_names::MODIFIED),
+        tags,
+        author: (!text.is_empty()).then_some(text),
+        link: props[row_names::LINK]["url"].as_str().map(str::to_owned),
     }
 }
 

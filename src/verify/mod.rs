@@ -99,10 +99,14 @@ async fn verify_account(
 
     let databases = db.section_databases(account)?;
     // Rows are read by querying their data source (a data source has no children to list).
-    let data_sources: Vec<String> = databases
+    let mut data_sources: Vec<String> = databases
         .iter()
         .filter_map(|(_, d)| d.created.as_ref().map(|(_, ds)| ds.clone()))
         .collect();
+    // A moved section's old database, kept for the rows a person edited there: they are found
+    // in it.
+    let old_sources = db.old_data_sources(account)?;
+    data_sources.extend(old_sources.iter().cloned());
     let is_source: HashSet<String> = data_sources.iter().map(|d| norm(d)).collect();
     let mut ids: Vec<String> = targets.clone();
     ids.extend(items.iter().map(|i| i.parent_notion_id.clone()));
@@ -161,6 +165,7 @@ async fn verify_account(
                         .map(|i| &i.parent_notion_id)
                         .filter(|p| others.contains(&norm(p))),
                 )
+                .chain(&old_sources)
                 .filter(|t| matches!(reader.listing(t), Some(Ok(_))))
                 .map(|t| norm(t))
                 .collect(),

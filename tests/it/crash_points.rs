@@ -307,6 +307,42 @@ impl Scenario {
         self.edit_as_person(&edited, "Kept by a person though OneNote deleted it");
     }
 
+    /// OneNote's structure changes after a first migration laid out as databases: a row's page
+    /// moves to the section of the group (its row into that section's database), and the
+    /// notebook's own section moves into the group (its database is made again there, its rows
+    /// moved into it, the old one trashed).
+    fn restructure_databases(&self) {
+        self.lab.graph.mutate(&self.user.id, |n| {
+            let top = n
+                .sections
+                .iter()
+                .find(|s| s.parent_group.is_none())
+                .expect("a section at the notebook's top")
+                .clone();
+            let inner = n
+                .sections
+                .iter()
+                .find(|s| s.parent_group.is_some())
+                .expect("a section in the group")
+                .clone();
+            let big = n.pages[BIG].id.clone();
+            let mut p: Vec<_> = n.pages.iter().filter(|p| p.section_id == top.id).collect();
+            p.sort_by_key(|p| p.order);
+            let leaf = p
+                .iter()
+                .enumerate()
+                .find(|(i, q)| {
+                    q.level == 0 && q.id != big && p.get(i + 1).is_none_or(|r| r.level == 0)
+                })
+                .map(|(_, q)| q.id.clone())
+                .expect("a row with no subpage");
+            n.move_page("alice", &leaf, &inner.id).unwrap();
+            let group = inner.parent_group.clone();
+            n.move_section("alice", &top.id, &top.notebook_id, group.as_deref())
+                .unwrap();
+        });
+    }
+
     /// Whether exit `code` is a run that ended with its work done: 0, or 4 for the conflict's.
     fn ended(&self, code: i32) -> bool {
         code == 0 || (self.conflict && code == 4)
@@ -412,6 +448,10 @@ enum Phase {
     KeptEdited,
     /// After OneNote's structure changed and a person edited a page OneNote deleted: `sync`.
     Sync,
+    /// In layout `database`, after a row's page moved to another section and a section to the
+    /// group: `sync` (a row moved between databases, a database made again where its section
+    /// went).
+    DatabaseSync,
 }
 
 impl Phase {
@@ -421,7 +461,9 @@ impl Phase {
             Phase::First | Phase::Update => Some(Scenario::start().await),
             Phase::Drive => Scenario::files(true).await,
             Phase::Import => Scenario::files(false).await,
-            Phase::Database | Phase::DatabaseUpdate => Some(Scenario::databases().await),
+            Phase::Database | Phase::DatabaseUpdate | Phase::DatabaseSync => {
+                Some(Scenario::databases().await)
+            }
             Phase::Conflict | Phase::KeptEdited | Phase::Sync => Some(Scenario {
                 conflict: true,
                 ..Scenario::start().await
@@ -485,6 +527,11 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
             s.restructure();
             s.sync()
         }
+        Phase::DatabaseSync => {
+            s.complete(&s.first()).await;
+            s.restructure_databases();
+            s.sync()
+        }
     };
     let args: Vec<&str> = cmd.iter().map(String::as_str).collect();
     let (out, names) = s.run(&args, Some(at)).await;
@@ -504,7 +551,9 @@ async fn walk(phase: Phase, at: u64, resume_at: Option<u64>, want: &[String]) ->
         let again: Vec<&str> = match (phase, planned) {
             // A sync stopped anywhere is finished by `sync --resume` (its queue, then its
             // structural steps, worked out again from what is recorded).
-            (Phase::Sync, true) => vec!["sync", "--account", "alice", "--resume"],
+            (Phase::Sync | Phase::DatabaseSync, true) => {
+                vec!["sync", "--account", "alice", "--resume"]
+            }
             (_, true) => vec!["migrate", "--resume"],
             (_, false) => args.clone(),
         };
@@ -984,6 +1033,59 @@ async fn stopped_in_a_sync_step_a_resume_leaves_exactly_the_tree() {
     walk_all(Phase::Sync, &want, &points, &at).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_moving_a_row_or_a_section_database_a_resume_leaves_exactly_the_tree() {
+    let (want, points) = database_sync_reference().await;
+    eprintln!("database sync: {}", counts(&points));
+    // The first of each of the sync's own points: the database made again and recorded, a row's
+    // check (with what it is owed), move, properties and record, the old database trashed.
+    let at: Vec<u64> = firsts(&points)
+        .into_iter()
+        .filter(|&n| {
+            let p = &points[n as usize - 1];
+            p.starts_with("sync.") || p.starts_with("database.")
+        })
+        .collect();
+    let names: BTreeSet<&str> = at
+        .iter()
+        .map(|&n| points[n as usize - 1].as_str())
+        .collect();
+    for point in [
+        "sync.database_made",
+        "sync.database_recorded",
+        "sync.checked",
+        "sync.moved",
+        "sync.written",
+        "sync.recorded",
+        "sync.trashed",
+    ] {
+        assert!(names.contains(point), "the sync passes {point}: {names:?}");
+    }
+    walk_all(Phase::DatabaseSync, &want, &points, &at).await;
+}
+
+/// The tree and the points of a sync in layout `database` after a row's page and a section moved,
+/// never stopped.
+async fn database_sync_reference() -> (Vec<String>, Vec<String>) {
+    let s = Phase::DatabaseSync
+        .scenario()
+        .await
+        .expect("a generated notebook");
+    s.complete(&s.first()).await;
+    let before = tree(&s.lab);
+    s.restructure_databases();
+    let points = s.complete(&s.sync()).await;
+    let t = tree(&s.lab);
+    assert_ne!(before, t, "the sync changed the tree");
+    let databases = |t: &[String]| t.iter().filter(|l| l.contains("database ")).count();
+    assert_eq!(
+        databases(&t),
+        databases(&before),
+        "one database a section: {t:#?}"
+    );
+    (t, points)
+}
+
 /// The tree and the points of a sync after OneNote's structure changed, never stopped.
 async fn sync_reference() -> (Vec<String>, Vec<String>) {
     let s = Phase::Sync.scenario().await.expect("a generated notebook");
@@ -1086,6 +1188,7 @@ async fn stopped_at_every_crash_point_a_resume_leaves_exactly_the_tree() {
     phases.push((Phase::Conflict, conflict_reference().await));
     phases.push((Phase::KeptEdited, kept_edited_reference().await));
     phases.push((Phase::Sync, sync_reference().await));
+    phases.push((Phase::DatabaseSync, database_sync_reference().await));
     // `NOTEBRIDGE_TEST_CRASH_PHASES=drive,import` walks only those (first, update, drive, import,
     // database).
     if let Ok(only) = std::env::var("NOTEBRIDGE_TEST_CRASH_PHASES") {

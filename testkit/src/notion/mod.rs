@@ -449,6 +449,32 @@ impl NotionServer {
         id
     }
 
+    /// A person adds a row titled `title` to data source `data_source` in Notion's app (its other
+    /// properties empty); its id. The row is last edited now by that person.
+    ///
+    /// # Panics
+    /// When `data_source` is not in the workspace or refuses the row (a test setup error).
+    pub fn add_row_as_person(&self, data_source: &str, title: &str) -> String {
+        let mut g = self.shared.lock();
+        let now = self.stamp(&g);
+        let name = g
+            .store
+            .sources
+            .get(data_source)
+            .expect("a data source of the workspace")
+            .title_name()
+            .to_owned();
+        let body = serde_json::json!({
+            "properties": {name: {"title": [{"text": {"content": title}}]}},
+        });
+        let body = body.as_object().expect("an object");
+        let id =
+            databases::routes::create_row(&mut g, data_source, body, Value::Null, Value::Null, now)
+                .unwrap_or_else(|e| panic!("a person cannot add a row to {data_source}: {e:?}"));
+        person_touch(&mut g.store, &id, now);
+        id
+    }
+
     /// A person moves page, row or database `id` to Notion's trash in the app: it and everything
     /// under it leave listings and queries; it is last edited now by that person.
     ///
