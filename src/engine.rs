@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod events;
 mod locate;
 mod migrate;
+pub mod pending;
 pub mod plan;
 pub mod way;
 

@@ -11,6 +11,7 @@ pub mod journal;
 pub mod listed;
 pub mod pace;
 pub mod pace_ledger;
+pub mod proof;
 pub mod rate;
 pub mod split;
 pub mod steps;

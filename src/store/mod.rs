@@ -20,6 +20,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod layouts;
 pub mod notion_items;
+pub mod pending_runs;
 pub mod sources;
 pub mod sync;
 pub mod ways;
@@ -135,6 +136,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0027_body_digest",
         include_str!("../../migrations/0027_body_digest.sql"),
+    ),
+    (
+        "0028_pending_runs",
+        include_str!("../../migrations/0028_pending_runs.sql"),
     ),
 ];
 
