@@ -21,10 +21,10 @@ use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
 use crate::imports;
 use crate::limiter::{Lane, LimiterError};
 use crate::net::Reachability;
+use crate::notion::client::proof::UpdateProof;
 use crate::notion::client::{NotionClient, NotionCounts, NotionError};
-use crate::notion::proof::UpdateProof;
-use crate::notion::writer::WriteError;
 use crate::notion::rate::NotionRate;
+use crate::notion::writer::WriteError;
 use crate::queue::cancel::Cancel;
 use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunError, RunStats};
@@ -485,7 +485,10 @@ async fn run_request(
     let notion = if req.dry_run {
         notion
     } else {
-        let (keys, planned) = (accounts.clone(), targets.values().cloned().collect::<Vec<_>>());
+        let (keys, planned) = (
+            accounts.clone(),
+            targets.values().cloned().collect::<Vec<_>>(),
+        );
         let targets = db
             .call(move |db| {
                 let mut all: std::collections::BTreeSet<String> = planned.into_iter().collect();

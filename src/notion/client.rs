@@ -13,11 +13,13 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::pace::{Limit, Throttle, BLOCKED_REASON};
-use super::proof::UpdateProof;
 use super::rate::{NotionRate, RateError};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
 use crate::net::{Reachability, Service, Unreachable};
+use proof::UpdateProof;
+
+pub mod proof;
 
 /// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
 /// replaced `after`) and `in_trash` (which replaced `archived`), the only parts that changed for us.
@@ -1042,7 +1044,7 @@ impl NotionClient {
         what: &str,
     ) -> Result<Value, NotionError> {
         if let Some(proof) = &self.proof {
-            if super::proof::is_write(&method, path) {
+            if proof::is_write(&method, path) {
                 proof.before_write(self).await?;
             }
         }

@@ -11,7 +11,6 @@ pub mod journal;
 pub mod listed;
 pub mod pace;
 pub mod pace_ledger;
-pub mod proof;
 pub mod rate;
 pub mod split;
 pub mod steps;

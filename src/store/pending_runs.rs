@@ -54,7 +54,10 @@ mod tests {
         db.record_pending_run("migrate", "{\"a\":1}", 1).unwrap();
         db.record_pending_run("migrate", "{\"a\":2}", 2).unwrap();
         db.record_pending_run("sync", "{}", 3).unwrap();
-        assert_eq!(db.pending_run("migrate").unwrap().as_deref(), Some("{\"a\":2}"));
+        assert_eq!(
+            db.pending_run("migrate").unwrap().as_deref(),
+            Some("{\"a\":2}")
+        );
         db.forget_pending_run("migrate").unwrap();
         assert_eq!(db.pending_run("migrate").unwrap(), None);
         assert_eq!(db.pending_run("sync").unwrap().as_deref(), Some("{}"));

@@ -140,7 +140,11 @@ async fn every_change_kind_is_mirrored_and_a_second_sync_writes_nothing(layout: 
     ] {
         assert_eq!(doc[k], 0, "{k} in {doc}");
     }
-    assert_eq!(lab.notion.counters().writes(), writes, "no write request: {doc}");
+    assert_eq!(
+        lab.notion.counters().writes(),
+        writes,
+        "no write request: {doc}"
+    );
 
     let nbs: Vec<String> = notes.notebooks.iter().map(|n| n.id.clone()).collect();
     let (a1, a2) = {

@@ -10,7 +10,7 @@
 use reqwest::Method;
 use tokio::sync::Mutex;
 
-use super::client::{Capability, NotionClient, NotionError, Refusal};
+use super::{Capability, NotionClient, NotionError, Refusal};
 
 /// The run's one proof, shared by every clone of its Notion client.
 #[derive(Debug)]
