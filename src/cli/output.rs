@@ -193,7 +193,8 @@ fn hint_for(exit: Exit, message: &str) -> Option<String> {
     }
     match exit {
         Exit::SignIn => Some("sign in with `notebridge login --account NAME`".into()),
-        Exit::WorkRemaining => Some("run `notebridge migrate --resume` to go on".into()),
+        // `migrate` and `sync` name their own `--resume`; any other command is run again.
+        Exit::WorkRemaining => Some("nothing was lost: run the same command again to go on".into()),
         Exit::Busy => Some("wait for the other run to finish (`notebridge status` shows it)".into()),
         Exit::Usage => Some("`notebridge help COMMAND` lists what each command takes; `notebridge doctor` checks the set-up".into()),
         Exit::SomeFailed => Some("`notebridge status` lists the failures; `migrate --resume --retry-failed` tries them again".into()),

@@ -104,14 +104,14 @@ impl<'a> Person<'a> {
     }
 }
 
-/// The command the last advice on stderr names: the words between "run `" and the closing
-/// backtick, starting with `notebridge`.
+/// The command the last advice names (on stderr, else on stdout): the words between "run `" and
+/// the closing backtick, starting with `notebridge`.
 fn advised(out: &Output) -> Vec<String> {
-    let at = out
-        .stderr
-        .rfind("run `notebridge ")
+    let (text, at) = [&out.stderr, &out.stdout]
+        .into_iter()
+        .find_map(|t| Some((t, t.rfind("run `notebridge ")?)))
         .unwrap_or_else(|| panic!("no command advised:\n{}", out.all()));
-    let rest = &out.stderr[at + "run `".len()..];
+    let rest = &text[at + "run `".len()..];
     let cmd = &rest[..rest.find('`').expect("the command's closing backtick")];
     cmd.split_whitespace().map(str::to_owned).collect()
 }
@@ -216,9 +216,14 @@ async fn the_block_limit_the_advice_finishes_the_migration() {
         .set_block_limit(Some(lab.notion.block_count() + 20));
     let out = me.run(&["migrate", "--to", &lab.target_page]).await;
     crate::notion_2026::stopped_at_block_limit(&out);
+    // `verify` names the pages still queued and the same command for them.
+    let verify = me.run(&["verify"]).await;
+    assert_ne!(verify.code, Some(0), "{}", verify.all());
+    assert!(verify.all().contains("its job is"), "{}", verify.all());
+    assert_eq!(advised(&verify), advised(&out));
 
     lab.notion.set_block_limit(None);
-    me.follow(&out).await;
+    me.follow(&verify).await;
     me.all_in_notion(&lab.target_page).await;
 }
 
@@ -271,12 +276,11 @@ async fn a_target_shared_too_late_the_advice_finishes_the_migration() {
     );
 }
 
-/// `sync` stopped for a missing capability names `sync --resume`, which carries the change over.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sync_stopped_for_a_capability_names_sync_and_its_advice_finishes_it() {
-    let lab = Lab::start(quick()).await;
-    let user = lab.add_user("me", notes(98));
-    let me = Person::signed_in(&lab).await;
+/// A person who migrated `notes(seed)` under the lab's target, then renamed a page in OneNote;
+/// that page's id.
+async fn migrated_then_renamed(lab: &Lab, seed: u64) -> (Person<'_>, String) {
+    let user = lab.add_user("me", notes(seed));
+    let me = Person::signed_in(lab).await;
     let first = me.run(&["migrate", "--to", &lab.target_page]).await;
     assert_eq!(first.code, Some(0), "{}", first.all());
     let page = lab.graph.mutate(&user.id, |n| {
@@ -285,7 +289,29 @@ async fn a_sync_stopped_for_a_capability_names_sync_and_its_advice_finishes_it()
         p.modified += chrono::Duration::minutes(5);
         p.id.clone()
     });
+    (me, page)
+}
 
+/// The rename reached Notion, and every page is there once.
+async fn renamed_in_notion(me: &Person<'_>, page: &str) {
+    let db = crate::layout_e2e::files_db(me.home.path());
+    let id = db
+        .notion_item("default", page)
+        .unwrap()
+        .and_then(|i| i.into_page_id())
+        .unwrap();
+    assert_eq!(
+        me.lab.notion.dump(&id).and_then(|d| d.title).as_deref(),
+        Some("Renamed in OneNote")
+    );
+    me.all_in_notion(&me.lab.target_page).await;
+}
+
+/// `sync` stopped for a missing capability names `sync --resume`, which carries the change over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_stopped_for_a_capability_names_sync_and_its_advice_finishes_it() {
+    let lab = Lab::start(quick()).await;
+    let (me, page) = migrated_then_renamed(&lab, 98).await;
     lab.notion.set_update_content(false);
     let out = me.run(&["sync"]).await;
     assert_eq!(out.code, Some(2), "{}", out.all());
@@ -294,15 +320,22 @@ async fn a_sync_stopped_for_a_capability_names_sync_and_its_advice_finishes_it()
 
     lab.notion.set_update_content(true);
     me.follow(&out).await;
-    let db = crate::layout_e2e::files_db(me.home.path());
-    let id = db
-        .notion_item("default", &page)
-        .unwrap()
-        .and_then(|i| i.into_page_id())
-        .unwrap();
-    assert_eq!(
-        lab.notion.dump(&id).and_then(|d| d.title).as_deref(),
-        Some("Renamed in OneNote")
-    );
-    me.all_in_notion(&lab.target_page).await;
+    renamed_in_notion(&me, &page).await;
+}
+
+/// Notion unreachable until `sync --max-duration` runs out, before anything is planned: exit 75
+/// naming `sync --resume`, which goes on with that sync (its scan and its change) once Notion
+/// answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sync_that_cannot_reach_notion_names_sync_and_its_advice_finishes_it() {
+    let lab = Lab::start(quick()).await;
+    let (me, page) = migrated_then_renamed(&lab, 99).await;
+    lab.notion.outage().stop();
+    let out = me.run(&["sync", "--max-duration", "2s"]).await;
+    assert_eq!(out.code, Some(75), "{}", out.all());
+    assert_eq!(advised(&out), ["notebridge", "sync", "--resume"]);
+
+    lab.notion.outage().resume();
+    me.follow(&out).await;
+    renamed_in_notion(&me, &page).await;
 }
