@@ -62,11 +62,11 @@ impl<'a> Person<'a> {
     }
 
     async fn run<S: AsRef<str>>(&self, args: &[S]) -> Output {
-        let l = self.lab;
+        let (l, token) = (self.lab, self.token.borrow().clone());
         bin_support::notebridge(self.home.path(), &["--no-progress"])
             .args(args.iter().map(AsRef::as_ref))
             .env("NOTEBRIDGE_CLIENT_ID", CLIENT_ID)
-            .env("NOTION_TOKEN", self.token.borrow().as_str())
+            .env("NOTION_TOKEN", token)
             .env("NOTEBRIDGE_AUTHORITY_URL", l.auth.authority_url())
             .env("NOTEBRIDGE_GRAPH_URL", l.graph.base_url())
             .env("NOTEBRIDGE_NOTION_URL", l.notion.base_url())
