@@ -138,8 +138,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0027_body_digest.sql"),
     ),
     (
-        "0028_pending_runs",
-        include_str!("../../migrations/0028_pending_runs.sql"),
+        "0030_pending_runs",
+        include_str!("../../migrations/0030_pending_runs.sql"),
     ),
 ];
 

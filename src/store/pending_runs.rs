@@ -1,4 +1,4 @@
-//! A planning run whose plan is not recorded yet (schema 0028): recorded before the run asks any
+//! A planning run whose plan is not recorded yet (schema 0030): recorded before the run asks any
 //! service anything, forgotten once every source's plan is recorded, so that a run stopped in
 //! between is continued by the next `--resume` of its command rather than found with nothing
 //! queued. The request is the engine's to read; the store keeps its text.
