@@ -12,6 +12,7 @@ pub mod events;
 mod listed_empty;
 mod locate;
 mod migrate;
+pub mod pending;
 pub mod plan;
 pub mod way;
 

@@ -56,14 +56,17 @@ pub(super) fn upload_limit(
 }
 
 /// The capabilities proven on `page` (already read, so Read content holds): Update content by an
-/// update that changes nothing. Insert content cannot be proven without writing: the run's first
-/// write proves it, before any other work.
+/// update that changes nothing, as a run proves it just before its first write
+/// (`notion::proof`; nothing is remembered between runs). Insert content cannot be proven without
+/// writing: the run's first write proves it.
 pub(super) async fn capabilities(client: &NotionClient, page: &str, kind: &TokenKind) -> Check {
     match client.prove_update(page).await {
         Ok(()) => Check::pass(
             "notion_capabilities",
             "Read content (the page was read) and Update content (an update that changes \
-             nothing was accepted) proven; Insert content is proven by the run's first write",
+             nothing was accepted) proven; a run proves Update content the same way just before \
+             its first write (a run with nothing to change sends none), and its first write \
+             proves Insert content",
         ),
         Err(
             e @ NotionError::Refused {

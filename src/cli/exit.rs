@@ -106,6 +106,8 @@ pub type CliResult<T> = Result<T, Failure>;
 pub struct Failure {
     exit: Exit,
     error: anyhow::Error,
+    /// What to do next, when the command knows better than the exit code's usual hint.
+    hint: Option<String>,
 }
 
 impl Failure {
@@ -119,12 +121,26 @@ impl Failure {
         &self.error
     }
 
+    /// What to do next, when the command said it ([`Failure::with_hint`]).
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+
+    /// The same failure with `hint` as what to do next.
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        Self {
+            hint: Some(hint.into()),
+            ..self
+        }
+    }
+
     /// A failure the command does not expect (exit 1): writing its output failed, a runtime could
     /// not be built. Named at the call, so that it is chosen, never fallen into.
     pub fn unexpected(error: impl Into<anyhow::Error>) -> Self {
         Self {
             exit: Exit::Unexpected,
             error: error.into(),
+            hint: None,
         }
     }
 
@@ -133,6 +149,7 @@ impl Failure {
         Self {
             exit: self.exit,
             error: self.error.context(doing),
+            hint: self.hint,
         }
     }
 }
@@ -158,6 +175,7 @@ where
         Self {
             exit: e.meaning().map_or(Exit::Unexpected, Exit::from),
             error: anyhow::Error::new(e),
+            hint: None,
         }
     }
 }
@@ -167,6 +185,7 @@ impl From<CliError> for Failure {
         Self {
             exit: e.exit,
             error: anyhow::Error::new(e),
+            hint: None,
         }
     }
 }

@@ -204,6 +204,18 @@ pub(super) async fn execute(
     if let Some(t) = shown.ticker.lock().expect("ticker poisoned").take() {
         t.finish();
     }
+    let outcome = outcome.map_err(|e| {
+        // The advice names the command that goes on with this run, as it is to be typed.
+        let resumable = !req.dry_run && e.resumable();
+        let failure = crate::cli::exit::Failure::from(e);
+        if resumable {
+            failure.with_hint(format!(
+                "once that is dealt with, run `notebridge {command} --resume` to go on"
+            ))
+        } else {
+            failure
+        }
+    });
     match outcome? {
         Outcome::NothingQueued => {
             printer.note("nothing is queued; plan a migration with `notebridge migrate --to PAGE`");

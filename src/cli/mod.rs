@@ -221,7 +221,7 @@ where
                 "--trace / NOTEBRIDGE_TRACE: cannot write {}: {e}",
                 path.display()
             )));
-            printer.error(&err, Exit::Usage);
+            printer.error(&err, Exit::Usage, None);
             return Exit::Usage.into();
         }
     }
@@ -230,7 +230,7 @@ where
     match result {
         Ok(exit) => exit.into(),
         Err(failure) => {
-            printer.error(failure.error(), failure.exit());
+            printer.error(failure.error(), failure.exit(), failure.hint());
             failure.exit().into()
         }
     }

@@ -89,7 +89,8 @@ impl Printer {
     /// The final error: on stderr as the argument parser prints its own (`error:` in bold red where
     /// colour is on, the causes, one `hint:` line with what to do next), and with `--json` also as one
     /// document on stdout: `{"version", "error": {"message", "causes", "hint"}, "exit"}`.
-    pub fn error(&self, err: &anyhow::Error, exit: Exit) {
+    /// `hint`, when given, is the next step instead of the exit code's usual one.
+    pub fn error(&self, err: &anyhow::Error, exit: Exit, hint: Option<&str>) {
         let message = err.to_string();
         let mut causes: Vec<String> = Vec::new();
         for cause in err.chain().skip(1) {
@@ -98,7 +99,7 @@ impl Printer {
                 causes.push(c);
             }
         }
-        let hint = hint_for(exit, &message);
+        let hint = hint.map(str::to_owned).or_else(|| hint_for(exit, &message));
         let (red, yellow, reset) = if stderr_colour() {
             ("\x1b[1;31m", "\x1b[1;33m", "\x1b[0m")
         } else {
@@ -192,7 +193,8 @@ fn hint_for(exit: Exit, message: &str) -> Option<String> {
     }
     match exit {
         Exit::SignIn => Some("sign in with `notebridge login --account NAME`".into()),
-        Exit::WorkRemaining => Some("run `notebridge migrate --resume` to go on".into()),
+        // `migrate` and `sync` name their own `--resume`; any other command is run again.
+        Exit::WorkRemaining => Some("nothing was lost: run the same command again to go on".into()),
         Exit::Busy => Some("wait for the other run to finish (`notebridge status` shows it)".into()),
         Exit::Usage => Some("`notebridge help COMMAND` lists what each command takes; `notebridge doctor` checks the set-up".into()),
         Exit::SomeFailed => Some("`notebridge status` lists the failures; `migrate --resume --retry-failed` tries them again".into()),

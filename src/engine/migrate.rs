@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use super::estimate::{self, Plan};
 use super::events::{Event, Observer, Progress};
+use super::pending::{command_of, PendingRun};
 use super::plan::{Picks, PlanError, Planner};
 use super::way::Via;
 use super::{drain, retry_failed, select_accounts, summarise, SelectError, Selection, Summary};
@@ -20,8 +21,10 @@ use crate::graph::{Caller, GraphClient, GraphCounts, GraphError};
 use crate::imports;
 use crate::limiter::{Lane, LimiterError};
 use crate::net::Reachability;
+use crate::notion::client::proof::UpdateProof;
 use crate::notion::client::{NotionClient, NotionCounts, NotionError};
 use crate::notion::rate::NotionRate;
+use crate::notion::writer::WriteError;
 use crate::queue::cancel::Cancel;
 use crate::queue::lock::RunLock;
 use crate::queue::{Migration, RunEnd, RunError, RunStats};
@@ -221,6 +224,20 @@ impl Classify for MigrateError {
     }
 }
 
+impl MigrateError {
+    /// Whether `--resume` goes on with the run once its cause is dealt with: Notion refusing or
+    /// blocking the token or the target (a planning run's request is kept until its plan is
+    /// recorded), or a stop that parks the work.
+    pub fn resumable(&self) -> bool {
+        match self {
+            MigrateError::Target(_)
+            | MigrateError::Run(RunError::Notion(_) | RunError::Write(WriteError::Notion(_)))
+            | MigrateError::Sync(SyncError::Notion(_)) => true,
+            e => e.class().next == Next::Stop,
+        }
+    }
+}
+
 /// What a run did.
 #[derive(Debug)]
 pub enum Outcome {
@@ -314,8 +331,47 @@ pub async fn migrate(
     outcome
 }
 
-/// The run itself, by the holder of the run lock `owner` (none for a dry run).
+/// The run itself, by the holder of the run lock `owner` (none for a dry run). A resume after a
+/// planning run that stopped before its plan was recorded goes on with that run (what the advice
+/// to resume promised); a planning run that ends in an error a resume cannot help (a usage error)
+/// is no longer pending.
 async fn run(
+    svc: &Services<'_>,
+    req: &Request,
+    owner: Option<&RunToken>,
+    observer: &dyn Observer,
+) -> Result<Outcome, MigrateError> {
+    let db = svc.db;
+    let command = command_of(req);
+    let continued = match (req.resume, owner) {
+        (true, Some(_)) => {
+            let kept = db.call(move |db| db.pending_run(command)).await?;
+            kept.as_deref()
+                .and_then(PendingRun::from_json)
+                .filter(|p| p.fits(req))
+                .map(|p| {
+                    observer.event(Event::Note(format!(
+                        "going on with the {command} ({}) that stopped before its plan was \
+                         recorded",
+                        p.describe()
+                    )));
+                    p.continued_by(req)
+                })
+        }
+        _ => None,
+    };
+    let req = continued.as_ref().unwrap_or(req);
+    let outcome = run_request(svc, req, owner, observer).await;
+    if let Err(e) = &outcome {
+        if !req.resume && owner.is_some() && !e.resumable() {
+            db.call(move |db| db.forget_pending_run(command)).await?;
+        }
+    }
+    outcome
+}
+
+/// [`run`] of one request.
+async fn run_request(
     svc: &Services<'_>,
     req: &Request,
     owner: Option<&RunToken>,
@@ -331,6 +387,7 @@ async fn run(
         process: _,
     } = svc;
     let started = clock.now_ms();
+    let command = command_of(req);
     let rate = Arc::new(NotionRate::open(
         db.clone(),
         notion_token,
@@ -352,6 +409,17 @@ async fn run(
             imports::check_reachable(p).await.map_err(PlanError::from)?;
         }
     }
+    // What a planning run was asked is kept until its plan is recorded, so that a stop before
+    // that (Notion refusing, an outage) leaves `--resume` something to go on with.
+    if !req.resume && owner.is_some() {
+        let mut from = Vec::new();
+        for p in &req.from {
+            from.push(imports::absolute(p).map_err(PlanError::from)?);
+        }
+        let (kept, now) = (PendingRun::of(req, &from).to_json(), clock.now_ms());
+        db.call(move |db| db.record_pending_run(command, &kept, now))
+            .await?;
+    }
     // Check the target before any work: a token or sharing problem is the user's to fix.
     let me = notion.me().await.map_err(MigrateError::Target)?;
     let token = TokenKind::of(&me);
@@ -366,12 +434,6 @@ async fn run(
     });
     if let Some(t) = &req.target {
         notion.page(t).await.map_err(MigrateError::Target)?;
-        // Update content (the link pass, `--update`, trashing) is proven before any work, by an
-        // update that changes nothing, rather than met after half a migration. A dry run sends
-        // nothing that is not a read.
-        if !req.dry_run {
-            notion.prove_update(t).await.map_err(MigrateError::Target)?;
-        }
     }
 
     let (account, all_accounts, resume) = (req.account.clone(), req.all_accounts, req.resume);
@@ -416,24 +478,28 @@ async fn run(
             targets.insert(account.clone(), t);
         }
     }
-    let recorded_targets = req.sync.is_some() && req.target.is_none();
-    if (req.resume || recorded_targets) && !req.dry_run {
-        // A resumed run proves Update content under each target it goes on writing under, as a
-        // first run does under its `--to`.
-        let keys = accounts.clone();
+    // Update content (the link pass, `--update`, `sync`'s moves, trashing) is proven under each
+    // target the run writes under, by an update that changes nothing, just before the run's first
+    // write (`notion::proof`): not met after half a migration, and not sent by a run that finds
+    // nothing to change. A dry run writes nothing.
+    let notion = if req.dry_run {
+        notion
+    } else {
+        let (keys, planned) = (
+            accounts.clone(),
+            targets.values().cloned().collect::<Vec<_>>(),
+        );
         let targets = db
             .call(move |db| {
-                let mut all = std::collections::BTreeSet::new();
+                let mut all: std::collections::BTreeSet<String> = planned.into_iter().collect();
                 for k in &keys {
                     all.extend(db.plan_targets(k)?);
                 }
                 Ok::<_, crate::store::StoreError>(all)
             })
             .await?;
-        for t in &targets {
-            notion.prove_update(t).await.map_err(MigrateError::Target)?;
-        }
-    }
+        notion.with_update_proof(Arc::new(UpdateProof::new(targets)))
+    };
     let graph =
         GraphClient::open_sharing(db.clone(), settings, clock.clone(), jitter.clone(), reach)?;
     // Only an account's notebooks need the Microsoft app (and say so before any work); imports
@@ -604,13 +670,18 @@ async fn run(
     let unreadable = AtomicUsize::new(0);
     let stats = migration.stats();
     let retrying = req.retry_failed;
+    // Accounts whose plan is recorded: once every one is, the run is no longer pending.
+    let (planned, planning) = (AtomicUsize::new(0), targets.len());
     let prepare = |account: String| {
-        let (graph, plans, unreadable, planner, notion) =
-            (&graph, &plans, &unreadable, &planner, &notion);
+        let (graph, plans, unreadable, planner, notion, planned) =
+            (&graph, &plans, &unreadable, &planner, &notion, &planned);
         async move {
             if let Some(t) = target_of(&account) {
                 let p = planner(t, &account).plan(&account).await?;
                 unreadable.fetch_add(p.unreadable_sources, Ordering::Relaxed);
+                if planned.fetch_add(1, Ordering::SeqCst) + 1 == planning {
+                    db.call(move |db| db.forget_pending_run(command)).await?;
+                }
                 // New work changes the progress line's total.
                 stats.transitions.send_modify(|n| *n += 1);
             } else if retrying && !is_files_key(&account) {

@@ -17,6 +17,9 @@ use super::rate::{NotionRate, RateError};
 use crate::clock::{Clock, Jitter};
 use crate::failure::{Class, Classify, Meaning, Next, Retries, Scope, ITEM_RETRIES};
 use crate::net::{Reachability, Service, Unreachable};
+use proof::UpdateProof;
+
+pub mod proof;
 
 /// The Notion API version we speak. 2026-03-11 is the newest; we use `position` on appends (which
 /// replaced `after`) and `in_trash` (which replaced `archived`), the only parts that changed for us.
@@ -84,9 +87,8 @@ pub enum NotionError {
     /// not help, so nothing is sent again and the run stops (resumable) with that reason.
     #[error(
         "Notion blocked {what}: 429 rate_limited, rate_limit_reason {BLOCKED_REASON} (Notion \
-         says retrying will not help). Nothing was marked failed: once Notion lets this \
-         connection's requests through again (ask the workspace's owner or Notion's support), run \
-         `notebridge migrate --resume`"
+         says retrying will not help). Nothing was marked failed: resume the run once Notion lets \
+         this connection's requests through again (ask the workspace's owner or Notion's support)"
     )]
     Blocked {
         /// What we were doing.
@@ -210,8 +212,8 @@ impl Refusal {
             (Refusal::MissingCapability, Some(c)) => format!(
                 "The integration lacks a capability: {}. Give it Read, Update and Insert \
                  content at https://www.notion.so/profile/integrations (Capabilities); with a \
-                 personal access token, give its creator edit access to the page. Then run \
-                 `notebridge migrate --resume`",
+                 personal access token, give its creator edit access to the page. Nothing was \
+                 marked failed",
                 c.name()
             ),
             (kind, _) => kind.advice().to_owned(),
@@ -264,15 +266,14 @@ impl Refusal {
             }
             Refusal::MissingCapability => {
                 "The integration lacks a capability: give it Read, Update and Insert content at \
-                 https://www.notion.so/profile/integrations (Capabilities), then run `notebridge \
-                 migrate --resume`"
+                 https://www.notion.so/profile/integrations (Capabilities). Nothing was marked \
+                 failed"
             }
             Refusal::BlockLimit => {
                 "The workspace has reached Notion's workspace block limit (a Free workspace with \
                  more than one member holds at most 1,000 blocks in all, deleted ones included): \
-                 upgrade the workspace to a paid plan and run `notebridge migrate --resume`, or \
-                 migrate into another workspace with a new state database (`--db`). Nothing was \
-                 marked failed"
+                 upgrade the workspace to a paid plan and resume the run, or migrate into another \
+                 workspace with a new state database (`--db`). Nothing was marked failed"
             }
         }
     }
@@ -582,6 +583,8 @@ pub struct NotionClient {
     item: Option<Retries>,
     /// Whether the token is a personal access token.
     personal: bool,
+    /// The run's proof of Update content, made before its first write (`None`: no proof asked).
+    proof: Option<Arc<UpdateProof>>,
 }
 
 impl std::fmt::Debug for NotionClient {
@@ -618,6 +621,7 @@ impl NotionClient {
             reach: Reachability::new(Clock::system()),
             item: None,
             personal: false,
+            proof: None,
         }
     }
 
@@ -633,11 +637,18 @@ impl NotionClient {
         self.personal
     }
 
+    /// This client proving Update content with `proof` before its first write (and every clone
+    /// made from it sharing the one proof).
+    pub fn with_update_proof(mut self, proof: Arc<UpdateProof>) -> Self {
+        self.proof = Some(proof);
+        self
+    }
+
     /// Proves the Update content capability on page `id` without changing it: an update that
     /// names nothing to change. Without the capability Notion answers `403 restricted_resource`
     /// (reference/update-a-block), as it would to the link pass, `--update` and trashing.
     pub async fn prove_update(&self, id: &str) -> Result<(), NotionError> {
-        self.call(
+        self.send(
             Method::PATCH,
             &format!("/v1/pages/{id}"),
             Body::Json(json!({})),
@@ -1025,6 +1036,23 @@ impl NotionClient {
     }
 
     async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Body,
+        retry: Retry,
+        what: &str,
+    ) -> Result<Value, NotionError> {
+        if let Some(proof) = &self.proof {
+            if proof::is_write(&method, path) {
+                proof.before_write(self).await?;
+            }
+        }
+        self.send(method, path, body, retry, what).await
+    }
+
+    /// [`NotionClient::call`] without the proof before a write.
+    async fn send(
         &self,
         method: Method,
         path: &str,

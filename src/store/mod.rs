@@ -21,6 +21,7 @@ pub mod jobs;
 pub mod layouts;
 pub mod listed_empty;
 pub mod notion_items;
+pub mod pending_runs;
 pub mod sources;
 pub mod sync;
 pub mod ways;
@@ -144,6 +145,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0029_row_moves",
         include_str!("../../migrations/0029_row_moves.sql"),
+    ),
+    (
+        "0030_pending_runs",
+        include_str!("../../migrations/0030_pending_runs.sql"),
     ),
 ];
 

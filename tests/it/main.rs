@@ -103,6 +103,7 @@ mod queue_pipeline;
 mod release_config;
 mod report_cli;
 mod resolve_cli;
+mod resume_advice;
 mod scan_cli;
 mod sources_cli;
 mod status_cli;

@@ -171,6 +171,17 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Every request that may change what Notion holds ([`Endpoint::is_write`]), the updates that
+    /// named nothing to change (a capability's proof) included: what a run that changes nothing
+    /// must not send.
+    pub fn writes(&self) -> u64 {
+        self.per_endpoint
+            .iter()
+            .filter(|(e, _)| e.is_write())
+            .map(|(_, n)| n)
+            .sum()
+    }
+
     /// Requests that may change what Notion holds ([`Endpoint::is_write`]), less the updates that
     /// named nothing to change.
     pub fn changing_writes(&self) -> u64 {
@@ -213,6 +224,8 @@ pub(crate) struct Inner {
     pub(crate) stamp_at: Option<i64>,
     /// With `stamp_at`: how much later each write is stamped than the one before.
     pub(crate) stamp_step: Option<i64>,
+    /// Requests the configured token may still make before it expires (`None`: no expiry).
+    pub(crate) token_requests_left: Option<u64>,
 }
 
 pub(crate) struct Shared {
@@ -276,6 +289,7 @@ impl NotionServer {
             tokens: Vec::new(),
             stamp_at: None,
             stamp_step: None,
+            token_requests_left: None,
         };
         let shared = Arc::new(Shared {
             inner: Mutex::new(inner),
@@ -523,6 +537,27 @@ impl NotionServer {
     /// Removes the integration's access to the root page `id` (and so to everything under it).
     pub fn unshare(&self, id: &str) {
         self.shared.lock().store.unshare(id);
+    }
+
+    /// Shares the root page `id` with the integration again after [`NotionServer::unshare`], or
+    /// for the first time after [`NotionServer::add_unshared_page`].
+    pub fn share(&self, id: &str) {
+        self.shared.lock().store.share(id);
+    }
+
+    /// Creates a root page that is not shared with the integration yet (a person who made the
+    /// page and has not added the connection): it answers 404 until [`NotionServer::share`].
+    pub fn add_unshared_page(&self, title: &str) -> String {
+        let id = self.add_shared_page(title);
+        self.unshare(&id);
+        id
+    }
+
+    /// Lets the configured token make `requests` more requests, then answers every one `401
+    /// unauthorized` as Notion does for a personal access token past its expiry (`None`: it never
+    /// expires).
+    pub fn expire_token_after(&self, requests: Option<u64>) {
+        self.shared.lock().token_requests_left = requests;
     }
 
     /// Adds a fault rule (checked in order, after auth, version and rate checks).

@@ -193,7 +193,22 @@ async fn process(sh: &Shared, req: Request, endpoint: Endpoint, raw_id: Option<S
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
     let Some(token) = token
-        .filter(|t| *t == sh.config.token || sh.lock().tokens.iter().any(|k| k == t))
+        .filter(|t| {
+            let mut g = sh.lock();
+            if *t == sh.config.token {
+                // A personal access token past its expiry is refused like any other bad token.
+                match g.token_requests_left.as_mut() {
+                    Some(0) => false,
+                    Some(n) => {
+                        *n -= 1;
+                        true
+                    }
+                    None => true,
+                }
+            } else {
+                g.tokens.iter().any(|k| k == t)
+            }
+        })
         .map(str::to_owned)
     else {
         return Reply::Err(ApiError::new(

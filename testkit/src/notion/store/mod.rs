@@ -48,6 +48,9 @@ pub struct DumpNode {
 #[derive(Debug, Default)]
 pub struct Store {
     nodes: HashMap<String, Node>,
+    /// Pages (and what is under them) that exist in the workspace but are not shared with the
+    /// integration: kept to be shared again.
+    unshared: HashMap<String, Vec<(String, Node)>>,
     /// The data sources of the databases, with their schemas and rows' values.
     pub sources: DataSources,
 }
@@ -89,10 +92,21 @@ impl Store {
     /// from now on, as Notion does for a page whose connection was removed.
     pub fn unshare(&mut self, root: &str) {
         let mut stack = vec![root.to_owned()];
+        let mut kept = Vec::new();
         while let Some(id) = stack.pop() {
             if let Some(n) = self.nodes.remove(&id) {
-                stack.extend(n.children);
+                stack.extend(n.children.iter().cloned());
+                kept.push((id, n));
             }
+        }
+        self.unshared.insert(root.to_owned(), kept);
+    }
+
+    /// Shares the root page `root` with the integration again (after [`Store::unshare`]): it and
+    /// everything under it answer as before.
+    pub fn share(&mut self, root: &str) {
+        for (id, n) in self.unshared.remove(root).unwrap_or_default() {
+            self.nodes.insert(id, n);
         }
     }
 
