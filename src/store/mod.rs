@@ -19,6 +19,7 @@ pub mod imports;
 pub mod inventory;
 pub mod jobs;
 pub mod layouts;
+pub mod moves;
 pub mod notion_items;
 pub mod sources;
 pub mod sync;
@@ -135,6 +136,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0027_body_digest",
         include_str!("../../migrations/0027_body_digest.sql"),
+    ),
+    (
+        "0028_recreated_pages",
+        include_str!("../../migrations/0028_recreated_pages.sql"),
     ),
 ];
 

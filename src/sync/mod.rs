@@ -31,6 +31,7 @@ use crate::notion::conflict;
 use crate::notion::database::names as row_names;
 use crate::queue::cancel::Cancel;
 use crate::store::jobs::RunToken;
+use crate::store::moves::{Moves, Recognised, Recreated};
 use crate::store::notion_items::ItemKind;
 use crate::store::sync::{Change, Placed, Placing};
 use crate::store::{Db, StoreError};
@@ -88,6 +89,12 @@ pub struct Applied {
     pub failed: usize,
     /// What failed, or was left, and why.
     pub problems: Vec<String>,
+    /// Pages OneNote gave a new id that were recognised as the pages already written
+    /// (`store::moves`), by how; each keeps its Notion page.
+    pub moved_by: MovedBy,
+    /// Pages that went while pages of their title and created time came, none told apart: a
+    /// deletion and a creation.
+    pub recreated: Vec<Recreated>,
     /// Each change applied (in a dry run: each change that would be), in words.
     pub changes: Vec<String>,
     /// The deadline or a signal stopped the pass with steps left.
@@ -96,6 +103,28 @@ pub struct Applied {
     /// both parents as edited, so their fingerprints are taken again.
     #[serde(skip)]
     touched: HashMap<String, String>,
+}
+
+/// How many moved pages were recognised each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MovedBy {
+    /// By their `onenote:` link GUID.
+    pub guid: usize,
+    /// By their created time and title.
+    pub created_and_title: usize,
+}
+
+impl Applied {
+    /// Counts what the matching of moved pages found.
+    pub fn recognised(&mut self, moves: &Moves) {
+        for m in &moves.moved {
+            match m.by {
+                Recognised::Guid => self.moved_by.guid += 1,
+                Recognised::CreatedAndTitle => self.moved_by.created_and_title += 1,
+            }
+        }
+        self.recreated.extend(moves.recreated.iter().cloned());
+    }
 }
 
 /// What the pass works with.
@@ -133,6 +162,8 @@ struct Loaded {
     unreadable: HashSet<String>,
     page_sections: HashMap<String, String>,
     targets: HashSet<String>,
+    /// In a dry run, the moves a run would recognise (its records are re-keyed here only).
+    moves: Moves,
 }
 
 impl Loaded {
@@ -205,18 +236,27 @@ impl Pass<'_> {
     }
 
     async fn load(&self, key: &str) -> Result<Loaded, SyncError> {
-        let k = key.to_owned();
+        let (k, dry) = (key.to_owned(), self.owner.is_none());
         Ok(self
             .db
             .call(move |db| {
                 let targets: HashSet<String> = db.plan_targets_in_order(&k)?.into_iter().collect();
+                let mut placed = db.placed_items(&k)?;
+                // A run re-keys them before its plan (`Db::rekey_moves`); a dry run sees them so.
+                let moves = if dry { db.find_moves(&k)? } else { Moves::default() };
+                for m in &moves.moved {
+                    if let Some(p) = placed.iter_mut().find(|p| p.item_id == m.from) {
+                        p.item_id = m.to.clone();
+                    }
+                }
                 Ok::<_, StoreError>(Loaded {
                     notebooks: db.inventory(&k)?,
-                    placed: db.placed_items(&k)?,
+                    placed,
                     databases: db.placed_databases(&k)?,
                     unreadable: db.unreadable_sections(&k)?,
                     page_sections: db.page_sections(&k)?,
                     targets,
+                    moves,
                 })
             })
             .await?)
@@ -231,6 +271,7 @@ impl Pass<'_> {
         if self.settle_in_doubt(key, &loaded).await? {
             loaded = self.load(key).await?;
         }
+        out.recognised(&loaded.moves);
         let changes: Changes = diff::changes(&loaded.sides());
         out.unmovable += changes.unmovable.len();
         for s in &changes.unmovable {

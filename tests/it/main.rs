@@ -92,6 +92,7 @@ mod onestore_walk;
 mod output_cli;
 mod sync_e2e;
 mod sync_files;
+mod sync_moves;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
 #[cfg(unix)]
 mod peak_rss;

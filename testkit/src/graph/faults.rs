@@ -43,6 +43,11 @@ pub struct Field {
     /// Sections (by id) whose page listing answers `{"value": []}` while they hold pages (field
     /// report: microsoft-graph-explorer-v4#3935).
     pub empty_page_lists: Vec<String>,
+    /// A page moved to another section comes back under a new id: new hex, its new section's id
+    /// in it (`0-<32 hex>!<n>-<section id without its 0->`), 404 under the old one, and only its
+    /// `onenote:` link GUID and created time kept (field report: a recorded page id embeds its
+    /// section's id; microsoft-graph-docs#18296; OneMore #625, #1747).
+    pub renumber_moved_pages: bool,
 }
 
 /// Who the external throttle hits.
