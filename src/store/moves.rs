@@ -148,7 +148,7 @@ fn find(c: &Connection, key: &str) -> rusqlite::Result<Moves> {
         }
     }
     // Where a side has no GUID: the created time and title, when one page on each side has them.
-    // Two pages that both have GUIDs, and different ones, are different pages.
+    // Two pages whose listings both gave GUIDs, and different ones, are different pages.
     let shape = |p: &Candidate| p.created.clone().map(|c| (c, p.title.clone()));
     let mut gone_by: HashMap<(String, String), Vec<&Candidate>> = HashMap::new();
     for g in gone.iter().filter(|g| !matched.contains(g.id.as_str())) {
@@ -166,7 +166,7 @@ fn find(c: &Connection, key: &str) -> rusqlite::Result<Moves> {
         let Some(s) = shape(g) else { continue };
         let news = new_by.get(&s).map_or(&[][..], Vec::as_slice);
         let olds = &gone_by[&s];
-        let comparable = |n: &&Candidate| g.guid.is_none() || n.guid.is_none();
+        let comparable = |n: &&Candidate| !given_guid(g) || !given_guid(n);
         if news.is_empty() || !news.iter().all(comparable) {
             continue;
         }
@@ -191,6 +191,23 @@ fn find(c: &Connection, key: &str) -> rusqlite::Result<Moves> {
         });
     }
     Ok(out)
+}
+
+/// Whether `p`'s GUID is one its listing gave (its `onenote:` link's), rather than the one read
+/// from the hex of its Graph id when the listing gave no link: that one changes with the id, so
+/// two pages' differing only in it tells nothing.
+fn given_guid(p: &Candidate) -> bool {
+    let Some(guid) = &p.guid else { return false };
+    let bare: String = guid
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let hex =
+        p.id.split_once('-')
+            .and_then(|(_, rest)| rest.split_once('!'))
+            .map(|(hex, _)| hex.to_ascii_lowercase());
+    hex.as_deref() != Some(bare.as_str())
 }
 
 impl Db {

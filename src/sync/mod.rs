@@ -243,7 +243,11 @@ impl Pass<'_> {
                 let targets: HashSet<String> = db.plan_targets_in_order(&k)?.into_iter().collect();
                 let mut placed = db.placed_items(&k)?;
                 // A run re-keys them before its plan (`Db::rekey_moves`); a dry run sees them so.
-                let moves = if dry { db.find_moves(&k)? } else { Moves::default() };
+                let moves = if dry {
+                    db.find_moves(&k)?
+                } else {
+                    Moves::default()
+                };
                 for m in &moves.moved {
                     if let Some(p) = placed.iter_mut().find(|p| p.item_id == m.from) {
                         p.item_id = m.to.clone();

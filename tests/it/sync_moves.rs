@@ -144,12 +144,9 @@ async fn moved_pages_keep_their_notion_pages(layout: &str) {
     for p in moved {
         assert_ne!(now[&p.id].id, p.id, "the server gave {} a new id", p.title);
         assert!(
-            now[&p.id].id.ends_with(
-                now[&p.id]
-                    .section_id
-                    .split_once('-')
-                    .map_or("", |(_, t)| t)
-            ),
+            now[&p.id]
+                .id
+                .ends_with(now[&p.id].section_id.split_once('-').map_or("", |(_, t)| t)),
             "its new section's id is in it"
         );
     }
@@ -167,7 +164,11 @@ async fn moved_pages_keep_their_notion_pages(layout: &str) {
     assert_eq!(lab.notion.counters().changing_writes(), writes, "{doc}");
 
     let out = me.run(&["sync", "--json"]).await;
-    expect(&out, 4, "a sync of moved pages, one of them edited in Notion");
+    expect(
+        &out,
+        4,
+        "a sync of moved pages, one of them edited in Notion",
+    );
     let doc = json(&out);
     eprintln!("figures: sync of renumbered moves {layout}: {doc}");
     assert_eq!(doc["moved_by"]["guid"], 6, "{doc}");
@@ -195,10 +196,7 @@ async fn moved_pages_keep_their_notion_pages(layout: &str) {
         parent(&lab, &before[&to_other_notebook.id]),
         home_of(&db, &b[1])
     );
-    assert_eq!(
-        parent(&lab, &before[&parent_page.id]),
-        home_of(&db, &b[0])
-    );
+    assert_eq!(parent(&lab, &before[&parent_page.id]), home_of(&db, &b[0]));
     assert_eq!(
         parent(&lab, &before[&subpage.id]),
         norm(&before[&parent_page.id]),
@@ -318,7 +316,10 @@ async fn without_guids_only_one_candidate_is_a_move(layout: &str) {
         let html = home.path().join("report.html");
         me.ok(&["report", "--output", html.to_str().unwrap()]).await;
         let html = std::fs::read_to_string(&html).unwrap();
-        assert!(html.contains(&p_twin1), "the report names the page created again");
+        assert!(
+            html.contains(&p_twin1),
+            "the report names the page created again"
+        );
         lab
     };
     drop(lab);
