@@ -286,3 +286,48 @@ fn rekey(c: &Connection, key: &str, from: &str, to: &str) -> rusqlite::Result<()
     )?;
     Ok(())
 }
+
+impl Db {
+    /// The items of `key` OneNote no longer has there whose Notion page a record of another key
+    /// holds for an item OneNote has (a section file or page moved to another import of the run,
+    /// adopted there by its GUID): moved, not deleted.
+    pub fn moved_elsewhere(&self, key: &str) -> Result<Vec<String>> {
+        self.read("finding items moved to another source", |c| {
+            let mut st = c.prepare(
+                "SELECT n.item_id FROM notion_items n
+                 WHERE n.account = ?1 AND n.notion_page_id IS NOT NULL AND n.trashed_at IS NULL
+                   AND (EXISTS (SELECT 1 FROM pages p WHERE p.account = n.account
+                                AND p.id = n.item_id AND p.deleted_at IS NOT NULL)
+                        OR EXISTS (SELECT 1 FROM sections s WHERE s.account = n.account
+                                   AND s.id = n.item_id AND s.deleted_at IS NOT NULL))
+                   AND EXISTS (SELECT 1 FROM notion_items o
+                               WHERE o.account <> n.account AND o.notion_page_id = n.notion_page_id
+                                 AND o.trashed_at IS NULL
+                                 AND (EXISTS (SELECT 1 FROM pages p WHERE p.account = o.account
+                                              AND p.id = o.item_id AND p.deleted_at IS NULL)
+                                      OR EXISTS (SELECT 1 FROM sections s
+                                                 WHERE s.account = o.account AND s.id = o.item_id
+                                                   AND s.deleted_at IS NULL)))
+                 ORDER BY n.item_id",
+            )?;
+            let rows = st.query_map([key], |r| r.get(0))?;
+            rows.collect()
+        })
+    }
+
+    /// Forgets `key`'s records of `items` (moved to another key, which holds their pages now), by
+    /// the run lock's holder `token`, in one transaction.
+    pub fn forget_moved(&self, token: &RunToken, key: &str, items: &[String]) -> Result<()> {
+        self.write_holding(token, "forgetting items moved to another source", |tx| {
+            for i in items {
+                for table in ["notion_items", "write_steps", "link_blocks"] {
+                    tx.execute(
+                        &format!("DELETE FROM {table} WHERE account = ?1 AND item_id = ?2"),
+                        params![key, i],
+                    )?;
+                }
+            }
+            Ok(())
+        })
+    }
+}

@@ -164,6 +164,8 @@ struct Loaded {
     targets: HashSet<String>,
     /// In a dry run, the moves a run would recognise (its records are re-keyed here only).
     moves: Moves,
+    /// Items OneNote moved to another key of the run, which holds their pages now.
+    elsewhere: Vec<Placed>,
 }
 
 impl Loaded {
@@ -229,6 +231,14 @@ impl Pass<'_> {
         for key in keys {
             self.key(key, &mut out).await?;
             if out.stopped {
+                return Ok(out);
+            }
+        }
+        // Deletions once every key's moves are done: what one import of the run lost may have
+        // gone to another, whose page (or the rows inside a database that goes) is moved first.
+        for key in keys {
+            self.deletions(key, &mut out).await?;
+            if out.stopped {
                 break;
             }
         }
@@ -248,6 +258,10 @@ impl Pass<'_> {
                 } else {
                     Moves::default()
                 };
+                let elsewhere = db.moved_elsewhere(&k)?;
+                let (gone, mut placed): (Vec<Placed>, Vec<Placed>) = placed
+                    .into_iter()
+                    .partition(|p| elsewhere.contains(&p.item_id));
                 for m in &moves.moved {
                     if let Some(p) = placed.iter_mut().find(|p| p.item_id == m.from) {
                         p.item_id = m.to.clone();
@@ -261,6 +275,7 @@ impl Pass<'_> {
                     page_sections: db.page_sections(&k)?,
                     targets,
                     moves,
+                    elsewhere: gone,
                 })
             })
             .await?)
@@ -276,6 +291,21 @@ impl Pass<'_> {
             loaded = self.load(key).await?;
         }
         out.recognised(&loaded.moves);
+        if !loaded.elsewhere.is_empty() {
+            out.moved_by.guid += loaded
+                .elsewhere
+                .iter()
+                .filter(|p| p.kind == ItemKind::Page)
+                .count();
+            if let Some(owner) = self.owner {
+                let (o, k) = (owner.clone(), key.to_owned());
+                let items: Vec<String> =
+                    loaded.elsewhere.iter().map(|p| p.item_id.clone()).collect();
+                self.db
+                    .call(move |db| db.forget_moved(&o, &k, &items))
+                    .await?;
+            }
+        }
         let changes: Changes = diff::changes(&loaded.sides());
         out.unmovable += changes.unmovable.len();
         for s in &changes.unmovable {
@@ -346,7 +376,19 @@ impl Pass<'_> {
             };
             self.update(key, p, &u, out).await?;
         }
-        for d in &changes.deleted {
+        Ok(())
+    }
+
+    /// Trashes (or keeps) what OneNote deleted from `key`, then takes again the fingerprints a
+    /// move stamped.
+    async fn deletions(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
+        let loaded = self.load(key).await?;
+        let placed: HashMap<&str, &Placed> = loaded
+            .placed
+            .iter()
+            .map(|p| (p.item_id.as_str(), p))
+            .collect();
+        for d in &diff::changes(&loaded.sides()).deleted {
             if self.out_of_time() {
                 out.stopped = true;
                 return Ok(());

@@ -334,3 +334,153 @@ async fn without_guids_only_one_candidate_is_a_move_in_layout_pages() {
 async fn without_guids_only_one_candidate_is_a_move_in_layout_database() {
     without_guids_only_one_candidate_is_a_move("database").await;
 }
+
+/// Two notebook folders of real section files migrated in one run (`--from A --from B`); a
+/// section file moved from one to the other keeps its section's and pages' Notion pages (its
+/// pages' GUIDs are the files' own), moved under the other notebook, nothing trashed; and a page
+/// moved to another section file of the same notebook keeps its page too.
+async fn a_section_file_moved_between_notebooks_keeps_its_pages(layout: &str) {
+    use crate::files_support::sample;
+    use crate::layout_e2e::files_user;
+    use crate::onefile_change::{move_page, move_section, write_section};
+    let (Some(one), Some(two), Some(four)) = (
+        sample("apache-tika/testOneNote1.one"),
+        sample("apache-tika/testOneNote2.one"),
+        sample("apache-tika/testOneNote4.one"),
+    ) else {
+        return;
+    };
+    // testOneNote1.one's second page.
+    const ONE_BASICS: &str = "f5e8b626-8c4a-496b-8951-cea55052b874";
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("Alpha"), dir.path().join("Beta"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::copy(one, a.join("First.one")).unwrap();
+    std::fs::copy(four, a.join("Second.one")).unwrap();
+    std::fs::copy(two, b.join("Third.one")).unwrap();
+    let lab = Lab::start(crate::layout_e2e::fast()).await;
+    let home = tempfile::tempdir().unwrap();
+    let to = lab.notion.add_shared_page("Imported");
+    let (pa, pb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let args = [
+        "migrate", "--from", pa, "--from", pb, "--to", &to, "--layout", layout,
+    ];
+    expect(
+        &files_user(&lab, home.path(), &args).run().await,
+        0,
+        "the first migration",
+    );
+    let db = files_db(home.path());
+    let imports = db.file_imports().unwrap();
+    let key_of = |p: &std::path::Path| {
+        imports
+            .iter()
+            .find(|i| std::path::Path::new(&i.path).ends_with(p.file_name().unwrap()))
+            .unwrap()
+            .key
+            .clone()
+    };
+    let (ka, kb) = (key_of(&a), key_of(&b));
+    let page = |db: &Db, k: &str, item: &str| {
+        db.notion_item(k, item)
+            .unwrap()
+            .and_then(|i| i.into_page_id())
+            .unwrap_or_else(|| panic!("{item} has no page under {k}"))
+    };
+    // The second section (testOneNote4.one) and its first page.
+    let (second, second_first) = {
+        let nb = &db.inventory(&ka).unwrap()[0];
+        let s = nb
+            .sections
+            .iter()
+            .find(|s| !s.pages.iter().any(|p| p.id == ONE_BASICS))
+            .unwrap();
+        (s.id.clone(), s.pages[0].id.clone())
+    };
+    let p_second = db
+        .section_database(&ka, &second)
+        .unwrap()
+        .is_none()
+        .then(|| page(&db, &ka, &second));
+    let (p_two_first, p_one_basics) = (page(&db, &ka, &second_first), page(&db, &ka, ONE_BASICS));
+    drop(db);
+
+    // The second section file goes to the other notebook's folder; a page of the first moves to
+    // the third (its bytes as OneNote leaves both files).
+    let moved = move_section(&a.join("Second.one"), &b);
+    let (first_bytes, third_bytes) = (
+        std::fs::read(a.join("First.one")).unwrap(),
+        std::fs::read(b.join("Third.one")).unwrap(),
+    );
+    let (first_after, third_after) = move_page(&first_bytes, &third_bytes, ONE_BASICS);
+    write_section(&a.join("First.one"), &first_after);
+    write_section(&b.join("Third.one"), &third_after);
+    assert!(moved.exists());
+
+    let sync = ["sync", "--from", pa, "--from", pb, "--json"];
+    let out = files_user(&lab, home.path(), &sync).run().await;
+    expect(&out, 0, "a sync of a moved section file");
+    let doc = json(&out);
+    eprintln!("figures: files sync of moved sections {layout}: {doc}");
+    // In layout database the section's database cannot move: a new one is made under Beta, its
+    // rows moved into it, and the old one, empty, trashed.
+    let databases = usize::from(layout == "database");
+    assert_eq!(doc["trashed"], databases, "{doc}");
+    assert_eq!(doc["created"], databases, "{doc}");
+    assert_eq!(doc["moved_by"]["guid"], 2, "{doc}");
+    assert_eq!(doc["failed"], 0, "{doc}");
+    let db = files_db(home.path());
+    assert_eq!(
+        page(&db, &kb, &second_first),
+        p_two_first,
+        "the moved section's page kept"
+    );
+    if let Some(p_second) = &p_second {
+        assert_eq!(&page(&db, &kb, &second), p_second, "the moved section kept");
+        let nb = db.inventory(&kb).unwrap()[0].id.clone();
+        assert_eq!(parent(&lab, p_second), norm(&page(&db, &kb, &nb)));
+    }
+    assert_eq!(
+        page(&db, &kb, ONE_BASICS),
+        p_one_basics,
+        "the moved page kept"
+    );
+    for p in [&p_two_first, &p_one_basics] {
+        assert!(!lab.notion.is_trashed(p), "{p}");
+    }
+    // Each under Beta's section now (its page, or its data source).
+    let third = db.inventory(&kb).unwrap()[0]
+        .sections
+        .iter()
+        .find(|s| s.pages.iter().any(|p| p.id == ONE_BASICS))
+        .unwrap()
+        .id
+        .clone();
+    let home_of = |s: &str| match db.section_database(&kb, s).unwrap() {
+        Some(d) => norm(&d.created.expect("created").1),
+        None => norm(&page(&db, &kb, s)),
+    };
+    assert_eq!(parent(&lab, &p_one_basics), home_of(&third));
+    drop(db);
+
+    // Right after: nothing written.
+    let writes = lab.notion.counters().changing_writes();
+    let out = files_user(&lab, home.path(), &sync).run().await;
+    expect(&out, 0, "a second sync");
+    let doc = json(&out);
+    for k in ["created", "moved", "trashed"] {
+        assert_eq!(doc[k], 0, "{k} in {doc}");
+    }
+    assert_eq!(lab.notion.counters().changing_writes(), writes, "{doc}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_file_moved_between_notebooks_keeps_its_pages_in_layout_pages() {
+    a_section_file_moved_between_notebooks_keeps_its_pages("pages").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_section_file_moved_between_notebooks_keeps_its_pages_in_layout_database() {
+    a_section_file_moved_between_notebooks_keeps_its_pages("database").await;
+}
