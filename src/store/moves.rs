@@ -331,3 +331,36 @@ impl Db {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(id: &str, guid: Option<&str>) -> Candidate {
+        Candidate {
+            id: id.into(),
+            title: "T".into(),
+            created: None,
+            guid: guid.map(str::to_owned),
+            notion_page_id: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_guid_read_from_the_pages_own_id_is_no_guid_its_listing_gave() {
+        let id = "0-b0d3e01c12c64d76a45962d54f5cb68c!253-C4CA69B2C470620B!757";
+        let own = "{b0d3e01c-12c6-4d76-a459-62d54f5cb68c}";
+        assert!(!given_guid(&page(id, Some(own))));
+        assert!(!given_guid(&page(id, Some(&own.to_uppercase()))));
+        assert!(!given_guid(&page(id, None)));
+        assert!(given_guid(&page(
+            id,
+            Some("{6a3d1e2f-0000-4d76-a459-62d54f5cb68c}")
+        )));
+        // A file's page: its id is its GUID, and one of the file's own.
+        assert!(given_guid(&page(
+            "3ce4eac6-19a4-4ab1-a5f6-1a5a9ef1f6b6",
+            Some("{3ce4eac6-19a4-4ab1-a5f6-1a5a9ef1f6b6}")
+        )));
+    }
+}

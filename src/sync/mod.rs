@@ -251,7 +251,7 @@ impl Pass<'_> {
             .db
             .call(move |db| {
                 let targets: HashSet<String> = db.plan_targets_in_order(&k)?.into_iter().collect();
-                let mut placed = db.placed_items(&k)?;
+                let placed = db.placed_items(&k)?;
                 // A run re-keys them before its plan (`Db::rekey_moves`); a dry run sees them so.
                 let moves = if dry {
                     db.find_moves(&k)?
