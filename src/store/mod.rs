@@ -138,8 +138,8 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
         include_str!("../../migrations/0027_body_digest.sql"),
     ),
     (
-        "0028_recreated_pages",
-        include_str!("../../migrations/0028_recreated_pages.sql"),
+        "0031_recreated_pages",
+        include_str!("../../migrations/0031_recreated_pages.sql"),
     ),
 ];
 
