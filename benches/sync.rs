@@ -125,5 +125,28 @@ fn main() {
             after.1 - before.1,
             after.2 - before.2,
         );
+
+        // As the real service numbers pages: 3 more pages moved come back under new ids, each
+        // recognised by its `onenote:` GUID and moved, not trashed and created again.
+        lab.graph
+            .faults()
+            .field(notebridge_testkit::graph::faults::Field {
+                renumber_moved_pages: true,
+                ..Default::default()
+            });
+        lab.graph.mutate(&user.id, |n| {
+            for (id, _) in leaves.iter().filter(|(_, s)| *s != other).skip(13).take(3) {
+                n.move_page("alice", id, &other).unwrap();
+            }
+        });
+        let before = counters(&lab);
+        let (_, wall) = run(&lab, dir.path(), &db, &["sync", "--account", "alice"]);
+        let after = counters(&lab);
+        println!(
+            "sync of 3 pages moved under new ids: {} Graph requests, {} Notion requests, {} Notion writes, {wall:.1} s",
+            after.0 - before.0,
+            after.1 - before.1,
+            after.2 - before.2,
+        );
     });
 }

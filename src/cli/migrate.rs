@@ -240,7 +240,10 @@ pub(super) async fn execute(
                             Ok::<_, crate::store::StoreError>(n)
                         })
                         .await?;
-                    add_sync_counts(&mut doc, a, new, changed, &[]);
+                    // A page recognised as moved is not created, nor (in a dry run) counted as
+                    // changed before its records follow it.
+                    let recognised = (a.moved_by.guid + a.moved_by.created_and_title) as i64;
+                    add_sync_counts(&mut doc, a, new - recognised, changed, &[]);
                 }
                 printer.json_line(&doc);
             } else {
@@ -442,6 +445,8 @@ fn add_sync_counts(
     doc["updated"] = json!(updated);
     doc["renamed"] = json!(a.renamed);
     doc["moved"] = json!(a.moved);
+    doc["moved_by"] = json!(a.moved_by);
+    doc["recreated"] = json!(a.recreated);
     doc["reordered"] = json!(a.reordered);
     doc["trashed"] = json!(a.trashed);
     doc["kept_deleted"] = json!(a.kept_deleted);
@@ -472,6 +477,22 @@ fn sync_lines(a: &crate::sync::Applied) -> Vec<String> {
     }
     if out.is_empty() {
         out.push("sync: nothing renamed, moved, reordered or deleted".into());
+    }
+    let by = a.moved_by;
+    if by.guid + by.created_and_title > 0 {
+        out.push(format!(
+            "sync: {} pages OneNote gave a new id recognised as moved ({} by their OneNote GUID, \
+             {} by created time and title), each keeping its Notion page",
+            by.guid + by.created_and_title,
+            by.guid,
+            by.created_and_title
+        ));
+    }
+    for r in &a.recreated {
+        out.push(format!(
+            "sync: page {:?} ({}) deleted and created again in Notion, not moved: {}",
+            r.title, r.notion_page_id, r.why
+        ));
     }
     out
 }

@@ -20,6 +20,7 @@ use crate::settings::Settings;
 use crate::store::inventory::totals;
 use crate::store::jobs::{FailedJob, JobCounts};
 use crate::store::layouts::layouts_label;
+use crate::store::moves::Recreated;
 use crate::store::notion_items::Conflict;
 use crate::store::ways::{ShownWay, WayCounts};
 use crate::store::Db;
@@ -68,6 +69,8 @@ pub struct AccountStatus {
     pub conflicts: Vec<Conflict>,
     /// Conflicts the person resolved (`notebridge resolve`): their pages are still left alone.
     pub conflicts_resolved: usize,
+    /// Pages deleted and created again in Notion because nothing told their move.
+    pub recreated: Vec<Recreated>,
     /// Its groups and sites with queued or migrated work (already counted in the totals above).
     pub sources: Vec<SourceStatus>,
     /// Which way its sections' pages are read (`--via`), and why.
@@ -123,6 +126,8 @@ pub struct ImportStatus {
     pub conflicts: Vec<Conflict>,
     /// Conflicts the person resolved (`notebridge resolve`): their pages are still left alone.
     pub conflicts_resolved: usize,
+    /// Pages deleted and created again in Notion because nothing told their move.
+    pub recreated: Vec<Recreated>,
     /// What the last read of the files found that is no item (a folder the table of contents
     /// names that is not there): not a failure.
     pub notes: Vec<String>,
@@ -187,6 +192,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
             changed_since_migration: changed,
             conflicts: db.conflicts(&keys)?,
             conflicts_resolved: db.resolved_conflicts(&keys)?.len(),
+            recreated: db.recreated_pages(&keys)?,
             sources,
             ways: Ways {
                 counts: db.way_counts(name)?,
@@ -210,6 +216,7 @@ pub fn run(settings: &Settings, printer: &Printer, args: StatusArgs) -> CliResul
                 changed_since_migration: changed(&db, &key)?,
                 conflicts: db.conflicts(std::slice::from_ref(&key))?,
                 conflicts_resolved: db.resolved_conflicts(std::slice::from_ref(&key))?.len(),
+                recreated: db.recreated_pages(std::slice::from_ref(&key))?,
                 notes: db.import_notes(&key)?,
                 layout: layouts_label(&db.account_layouts(&key)?),
                 key,
@@ -292,6 +299,16 @@ fn print_import(printer: &Printer, i: &ImportStatus) {
     print_failures(printer, &i.failures);
     print_changed(printer, &i.changed_since_migration);
     print_conflicts(printer, &i.conflicts, i.conflicts_resolved);
+    print_recreated(printer, &i.recreated);
+}
+
+fn print_recreated(printer: &Printer, recreated: &[Recreated]) {
+    for r in recreated {
+        printer.out(format!(
+            "  created again, not moved: {:?} (its old Notion page {}): {}",
+            r.title, r.notion_page_id, r.why
+        ));
+    }
 }
 
 fn print_conflicts(printer: &Printer, conflicts: &[Conflict], resolved: usize) {
@@ -442,6 +459,7 @@ fn print_human(
         print_failures(printer, &s.failures);
         print_changed(printer, &s.changed_since_migration);
         print_conflicts(printer, &s.conflicts, s.conflicts_resolved);
+        print_recreated(printer, &s.recreated);
         if let Some(scope) = limiter
             .scopes
             .iter()

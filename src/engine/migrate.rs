@@ -554,6 +554,7 @@ async fn run_request(
             picks_of.insert(account.clone(), picks);
         }
     }
+    let moves = Mutex::new(Vec::new());
     let planner = |target: &str, account: &str| Planner {
         db,
         graph: &graph,
@@ -567,6 +568,7 @@ async fn run_request(
         via: req.via,
         drive: &drive,
         layout: req.layout,
+        moves: &moves,
     };
     let target_of = |account: &str| targets.get(account).map(String::as_str);
     if req.dry_run {
@@ -732,7 +734,10 @@ async fn run_request(
                 deadline: req.deadline,
                 cancel,
             };
-            let applied = pass.run(&keys).await?;
+            let mut applied = pass.run(&keys).await?;
+            for (_, m) in moves.lock().expect("moves poisoned").iter() {
+                applied.recognised(m);
+            }
             if applied.stopped {
                 end = RunEnd::Stopped;
             }

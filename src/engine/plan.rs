@@ -191,6 +191,8 @@ pub(super) struct Planner<'a> {
     /// How the target is laid out in Notion (`--layout`); recorded with its first plan. `None`:
     /// as recorded, or [`Layout::Pages`] for a target never planned.
     pub layout: Option<Layout>,
+    /// What each key's plan recognised as moved (`store::moves`), by key, for the run's summary.
+    pub moves: &'a std::sync::Mutex<Vec<(String, crate::store::moves::Moves)>>,
 }
 
 impl Planner<'_> {
@@ -495,6 +497,20 @@ impl Planner<'_> {
                 earlier,
                 target: target.to_owned(),
             });
+        }
+        // A page that came back under a new id is the page already written: its records follow
+        // it before anything is planned for the new id.
+        let moves = {
+            let (k, owner) = (k.clone(), owner.clone());
+            self.db
+                .call(move |db| db.rekey_moves(&owner, &k, now))
+                .await?
+        };
+        if !moves.moved.is_empty() || !moves.recreated.is_empty() {
+            self.moves
+                .lock()
+                .expect("moves poisoned")
+                .push((k.clone(), moves));
         }
         let adopted = {
             let (k, t, owner, loose) = (k.clone(), t.clone(), owner.clone(), result.loose);

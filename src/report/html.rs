@@ -168,6 +168,27 @@ fn account(h: &mut String, a: &AccountSection) {
         h.push_str("</table></div>\n");
     }
 
+    if !a.recreated.is_empty() {
+        h.push_str(
+            "<h3>Created again, not moved</h3>\n<p>These pages went from where they were in \
+             OneNote while pages of the same title and created time appeared, and no OneNote GUID \
+             told which was which: each was handled as a deletion and a creation, so links to \
+             the old Notion page do not lead to the new one.</p>\n\
+             <div class=\"scroll\"><table class=\"recreated\">\n<tr><th>Page</th><th>Old \
+             Notion page</th><th>Why</th></tr>\n",
+        );
+        for r in &a.recreated {
+            let _ = writeln!(
+                h,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.title),
+                esc(&r.notion_page_id),
+                esc(&r.why),
+            );
+        }
+        h.push_str("</table></div>\n");
+    }
+
     if !a.conflicts.is_empty() {
         // Not failed, and nothing lost: the person's page stands, the OneNote version beside it.
         h.push_str(
@@ -433,6 +454,7 @@ mod tests {
                     way: Some("OneNote API instead of its file: <b>404</b>".into()),
                 }],
                 conflicts: Vec::new(),
+                recreated: Vec::new(),
                 failures: vec![FailureRow {
                     kind: "page".into(),
                     name: "Q&A".into(),

@@ -89,6 +89,8 @@ pub struct AccountSection {
     pub failures: Vec<FailureRow>,
     /// Pages edited in Notion and left as they are, their OneNote version kept beside them.
     pub conflicts: Vec<crate::store::notion_items::Conflict>,
+    /// Pages deleted and created again in Notion because nothing told their move.
+    pub recreated: Vec<crate::store::moves::Recreated>,
     /// Approximations by kind, most frequent first.
     pub approximations: Vec<ApproximationRow>,
     /// Files uploaded to Notion.
@@ -297,6 +299,7 @@ fn account_section(
         sections,
         failures,
         conflicts: db.conflicts(&[account.to_owned()])?,
+        recreated: db.recreated_pages(&[account.to_owned()])?,
         approximations,
         files,
         placeholders,

@@ -168,16 +168,20 @@ impl Adopter<'_, '_> {
         self.own(id).map(Option::flatten)
     }
 
-    /// Copies the Notion record of `item` of `account` as this key's record of `id`. Its pending
-    /// links stay with the record that wrote them (its link pass rewrites them).
+    /// Copies the Notion record of `item` of `account` as this key's record of `id`, with what
+    /// the page held when it was last written (the same Notion page: a sync of the new key moves
+    /// it without taking it for a person's edit). Its pending links stay with the record that
+    /// wrote them (its link pass rewrites them).
     fn copy(&self, account: &str, item: &str, id: &str) -> rusqlite::Result<()> {
         // The record just found is copied, or the adoption (one transaction) is undone.
         super::notion_items::one_row(self.tx.execute(
             "INSERT INTO notion_items(account, item_id, kind, parent_notion_id, title,
                  notion_page_id, body_state, onenote_last_modified, blocks, files, report,
-                 pending_links, body_shape, links_recorded)
+                 pending_links, body_shape, links_recorded, fingerprint, body_digest, placed,
+                 row_order)
              SELECT ?3, ?4, kind, parent_notion_id, title, notion_page_id, body_state,
-                 onenote_last_modified, blocks, files, report, 0, body_shape, 0
+                 onenote_last_modified, blocks, files, report, 0, body_shape, 0, fingerprint,
+                 body_digest, placed, row_order
              FROM notion_items WHERE account = ?1 AND item_id = ?2",
             params![account, item, self.key, id],
         )?)

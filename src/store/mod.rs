@@ -20,6 +20,7 @@ pub mod inventory;
 pub mod jobs;
 pub mod layouts;
 pub mod listed_empty;
+pub mod moves;
 pub mod notion_items;
 pub mod pending_runs;
 pub mod sources;
@@ -149,6 +150,10 @@ pub const MIGRATIONS: &[(&str, &str)] = &[
     (
         "0030_pending_runs",
         include_str!("../../migrations/0030_pending_runs.sql"),
+    ),
+    (
+        "0031_recreated_pages",
+        include_str!("../../migrations/0031_recreated_pages.sql"),
     ),
 ];
 

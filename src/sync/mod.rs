@@ -41,6 +41,7 @@ use crate::notion::conflict;
 use crate::notion::database::{self as layout, names as row_names, DatabaseError, Databases};
 use crate::queue::cancel::Cancel;
 use crate::store::jobs::RunToken;
+use crate::store::moves::{Moves, Recognised, Recreated};
 use crate::store::notion_items::ItemKind;
 use crate::store::sync::{Change, OwedRow, Placed, Placing};
 use crate::store::{Db, StoreError};
@@ -98,6 +99,12 @@ pub struct Applied {
     pub failed: usize,
     /// What failed, or was left, and why.
     pub problems: Vec<String>,
+    /// Pages OneNote gave a new id that were recognised as the pages already written
+    /// (`store::moves`), by how; each keeps its Notion page.
+    pub moved_by: MovedBy,
+    /// Pages that went while pages of their title and created time came, none told apart: a
+    /// deletion and a creation.
+    pub recreated: Vec<Recreated>,
     /// Each change applied (in a dry run: each change that would be), in words.
     pub changes: Vec<String>,
     /// The deadline or a signal stopped the pass with steps left.
@@ -106,6 +113,28 @@ pub struct Applied {
     /// both parents as edited, so their fingerprints are taken again.
     #[serde(skip)]
     touched: HashMap<String, String>,
+}
+
+/// How many moved pages were recognised each way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MovedBy {
+    /// By their `onenote:` link GUID.
+    pub guid: usize,
+    /// By their created time and title.
+    pub created_and_title: usize,
+}
+
+impl Applied {
+    /// Counts what the matching of moved pages found.
+    pub fn recognised(&mut self, moves: &Moves) {
+        for m in &moves.moved {
+            match m.by {
+                Recognised::Guid => self.moved_by.guid += 1,
+                Recognised::CreatedAndTitle => self.moved_by.created_and_title += 1,
+            }
+        }
+        self.recreated.extend(moves.recreated.iter().cloned());
+    }
 }
 
 /// What the pass works with.
@@ -143,6 +172,10 @@ struct Loaded {
     unreadable: HashSet<String>,
     page_sections: HashMap<String, String>,
     targets: HashSet<String>,
+    /// In a dry run, the moves a run would recognise (its records are re-keyed here only).
+    moves: Moves,
+    /// Items OneNote moved to another key of the run, which holds their pages now.
+    elsewhere: Vec<Placed>,
 }
 
 impl Loaded {
@@ -208,6 +241,14 @@ impl Pass<'_> {
         for key in keys {
             self.key(key, &mut out).await?;
             if out.stopped {
+                return Ok(out);
+            }
+        }
+        // Deletions once every key's moves are done: what one import of the run lost may have
+        // gone to another, whose page (or the rows inside a database that goes) is moved first.
+        for key in keys {
+            self.deletions(key, &mut out).await?;
+            if out.stopped {
                 break;
             }
         }
@@ -215,18 +256,36 @@ impl Pass<'_> {
     }
 
     async fn load(&self, key: &str) -> Result<Loaded, SyncError> {
-        let k = key.to_owned();
+        let (k, dry) = (key.to_owned(), self.owner.is_none());
         Ok(self
             .db
             .call(move |db| {
                 let targets: HashSet<String> = db.plan_targets_in_order(&k)?.into_iter().collect();
+                let placed = db.placed_items(&k)?;
+                // A run re-keys them before its plan (`Db::rekey_moves`); a dry run sees them so.
+                let moves = if dry {
+                    db.find_moves(&k)?
+                } else {
+                    Moves::default()
+                };
+                let elsewhere = db.moved_elsewhere(&k)?;
+                let (gone, mut placed): (Vec<Placed>, Vec<Placed>) = placed
+                    .into_iter()
+                    .partition(|p| elsewhere.contains(&p.item_id));
+                for m in &moves.moved {
+                    if let Some(p) = placed.iter_mut().find(|p| p.item_id == m.from) {
+                        p.item_id = m.to.clone();
+                    }
+                }
                 Ok::<_, StoreError>(Loaded {
                     notebooks: db.inventory(&k)?,
-                    placed: db.placed_items(&k)?,
+                    placed,
                     databases: db.placed_databases(&k)?,
                     unreadable: db.unreadable_sections(&k)?,
                     page_sections: db.page_sections(&k)?,
                     targets,
+                    moves,
+                    elsewhere: gone,
                 })
             })
             .await?)
@@ -240,6 +299,22 @@ impl Pass<'_> {
         let mut loaded = self.load(key).await?;
         if self.settle_in_doubt(key, &loaded).await? {
             loaded = self.load(key).await?;
+        }
+        out.recognised(&loaded.moves);
+        if !loaded.elsewhere.is_empty() {
+            out.moved_by.guid += loaded
+                .elsewhere
+                .iter()
+                .filter(|p| p.kind == ItemKind::Page)
+                .count();
+            if let Some(owner) = self.owner {
+                let (o, k) = (owner.clone(), key.to_owned());
+                let items: Vec<String> =
+                    loaded.elsewhere.iter().map(|p| p.item_id.clone()).collect();
+                self.db
+                    .call(move |db| db.forget_moved(&o, &k, &items))
+                    .await?;
+            }
         }
         let mut changes: Changes = diff::changes(&loaded.sides());
         let mut remade = false;
@@ -317,7 +392,19 @@ impl Pass<'_> {
             };
             self.update(key, p, &u, out).await?;
         }
-        for d in &changes.deleted {
+        Ok(())
+    }
+
+    /// Trashes (or keeps) what OneNote deleted from `key`, then takes again the fingerprints a
+    /// move stamped.
+    async fn deletions(&self, key: &str, out: &mut Applied) -> Result<(), SyncError> {
+        let loaded = self.load(key).await?;
+        let placed: HashMap<&str, &Placed> = loaded
+            .placed
+            .iter()
+            .map(|p| (p.item_id.as_str(), p))
+            .collect();
+        for d in &diff::changes(&loaded.sides()).deleted {
             if self.out_of_time() {
                 out.stopped = true;
                 return Ok(());

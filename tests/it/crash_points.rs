@@ -277,6 +277,15 @@ impl Scenario {
     /// section, that section is renamed, a page goes first in its section, another is deleted;
     /// and a person edits in Notion a page that OneNote deletes (a conflict: sync leaves it).
     fn restructure(&self) {
+        // As the real service numbers pages: the moved page comes back under a new id, and is
+        // recognised by its GUID (its records re-keyed before the plan, in one transaction).
+        self.lab
+            .graph
+            .faults()
+            .field(notebridge_testkit::graph::faults::Field {
+                renumber_moved_pages: true,
+                ..Default::default()
+            });
         let edited = self.lab.graph.mutate(&self.user.id, |n| {
             let sections: Vec<String> = n.sections.iter().map(|s| s.id.clone()).collect();
             let big = n.pages[BIG].id.clone();

@@ -53,6 +53,7 @@ fn notes_with_page(guid: &str, title: &str, modified: &str) -> UserNotes {
             extra_paragraphs: 0,
         }],
         resources: Default::default(),
+        kept_guids: Default::default(),
     }
 }
 

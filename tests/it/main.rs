@@ -94,6 +94,7 @@ mod onestore_walk;
 mod output_cli;
 mod sync_e2e;
 mod sync_files;
+mod sync_moves;
 mod sync_rows;
 // Peak RSS is read through wait4(2)'s rusage, which Windows does not have.
 #[cfg(unix)]

@@ -49,6 +49,11 @@ pub struct Field {
     /// 2025-08 and 2026-03, where asking the account-wide listing did not help either). Pages
     /// themselves, their content and the drive's files are served as always.
     pub empty_notebook_listings: Vec<String>,
+    /// A page moved to another section comes back under a new id: new hex, its new section's id
+    /// in it (`0-<32 hex>!<n>-<section id without its 0->`), 404 under the old one, and only its
+    /// `onenote:` link GUID and created time kept (field report: a recorded page id embeds its
+    /// section's id; microsoft-graph-docs#18296; OneMore #625, #1747).
+    pub renumber_moved_pages: bool,
 }
 
 /// Who the external throttle hits.

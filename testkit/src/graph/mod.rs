@@ -662,9 +662,22 @@ impl GraphServer {
     }
 
     /// Changes a user's content in place (rename, delete, move: see [`UserNotes`]).
+    /// With the `renumber_moved_pages` field switch on, each page `f` moved to another section
+    /// comes back under a new id (see [`UserNotes::renumber_moved`]).
     pub fn mutate<R>(&self, user_id: &str, f: impl FnOnce(&mut UserNotes) -> R) -> R {
+        let renumber = self.shared.faults.field_behaviour().renumber_moved_pages;
         let mut data = self.shared.data.lock().expect("graph data poisoned");
-        f(data.entry(user_id.to_owned()).or_default())
+        let notes = data.entry(user_id.to_owned()).or_default();
+        let before: HashMap<String, String> = notes
+            .pages
+            .iter()
+            .map(|p| (p.id.clone(), p.section_id.clone()))
+            .collect();
+        let r = f(notes);
+        if renumber {
+            notes.renumber_moved(&before);
+        }
+        r
     }
 
     /// Adds `count` generated pages to a section; returns their ids.

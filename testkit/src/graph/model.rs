@@ -134,6 +134,9 @@ pub struct UserNotes {
     pub pages: Vec<Page>,
     /// Resources by id.
     pub resources: HashMap<String, Resource>,
+    /// Pages a move gave a new id (the `renumber_moved_pages` field switch): their id now → the
+    /// GUID their `onenote:` links kept (the one their first id gave).
+    pub kept_guids: HashMap<String, String>,
 }
 
 /// Why a mutation could not be applied.
@@ -249,6 +252,42 @@ impl UserNotes {
         self.sections.extend(other.sections);
         self.pages.extend(other.pages);
         self.resources.extend(other.resources);
+        self.kept_guids.extend(other.kept_guids);
+    }
+
+    /// The GUID `onenote:` links use for page `id`: the one it kept through a move, or its id's.
+    pub fn client_guid(&self, id: &str) -> String {
+        self.kept_guids
+            .get(id)
+            .cloned()
+            .unwrap_or_else(|| crate::graph::routes::guid_of(id))
+    }
+
+    /// Gives each page that is now in another section than `before` says a new id, as the real
+    /// service numbers pages (`0-<32 hex>!<n>-<section id without its 0->`): the old id is gone,
+    /// the page keeps its `onenote:` GUID and created time. Returns `(old id, new id)` pairs.
+    pub fn renumber_moved(&mut self, before: &HashMap<String, String>) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for i in 0..self.pages.len() {
+            let (old, section) = (self.pages[i].id.clone(), self.pages[i].section_id.clone());
+            if before.get(&old).is_none_or(|s| *s == section) {
+                continue;
+            }
+            let guid = self.client_guid(&old);
+            // FNV-1a over the old id and the new section: a new hex, the same on every run.
+            let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+            for b in old.bytes().chain(section.bytes()) {
+                h ^= u128::from(b);
+                h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+            }
+            let tail = section.split_once('-').map_or(section.as_str(), |(_, t)| t);
+            let new = format!("0-{h:032x}!{}-{tail}", 1 + i % 250);
+            self.kept_guids.remove(&old);
+            self.kept_guids.insert(new.clone(), guid);
+            self.pages[i].id = new.clone();
+            out.push((old, new));
+        }
+        out
     }
 
     /// The latest modification time anywhere, so mutations move time forward deterministically.
@@ -317,7 +356,8 @@ impl UserNotes {
         Ok(())
     }
 
-    /// Moves a page to the end of another section (same id, as OneNote keeps it).
+    /// Moves a page to the end of another section (same id; the server's `renumber_moved_pages`
+    /// switch gives it a new one, as the real service does).
     pub fn move_page(&mut self, user: &str, id: &str, to_section: &str) -> Result<(), ModelError> {
         if self.section(to_section).is_none() {
             return Err(Self::not_found("section", to_section, user));

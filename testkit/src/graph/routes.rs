@@ -566,7 +566,7 @@ impl Ctx<'_> {
                 "oneNoteClientUrl": { "href": format!(
                     "onenote:https://d.docs.live.net/{}/Documents/{}/{}.one#{}&section-id={{{}}}&page-id={{{}}}&end",
                     self.user, web_path(&nb_name), web_path(&sec_name), web_path(&p.title),
-                    guid_of(&p.section_id), guid_of(&p.id)) },
+                    guid_of(&p.section_id), self.notes.client_guid(&p.id)) },
                 "oneNoteWebUrl": { "href": format!("https://onedrive.live.com/view.aspx?resid={}&wd=target%28{}.one%7C{}%2F{}%29", p.section_id, web_path(&sec_name), guid_of(&p.section_id), web_path(&p.title)) },
             },
             "userTags": [],
