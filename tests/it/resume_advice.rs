@@ -61,7 +61,7 @@ impl<'a> Person<'a> {
         me
     }
 
-    async fn run<S: AsRef<str>>(&self, args: &[S]) -> Output {
+    fn command<S: AsRef<str>>(&self, args: &[S]) -> bin_support::Bin {
         let (l, token) = (self.lab, self.token.borrow().clone());
         bin_support::notebridge(self.home.path(), &["--no-progress"])
             .args(args.iter().map(AsRef::as_ref))
@@ -70,8 +70,10 @@ impl<'a> Person<'a> {
             .env("NOTEBRIDGE_AUTHORITY_URL", l.auth.authority_url())
             .env("NOTEBRIDGE_GRAPH_URL", l.graph.base_url())
             .env("NOTEBRIDGE_NOTION_URL", l.notion.base_url())
-            .run()
-            .await
+    }
+
+    async fn run<S: AsRef<str>>(&self, args: &[S]) -> Output {
+        self.command(args).run().await
     }
 
     /// Runs exactly the command `out`'s advice names; expects exit 0.
@@ -338,4 +340,49 @@ async fn a_sync_that_cannot_reach_notion_names_sync_and_its_advice_finishes_it()
     lab.notion.outage().resume();
     me.follow(&out).await;
     renamed_in_notion(&me, &page).await;
+}
+
+/// Stopped twice while its writes hang: the second stop ends the run at once, with writes still in
+/// flight (Notion applies them after the process is gone), and the command it names finishes the
+/// migration with no page twice. SIGTERM is Unix's; Windows' Ctrl-C goes to a console group, not
+/// to one child by its id.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stopped_twice_the_advice_finishes_the_migration() {
+    use std::time::Duration;
+    let lab = lab_with(97).await;
+    let me = Person::signed_in(&lab).await;
+    let hang = Duration::from_secs(3);
+    lab.notion
+        .inject(FaultRule::new(FaultKind::Delay(hang)).on(Endpoint::CreatePage));
+    let child = me.command(&["migrate", "--to", &lab.target_page]).spawn();
+    // The queue is draining once a page's creation hangs in Notion (the stop is heard from then).
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while lab.notion.counters().faults == 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("a page's creation reached Notion");
+    for _ in 0..2 {
+        // SAFETY: sending SIGTERM to our own child.
+        unsafe {
+            libc::kill(child.id().expect("running") as i32, libc::SIGTERM);
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let out = Output::from(child.wait_with_output().await.unwrap());
+    assert_eq!(out.code, Some(75), "{}", out.all());
+    assert!(out.stderr.contains("stopped at once"), "{}", out.stderr);
+    assert_eq!(advised(&out), ["notebridge", "migrate", "--resume"]);
+    assert!(
+        asked(&lab, Endpoint::CreatePage) < PAGES as usize,
+        "stopped before every page was written"
+    );
+
+    // What was in flight lands in Notion after the process is gone; then the advice is followed.
+    lab.notion.clear_faults();
+    tokio::time::sleep(hang + Duration::from_millis(500)).await;
+    me.follow(&out).await;
+    me.all_in_notion(&lab.target_page).await;
 }
