@@ -8,7 +8,7 @@
 #   3. from it, with `dist build` as the release workflow runs it (`--artifacts=local --target
 #      x86_64-unknown-linux-gnu`, then `--artifacts=global`): the `.tar.xz`, its `.sha256`,
 #      `sha256.sum`, `notebridge-installer.sh` and `notebridge-installer.ps1`;
-#   4. the release served at the path it has on GitHub, and the README's one-liner run against it
+#   4. the release served at the path it has on GitHub, and the installer's one-liner run against it
 #      (`NOTEBRIDGE_INSTALLER_GITHUB_BASE_URL`, the installer's switch for a mirror of GitHub) with a
 #      fresh HOME and a PATH without cargo, rustc or rustup; then the installed `notebridge`, found
 #      through the PATH line the installer wrote, runs `--version`, `doctor --help` and an offline
@@ -149,7 +149,7 @@ as_person() { # HOME [VAR=VALUE...] -- COMMAND...
     shift
     env -i HOME="$home" PATH="$nopath" SHELL=/bin/bash LANG=C.UTF-8 "${vars[@]}" "$@"
 }
-one_liner() { # the README's, against the local server
+one_liner() { # the one a release page shows, against the local server
     echo "curl --proto '=http' -LsSf $base${repository#https://github.com}/releases/latest/download/notebridge-installer.sh | sh"
 }
 
@@ -172,8 +172,9 @@ check_install() { # HOME BIN_DIR [VAR=VALUE...]
     [ "$(as_person "$home" "$@" -- sh -c '. "$HOME/.profile" && command -v notebridge')" = \
         "$bindir/notebridge" ] || fail "a login shell does not find $bindir/notebridge"
     [ "$("${run[@]}" --version)" = "notebridge $version" ] || fail "--version: $("${run[@]}" --version)"
-    "${run[@]}" doctor --help | grep -q '^Usage: notebridge doctor' || fail "doctor --help"
     local got
+    got=$("${run[@]}" doctor --help) || fail "doctor --help failed"
+    grep -q '^Usage: notebridge doctor' <<<"$got" || fail "doctor --help: $got"
     got=$("${run[@]}" convert "$root/fixtures/11-tables.html")
     [ "$got" = "$expected" ] || {
         diff <(echo "$expected") <(echo "$got") >&2 || true
