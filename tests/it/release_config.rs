@@ -96,3 +96,34 @@ fn the_workflow_is_the_one_dist_writes_for_this_config() {
         assert!(!workflow.contains(never), "{never}");
     }
 }
+
+#[test]
+fn ci_builds_the_release_and_installs_it() {
+    // `scripts/release-install-check.sh` builds the artifacts with `dist` and runs the shell
+    // installer against them; CI is where it runs.
+    let ci = read(".ci/run");
+    assert!(
+        ci.lines().any(|l| l == "scripts/release-install-check.sh"),
+        "{ci}"
+    );
+    let script = read("scripts/release-install-check.sh");
+    assert!(script.contains("NOTEBRIDGE_INSTALLER_GITHUB_BASE_URL"));
+    // The snapshot the installed binary's `convert` must equal.
+    assert!(script.contains("tests/it/snapshots/it__convert_cli__human-11-tables.html.snap"));
+    read("tests/it/snapshots/it__convert_cli__human-11-tables.html.snap");
+}
+
+#[test]
+fn readme_shows_no_installer_command_before_a_release_exists() {
+    // No release has been published from the placeholder repository: README names the installers
+    // but shows no command that downloads them.
+    let readme = read("README.md");
+    assert!(readme.contains("no release has been published yet"));
+    for never in [
+        "releases/latest/download/",
+        "cargo install --locked notebridge",
+    ] {
+        assert!(!readme.contains(never), "{never}");
+    }
+    assert!(readme.contains("cargo install --locked --path ."));
+}
