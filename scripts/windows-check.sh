@@ -15,8 +15,9 @@ e2e=1
 [ "${1:-}" = "--no-e2e" ] && e2e=0
 
 # Debian's Rust 1.96 with the std sources (std is built for the target with -Zbuild-std), the
-# MinGW-w64 linker and Wine 8.0.
-packages=(cargo-web rustc-web rust-web-src gcc-mingw-w64-x86-64 wine64)
+# MinGW-w64 linker and Wine 8.0 (`wine64` is the 64-bit loader alone; the `wine` and `wineboot`
+# commands come with `wine`).
+packages=(cargo-web rustc-web rust-web-src gcc-mingw-w64-x86-64 wine64 wine)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
